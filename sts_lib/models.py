@@ -1,0 +1,233 @@
+"""The models: the one-layer transformers of the paper, the fully-connected baseline, and W*, V*.
+
+Convention (paper_spec §3): ``W`` is ``(d+m, d+m)`` and ``V`` is ``(d, d+m)``, with
+the token block first. The theory transformer computes
+
+    f(Z) = V Z softmax(Z^T W z_query)        (keys and values: the T tokens)
+
+and the "practical" transformer attends over [Z, z_query] (T + 1 columns) from a
+random initialisation. Neither materialises the dense ``(B, T, d+m)`` matrix Z:
+scores are ``X (W z_q)_X + <p_i, (W z_q)_E>`` and the PE part goes through
+:class:`~sts_lib.positional.PEBatch`, which turns one-hot products into gathers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ._validate import check_choice, check_float, check_int, check_same_device
+from .task import Batch
+
+
+def ground_truth(d: int, m: int, *, dtype=torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ground-truth directions W* = diag(0_d, I_m) and V* = [I_d, 0].
+
+    >>> W, V = ground_truth(2, 3)
+    >>> W.shape, V.shape, int(W.trace()), int(V.trace())
+    (torch.Size([5, 5]), torch.Size([2, 5]), 3, 2)
+    """
+    d = check_int("d", d, low=1)
+    m = check_int("m", m, low=1)
+    W = torch.zeros(d + m, d + m, dtype=dtype)
+    W[d:, d:] = torch.eye(m, dtype=dtype)
+    V = torch.zeros(d, d + m, dtype=dtype)
+    V[:, :d] = torch.eye(d, dtype=dtype)
+    return W, V
+
+
+def _init_param(shape, init: str, scale: float, generator) -> nn.Parameter:
+    if init == "zero":
+        return nn.Parameter(torch.zeros(shape))
+    return nn.Parameter(scale * torch.randn(shape, generator=generator))
+
+
+class OneLayerTransformer(nn.Module):
+    """Single-head attention with merged key-query matrix W and value-output matrix V.
+
+    Parameters
+    ----------
+    d, m : token and PE dimensions (embedding width d + m).
+    attend_query : if True, keys/values are [Z, z_query] (the practical model of Fig. 1/3).
+    position_only : keep only the blocks W_EE ``(m, m)`` and V_X ``(d, d)`` (paper_spec §3.2 (b)).
+    init : ``'zero'`` (Theorem 1) or ``'normal'`` with standard deviation ``init_scale``.
+    generator : the torch.Generator used by ``init='normal'``.
+    """
+
+    def __init__(self, d: int, m: int, *, attend_query: bool = False, position_only: bool = False,
+                 init: str = "zero", init_scale: float = 0.02, generator: torch.Generator | None = None):
+        super().__init__()
+        self.d = check_int("d", d, low=1)
+        self.m = check_int("m", m, low=1)
+        check_choice("init", init, ("zero", "normal"))
+        init_scale = check_float("init_scale", init_scale, low=0.0)
+        self.attend_query = bool(attend_query)
+        self.position_only = bool(position_only)
+        if self.position_only and self.attend_query:
+            raise ValueError("position_only=True is only defined for attend_query=False")
+        D = d + m
+        if self.position_only:
+            self.W_EE = _init_param((m, m), init, init_scale, generator)
+            self.V_X = _init_param((d, d), init, init_scale, generator)
+        else:
+            self.W = _init_param((D, D), init, init_scale, generator)
+            self.V = _init_param((d, D), init, init_scale, generator)
+
+    # -- full matrices, whatever the parametrisation --------------------------------
+    def full_W(self) -> torch.Tensor:
+        """W as a ``(d+m, d+m)`` matrix (zeros outside W_EE in the position-only form)."""
+        if not self.position_only:
+            return self.W
+        return nn.functional.pad(self.W_EE, (self.d, 0, self.d, 0))
+
+    def full_V(self) -> torch.Tensor:
+        """V as a ``(d, d+m)`` matrix."""
+        if not self.position_only:
+            return self.V
+        return nn.functional.pad(self.V_X, (0, self.m))
+
+    def param_groups(self) -> dict[str, list[nn.Parameter]]:
+        """Parameters by role, so attention and value can get separate learning rates."""
+        if self.position_only:
+            return {"attention": [self.W_EE], "value": [self.V_X]}
+        return {"attention": [self.W], "value": [self.V]}
+
+    # -- forward ------------------------------------------------------------------------
+    def _check(self, batch: Batch) -> None:
+        if not isinstance(batch, Batch):
+            raise TypeError(f"batch must be a sts_lib.Batch (from STSTask.sample), got {type(batch).__name__}")
+        B, T, d, m = batch.shape
+        if d != self.d or m != self.m:
+            raise ValueError(f"batch has token dim d={d} and PE dim m={m}, but the model was built "
+                             f"with d={self.d}, m={self.m}")
+        check_same_device("batch", batch.X, next(self.parameters()).device)
+
+    def scores(self, batch: Batch) -> torch.Tensor:
+        """Attention logits: ``(B, T)``, or ``(B, T+1)`` with the query's own score last."""
+        self._check(batch)
+        d = self.d
+        if self.position_only:
+            u_E = batch.pe_query @ self.W_EE.T                     # (B, m) = W_EE p_q
+            return batch.pe.scores(u_E)
+        u = batch.z_query @ self.W.T                               # (B, d+m) = W z_q
+        s = torch.bmm(batch.X, u[:, :d].unsqueeze(-1)).squeeze(-1) + batch.pe.scores(u[:, d:])
+        if self.attend_query:
+            s_q = (batch.z_query * u).sum(-1, keepdim=True)
+            s = torch.cat([s, s_q], dim=-1)
+        return s
+
+    def attention(self, batch: Batch) -> torch.Tensor:
+        """Softmax attention weights, same shape as :meth:`scores`."""
+        return torch.softmax(self.scores(batch), dim=-1)
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        """Prediction ``(B, d)`` = V [Z (, z_q)] a."""
+        a = self.attention(batch)
+        T = batch.X.shape[1]
+        a_tok = a[:, :T]
+        x_pool = torch.bmm(a_tok.unsqueeze(1), batch.X).squeeze(1)  # (B, d) = X^T a
+        if self.position_only:
+            return x_pool @ self.V_X.T
+        e_pool = batch.pe.pool(a_tok)                              # (B, m) = E^T a
+        if self.attend_query:
+            x_pool = x_pool + a[:, T:] * batch.x_query
+            e_pool = e_pool + a[:, T:] * batch.pe_query
+        return x_pool @ self.V[:, :self.d].T + e_pool @ self.V[:, self.d:].T
+
+
+class TheoryTransformer(OneLayerTransformer):
+    """The model of the theorems: keys are the T tokens, zero initialisation.
+
+    >>> from sts_lib import STSTask, OneHotPE
+    >>> task = STSTask(d=3, T=8, q=2, pe=OneHotPE(8))
+    >>> model = TheoryTransformer(d=3, m=8)
+    >>> model(task.sample(5, generator=torch.Generator().manual_seed(0))).shape
+    torch.Size([5, 3])
+    """
+
+    def __init__(self, d: int, m: int, *, position_only: bool = False, init: str = "zero",
+                 init_scale: float = 0.02, generator: torch.Generator | None = None):
+        super().__init__(d, m, attend_query=False, position_only=position_only, init=init,
+                         init_scale=init_scale, generator=generator)
+
+
+class PracticalTransformer(OneLayerTransformer):
+    """The "full" model of Figures 1 and 3: attends over [Z, z_query], random initialisation."""
+
+    def __init__(self, d: int, m: int, *, init: str = "normal", init_scale: float = 0.02,
+                 generator: torch.Generator | None = None):
+        super().__init__(d, m, attend_query=True, position_only=False, init=init,
+                         init_scale=init_scale, generator=generator)
+
+
+class FCN(nn.Module):
+    """Fully-connected net on [vec X; 1_y] with first-layer width ``width``.
+
+    ``depth`` counts hidden layers (>= 1); layers after the first have ``hidden``
+    units (default: ``width``). The lower bound of :func:`sts_lib.theory.fcn_lower_bound`
+    holds whatever ``depth``, ``hidden`` and ``activation`` are: the first layer is the
+    bottleneck. Weights use PyTorch's default uniform(+-1/sqrt(fan_in)) law, drawn from
+    ``generator``.
+
+    >>> net = FCN(T=6, d=2, width=16, generator=torch.Generator().manual_seed(0))
+    >>> sum(p.numel() for p in net.parameters())
+    338
+    """
+
+    def __init__(self, T: int, d: int, width: int, *, depth: int = 1, hidden: int | None = None,
+                 activation: str = "relu", generator: torch.Generator | None = None):
+        super().__init__()
+        self.T = check_int("T", T, low=1)
+        self.d = check_int("d", d, low=1)
+        self.width = check_int("width", width, low=1)
+        self.depth = check_int("depth", depth, low=1)
+        hidden = self.width if hidden is None else check_int("hidden", hidden, low=1)
+        act = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}[check_choice(
+            "activation", activation, ("relu", "tanh", "gelu"))]
+        sizes = [T * d + T, self.width] + [hidden] * (self.depth - 1) + [d]
+        layers: list[nn.Module] = []
+        for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            layers.append(nn.Linear(n_in, n_out))
+            if i < len(sizes) - 2:
+                layers.append(act())
+        self.net = nn.Sequential(*layers)
+        with torch.no_grad():
+            for layer in self.net:
+                if isinstance(layer, nn.Linear):
+                    bound = 1.0 / math.sqrt(layer.in_features)
+                    for p in (layer.weight, layer.bias):
+                        p.copy_((torch.rand(p.shape, generator=generator) * 2 - 1) * bound)
+
+    @property
+    def first_layer(self) -> nn.Linear:
+        return self.net[0]
+
+    def param_groups(self) -> dict[str, list[nn.Parameter]]:
+        return {"other": list(self.parameters())}
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        """Prediction ``(B, d)`` from the flattened input ``(B, T*d + T)``."""
+        if not isinstance(batch, Batch):
+            raise TypeError(f"batch must be a sts_lib.Batch, got {type(batch).__name__}")
+        B, T, d, _ = batch.shape
+        if T != self.T or d != self.d:
+            raise ValueError(f"this FCN was built for T={self.T}, d={self.d}; got a batch with T={T}, d={d} "
+                             "(an FCN cannot change length)")
+        check_same_device("batch", batch.X, self.first_layer.weight.device)
+        return self.net(batch.fcn_input)
+
+
+def dense_reference_forward(W: torch.Tensor, V: torch.Tensor, batch: Batch,
+                            attend_query: bool = False) -> torch.Tensor:
+    """f = V Z softmax(Z^T W z_query) computed as written, with the dense Z.
+
+    The oracle for tests and the "plain" baseline of the benchmark: ``(B, d)``.
+    """
+    Z = batch.Z.transpose(1, 2)                                    # (B, d+m, T)
+    zq = batch.z_query.unsqueeze(-1)                               # (B, d+m, 1)
+    if attend_query:
+        Z = torch.cat([Z, zq], dim=-1)
+    a = torch.softmax(Z.transpose(1, 2) @ (W @ zq), dim=1)         # (B, T(+1), 1)
+    return (V @ Z @ a).squeeze(-1)

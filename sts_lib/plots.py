@@ -1,0 +1,110 @@
+"""Plot helpers: data in, a matplotlib Figure out; nothing is shown or saved here.
+
+Chapters call these and let Jupyter Book render the returned figure; tests check
+the returned object. Each helper also accepts an existing ``ax`` (or axes) so a
+widget can redraw into the same figure.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+import numpy as np
+from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
+
+from .theory import fcn_lower_bound, zero_predictor_loss
+
+matplotlib.rcParams.setdefault("figure.dpi", 100)
+
+
+def _new(ncols: int = 1, width: float = 4.2, height: float = 3.2):
+    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), layout="constrained", squeeze=False)
+    return fig, list(axes[0])
+
+
+def plot_training(hist, *, plateau: float | None = None, title: str | None = None) -> Figure:
+    """Three panels: loss (log scale), 1/loss, and cos(W, W*), cos(V, V*).
+
+    ``hist`` is a :class:`~sts_lib.train.History`; ``plateau`` draws the uniform-attention level.
+    """
+    fig, (ax1, ax2, ax3) = _new(3)
+    steps = hist["step"]
+    ax1.semilogy(steps, hist["loss"], label="held-out loss")
+    if plateau is not None:
+        ax1.axhline(plateau, ls="--", c="gray", label="uniform plateau")
+    ax1.set(xlabel="step", ylabel="loss", title="loss")
+    ax1.legend(fontsize=8)
+    ax2.plot(steps, hist["inv_loss"])
+    ax2.set(xlabel="step", ylabel="1 / loss", title="inverse loss (linear = O(1/t))")
+    if "cos_W" in hist.metrics:
+        ax3.plot(steps, hist["cos_W"], label="cos(W, W*)")
+        ax3.plot(steps, hist["cos_V"], label="cos(V, V*)")
+        ax3.set_ylim(-0.05, 1.05)
+        ax3.legend(fontsize=8)
+    ax3.set(xlabel="step", title="direction to ground truth")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64) -> Figure:
+    """Heat maps of W ``(d+m, d+m)`` and V ``(d, d+m)`` with the token/PE blocks marked.
+
+    Only the top-left ``max_size`` rows/columns are drawn, so large one-hot PEs stay legible.
+    """
+    W, V = np.asarray(W, dtype=float), np.asarray(V, dtype=float)
+    k = min(W.shape[0], max_size)
+    fig, (a1, a2) = _new(2, width=4.0, height=3.6)
+    for ax, M, name in ((a1, W[:k, :k], "W"), (a2, V[:, :k], "V")):
+        lim = np.abs(M).max() or 1.0
+        im = ax.imshow(M, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest")
+        ax.axvline(d - 0.5, c="k", lw=0.8)
+        if name == "W":
+            ax.axhline(d - 0.5, c="k", lw=0.8)
+        ax.set_title(f"{name} (X | E blocks{', first %d' % k if k < W.shape[0] else ''})")
+        fig.colorbar(im, ax=ax, shrink=0.8)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_ood(hist, *, keys: list[str] | None = None, title: str | None = None, ax=None) -> Figure:
+    """Held-out losses at other lengths/q's against steps (keys like ``loss_T300``)."""
+    if ax is None:
+        fig, (ax,) = _new(1, width=5.0)
+    else:
+        fig = ax.figure
+    keys = keys or sorted(k for k in hist.metrics if k.startswith(("loss_T", "loss_q")))
+    for k in keys:
+        ax.semilogy(hist["step"], hist[k], label=k.replace("loss_", ""))
+    ax.set(xlabel="step", ylabel="held-out loss", title=title or "out-of-distribution loss")
+    if keys:
+        ax.legend(fontsize=8)
+    return fig
+
+
+def plot_fcn_bound(T: int, d: int, q: int, widths, errors=None, *, transformer_error: float | None = None,
+                   transformer_width: int | None = None, ax=None) -> Figure:
+    """Relative error (error / (d/q)) against first-layer width, with the lower-bound curve.
+
+    ``errors`` (optional) are measured FCN errors at ``widths``.
+    """
+    if ax is None:
+        fig, (ax,) = _new(1, width=5.0)
+    else:
+        fig = ax.figure
+    widths = np.asarray(widths)
+    grid = np.unique(np.linspace(0, max(widths.max(), T * d), 200).astype(int))
+    base = zero_predictor_loss(d, q)
+    ax.plot(grid, fcn_lower_bound(T, d, q, grid) / base, c="k", label="lower bound (any FCN)")
+    if errors is not None:
+        ax.plot(widths, np.asarray(errors) / base, "o-", label="trained FCN")
+    if transformer_error is not None:
+        ax.scatter([transformer_width or d], [transformer_error / base], marker="*", s=150, c="C3",
+                   label="transformer", zorder=5)
+    ax.axvline(T * d, ls=":", c="gray")
+    ax.set(xlabel="first-layer width", ylabel="error / (d/q)", ylim=(-0.02, 1.1),
+           title=f"T={T}, d={d}, q={q}")
+    ax.legend(fontsize=8)
+    return fig

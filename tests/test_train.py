@@ -1,0 +1,150 @@
+"""The training loop: zero-init dynamics, learning, optimisers, resuming, history."""
+
+import json
+
+import pytest
+import torch
+
+import sts_lib as sts
+
+
+def test_zero_init_W_gradient_is_zero_and_V_moves_first(gen):
+    task = sts.STSTask(d=4, T=10, q=3)
+    model = sts.TheoryTransformer(4, 10)
+    b = task.sample(512, generator=gen)
+    sts.sts_loss(model(b), b.target).backward()
+    assert model.W.grad.abs().max() == 0
+    # V_X gradient ~ -2/T I (population): check the sign and size of the diagonal
+    gV = model.V.grad[:, :4]
+    assert torch.allclose(gV.diagonal(), torch.full((4,), -2 / 10), atol=0.05)
+
+
+def test_only_W_EE_and_V_X_move_in_first_steps():
+    task = sts.STSTask(d=4, T=10, q=3)
+    model = sts.TheoryTransformer(4, 10)
+    sts.train(model, task, sts.TrainConfig(steps=30, batch_size=4096, lr=0.5, log_every=30), progress=False)
+    W, V = model.W.detach(), model.V.detach()
+    # x_query = 0: the first d columns of W get exactly zero gradient.
+    assert W[:, :4].abs().max() == 0
+    shares = sts.block_norms(W, V, 4)
+    assert shares["W_EE"] > 0.99 and shares["V_X"] > 0.99
+    # W_EE keeps the symmetric form alpha I + beta 11^T up to sampling noise
+    E = W[4:, 4:]
+    off = E[~torch.eye(10, dtype=bool)]
+    assert E.diagonal().std() < 0.1 * E.diagonal().mean() and off.std() < 0.1 * E.diagonal().mean()
+
+
+def test_training_learns_selection():
+    task = sts.STSTask(d=5, T=20, q=3, pe=sts.StochasticOneHotPE(max_len=40))
+    model = sts.TheoryTransformer(5, 40)
+    cfg = sts.TrainConfig(steps=1500, batch_size=256, lr=1.0, log_every=100, eval_lengths=(40,), eval_qs=(5,))
+    hist = sts.train(model, task, cfg, progress=False)
+    assert hist["loss"][0] == pytest.approx(5 / 3, rel=0.1)
+    assert hist.last("loss") < 0.02 * hist["loss"][0]
+    assert hist.last("cos_W") > 0.95 and hist.last("cos_V") > 0.99
+    assert hist.last("attn_mass") > 0.8
+    assert hist.last("loss_T40") < 0.05 * hist["loss_T40"][0] and hist.last("loss_q5") < 0.05 * 5 / 3
+    # 1/loss increases late in training
+    inv = hist["inv_loss"]
+    assert inv[-1] > inv[len(inv) // 2] > inv[2]
+
+
+def test_fixed_onehot_pe_does_not_generalise_in_length():
+    task = sts.STSTask(d=5, T=20, q=3, pe=sts.OneHotPE(max_len=40))
+    model = sts.TheoryTransformer(5, 40)
+    hist = sts.train(model, task, sts.TrainConfig(steps=800, lr=1.0, log_every=200, eval_lengths=(40,)),
+                     progress=False)
+    assert hist.last("loss") < 0.05
+    assert hist.last("loss_T40") > 0.3      # unseen positions keep score 0: the selected half is missed
+
+
+def test_separate_learning_rates():
+    task = sts.STSTask(d=3, T=8, q=2)
+    model = sts.TheoryTransformer(3, 8)
+    sts.train(model, task, sts.TrainConfig(steps=50, lr=0.5, lr_W=0.0, log_every=50), progress=False)
+    assert model.W.abs().max() == 0 and model.V.abs().max() > 0
+
+
+@pytest.mark.parametrize("opt", ["gd", "sgd", "adam"])
+def test_optimisers_and_fixed_dataset_reduce_loss(opt):
+    task = sts.STSTask(d=3, T=8, q=2)
+    model = sts.TheoryTransformer(3, 8)
+    cfg = sts.TrainConfig(steps=200, lr=0.05 if opt == "adam" else 0.5, optimizer=opt, dataset_size=512,
+                          batch_size=64, momentum=0.9 if opt == "sgd" else 0.0, log_every=100)
+    hist = sts.train(model, task, cfg, progress=False)
+    assert hist.last("train_loss") < 0.5 * hist["loss"][0]
+
+
+def test_fcn_trains(gen):
+    task = sts.STSTask(d=2, T=6, q=2)
+    net = sts.FCN(T=6, d=2, width=64, generator=gen)
+    hist = sts.train(net, task, sts.TrainConfig(steps=300, lr=1e-2, optimizer="adam", log_every=100), progress=False)
+    assert hist.last("loss") < 0.8 * hist["loss"][0]
+    assert "cos_W" not in hist.metrics
+
+
+def test_same_seed_same_history():
+    def run():
+        task = sts.STSTask(d=3, T=10, q=2, pe=sts.StochasticRandomPE(m=16))
+        return sts.train(sts.TheoryTransformer(3, 16), task, sts.TrainConfig(steps=40, log_every=20),
+                         progress=False)
+    assert run().metrics == run().metrics
+
+
+class _Interrupt(Exception):
+    pass
+
+
+class _FlakyTask(sts.STSTask):
+    """Raises on the n-th training draw, as a KeyboardInterrupt would."""
+
+    calls = 0
+    fail_at = 10**9
+
+    def sample(self, batch, **kw):
+        if batch == 32:
+            type(self).calls += 1
+            if type(self).calls == self.fail_at:
+                raise _Interrupt
+        return super().sample(batch, **kw)
+
+
+def test_interrupted_run_resumes_to_identical_result(tmp_path):
+    cfg = sts.TrainConfig(steps=40, batch_size=32, lr=0.5, log_every=10, eval_batch=64)
+    reference = sts.TheoryTransformer(3, 12)
+    ref_hist = sts.train(reference, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg,
+                         progress=False)
+
+    ckpt = tmp_path / "run.pt"
+    _FlakyTask.fail_at = 27
+    flaky = _FlakyTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12))
+    with pytest.raises(_Interrupt):
+        sts.train(sts.TheoryTransformer(3, 12), flaky, cfg, progress=False, checkpoint=ckpt, checkpoint_every=10)
+    assert torch.load(ckpt, weights_only=False)["step"] == 20
+    resumed = sts.TheoryTransformer(3, 12)
+    hist = sts.train(resumed, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg, progress=False,
+                     checkpoint=ckpt, checkpoint_every=10)
+    assert hist.steps == ref_hist.steps
+    assert torch.allclose(resumed.W, reference.W) and torch.allclose(resumed.V, reference.V)
+    with pytest.raises(ValueError, match="different configuration"):
+        other = sts.TrainConfig(steps=41, batch_size=32, lr=0.5, log_every=10, eval_batch=64)
+        sts.train(sts.TheoryTransformer(3, 12), sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), other,
+                  progress=False, checkpoint=ckpt)
+
+
+def test_history_round_trips_through_json(tmp_path):
+    task = sts.STSTask(d=3, T=8, q=2)
+    hist = sts.train(sts.TheoryTransformer(3, 8), task, sts.TrainConfig(steps=20, log_every=10, snapshot_every=10),
+                     progress=False)
+    assert [s["step"] for s in hist.snapshots] == [0, 10, 20]
+    sts.save_history(hist, tmp_path / "h.json", snapshots=True)
+    back = sts.History.from_dict(json.loads((tmp_path / "h.json").read_text()))
+    assert back.metrics == hist.metrics and torch.allclose(back.snapshots[-1]["W"], hist.snapshots[-1]["W"])
+    assert back.config["task"]["T"] == 8 and back.config["train"]["steps"] == 20
+
+
+def test_divergence_raises_a_clear_error():
+    task = sts.STSTask(d=5, T=20, q=3)
+    with pytest.raises(FloatingPointError, match="learning rate"):
+        sts.train(sts.TheoryTransformer(5, 20), task, sts.TrainConfig(steps=400, lr=50.0, log_every=10),
+                  progress=False)
