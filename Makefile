@@ -11,7 +11,7 @@ HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/
 TORCH_SPEC ?= $(if $(HAS_GPU),torch>=2.2,torch==2.13.0)
 JB_FLAGS ?= -W --keep-going
 
-.PHONY: help venv install book test test-fast bench reproduce notebooks clean
+.PHONY: help venv install book test test-fast bench reproduce notebooks clean vendor exercises
 
 help:
 	@echo "make book   - create .venv, install, build the book into _build/html"
@@ -25,12 +25,14 @@ $(VENV)/.stamp-torch:
 	touch $@
 
 $(VENV)/.stamp-install: $(VENV)/.stamp-torch pyproject.toml constraints.txt
-	$(PIP) install -q -c constraints.txt -e ".[book,test,widgets]"
+	$(PIP) install -q -c constraints.txt -e ".[book,test,widgets,grading]"
 	touch $@
 
 venv install: $(VENV)/.stamp-install
 
-book: $(VENV)/.stamp-install
+# Executes the chapters (cached in _build/.jupyter_cache: only changed notebooks re-run) and builds
+# _build/html. Offline-capable: MathJax and the widget manager come from _vendor/, not a CDN.
+book: $(VENV)/.stamp-install notebooks
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "Book built: open _build/html/index.html"
 
@@ -46,9 +48,33 @@ bench: $(VENV)/.stamp-install
 reproduce: $(VENV)/.stamp-install
 	$(PY) -m sts_lib.experiments run all --scale paper --out results
 
+# Rebuild exercises/student and exercises/solutions from exercises/source.
+exercises: $(VENV)/.stamp-install
+	$(PY) -m sts_lib.exercises build
+
 clean:
 	rm -rf _build .jupyter_cache
 
 # Chapters are authored in book/src/*.md (MyST, jupytext) and paired with book/*.ipynb for Colab.
-notebooks: $(VENV)/.stamp-install
-	for f in book/src/*.md; do $(VENV)/bin/jupytext --quiet --to ipynb --output book/$$(basename $$f .md).ipynb $$f; done
+# A notebook is regenerated only when its source is newer (tests/test_notebook_pairs.py checks the pairs).
+NOTEBOOKS := $(patsubst book/src/%.md,book/%.ipynb,$(wildcard book/src/*.md))
+notebooks: $(NOTEBOOKS)
+book/%.ipynb: book/src/%.md | $(VENV)/.stamp-install
+	$(VENV)/bin/jupytext --quiet --to ipynb --output $@ $<
+
+# Re-fetch the JavaScript committed in _vendor/ for offline rendering (needs npm; `make book` does not).
+MATHJAX_NPM      ?= mathjax@3.2.2
+HTML_MANAGER_NPM ?= @jupyter-widgets/html-manager@1.0.15
+VENDOR_TMP       := _build/vendor-npm
+vendor:
+	rm -rf $(VENDOR_TMP) && mkdir -p $(VENDOR_TMP)/mathjax $(VENDOR_TMP)/html-manager
+	cd $(VENDOR_TMP) && npm pack --silent $(MATHJAX_NPM) $(HTML_MANAGER_NPM) > packed.txt
+	tar xzf $(VENDOR_TMP)/mathjax-*.tgz -C $(VENDOR_TMP)/mathjax
+	tar xzf $(VENDOR_TMP)/jupyter-widgets-html-manager-*.tgz -C $(VENDOR_TMP)/html-manager
+	rm -rf _vendor/mathjax _vendor/html-manager
+	mkdir -p _vendor/mathjax/output/chtml/fonts/woff-v2 _vendor/html-manager
+	cp $(VENDOR_TMP)/mathjax/package/es5/tex-chtml-full.js $(VENDOR_TMP)/mathjax/package/LICENSE _vendor/mathjax/
+	cp $(VENDOR_TMP)/mathjax/package/es5/output/chtml/fonts/woff-v2/*.woff _vendor/mathjax/output/chtml/fonts/woff-v2/
+	cp $(VENDOR_TMP)/html-manager/package/dist/embed.js $(VENDOR_TMP)/html-manager/package/dist/embed.js.LICENSE.txt \
+	   $(VENDOR_TMP)/html-manager/package/dist/*.woff2 _vendor/html-manager/
+	du -sh _vendor

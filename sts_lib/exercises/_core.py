@@ -1,0 +1,266 @@
+"""The checking engine: the exercise registry, the outcomes, and :func:`run_check`.
+
+A checker is a function ``checker(t, fn)`` registered with :func:`exercise`. It calls
+the learner's ``fn`` through ``t.call`` (which turns exceptions, timeouts and
+``NotImplementedError`` into feedback), validates what came back with ``t.tensor`` /
+``t.number`` / ``t.unpack`` (None, wrong types, wrong shapes and NaN become targeted
+messages), compares with ``t.close`` (which names the mistake when the answer matches
+a known wrong variant or is off by a named factor) and calls ``t.award(k)`` after
+each stage it passes. The first failing stage stops the check, so the points are
+those of the stages passed. Nothing a learner's function does can make
+:func:`run_check` raise: it always returns a :class:`Result` whose one-line summary
+is deterministic, which is what lets nbval compare it. The same checkers run in the
+grader, where ``fn`` is a proxy for a function living in another process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import signal
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+NOTEBOOKS = {1: "ex1_task", 2: "ex2_fcn", 3: "ex3_dynamics", 4: "ex4_positional", 5: "ex5_length"}
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One graded exercise: where it lives, what it is worth, and how it is checked."""
+
+    id: str                         # "ex<chapter>.<name>", e.g. "ex1.sample_batch"
+    chapter: int                    # book chapter 1-5
+    points: int                     # maximum points
+    title: str                      # short human title
+    function: str                   # name of the learner's function in the notebook
+    checker: Callable               # checker(t: Tester, fn) -> None; raises Wrong to stop
+    library_names: tuple = ()       # sts_lib names that compute the answer (the grader flags their use)
+
+    @property
+    def notebook(self) -> str:
+        """Stem of the exercise notebook, e.g. ``'ex1_task'``."""
+        return NOTEBOOKS[self.chapter]
+
+
+REGISTRY: dict[str, Exercise] = {}
+
+
+def exercise(id: str, *, points: int, title: str, function: str, library_names: tuple = ()):
+    """Decorator registering ``checker(t, fn)`` as the checker of exercise ``id``."""
+    chapter = int(id.split(".")[0][2:])
+
+    def deco(checker):
+        if id in REGISTRY:
+            raise ValueError(f"exercise {id!r} registered twice")
+        REGISTRY[id] = Exercise(id, chapter, points, title, function, checker, tuple(library_names))
+        return checker
+    return deco
+
+
+# -- outcomes ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Result:
+    """What a check found. ``line()`` is the single line printed in the notebook."""
+
+    id: str
+    points: int
+    max_points: int
+    status: str      # 'correct', 'partial', 'wrong', 'not attempted', 'timeout', 'checker error'
+    message: str
+
+    def line(self) -> str:
+        return f"[{self.id}] {self.points}/{self.max_points} points: {self.message}"
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "points": self.points, "max_points": self.max_points,
+                "status": self.status, "message": self.message}
+
+
+class Wrong(Exception):
+    """Raised by a checker stage that failed; the message is shown to the learner."""
+
+
+class NotAttempted(Exception):
+    """The learner's function still raises NotImplementedError (or is missing)."""
+
+
+class StudentTimeout(BaseException):
+    """The time limit ran out. A BaseException so that ``except Exception`` in a learner's
+    function cannot swallow it."""
+
+
+class StudentError(Exception):
+    """An exception raised by the learner's function in another process (used by the grader)."""
+
+    def __init__(self, ename: str, evalue: str, line: int | None = None):
+        super().__init__(f"{ename}: {evalue}")
+        self.ename, self.evalue, self.line = ename, evalue, line
+
+
+class Missing(Exception):
+    """The grader found no function of the expected name in the submission."""
+
+
+class Opaque:
+    """Stand-in for an object that could not be transferred from another process.
+
+    ``fields`` holds the transferred attributes of dataclass-like objects (e.g. a
+    returned ``sts_lib.Batch``)."""
+
+    def __init__(self, typename: str, fields: dict | None = None):
+        self.typename = typename
+        self.fields = dict(fields or {})
+
+    def __getattr__(self, name):
+        fields = self.__dict__.get("fields", {})
+        if name in fields:
+            return fields[name]
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return f"<{self.typename}>"
+
+
+def _typename(value) -> str:
+    if isinstance(value, Opaque):
+        return value.typename
+    if isinstance(value, torch.Tensor):
+        return f"torch.Tensor of dtype {str(value.dtype).replace('torch.', '')}"
+    if isinstance(value, np.ndarray):
+        return f"numpy array of dtype {value.dtype}"
+    return type(value).__name__
+
+
+def fmt(x) -> str:
+    """Format a number with 4 significant digits (deterministic feedback)."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return repr(x)
+    if x != x:
+        return "nan"
+    if x in (math.inf, -math.inf):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"
+    return f"{x:.4g}"
+
+
+def _shape(shape) -> str:
+    return "(" + ", ".join(str(int(s)) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _describe_arg(v) -> str:
+    if isinstance(v, torch.Tensor):
+        return f"<tensor {_shape(v.shape)}>"
+    if isinstance(v, np.ndarray):
+        return f"<array {_shape(v.shape)}>"
+    if isinstance(v, torch.Generator):
+        return "<seeded generator>"
+    if isinstance(v, bool) or v is None:
+        return repr(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return fmt(v)
+    return f"<{type(v).__name__}>"
+
+
+def raised_message(ename: str, evalue: str, line: int | None, function: str, call: str) -> str:
+    """The feedback for a learner's function that raised (shared with the grader)."""
+    evalue = " ".join(str(evalue).split())
+    if len(evalue) > 160:
+        evalue = evalue[:157] + "..."
+    where = f" at line {line} of {function}" if line else ""
+    return f"your function raised {ename}{where} when called as {call}: {evalue}"
+
+
+def student_line(exc: BaseException, fn) -> int | None:
+    """Line number (1 = the ``def`` line) inside ``fn`` where ``exc`` was raised, if it was."""
+    code = getattr(fn, "__code__", None)
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if code is not None and tb.tb_frame.f_code is code:
+            line = tb.tb_lineno - code.co_firstlineno + 1
+        tb = tb.tb_next
+    return line
+
+
+# -- running a check ----------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None):
+    """Raise StudentTimeout after ``seconds`` (main thread on POSIX only; else no limit)."""
+    usable = (seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def _alarm(signum, frame):
+        raise StudentTimeout(f"did not finish within {fmt(seconds)} s")
+
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def run_check(exercise_id: str, fn, *, seed: int = 0, time_limit: float | None = 60.0) -> Result:
+    """Check ``fn`` against exercise ``exercise_id``; never raises (except KeyboardInterrupt).
+
+    >>> from sts_lib.exercises import run_check
+    >>> def ground_truth(d, m):
+    ...     raise NotImplementedError
+    >>> run_check("ex3.ground_truth", ground_truth).line()
+    '[ex3.ground_truth] 0/2 points: not attempted (NotImplementedError)'
+    >>> run_check("ex3.ground_truth", None).line()
+    '[ex3.ground_truth] 0/2 points: not attempted (you passed None instead of your function ground_truth)'
+    """
+    ex = REGISTRY.get(exercise_id)
+    if ex is None:
+        known = ", ".join(sorted(REGISTRY))
+        return Result(str(exercise_id), 0, 0, "checker error",
+                      f"unknown exercise id {exercise_id!r}; known ids: {known}")
+    if fn is None:
+        return Result(ex.id, 0, ex.points, "not attempted",
+                      f"not attempted (you passed None instead of your function {ex.function})")
+    if not callable(fn):
+        return Result(ex.id, 0, ex.points, "wrong",
+                      f"expected your function {ex.function}, got a {_typename(fn)}")
+    from ._tester import Tester    # here, not at the top: _tester imports this module
+
+    t = Tester(ex, seed)
+    try:
+        # Warnings (e.g. numpy's "divide by zero") would add volatile lines around the one result line.
+        with _time_limit(time_limit), warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            ex.checker(t, fn)
+    except KeyboardInterrupt:
+        raise
+    except NotAttempted as e:
+        return Result(ex.id, 0, ex.points, "not attempted", str(e))
+    except Wrong as e:
+        status = "partial" if t.points else "wrong"
+        return Result(ex.id, min(t.points, ex.points), ex.points, status, str(e))
+    except StudentTimeout as e:
+        msg = str(e) or "did not finish in time"
+        return Result(ex.id, min(t.points, ex.points), ex.points, "timeout",
+                      f"your function {msg} (an infinite loop, or far too much work?)")
+    except BaseException as e:  # noqa: BLE001 - a checker must never crash the notebook or the grader
+        return Result(ex.id, min(t.points, ex.points), ex.points, "checker error",
+                      f"could not check your answer ({type(e).__name__}: {' '.join(str(e).split())[:120]}); "
+                      "please tell your instructor")
+    if t.points != ex.points:  # pragma: no cover - a checker bug, caught by tests/test_checkers.py
+        return Result(ex.id, min(t.points, ex.points), ex.points, "checker error",
+                      f"checker awarded {t.points} of {ex.points} points without failing; please report")
+    return Result(ex.id, ex.points, ex.points, "correct", "correct")
