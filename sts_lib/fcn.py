@@ -1,0 +1,354 @@
+"""Fully-connected nets on STS_q: width sweeps, first layers that meet the bound, Monte-Carlo errors.
+
+Chapter 2 compares three things at each first-layer width ``m1``: the lower bound
+of :func:`sts_lib.theory.fcn_lower_bound` (any FCN, any depth), the exact Bayes
+error of particular first layers (a random one, and :func:`optimal_first_layer`,
+which attains the bound), and the population error of FCNs actually trained with
+:func:`sts_lib.train.train`. Training uses fresh online batches by default, because
+the bound is a statement about the population error; an FCN fitted to a small
+fixed dataset can push its *training* error below the bound, never its held-out
+error. Errors are always reported with their Monte-Carlo standard error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from ._validate import check_choice, check_float, check_int, check_T_q
+from .device import get_device, make_generator
+from .models import FCN, TheoryTransformer
+from .positional import make_pe
+from .task import Batch, STSTask
+from .theory import fcn_bayes_error, fcn_lower_bound, zero_predictor_loss
+from .train import TrainConfig, train
+
+
+def monte_carlo_errors(predictors: Mapping[str, Callable[[Batch], torch.Tensor]], task: STSTask, *,
+                       n: int = 65536, seed: int = 12345, chunk: int = 16384,
+                       device=None) -> dict[str, tuple[float, float]]:
+    """Mean squared error ``E||predict(batch) - target||^2`` of several predictors on the *same*
+    ``n`` fresh samples, each with its Monte-Carlo standard error.
+
+    ``predictors`` maps a name to a callable from a :class:`~sts_lib.task.Batch` to ``(B, d)``
+    (a model, or a lambda such as ``lambda b: b.X.mean(1)``). Samples are drawn in chunks of
+    ``chunk`` from a generator seeded with ``seed`` on ``device`` (default: the first model's
+    device, else the CPU). Returns ``{name: (mean, standard error)}``.
+
+    >>> task = STSTask(d=4, T=10, q=3)
+    >>> out = monte_carlo_errors({"zero": lambda b: torch.zeros_like(b.target)}, task, n=20000, seed=0)
+    >>> err, se = out["zero"]
+    >>> abs(err - 4 / 3) < 4 * se
+    True
+    """
+    if not isinstance(predictors, Mapping) or not predictors:
+        raise TypeError("predictors must be a non-empty dict name -> callable(batch) -> (B, d) tensor")
+    for name, f in predictors.items():
+        if not callable(f):
+            raise TypeError(f"predictors[{name!r}] must be callable(batch) -> (B, d) tensor, got {type(f).__name__}")
+    n = check_int("n", n, low=2)
+    chunk = check_int("chunk", chunk, low=1)
+    seed = check_int("seed", seed, low=0)
+    if device is None:
+        params = [p for f in predictors.values() if isinstance(f, torch.nn.Module) for p in f.parameters()]
+        device = params[0].device if params else torch.device("cpu")
+    device = get_device(device)
+    g = make_generator(seed, device)
+    sums = {name: [0.0, 0.0] for name in predictors}        # running sum and sum of squares
+    done = 0
+    with torch.no_grad():
+        while done < n:
+            b = task.sample(min(chunk, n - done), generator=g, device=device)
+            for name, f in predictors.items():
+                per = (f(b) - b.target).pow(2).sum(-1).double()   # (B,) squared error per sample
+                sums[name][0] += float(per.sum())
+                sums[name][1] += float(per.pow(2).sum())
+            done += b.X.shape[0]
+    out = {}
+    for name, (total, total_sq) in sums.items():
+        mean = total / n
+        var = max(total_sq / n - mean ** 2, 0.0) * n / (n - 1)
+        out[name] = (mean, math.sqrt(var / n))
+    return out
+
+
+def monte_carlo_error(predict: Callable[[Batch], torch.Tensor], task: STSTask, *, n: int = 65536,
+                      seed: int = 12345, chunk: int = 16384, device=None) -> tuple[float, float]:
+    """``(mean, standard error)`` of one predictor's squared error; see :func:`monte_carlo_errors`.
+
+    >>> task = STSTask(d=4, T=10, q=3)
+    >>> err, se = monte_carlo_error(lambda b: b.X.mean(1), task, n=20000, seed=0)
+    >>> abs(err - 4 * 7 / 30) < 4 * se
+    True
+    """
+    return monte_carlo_errors({"f": predict}, task, n=n, seed=seed, chunk=chunk, device=device)["f"]
+
+
+def random_first_layer_error(T: int, d: int, q: int, width) -> float:
+    """Expected Bayes error of a Gaussian random first layer: ``(T d - min(width, T d)) / (q T)``.
+
+    A Gaussian ``W_X`` has a uniformly random row space of dimension ``min(width, Td)``, so
+    ``E[P_perp] = (1 - width/(Td)) I`` and only the diagonal of the trace argument survives.
+    It exceeds :func:`sts_lib.theory.fcn_lower_bound` by the factor ``(T-1)/(T-q)``.
+    ``width`` may be an int or an integer array.
+
+    >>> random_first_layer_error(10, 4, 3, 10)
+    1.0
+    >>> round(random_first_layer_error(10, 4, 3, 10) / fcn_lower_bound(10, 4, 3, 10), 4) == round(9 / 7, 4)
+    True
+    """
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    if isinstance(width, (int, np.integer)) and not isinstance(width, bool):
+        width = check_int("width", width, low=0)
+        return max(T * d - width, 0) / (q * T)
+    w = np.asarray(width)
+    if w.dtype.kind not in "iu" or (w < 0).any():
+        raise TypeError("width must be a non-negative integer or an array of them")
+    return np.clip(T * d - w, 0, None) / (q * T)
+
+
+def random_first_layer(T: int, d: int, width: int, *, seed: int = 0) -> torch.Tensor:
+    """A Gaussian first-layer token block ``W_X``: ``(width, T*d)`` float64, from ``seed``.
+
+    >>> random_first_layer(10, 4, 15, seed=0).shape
+    torch.Size([15, 40])
+    """
+    T = check_int("T", T, low=1)
+    d = check_int("d", d, low=1)
+    width = check_int("width", width, low=1)
+    g = make_generator(check_int("seed", seed, low=0))
+    return torch.randn(width, T * d, generator=g, dtype=torch.float64)
+
+
+def optimal_first_layer(T: int, d: int, width: int) -> torch.Tensor:
+    """A first-layer token block ``W_X`` ``(width, T*d)`` whose Bayes error equals the lower bound.
+
+    Its rows span the orthogonal complement of ``Td - width`` directions ``v_k (x) e_j`` with the
+    ``v_k`` orthonormal and orthogonal to the all-ones vector, so the matrix ``M`` of the proof has
+    ``1^T M 1 = 0`` and the only inequality of the proof is an equality. This needs
+    ``Td - width <= (T-1) d``, i.e. ``width >= d`` (and ``width <= Td``; wider layers are padded
+    with zero rows). For ``width < d`` a ValueError is raised: the bound is then not attained by
+    any layer of this family. Rows are orthonormal (float64).
+
+    >>> from sts_lib.theory import fcn_bayes_error
+    >>> W = optimal_first_layer(10, 4, 15)
+    >>> round(fcn_bayes_error(W, 10, 4, 3), 6) == round(fcn_lower_bound(10, 4, 3, 15), 6)
+    True
+    """
+    T = check_int("T", T, low=1)
+    d = check_int("d", d, low=1)
+    width = check_int("width", width, low=d)
+    n = T * d
+    removed = max(n - width, 0)
+    # Orthonormal basis of R^T whose first vector is 1/sqrt(T): QR of [1, I] (Householder, stable).
+    basis, _ = torch.linalg.qr(torch.cat([torch.ones(T, 1), torch.eye(T)], 1).double())
+    V = basis[:, 1:T]                                                 # (T, T-1), orthogonal to 1
+    # Candidate removed directions v_k (x) e_j, in k-major order; vec X stacks x_1..x_T.
+    drop = torch.einsum("tk,jc->kjtc", V, torch.eye(d, dtype=torch.float64)).reshape((T - 1) * d, n)
+    drop = drop[:removed]
+    # The kept rows: an orthonormal basis of the complement of span(drop).
+    proj = torch.eye(n, dtype=torch.float64) - drop.T @ drop
+    evals, evecs = torch.linalg.eigh(proj)
+    keep = evecs[:, evals > 0.5].T                                    # (n - removed, n)
+    if keep.shape[0] < width:
+        keep = torch.cat([keep, keep.new_zeros(width - keep.shape[0], n)])
+    return keep
+
+
+def bayes_error_table(T: int, d: int, q: int, widths, *, seeds: int = 3) -> list[dict]:
+    """For each width: the bound, the exact Bayes error of :func:`optimal_first_layer` (``nan`` when
+    ``width < d``), of ``seeds`` Gaussian random layers (mean and min) and its closed-form mean.
+
+    All values are absolute errors E||f - STS_q||^2 (divide by d/q for relative ones).
+
+    >>> row = bayes_error_table(10, 4, 3, [15], seeds=2)[0]
+    >>> row["bound"] <= row["random_min"] <= row["random_max"], abs(row["optimal"] - row["bound"]) < 1e-9
+    (True, True)
+    """
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    seeds = check_int("seeds", seeds, low=1)
+    rows = []
+    for width in _check_widths(widths):
+        w_eff = min(width, T * d)
+        # max(., 0): at full rank the exact error is 0 up to rounding (about -1e-16).
+        sampled = [max(fcn_bayes_error(random_first_layer(T, d, w_eff, seed=s), T, d, q), 0.0)
+                   for s in range(seeds)]
+        optimal = (max(fcn_bayes_error(optimal_first_layer(T, d, w_eff), T, d, q), 0.0) if width >= d
+                   else float("nan"))
+        rows.append({"width": width, "bound": fcn_lower_bound(T, d, q, width), "optimal": optimal,
+                     "random_mean": float(np.mean(sampled)), "random_min": min(sampled),
+                     "random_max": max(sampled), "random_closed_form": random_first_layer_error(T, d, q, width)})
+    return rows
+
+
+def load_sweep_results(path) -> dict | None:
+    """Read a committed width sweep (JSON); ``None`` if the file does not exist.
+
+    The file may hold a list of rows, or any nesting of dicts and lists around them (e.g.
+    ``{"rows": [...], "transformer": {...}}``): every dict with the keys of a
+    :func:`fcn_width_sweep` row counts as an FCN row, every dict with the keys of a
+    :func:`transformer_baseline` row as a transformer. Returns ``{"sweeps": {(T, d, q): rows sorted
+    by width}, "transformers": [...]}``; raises ValueError if the file holds no FCN row.
+    """
+    path = Path(path)
+    if not path.exists():
+        return None
+    fcn_keys, tf_keys = {"T", "d", "q", "width", "rel_error"}, {"pe", "m", "rel_error", "width"}
+    sweeps: dict = {}
+    transformers: list = []
+
+    def walk(obj):
+        if isinstance(obj, dict):
+            if tf_keys <= set(obj):
+                transformers.append(obj)
+            elif fcn_keys <= set(obj):
+                sweeps.setdefault((obj["T"], obj["d"], obj["q"]), []).append(obj)
+            else:
+                for v in obj.values():
+                    walk(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                walk(v)
+
+    walk(json.loads(path.read_text()))
+    if not sweeps:
+        raise ValueError(f"{path} holds no FCN sweep rows (dicts with keys {sorted(fcn_keys)})")
+    return {"sweeps": {k: sorted(v, key=lambda r: r["width"]) for k, v in sorted(sweeps.items())},
+            "transformers": transformers}
+
+
+def _check_widths(widths) -> list[int]:
+    if isinstance(widths, (int, np.integer)) or not isinstance(widths, (Sequence, np.ndarray)):
+        raise TypeError(f"widths must be a list of positive integers, got {widths!r}")
+    widths = [check_int("widths[i]", w, low=1) for w in widths]
+    if not widths:
+        raise ValueError("widths must contain at least one width")
+    return widths
+
+
+def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: int = 256, lr: float = 1e-2,
+                    optimizer: str = "adam", dataset_size: int | None = None, seed: int = 0, device=None,
+                    depth: int = 1, hidden: int | None = None, eval_samples: int = 16384,
+                    eval_seed: int = 12345, progress: bool = False) -> list[dict]:
+    """Train one FCN per first-layer width on STS_q and measure its population error.
+
+    Each FCN (:class:`~sts_lib.models.FCN`, input ``[vec X; 1_y]``, ``depth`` hidden layers)
+    is trained by :func:`sts_lib.train.train` for ``steps`` steps on fresh batches
+    (``dataset_size=None``, the fair comparison with a population bound) or on a fixed dataset,
+    then evaluated on ``eval_samples`` fresh held-out samples.
+
+    Returns one dict per width, in the order given, with keys
+    ``width``, ``error`` (held-out E||f - STS_q||^2), ``error_se`` (its Monte-Carlo standard error),
+    ``rel_error`` (error / (d/q), 1 = the zero predictor), ``bound`` (:func:`fcn_lower_bound`),
+    ``rel_bound``, ``train_error`` (mean minibatch loss over the last logging window),
+    ``params``, ``wall_time`` (seconds), and ``T, d, q, depth, steps``.
+
+    >>> rows = fcn_width_sweep(6, 2, 2, [4, 12], steps=30, seed=0, eval_samples=4096)
+    >>> [r["width"] for r in rows], all(r["error"] + 4 * r["error_se"] >= r["bound"] for r in rows)
+    ([4, 12], True)
+    """
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    widths = _check_widths(widths)
+    steps = check_int("steps", steps, low=1)
+    check_choice("optimizer", optimizer, ("gd", "sgd", "adam"))
+    depth = check_int("depth", depth, low=1)
+    eval_samples = check_int("eval_samples", eval_samples, low=2)
+    seed = check_int("seed", seed, low=0)
+    device = get_device(device)
+    task = STSTask(d=d, T=T, q=q)
+    base = zero_predictor_loss(d, q)
+    rows = []
+    for i, width in enumerate(widths):
+        net = FCN(T, d, width, depth=depth, hidden=hidden, generator=make_generator(seed + 7919 * i))
+        cfg = TrainConfig(steps=steps, batch_size=batch_size, optimizer=optimizer, lr=lr,
+                          dataset_size=dataset_size, log_every=max(steps // 4, 1), eval_batch=256,
+                          seed=seed, eval_seed=eval_seed)
+        t0 = time.perf_counter()
+        hist = train(net, task, cfg, device=device, progress=progress)
+        wall = time.perf_counter() - t0
+        err, se = monte_carlo_error(net, task, n=eval_samples, seed=eval_seed, device=device)
+        bound = fcn_lower_bound(T, d, q, width)
+        rows.append({"T": T, "d": d, "q": q, "width": width, "depth": depth, "steps": steps,
+                     "error": err, "error_se": se, "rel_error": err / base, "bound": bound,
+                     "rel_bound": bound / base, "train_error": hist.last("train_loss"),
+                     "params": sum(p.numel() for p in net.parameters()), "wall_time": wall})
+    return rows
+
+
+def transformer_baseline(T: int, d: int, q: int, *, pe: str = "onehot", steps: int = 600, lr: float = 0.03,
+                         optimizer: str = "adam", batch_size: int = 256, seed: int = 0, device=None,
+                         eval_samples: int = 16384, eval_seed: int = 12345) -> dict:
+    """Train the theory transformer (zero init) on the same task and measure it like an FCN.
+
+    ``pe`` is ``'onehot'`` (m = T) or ``'stochastic_onehot'`` (a pool of N = 2T one-hot slots).
+    The returned dict has ``width`` = the embedding width ``d + m``, ``m``, ``error``, ``error_se``,
+    ``rel_error``, ``params``, ``wall_time`` and ``pe``.
+
+    >>> row = transformer_baseline(6, 2, 2, steps=20, eval_samples=2048)
+    >>> row["width"], row["rel_error"] < 1.0
+    (8, True)
+    """
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    check_choice("pe", pe, ("onehot", "stochastic_onehot"))
+    lr = check_float("lr", lr, low=0.0, strict_low=True)
+    device = get_device(device)
+    max_len = T if pe == "onehot" else 2 * T
+    task = STSTask(d=d, T=T, q=q, pe=make_pe(pe, max_len=max_len))
+    model = TheoryTransformer(d, task.m)
+    cfg = TrainConfig(steps=steps, batch_size=batch_size, optimizer=optimizer, lr=lr,
+                      log_every=max(check_int("steps", steps, low=1) // 4, 1), eval_batch=256,
+                      seed=seed, eval_seed=eval_seed)
+    t0 = time.perf_counter()
+    train(model, task, cfg, device=device, progress=False)
+    wall = time.perf_counter() - t0
+    err, se = monte_carlo_error(model, task, n=eval_samples, seed=eval_seed, device=device)
+    return {"T": T, "d": d, "q": q, "pe": pe, "m": task.m, "width": d + task.m, "error": err, "error_se": se,
+            "rel_error": err / zero_predictor_loss(d, q),
+            "params": sum(p.numel() for p in model.parameters()), "wall_time": wall}
+
+
+def width_for_error(rows: list[dict], rel_target: float) -> float:
+    """Smallest width at which the measured relative error reaches ``rel_target``.
+
+    Linear interpolation between consecutive widths of a sweep (rows sorted by width);
+    ``nan`` if no width in the sweep reaches the target.
+
+    >>> rows = [{"width": 10, "rel_error": 0.8}, {"width": 20, "rel_error": 0.4}]
+    >>> round(width_for_error(rows, 0.6), 6)
+    15.0
+    """
+    rel_target = check_float("rel_target", rel_target, low=0.0, strict_low=True)
+    if not rows:
+        raise ValueError("rows is empty: pass the output of fcn_width_sweep")
+    pts = sorted((float(r["width"]), float(r["rel_error"])) for r in rows)
+    if pts[0][1] <= rel_target:
+        return pts[0][0]
+    for (w0, e0), (w1, e1) in zip(pts[:-1], pts[1:]):
+        if e1 <= rel_target:
+            return w0 + (w1 - w0) * (e0 - rel_target) / (e0 - e1)
+    return float("nan")
+
+
+def bound_width_for_error(T: int, d: int, q: int, rel_target: float) -> float:
+    """The width below which the lower bound forbids relative error ``rel_target``:
+    ``T d (1 - rel_target (T-1)/(T-q))`` (0 if the bound never forbids it).
+
+    >>> round(bound_width_for_error(10, 4, 3, 0.25), 3)
+    27.143
+    """
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    rel_target = check_float("rel_target", rel_target, low=0.0)
+    if T == q:
+        return 0.0
+    return max(T * d * (1.0 - rel_target * (T - 1) / (T - q)), 0.0)

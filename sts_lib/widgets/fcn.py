@@ -1,0 +1,211 @@
+"""Chapter 2 panels: the FCN lower bound against width, and measured width sweeps.
+
+:func:`plot_bound_explorer` draws, for one ``(T, d, q)``, the relative lower bound
+``(T-q)(Td - m1)_+ / ((T-1)(Td))`` against first-layer width ``m1``, the expected
+Bayes error of a Gaussian random first layer, and at the chosen width the exact
+Bayes error of one sampled random layer (closed form, no training).
+:func:`bound_explorer` puts sliders on the same figure and redraws it in place.
+:func:`plot_width_sweep` and :func:`plot_width_scaling` draw the rows returned by
+:func:`sts_lib.fcn.fcn_width_sweep`. All return matplotlib Figures, registered
+with pyplot like every figure of the course (``fig = plot_...(...)`` shows it),
+except a widget's figure, which lives only inside its widget.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
+
+from .._validate import check_float, check_int, check_T_q
+from ..fcn import bound_width_for_error, random_first_layer, random_first_layer_error, width_for_error
+from ..theory import fcn_bayes_error, fcn_lower_bound, zero_predictor_loss
+from .task import FigurePanel, new_figure
+
+
+def _bound_point(T: int, d: int, q: int, width: int, seed: int) -> dict:
+    """Relative numbers at one width: bound, expected and sampled random-layer Bayes error."""
+    base = zero_predictor_loss(d, q)
+    w_eff = min(width, T * d)            # rows beyond Td add nothing: the row space is full
+    bayes = fcn_bayes_error(random_first_layer(T, d, w_eff, seed=seed), T, d, q)
+    return {"bound": fcn_lower_bound(T, d, q, width) / base,
+            "random_mean": random_first_layer_error(T, d, q, width) / base,
+            "random_sample": bayes / base}
+
+
+def _draw_bound(fig: Figure, *, T: int, d: int, q: int, width: int, seed: int = 0) -> None:
+    """Update the bound figure in place (axes and artists are created on the first call)."""
+    if not hasattr(fig, "_sts_bound"):
+        ax = fig.add_subplot()
+        art = {"ax": ax}
+        (art["bound"],) = ax.plot([], [], c="k", lw=2, label="lower bound, any FCN (derived here)")
+        (art["random"],) = ax.plot([], [], "--", c="0.5", label="Gaussian random first layer (expected)")
+        (art["sample"],) = ax.plot([], [], "X", c="C1", ms=11, label="one sampled random layer (exact)")
+        (art["mark"],) = ax.plot([], [], "o", c="k", ms=8)
+        art["vline"] = ax.axvline(0, c="C0", lw=1, alpha=0.6)
+        art["td"] = ax.axvline(0, ls=":", c="gray")
+        art["text"] = ax.text(0.97, 0.95, "", transform=ax.transAxes, ha="right", va="top", fontsize=9,
+                              bbox={"fc": "white", "ec": "0.8"})
+        ax.set(xlabel="first-layer width $m_1$", ylabel="error / (d/q)", ylim=(-0.02, 1.1))
+        ax.legend(fontsize=8, loc="lower left")
+        fig._sts_bound = art
+    art = fig._sts_bound
+    Td = T * d
+    grid = np.arange(0, 2 * Td + 1)
+    base = zero_predictor_loss(d, q)
+    art["bound"].set_data(grid, fcn_lower_bound(T, d, q, grid) / base)
+    art["random"].set_data(grid, random_first_layer_error(T, d, q, grid) / base)
+    pt = _bound_point(T, d, q, width, seed)
+    art["sample"].set_data([width], [pt["random_sample"]])
+    art["mark"].set_data([width], [pt["bound"]])
+    art["vline"].set_xdata([width, width])
+    art["td"].set_xdata([Td, Td])
+    art["ax"].set_xlim(0, 2 * Td)
+    art["text"].set_text(f"$m_1={width}$, $Td={Td}$\nbound: {pt['bound']:.3f}\n"
+                         f"random layer: {pt['random_sample']:.3f}\n(abs. bound {pt['bound'] * base:.3f})")
+    art["ax"].set_title(f"T={T}, d={d}, q={q}: relative error allowed by a width-$m_1$ first layer", fontsize=10)
+
+
+def plot_bound_explorer(T: int = 10, d: int = 4, q: int = 3, width: int = 20, *, seed: int = 0) -> Figure:
+    """Static version of :func:`bound_explorer`: a new Figure for one setting.
+
+    >>> fig = plot_bound_explorer(T=6, d=2, q=2, width=5)
+    >>> len(fig.axes)
+    1
+    >>> plt.close(fig)
+    """
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    fig = new_figure((6.4, 3.8))
+    _draw_bound(fig, T=T, d=d, q=q, width=check_int("width", width, low=1), seed=check_int("seed", seed, low=0))
+    return fig
+
+
+def _clamp_bound(state: dict, controls: dict) -> dict:
+    controls["q"].max = state["T"]
+    state["q"] = min(state["q"], state["T"])
+    controls["width"].max = 2 * state["T"] * state["d"]
+    state["width"] = min(state["width"], 2 * state["T"] * state["d"])
+    return state
+
+
+def bound_explorer(T: int = 10, d: int = 4, q: int = 3, width: int = 20, *, seed: int = 0,
+                   max_T: int = 40, max_d: int = 10) -> FigurePanel:
+    """Sliders T, d, q, width (and the random layer's seed) over :func:`plot_bound_explorer`'s figure.
+
+    Display ``panel.widget``; ``panel.update(width=...)`` does what moving a slider does.
+    """
+    import ipywidgets as w
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    max_T = check_int("max_T", max_T, low=T)
+    max_d = check_int("max_d", max_d, low=d)
+    width = check_int("width", width, low=1, high=2 * T * d)
+    style = {"description_width": "initial"}
+    kw = {"style": style, "continuous_update": False}
+    controls = {
+        "T": w.IntSlider(value=T, min=2, max=max_T, description="T", **kw),
+        "d": w.IntSlider(value=d, min=1, max=max_d, description="d", **kw),
+        "q": w.IntSlider(value=q, min=1, max=T, description="q", **kw),
+        "width": w.IntSlider(value=width, min=1, max=2 * T * d, description="width m1", **kw),
+        "seed": w.IntSlider(value=check_int("seed", seed, low=0), min=0, max=99, description="seed", **kw),
+    }
+    return FigurePanel(new_figure((6.4, 3.8), for_widget=True), _draw_bound, controls, clamp=_clamp_bound)
+
+
+def _check_rows(rows) -> list[dict]:
+    if not isinstance(rows, (list, tuple)) or not rows:
+        raise ValueError("rows must be a non-empty list of dicts from sts_lib.fcn.fcn_width_sweep")
+    keys = {"T", "d", "q", "width", "rel_error"}
+    for r in rows:
+        if not isinstance(r, dict) or not keys <= set(r):
+            raise ValueError(f"every row needs the keys {sorted(keys)}; got {r!r}")
+    if len({(r["T"], r["d"], r["q"]) for r in rows}) != 1:
+        raise ValueError("rows mix several (T, d, q): plot each sweep separately or use plot_width_scaling")
+    return sorted(rows, key=lambda r: r["width"])
+
+
+def plot_width_sweep(rows: list[dict], *, transformer: dict | None = None, extra: list[dict] | None = None,
+                     ax=None, title: str | None = None) -> Figure:
+    """Measured relative error of trained FCNs against width, with the bound and the random-layer curve.
+
+    ``rows``: output of :func:`sts_lib.fcn.fcn_width_sweep` (one ``(T, d, q)``); error bars are
+    2 Monte-Carlo standard errors. ``extra``: more FCN rows of the same task (e.g. deeper nets),
+    drawn as separate markers labelled by their depth. ``transformer``: output of
+    :func:`sts_lib.fcn.transformer_baseline`, drawn as a star at its embedding width ``d + m``.
+    """
+    rows = _check_rows(rows)
+    T, d, q = rows[0]["T"], rows[0]["d"], rows[0]["q"]
+    base = zero_predictor_loss(d, q)
+    if ax is None:
+        fig = new_figure((6.4, 4.0))
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    w = np.array([r["width"] for r in rows])
+    top = int(max(w.max(), T * d))
+    grid = np.arange(0, top + 1)
+    ax.plot(grid, fcn_lower_bound(T, d, q, grid) / base, c="k", lw=2, label="lower bound (any FCN)")
+    ax.plot(grid, random_first_layer_error(T, d, q, grid) / base, "--", c="0.5",
+            label="random first layer, Bayes-optimal rest")
+    err = np.array([r["rel_error"] for r in rows])
+    se = np.array([r.get("error_se", 0.0) / base for r in rows])
+    ax.errorbar(w, err, yerr=2 * se, fmt="o-", c="C0", capsize=3, label="trained FCN (held-out)")
+    for i, r in enumerate(_check_rows(extra) if extra else []):
+        if (r["T"], r["d"], r["q"]) != (T, d, q):
+            raise ValueError("extra rows must be for the same (T, d, q) as rows")
+        ax.scatter([r["width"]], [r["rel_error"]], marker="D", s=45, c=f"C{2 + i}", zorder=4,
+                   label=f"trained FCN, {r.get('depth', '?')} hidden layers")
+    if transformer is not None:
+        ax.scatter([transformer["width"]], [transformer["rel_error"]], marker="*", s=220, c="C3", zorder=5,
+                   label=f"transformer, width $d+m$={transformer['width']}")
+    ax.axvline(T * d, ls=":", c="gray")
+    ax.text(T * d, 0.55, " $m_1=Td$", color="gray", fontsize=9, rotation=90, va="center", ha="right")
+    ax.set(xlabel="first-layer width $m_1$", ylabel="error / (d/q)", ylim=(-0.02, 1.12),
+           title=title or f"T={T}, d={d}, q={q}")
+    ax.legend(fontsize=8, loc="upper right")
+    return fig
+
+
+def plot_width_scaling(sweeps: dict, *, rel_target: float | None = None, title: str | None = None) -> Figure:
+    """Sweeps at several T, against width / (T d): trained FCN (solid) and the bound (dashed).
+
+    ``sweeps`` maps a label (e.g. T) to rows of :func:`sts_lib.fcn.fcn_width_sweep`. If
+    ``rel_target`` is given, a horizontal line marks it and the right panel shows the interpolated
+    width at which each sweep reaches it, against ``T d``.
+    """
+    if not isinstance(sweeps, dict) or not sweeps:
+        raise ValueError("sweeps must be a non-empty dict label -> rows of fcn_width_sweep")
+    fig = new_figure((10, 3.9) if rel_target is not None else (6.4, 3.9))
+    axes = fig.subplots(1, 2 if rel_target is not None else 1, squeeze=False)[0]
+    ax = axes[0]
+    xs, needed, bound_needed = [], [], []
+    for i, (label, rows) in enumerate(sweeps.items()):
+        rows = _check_rows(rows)
+        T, d, q = rows[0]["T"], rows[0]["d"], rows[0]["q"]
+        Td = T * d
+        w = np.array([r["width"] for r in rows])
+        ax.plot(w / Td, [r["rel_error"] for r in rows], "o-", c=f"C{i}", label=f"trained, T={T}, d={d}")
+        grid = np.arange(0, int(max(w.max(), Td)) + 1)
+        ax.plot(grid / Td, fcn_lower_bound(T, d, q, grid) / zero_predictor_loss(d, q), "--", c=f"C{i}", lw=1)
+        if rel_target is not None:
+            xs.append(Td)
+            needed.append(width_for_error(rows, rel_target))
+            bound_needed.append(bound_width_for_error(T, d, q, rel_target))
+    ax.set(xlabel="first-layer width / $(Td)$", ylabel="error / (d/q)", ylim=(-0.02, 1.1),
+           title=title or "trained FCNs (solid) and the bound (dashed)")
+    ax.axvline(1.0, ls=":", c="gray")
+    if rel_target is not None:
+        rel_target = check_float("rel_target", rel_target, low=0.0, strict_low=True)
+        ax.axhline(rel_target, c="C3", lw=0.8)
+        ax2 = axes[1]
+        xs_a = np.array(xs, dtype=float)
+        ax2.plot(xs_a, needed, "o-", c="C3", label="trained FCN (measured)")
+        ax2.plot(xs_a, bound_needed, "s--", c="k", label="required by the bound")
+        lim = max(np.nanmax(needed) if np.isfinite(needed).any() else 0, xs_a.max()) * 1.15
+        ax2.plot([0, lim], [0, lim], ":", c="gray", label="width $= Td$")
+        ax2.set(xlabel="$Td$", ylabel=f"width to reach error/(d/q) = {rel_target:g}", xlim=(0, lim),
+                ylim=(0, lim), title="width needed vs. $Td$")
+        ax2.legend(fontsize=8)
+    ax.legend(fontsize=8)
+    return fig
