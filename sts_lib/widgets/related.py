@@ -1,0 +1,123 @@
+"""Chapter 6 (related results): plots for Scan & Snap and Breaking Symmetry, and a learning-rate-ratio widget.
+
+Every plot helper takes data (histories from :mod:`sts_lib.scan_snap`, loss curves
+from :mod:`sts_lib.symmetry`) and returns a bare matplotlib Figure (never pyplot's,
+so a notebook shows it exactly once). :class:`ScanSnapExplorer` redraws one figure
+in place for the chosen eta_Y / eta_Z; :func:`scan_snap_widget` wraps it in
+ipywidgets, which is imported only there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib import cm
+from matplotlib.figure import Figure
+
+from .._validate import check_choice
+from ..scan_snap import ScanSnapHistory, token_groups
+
+
+def _draw_run(axes, hist: ScanSnapHistory, label: str = "") -> None:
+    """Three panels: attention on class 0's tokens, attention logits z (log-time axis), entropy."""
+    a1, a2, a3 = axes
+    for ax in axes:
+        ax.clear()
+    g = token_groups(hist.config["n_common"], hist.config["n_distinct"])
+    steps = np.maximum(hist.steps, 1)
+    dist = g["distinct_0"].numpy()
+    colors = cm.viridis(np.linspace(0.05, 0.95, len(dist)))
+    for i, (c, tok) in enumerate(zip(colors, dist)):
+        name = {0: f"distinct {tok} (rarest)", len(dist) - 1: f"distinct {tok} (most frequent)"}.get(i)
+        a1.plot(steps, hist.attention[:, 0, tok], color=c, lw=1.2, label=name)
+        a2.plot(steps, hist.z[:, tok], color=c, lw=1.2, label=name)
+    a1.plot(steps, hist.attention[:, 0, g["common"].numpy()].sum(-1), "k--", lw=1.5, label="all 10 common tokens")
+    a2.plot(steps, hist.z[:, g["common"].numpy()].mean(-1), "k--", lw=1.5, label="common tokens (mean)")
+    a1.set(xscale="log", xlabel="step", ylabel="attention (T -> inf)", ylim=(0, 1),
+           title=f"class 0 attention {label}")
+    a1.legend(fontsize=7, loc="upper left")
+    a2.set(xscale="log", xlabel="step (log scale)", ylabel="attention logit z", title="logits z (log-time axis)")
+    a2.legend(fontsize=7, loc="upper left")
+    a3.plot(steps, hist.entropy("distinct"), c="C3")
+    a3.axhline(np.log(len(dist)), ls=":", c="gray", lw=1)
+    a3.set(xscale="log", xlabel="step", ylabel="entropy (nats)", ylim=(0, np.log(len(dist)) * 1.05),
+           title="entropy over distinct tokens")
+
+
+def plot_scan_snap(hist: ScanSnapHistory, *, label: str = "") -> Figure:
+    """Attention on the distinct tokens (lighter = more frequent) and the common tokens, the logits z
+    against log-time, and the entropy over the distinct tokens, for one run."""
+    fig = Figure(figsize=(12, 3.3), layout="constrained")
+    _draw_run(fig.subplots(1, 3), hist, label)
+    return fig
+
+
+def plot_ratio_sweep(sweep: dict[float, ScanSnapHistory]) -> Figure:
+    """Left: entropy over distinct tokens against time, one curve per eta_Y/eta_Z.
+    Right: final entropy and final common-token attention against the ratio."""
+    if not sweep:
+        raise ValueError("sweep is empty (see sts_lib.scan_snap.lr_ratio_sweep)")
+    fig = Figure(figsize=(9.5, 3.3), layout="constrained")
+    a1, a2 = fig.subplots(1, 2)
+    ratios = sorted(sweep)
+    colors = cm.plasma(np.linspace(0.1, 0.85, len(ratios)))
+    for c, r in zip(colors, ratios):
+        h = sweep[r]
+        a1.plot(np.maximum(h.steps, 1), h.entropy("distinct"), color=c, label=f"eta_Y/eta_Z = {r:g}")
+    a1.set(xscale="log", xlabel="step", ylabel="entropy (nats)", title="entropy over distinct tokens")
+    a1.legend(fontsize=7)
+    H = [sweep[r].entropy("distinct")[-1] for r in ratios]
+    C = [sweep[r].common_mass()[-1] for r in ratios]
+    a2.plot(ratios, H, "o-", c="C3", label="final entropy (distinct)")
+    a2.set(xscale="log", xlabel="eta_Y / eta_Z (eta_Z fixed)", ylabel="entropy (nats)", title="learning-rate ratio")
+    b2 = a2.twinx()
+    b2.plot(ratios, C, "s--", c="k", label="final common-token attention")
+    b2.set_ylabel("attention on common tokens")
+    a2.legend(handles=a2.get_lines() + b2.get_lines(), fontsize=7, loc="upper left")
+    return fig
+
+
+def plot_nope_sts(curves: dict[str, dict], *, plateau: float, best_symmetric: float | None = None) -> Figure:
+    """Held-out loss of the STS_q theory transformer with and without token PEs, against the plateau."""
+    fig = Figure(figsize=(5.2, 3.2), layout="constrained")
+    ax = fig.subplots()
+    for i, (label, c) in enumerate(curves.items()):
+        ax.semilogy(c["step"], c["loss"], label=label, c=f"C{i}")
+    ax.axhline(plateau, ls="--", c="gray", label="uniform plateau d(T-q)/(qT)")
+    if best_symmetric is not None:
+        ax.axhline(best_symmetric, ls=":", c="k", label="best symmetric predictor (same batch)")
+    ax.set(xlabel="step", ylabel="held-out loss", title="STS_q without token PEs")
+    ax.legend(fontsize=7)
+    return fig
+
+
+class ScanSnapExplorer:
+    """The three-panel Scan & Snap figure for one run of a sweep, redrawn in place by :meth:`update`."""
+
+    def __init__(self, sweep: dict[float, ScanSnapHistory]):
+        if not sweep:
+            raise ValueError("sweep is empty (see sts_lib.scan_snap.lr_ratio_sweep)")
+        self.sweep = sweep
+        self.fig = Figure(figsize=(12, 3.3), layout="constrained")
+        self.axes = self.fig.subplots(1, 3)
+        self.ratio = None
+
+    def update(self, ratio: float | None = None) -> Figure:
+        """Redraw for eta_Y / eta_Z = ``ratio`` (one of the sweep's keys; default the largest)."""
+        ratio = check_choice("ratio", max(self.sweep) if ratio is None else ratio, self.sweep)
+        self.ratio = ratio
+        _draw_run(self.axes, self.sweep[ratio], f"(eta_Y/eta_Z = {ratio:g})")
+        self.fig.canvas.draw_idle()
+        return self.fig
+
+
+def scan_snap_widget(sweep: dict[float, ScanSnapHistory], explorer: ScanSnapExplorer | None = None):
+    """ipywidgets panel (a :class:`~sts_lib.widgets.task.FigurePanel`): a slider over the sweep's
+    ratios that redraws the explorer's one figure in place. Display ``panel.widget``."""
+    import ipywidgets as W
+
+    from .task import FigurePanel
+
+    ex = explorer or ScanSnapExplorer(sweep)
+    slider = W.SelectionSlider(options=sorted(sweep), value=ex.ratio if ex.ratio is not None else max(sweep),
+                               description="eta_Y/eta_Z", continuous_update=False)
+    return FigurePanel(ex.fig, lambda fig, ratio: ex.update(ratio), {"ratio": slider})
