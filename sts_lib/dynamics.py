@@ -1,0 +1,370 @@
+"""Gradient-descent dynamics of the theory transformer: rate fits, the symmetry reduction, a scalar model.
+
+Chapter 3 asks three questions of a training run from zero initialisation: does the
+loss decay like O(1/t) (is 1/loss linear in t), does the attention scale grow like
+(1/2) log t, and does the iterate stay in the symmetric family W_EE = alpha I +
+beta 11^T, V_X = gamma I with every other block at 0? The fits and the block
+report below answer them from a :class:`~sts_lib.train.History`. The symmetric
+family turns population gradient descent into a recursion on two scalars
+(alpha, gamma); :func:`reduced_dynamics` iterates it. That recursion is *derived in
+this course* (paper_spec §4.4, tag [R]), not taken from the paper, and it is tested
+against full-matrix training in ``tests/test_dynamics.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ._validate import check_float, check_int, check_T_q
+from .device import make_generator
+from .models import TheoryTransformer, ground_truth
+from .task import STSTask, sts_loss
+
+
+# -- fits ------------------------------------------------------------------------------
+def _linear_fit(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Least-squares line y = slope x + intercept, with R^2."""
+    slope, intercept = np.polyfit(x, y, 1)
+    resid = y - (slope * x + intercept)
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - float((resid ** 2).sum()) / ss_tot if ss_tot > 0 else 1.0
+    return {"slope": float(slope), "intercept": float(intercept), "r2": r2}
+
+
+def _tail(steps, values, tail: float, name: str) -> tuple[np.ndarray, np.ndarray]:
+    steps = np.asarray(steps, dtype=float)
+    values = np.asarray(values, dtype=float)
+    if steps.ndim != 1 or steps.shape != values.shape:
+        raise ValueError(f"steps and {name} must be 1-d arrays of the same length, "
+                         f"got shapes {steps.shape} and {values.shape}")
+    tail = check_float("tail", tail, low=0.0, high=1.0, strict_low=True)
+    start = steps[0] + (1.0 - tail) * (steps[-1] - steps[0])
+    keep = steps >= start
+    if keep.sum() < 3:
+        raise ValueError(f"the last {tail:.0%} of the run holds {int(keep.sum())} points; "
+                         "a fit needs at least 3 (log more often or raise tail)")
+    if not np.isfinite(values[keep]).all():
+        raise ValueError(f"{name} contains non-finite values in the fitted range")
+    return steps[keep], values[keep]
+
+
+def fit_inverse_loss_rate(steps, loss, tail: float = 0.5) -> dict[str, float]:
+    """Fit 1/loss = slope * step + intercept on the last ``tail`` fraction of the run.
+
+    A loss decaying like ``1/(a t + b)`` gives a straight line, so ``r2`` close to 1
+    is the O(1/t) signature of Figure 1 (left). Returns slope, intercept, r2 and the
+    first fitted step ``start``.
+
+    >>> t = np.arange(0, 1001, 10)
+    >>> fit = fit_inverse_loss_rate(t, 1.0 / (0.2 * t + 5.0))
+    >>> round(fit["slope"], 6), round(fit["r2"], 6)
+    (0.2, 1.0)
+    """
+    x, loss = _tail(steps, loss, tail, "loss")
+    if (loss <= 0).any():
+        raise ValueError("loss must be > 0 to take its inverse")
+    out = _linear_fit(x, 1.0 / loss)
+    out["start"] = float(x[0])
+    return out
+
+
+def fit_log_growth(steps, values, tail: float = 0.5) -> dict[str, float]:
+    """Fit values = slope * log(step) + intercept on the last ``tail`` fraction (steps > 0).
+
+    Applied to the attention gap alpha_t (or ||W||_F), the O(1/t) story predicts
+    slope 1/2 for alpha (sqrt(m-1)/2 for ||W||_F with one-hot PE).
+
+    >>> t = np.arange(1, 2001)
+    >>> fit = fit_log_growth(t, 0.5 * np.log(t) + 1.0)
+    >>> round(fit["slope"], 6), round(fit["r2"], 6)
+    (0.5, 1.0)
+    """
+    x, values = _tail(steps, values, tail, "values")
+    if (x <= 0).any():
+        raise ValueError("steps in the fitted range must be > 0 to take log(step)")
+    out = _linear_fit(np.log(x), values)
+    out["start"] = float(x[0])
+    return out
+
+
+# -- the symmetric family ------------------------------------------------------------
+def symmetry_report(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float]:
+    """How close (W, V) is to the symmetric family W_EE = alpha I + beta 11^T, V_X = gamma I.
+
+    W ``(d+m, d+m)``, V ``(d, d+m)``. Returns
+
+    * ``alpha`` (diagonal minus off-diagonal mean of W_EE: the score gap between a
+      selected and an unselected position under one-hot PE), ``beta`` (off-diagonal
+      mean), ``gamma`` (diagonal mean of V_X);
+    * ``ee_residual``: ||W_EE - alpha I - beta 11^T||_F / ||W_EE||_F, ``vx_residual``
+      likewise for V_X - gamma I, ``offdiag_spread``: std of W_EE's off-diagonal entries / |alpha|;
+    * ``cos_EE_I``: cosine of W_EE with the identity;
+    * the Frobenius norms of the blocks that should stay 0: ``W_XX``, ``W_XE``, ``W_EX``, ``V_E``,
+      and ``off_share``: their share of ||W||^2 + ||V||^2.
+
+    >>> W, V = ground_truth(3, 4)
+    >>> r = symmetry_report(W, V, 3)
+    >>> r["alpha"], r["beta"], r["gamma"], r["ee_residual"], r["off_share"]
+    (1.0, 0.0, 1.0, 0.0, 0.0)
+    """
+    d = check_int("d", d, low=1)
+    W, V = torch.as_tensor(W).detach().double(), torch.as_tensor(V).detach().double()
+    D = W.shape[0]
+    if W.ndim != 2 or W.shape[1] != D or D <= d:
+        raise ValueError(f"W must be square (d+m, d+m) with m >= 1, got shape {tuple(W.shape)} for d={d}")
+    if V.shape != (d, D):
+        raise ValueError(f"V must have shape (d, d+m) = ({d}, {D}), got {tuple(V.shape)}")
+    m = D - d
+    E, VX = W[d:, d:], V[:, :d]
+    diag = E.diagonal().mean()
+    beta = (E.sum() - E.diagonal().sum()) / (m * m - m) if m > 1 else torch.zeros((), dtype=E.dtype)
+    alpha = diag - beta
+    gamma = VX.diagonal().mean()
+    eye_m = torch.eye(m, dtype=E.dtype)
+    ee_res = E - alpha * eye_m - beta
+    vx_res = VX - gamma * torch.eye(d, dtype=VX.dtype)
+    off = E[~torch.eye(m, dtype=torch.bool)]
+    blocks = {"W_XX": W[:d, :d], "W_XE": W[:d, d:], "W_EX": W[d:, :d], "V_E": V[:, d:]}
+
+    def rel(a, b):
+        nb = float(b.norm())
+        return float(a.norm()) / nb if nb > 0 else 0.0
+
+    total = float(W.pow(2).sum() + V.pow(2).sum())
+    out = {"alpha": float(alpha), "beta": float(beta), "gamma": float(gamma),
+           "ee_residual": rel(ee_res, E), "vx_residual": rel(vx_res, VX),
+           "offdiag_spread": float(off.std()) / abs(float(alpha)) if m > 2 and alpha != 0 else 0.0,
+           "cos_EE_I": float((E.diagonal().sum()) / (E.norm() * math.sqrt(m))) if E.norm() > 0 else 0.0}
+    for k, b in blocks.items():
+        out[k] = float(b.norm())
+    out["off_share"] = sum(out[k] ** 2 for k in blocks) / total if total > 0 else 0.0
+    return out
+
+
+def snapshot_reports(hist, d: int) -> dict[str, np.ndarray]:
+    """:func:`symmetry_report` of every W/V snapshot of a History, as arrays keyed by field (+ ``step``)."""
+    if not hist.snapshots:
+        raise ValueError("this History has no snapshots; train with TrainConfig(snapshot_every=...)")
+    rows = [symmetry_report(s["W"], s["V"], d) for s in hist.snapshots]
+    out = {k: np.array([r[k] for r in rows]) for k in rows[0]}
+    out["step"] = np.array([s["step"] for s in hist.snapshots])
+    return out
+
+
+# -- the reduced scalar model [R] ------------------------------------------------------
+def reduced_loss(alpha, gamma, d: int, T: int, q: int):
+    """Population loss at W_EE = alpha I + beta 11^T, V_X = gamma I, other blocks 0 (one-hot PE).
+
+    With a_s = e^alpha / D, a_u = 1 / D, D = q e^alpha + T - q (selected / unselected
+    attention): L = d [q (gamma a_s - 1/q)^2 + (T - q) gamma^2 a_u^2]. At gamma = 1 this is
+    :func:`sts_lib.theory.loss_on_ray`. Works elementwise on numpy arrays.
+
+    >>> from sts_lib.theory import loss_on_ray
+    >>> bool(np.isclose(reduced_loss(1.3, 1.0, 4, 10, 3), loss_on_ray(1.3, 4, 10, 3)))
+    True
+    """
+    d = check_int("d", d, low=1)
+    T, q = check_T_q(T, q)
+    a_s, a_u = _attention(np.asarray(alpha, dtype=float), T, q)
+    gamma = np.asarray(gamma, dtype=float)
+    out = d * (q * (gamma * a_s - 1.0 / q) ** 2 + (T - q) * (gamma * a_u) ** 2)
+    return out if out.ndim else float(out)
+
+
+def _attention(alpha, T, q):
+    # Divide through by e^alpha when alpha > 0 so large alphas do not overflow.
+    big = alpha > 0
+    e = np.exp(np.where(big, -alpha, alpha))
+    a_s = np.where(big, 1.0 / (q + (T - q) * e), e / (q * e + T - q))
+    a_u = np.where(big, e / (q + (T - q) * e), 1.0 / (q * e + T - q))
+    return a_s, a_u
+
+
+def optimal_gamma(alpha, T: int, q: int):
+    """The value scale gamma*(alpha) minimising :func:`reduced_loss` at gap alpha [R]:
+
+        gamma* = e^alpha (q e^alpha + T - q) / (q e^(2 alpha) + T - q),
+
+    equal to 1 at alpha = 0 and as alpha -> infinity, and above 1 in between (V scales up
+    to make up for the attention that still leaks onto unselected tokens).
+
+    >>> float(optimal_gamma(0.0, 20, 3)), round(float(optimal_gamma(1.3, 20, 3)), 3)
+    (1.0, 1.791)
+    """
+    T, q = check_T_q(T, q)
+    alpha = np.asarray(alpha, dtype=float)
+    # Written in e^{-|alpha|} so that large alphas do not overflow.
+    e = np.exp(-np.abs(alpha))
+    pos = (q + (T - q) * e) / (q + (T - q) * e ** 2)
+    neg = e * (q * e + T - q) / (q * e ** 2 + T - q)
+    out = np.where(alpha > 0, pos, neg)
+    return out if out.ndim else float(out)
+
+
+def profile_loss(alpha, d: int, T: int, q: int):
+    """min over gamma of :func:`reduced_loss`: L*(alpha) = d (T - q) / (q (q e^(2 alpha) + T - q)) [R].
+
+    Strictly positive for every finite alpha, so on the symmetric family the infimum 0
+    is approached only as alpha -> infinity; and 1/L* is affine in e^(2 alpha).
+
+    >>> bool(np.isclose(profile_loss(1.3, 5, 20, 3), reduced_loss(1.3, optimal_gamma(1.3, 20, 3), 5, 20, 3)))
+    True
+    """
+    d = check_int("d", d, low=1)
+    T, q = check_T_q(T, q)
+    alpha = np.asarray(alpha, dtype=float)
+    out = d * (T - q) / (q * (q * np.exp(2 * alpha) + T - q))
+    return out if out.ndim else float(out)
+
+
+def _reduced_grad(alpha: float, gamma: float, d: int, T: int, q: int) -> tuple[float, float]:
+    """(dL/dalpha, dL/dgamma) of :func:`reduced_loss`, in Python floats (the recursion's hot loop)."""
+    # d a_s / d alpha = a_s (1 - q a_s); d a_u / d alpha = -q a_s a_u.
+    if alpha > 0:
+        e = math.exp(-alpha)
+        a_s, a_u = 1.0 / (q + (T - q) * e), e / (q + (T - q) * e)
+    else:
+        e = math.exp(alpha)
+        a_s, a_u = e / (q * e + T - q), 1.0 / (q * e + T - q)
+    r = gamma * a_s - 1.0 / q
+    g_alpha = d * (2 * q * r * gamma * a_s * (1 - q * a_s) - 2 * (T - q) * gamma ** 2 * a_u ** 2 * q * a_s)
+    g_gamma = d * (2 * q * r * a_s + 2 * (T - q) * gamma * a_u ** 2)
+    return g_alpha, g_gamma
+
+
+def reduced_dynamics(d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps: int,
+                     pool: int | None = None) -> dict[str, np.ndarray]:
+    """Population gradient descent from zero, reduced to the scalars (alpha, gamma).
+
+    Derived here [R]: by permutation symmetry the gradient in W_EE is a I + b 11^T with
+    <grad, 11^T> = 0 (softmax ignores a common shift), so b = -a/N for a one-hot pool of
+    N slots (N = T for fixed one-hot PE) and dL/dalpha = a (N - 1). By rotation
+    symmetry the gradient in V_X is g I with dL/dgamma = g d. Full-matrix GD with
+    rates lr_W, lr_V is therefore
+
+        alpha <- alpha - lr_W / (N - 1) * dL/dalpha,   gamma <- gamma - lr_V / d * dL/dgamma.
+
+    ``pool`` is N (default T). Returns arrays ``step``, ``alpha``, ``gamma``, ``loss``
+    of length steps + 1.
+
+    >>> r = reduced_dynamics(5, 20, 3, lr_W=1.0, lr_V=1.0, steps=2)
+    >>> r["alpha"][:2].tolist(), round(float(r["gamma"][1]), 6)   # W cannot move before V has
+    ([0.0, 0.0], 0.1)
+    """
+    d = check_int("d", d, low=1)
+    T, q = check_T_q(T, q)
+    steps = check_int("steps", steps, low=0)
+    lr_W = check_float("lr_W", lr_W, low=0.0)
+    lr_V = check_float("lr_V", lr_V, low=0.0)
+    N = T if pool is None else check_int("pool", pool, low=T)
+    if N < 2:
+        raise ValueError("the reduced model needs at least 2 positions (pool >= 2)")
+    alpha, gamma = np.zeros(steps + 1), np.zeros(steps + 1)
+    a, g = 0.0, 0.0
+    for t in range(steps):
+        g_a, g_g = _reduced_grad(a, g, d, T, q)
+        a, g = a - lr_W / (N - 1) * g_a, g - lr_V / d * g_g
+        alpha[t + 1], gamma[t + 1] = a, g
+    return {"step": np.arange(steps + 1), "alpha": alpha, "gamma": gamma,
+            "loss": reduced_loss(alpha, gamma, d, T, q)}
+
+
+def predicted_inverse_slope(lr_W: float, pool: int) -> float:
+    """Late-time slope of 1/loss per step under the reduced model: 4 lr_W / (N - 1) [R].
+
+    On the ray (gamma = 1), dL/dalpha -> -2L, so d(1/L)/dt = lr_W/(N-1) (dL/dalpha)^2 / L^2
+    -> 4 lr_W/(N-1), whatever d and q. ``pool`` is N (T for fixed one-hot PE).
+
+    >>> predicted_inverse_slope(1.0, 21)
+    0.2
+    """
+    lr_W = check_float("lr_W", lr_W, low=0.0, strict_low=True)
+    pool = check_int("pool", pool, low=2)
+    return 4.0 * lr_W / (pool - 1)
+
+
+# -- probes of a model -------------------------------------------------------------
+def gradients_at_zero(task: STSTask, *, batch_size: int = 4096, seed: int = 0) -> dict[str, float]:
+    """Gradients of the loss at W = V = 0 on one batch: the value matrix moves first.
+
+    Returns ``grad_W_norm`` (exactly 0: df/dW carries a factor V), ``grad_VX_diag``
+    (mean diagonal of dL/dV_X; the population value is -2/T), ``grad_VX_offdiag``
+    (largest off-diagonal |entry|) and ``grad_VE_norm``.
+    """
+    model = TheoryTransformer(task.d, task.m)
+    batch = task.sample(check_int("batch_size", batch_size, low=1), generator=make_generator(seed))
+    loss = sts_loss(model(batch), batch.target)
+    loss.backward()
+    d = task.d
+    gV = model.V.grad
+    gVX = gV[:, :d]
+    off = gVX - torch.diag(gVX.diagonal())
+    return {"grad_W_norm": float(model.W.grad.norm()), "grad_VX_diag": float(gVX.diagonal().mean()),
+            "grad_VX_offdiag": float(off.abs().max()), "grad_VE_norm": float(gV[:, d:].norm()),
+            "predicted_VX_diag": -2.0 / task.T}
+
+
+def ray_loss_mc(task: STSTask, cs, *, gamma: float | None = 1.0, batch_size: int = 20000,
+                seed: int = 0, T: int | None = None) -> np.ndarray:
+    """Monte-Carlo loss of the theory transformer at W = c W*, V = gamma V*, for each c in ``cs``.
+
+    ``gamma=None`` uses, for each c, the best scale gamma (closed-form least squares on
+    the batch), i.e. the lowest loss reachable with V_X = gamma I at that attention. One
+    batch (common random numbers) serves every c, so differences between c's are not
+    sampling noise. Works for any PE and test length ``T``; for one-hot PE and
+    gamma = 1 it estimates :func:`sts_lib.theory.loss_on_ray`.
+    """
+    cs = np.atleast_1d(np.asarray(cs, dtype=float))
+    if gamma is not None:
+        gamma = check_float("gamma", gamma)
+    batch = task.sample(check_int("batch_size", batch_size, low=1), T=T, generator=make_generator(seed))
+    model = TheoryTransformer(task.d, task.m)
+    W_star, V_star = ground_truth(task.d, task.m)
+    out = []
+    with torch.no_grad():
+        model.V.copy_(V_star)
+        for c in cs:
+            model.W.copy_(float(c) * W_star)
+            pred = model(batch)                              # (B, d): attention-pooled tokens
+            g = (float((pred * batch.target).sum() / pred.pow(2).sum()) if gamma is None else gamma)
+            out.append(float(sts_loss(g * pred, batch.target)))
+    return np.array(out)
+
+
+def wxe_curvature(task: STSTask, alpha: float, gamma: float | None = None, *, batch_size: int = 4000,
+                  iters: int = 25, seed: int = 0) -> float:
+    """Largest eigenvalue of the loss Hessian in the W_XE block at W = alpha W*, V = gamma V*.
+
+    W_XE lets the *content* of a token change its score. It stays 0 in population
+    gradient descent from zero, but minibatch noise pushes it off 0, and gradient
+    descent with lr_W above 2 / (this eigenvalue) amplifies the push instead of damping it.
+    ``gamma=None`` uses :func:`optimal_gamma`. Power iteration on Hessian-vector
+    products through the dense reference forward (which supports double backward).
+    """
+    from .models import dense_reference_forward
+
+    alpha = check_float("alpha", alpha)
+    gamma = optimal_gamma(alpha, task.T, task.q) if gamma is None else check_float("gamma", gamma)
+    iters = check_int("iters", iters, low=1)
+    batch = task.sample(check_int("batch_size", batch_size, low=1), generator=make_generator(seed))
+    d = task.d
+    W_star, V_star = ground_truth(d, task.m, dtype=torch.float64)
+    batch = type(batch)(batch.X.double(), batch.pe, batch.y, batch.mask.double(), batch.x_query.double(),
+                        batch.pe_query.double(), batch.target.double())
+    W0, V0 = alpha * W_star, gamma * V_star
+
+    def loss_of(M):
+        W = torch.cat([torch.cat([W0[:d, :d], M], 1), W0[d:]], 0)
+        return sts_loss(dense_reference_forward(W, V0, batch), batch.target)
+
+    v = torch.randn(d, task.m, generator=make_generator(seed + 1), dtype=torch.float64)
+    v /= v.norm()
+    lam = 0.0
+    for _ in range(iters):
+        _, hv = torch.autograd.functional.hvp(loss_of, torch.zeros(d, task.m, dtype=torch.float64), v)
+        lam = float((hv * v).sum())
+        v = hv / hv.norm()
+    return lam

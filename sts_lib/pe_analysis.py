@@ -1,0 +1,294 @@
+"""Measurements on positional encodings: near-orthogonality, the selection margin, and sampler comparisons.
+
+Chapter 4 asks how wide a random PE must be for the query sum_{j in y} p_j to pick
+out the selected positions: the score of position i is s_i = <p_i, sum_{j in y} p_j>,
+about 1 on y and about 0 (noise of variance q/m) elsewhere, so a union bound over
+the T positions asks for m of order q log T (Sanford et al.'s construction). The
+functions below measure the coherence max |<p_i, p_j>|, the margin
+min_{i in y} s_i - max_{i not in y} s_i, the smallest width at which the margin is
+positive with a given probability, and they train the theory transformer under each
+stochastic sampler so the chapter can say which one behaves like the paper's figures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ._validate import check_float, check_int, check_T_q
+from .device import make_generator
+from .dynamics import fit_inverse_loss_rate, symmetry_report
+from .models import TheoryTransformer
+from .positional import PositionalEncoding, StochasticCodebookPE, StochasticOneHotPE, StochasticRandomPE
+from .task import STSTask, sample_subsets
+from .train import TrainConfig, train
+
+
+def _check_pe(pe) -> PositionalEncoding:
+    if not isinstance(pe, PositionalEncoding):
+        raise TypeError(f"pe must be a PositionalEncoding (see sts_lib.make_pe), got {type(pe).__name__}")
+    return pe
+
+
+SAMPLERS = ("random", "onehot_pool", "codebook")
+
+
+def make_sampler(name: str, m: int, *, T: int | None = None, codebook_size: int | None = None,
+                 seed: int = 0) -> PositionalEncoding:
+    """One of the three candidate stochastic-PE samplers of paper_spec §3.3, by name.
+
+    * ``'random'``: fresh uniform unit vectors in R^m for every sequence (:class:`StochasticRandomPE`);
+    * ``'onehot_pool'``: T random slots of a one-hot pool of size N = m (:class:`StochasticOneHotPE`);
+      needs m >= T, the longest length it will see;
+    * ``'codebook'``: T random rows of a fixed table of ``codebook_size`` unit vectors in R^m
+      (default 2 max(m, T)), drawn once from ``seed`` (:class:`StochasticCodebookPE`).
+
+    >>> make_sampler("onehot_pool", 64, T=20).m, make_sampler("codebook", 32, T=20).max_len
+    (64, 64)
+    """
+    if name not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {list(SAMPLERS)}, got {name!r}")
+    m = check_int("m", m, low=1)
+    if T is not None:
+        T = check_int("T", T, low=1)
+    if name == "random":
+        return StochasticRandomPE(m, kind="sphere")
+    if name == "onehot_pool":
+        if T is not None and m < T:
+            raise ValueError(f"the one-hot pool needs N = m >= T, got m={m}, T={T}")
+        return StochasticOneHotPE(max_len=m)
+    size = 2 * max(m, T or 0) if codebook_size is None else check_int("codebook_size", codebook_size, low=1)
+    if T is not None and size < T:
+        raise ValueError(f"codebook_size must be >= T={T}, got {size}")
+    return StochasticCodebookPE(m, size, kind="sphere", seed=seed)
+
+
+def pairwise_coherence(pe: PositionalEncoding, T: int, *, n: int = 64,
+                       generator: torch.Generator | None = None) -> torch.Tensor:
+    """max_{i != j} |<p_i, p_j>| within each of ``n`` sampled sequences of length ``T``: ``(n,)``.
+
+    0 for one-hot families; about sqrt(2 log(T(T-1)) / m) for random unit vectors in R^m.
+
+    >>> from sts_lib.positional import StochasticOneHotPE
+    >>> pairwise_coherence(StochasticOneHotPE(30), 10, n=4).tolist()
+    [0.0, 0.0, 0.0, 0.0]
+    """
+    pe = _check_pe(pe)
+    T = check_int("T", T, low=2)
+    n = check_int("n", n, low=1)
+    P = pe.sample(n, T, generator=generator).to_dense().double()       # (n, T, m)
+    G = P @ P.transpose(1, 2)                                          # (n, T, T) Gram matrices
+    G.diagonal(dim1=1, dim2=2).zero_()
+    return G.abs().amax(dim=(1, 2))
+
+
+def coherence_sweep(Ts, ms, *, n: int = 32, seed: int = 0) -> dict[int, np.ndarray]:
+    """Mean over ``n`` sequences of max_{i != j} |<p_i, p_j>| for fresh random unit vectors:
+    T -> array over ``ms``."""
+    out = {}
+    for T in Ts:
+        g = make_generator(seed)
+        out[int(T)] = np.array([float(pairwise_coherence(StochasticRandomPE(int(m)), T, n=n, generator=g).mean())
+                                for m in ms])
+    return out
+
+
+def coherence_reference(T: int, m: int) -> dict[str, float]:
+    """Two reference scales for the coherence of T random unit vectors in R^m.
+
+    ``paper_scale`` = sqrt(2 log T / m) (paper_spec §3.3, up to O(1)) and ``union_bound`` =
+    sqrt(2 log(T (T - 1)) / m), the level that the largest of the T(T-1)/2 pairwise
+    products (each about N(0, 1/m)) reaches.
+
+    >>> r = coherence_reference(100, 400)
+    >>> round(r["paper_scale"], 4), round(r["union_bound"], 4)
+    (0.1517, 0.2145)
+    """
+    T = check_int("T", T, low=2)
+    m = check_int("m", m, low=1)
+    return {"paper_scale": math.sqrt(2 * math.log(T) / m),
+            "union_bound": math.sqrt(2 * math.log(T * (T - 1)) / m)}
+
+
+def query_scores(pe: PositionalEncoding, T: int, q: int, *, n: int = 256,
+                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scores s_i = <p_i, sum_{j in y} p_j> of ``n`` sequences and the selection mask, both ``(n, T)``.
+
+    This is the attention logit of the ground-truth direction W = W* (up to its scale c).
+    """
+    pe = _check_pe(pe)
+    T, q = check_T_q(T, q)
+    n = check_int("n", n, low=1)
+    pes = pe.sample(n, T, generator=generator)
+    y = sample_subsets(n, T, q, generator=generator)
+    mask = torch.zeros(n, T).scatter_(1, y, 1.0)
+    return pes.scores(pes.select_sum(y)), mask
+
+
+def selection_margin(pe: PositionalEncoding, T: int, q: int, *, n: int = 256,
+                     generator: torch.Generator | None = None) -> torch.Tensor:
+    """min over selected s_i minus max over unselected s_i, per sequence: ``(n,)``.
+
+    A positive margin means a large enough attention scale c puts (almost) all the
+    weight on y; for one-hot families it is exactly 1. Needs q < T.
+    """
+    T, q = check_T_q(T, q)
+    if q == T:
+        raise ValueError(f"the margin needs an unselected position: q must be < T, got q={q}, T={T}")
+    s, mask = query_scores(pe, T, q, n=n, generator=generator)
+    sel = s.masked_fill(mask == 0, float("inf")).amin(1)
+    unsel = s.masked_fill(mask == 1, float("-inf")).amax(1)
+    return sel - unsel
+
+
+def margin_success_rate(m: int, T: int, q: int, *, n: int = 400, kind: str = "sphere", seed: int = 0) -> float:
+    """Fraction of sequences whose selection margin is positive, for fresh random PEs in R^m."""
+    pe = StochasticRandomPE(check_int("m", m, low=1), kind=kind)
+    margin = selection_margin(pe, T, q, n=n, generator=make_generator(seed))
+    return float((margin > 0).double().mean())
+
+
+def min_width_for_margin(T: int, q: int, *, prob: float = 0.95, n: int = 400, kind: str = "sphere",
+                         seed: int = 0, m_max: int = 8192) -> int:
+    """Smallest m with P(margin > 0) >= ``prob`` for random PEs (bracketing, then bisection).
+
+    The success rate is estimated on ``n`` sequences with the same seed at every m, so
+    the search sees a (nearly) monotone curve; the answer is accurate to the Monte-Carlo
+    error of that estimate.
+
+    >>> min_width_for_margin(16, 2, n=200) < min_width_for_margin(16, 6, n=200)
+    True
+    """
+    T, q = check_T_q(T, q)
+    prob = check_float("prob", prob, low=0.0, high=1.0, strict_low=True)
+    m_max = check_int("m_max", m_max, low=2)
+
+    def ok(m):
+        return margin_success_rate(m, T, q, n=n, kind=kind, seed=seed) >= prob
+
+    # Bracket the answer starting from half the heuristic width (saves most of the doubling).
+    hi = max(2, int(margin_width_heuristic(T, q) / 2)) if q < T else 2
+    if ok(hi):
+        lo = hi // 2
+        while lo >= 2 and ok(lo):
+            hi, lo = lo, lo // 2
+    else:
+        while not ok(hi):
+            if hi >= m_max:
+                raise ValueError(f"no m <= m_max={m_max} reaches P(margin > 0) >= {prob}; raise m_max")
+            hi = min(2 * hi, m_max)
+        lo = hi // 2
+    # Now ok(hi) holds and ok(lo) fails (or lo < 2).
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def margin_width_heuristic(T: int, q: int) -> float:
+    """m at which the typical margin closes: q (sqrt(2 log(T - q)) + sqrt(2 log q))^2 [R].
+
+    Unselected scores are about N(0, q/m), so their maximum is about sqrt(q/m) sqrt(2 log(T - q));
+    the q selected scores are about 1 + N(0, (q - 1)/m), so their minimum falls short of 1 by about
+    sqrt(q/m) sqrt(2 log q). The margin is positive when the two gaps add up to less than 1.
+    Compared with q log T it also charges the log q of the minimum over the selected tokens.
+
+    >>> round(margin_width_heuristic(256, 8), 1)
+    229.8
+    """
+    T, q = check_T_q(T, q)
+    if q >= T:
+        raise ValueError(f"q must be < T, got q={q}, T={T}")
+    return q * (math.sqrt(2 * math.log(T - q)) + math.sqrt(2 * math.log(q))) ** 2 if T - q > 1 else float(q)
+
+
+def success_curve(T: int, q: int, ms, *, n: int = 400, seed: int = 0) -> np.ndarray:
+    """P(margin > 0) at each width in ``ms`` (fresh random unit vectors): one value per m."""
+    return np.array([margin_success_rate(int(m), T, q, n=n, seed=seed) for m in ms])
+
+
+def width_sweep(Ts, qs, *, prob: float = 0.95, n: int = 400, seed: int = 0) -> list[dict]:
+    """:func:`min_width_for_margin` over a grid, with q log T and the ratio m*/(q log T) per row."""
+    rows = []
+    for T in Ts:
+        for q in qs:
+            m_star = min_width_for_margin(T, q, prob=prob, n=n, seed=seed)
+            qlog = q * math.log(T)
+            rows.append({"T": int(T), "q": int(q), "m_star": m_star, "q_log_T": qlog, "ratio": m_star / qlog,
+                         "heuristic": margin_width_heuristic(T, q)})
+    return rows
+
+
+def fit_through_origin(x, y) -> dict[str, float]:
+    """Least-squares y = slope * x (no intercept) with R^2 about the mean.
+
+    >>> fit_through_origin([1, 2, 3], [2, 4, 6])
+    {'slope': 2.0, 'r2': 1.0}
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
+        raise ValueError(f"x and y must be 1-d of the same length >= 2, got {x.shape} and {y.shape}")
+    slope = float((x * y).sum() / (x * x).sum())
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - float(((y - slope * x) ** 2).sum()) / ss_tot if ss_tot > 0 else 1.0
+    return {"slope": slope, "r2": r2}
+
+
+# -- training under each sampler ---------------------------------------------------
+def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_test: int = 40,
+                     steps: int = 800, lr_W: float = 0.5, lr_V: float = 0.5, batch_size: int = 256,
+                     log_every: int = 20, eval_batch: int = 1024, seed: int = 0) -> tuple[list[dict], dict]:
+    """Train the theory transformer from zero under each PE in ``samplers`` (name -> PE).
+
+    For a stochastic PE the attention learning rate is rescaled to ``lr_W * (m - 1) / (T - 1)``,
+    which gives the diagonal of W_EE the same speed as fixed one-hot PE at length T: the
+    gradient in W_EE spreads over all m directions instead of the T used ones (see
+    :func:`sts_lib.dynamics.reduced_dynamics`). A fixed PE trains with ``lr_W`` as given.
+    Returns one row per sampler (final loss, OOD loss at ``T_test``, cosines, 1/loss fit,
+    symmetry report of W_EE) and the histories by name.
+    """
+    d = check_int("d", d, low=1)
+    T, q = check_T_q(T, q)
+    T_test = check_int("T_test", T_test, low=T)
+    rows, hists = [], {}
+    for name, pe in samplers.items():
+        pe = _check_pe(pe)
+        task = STSTask(d=d, T=T, q=q, pe=pe)
+        model = TheoryTransformer(d, pe.m)
+        scale = (pe.m - 1) / (T - 1) if pe.stochastic else 1.0
+        cfg = TrainConfig(steps=steps, batch_size=batch_size, lr_W=lr_W * scale, lr_V=lr_V,
+                          log_every=log_every, eval_batch=eval_batch, eval_lengths=(T_test,), seed=seed)
+        hist = train(model, task, cfg, progress=False)
+        rep = symmetry_report(model.full_W(), model.full_V(), d)
+        fit = fit_inverse_loss_rate(hist["step"], hist["loss"])
+        rows.append({"sampler": name, "m": pe.m, "lr_W": cfg.lr_W, "loss": hist.last("loss"),
+                     f"loss_T{T_test}": hist.last(f"loss_T{T_test}"), "cos_W": hist.last("cos_W"),
+                     "cos_V": hist.last("cos_V"), "inv_loss_r2": fit["r2"], "inv_loss_slope": fit["slope"],
+                     "cos_EE_I": rep["cos_EE_I"], "ee_residual": rep["ee_residual"],
+                     "seconds": hist.wall_time})
+        hists[name] = hist
+    return rows, hists
+
+
+def load_result(name: str, *, start: str | Path | None = None) -> dict | None:
+    """The JSON file ``results/<name>`` from the working directory or one of its parents, or None.
+
+    Chapters use it to show the long runs of ``python -m sts_lib.experiments`` when they
+    exist, without failing when they do not.
+    """
+    here = Path.cwd() if start is None else Path(start)
+    for folder in (here, *here.parents):
+        path = folder / "results" / name
+        if path.is_file():
+            try:
+                return json.loads(path.read_text())
+            except (OSError, ValueError):
+                return None
+    return None

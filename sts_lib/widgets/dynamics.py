@@ -1,0 +1,194 @@
+"""Chapter 3 figures and panel: training dynamics of the theory transformer from zero initialisation.
+
+:func:`dynamics_figure` trains a small model (T about 10-20, a few hundred steps,
+about a second on a CPU) and draws three panels: the loss against the uniform
+plateau and the reduced scalar model, 1/loss with a line fitted to its second half,
+and the two scalars alpha (attention gap) and gamma (value scale). It is the static
+figure the book shows; :func:`dynamics_widget` wraps the same drawing in sliders
+that retrain and redraw that one figure in place. The other helpers draw the
+chapter's fixed figures (the loss along the ground-truth ray, the symmetry report
+over training). All of them return a Figure and never show it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
+
+from .._validate import check_float, check_int, check_T_q
+from ..dynamics import (fit_inverse_loss_rate, optimal_gamma, predicted_inverse_slope, reduced_dynamics,
+                        snapshot_reports)
+from ..models import TheoryTransformer
+from ..task import STSTask
+from ..theory import c_for_loss, loss_on_ray, uniform_plateau
+from ..train import TrainConfig, train
+
+# The panel's defaults: a clean run (lr_W below the W_XE stability limit) that shows both phases.
+DEFAULTS = {"lr_W": 0.3, "lr_V": 1.0, "T": 12, "q": 3, "steps": 400}
+
+
+def run_small(lr_W: float = 0.3, lr_V: float = 1.0, T: int = 12, q: int = 3, steps: int = 400, *,
+              d: int = 5, batch_size: int = 128, log_every: int = 10, seed: int = 0) -> dict:
+    """Train a small theory transformer (one-hot PE, zero init) and its reduced scalar model.
+
+    Returns ``{'hist', 'report', 'reduced', 'fit', 'params'}``: the History (with W/V
+    snapshots), :func:`~sts_lib.dynamics.snapshot_reports` of it, the
+    :func:`~sts_lib.dynamics.reduced_dynamics` arrays, and the 1/loss fit on the second half.
+    """
+    lr_W = check_float("lr_W", lr_W, low=0.0, strict_low=True)
+    lr_V = check_float("lr_V", lr_V, low=0.0, strict_low=True)
+    T, q = check_T_q(T, q)
+    if q >= T:
+        raise ValueError(f"q must be < T so that some tokens are unselected, got q={q}, T={T}")
+    steps = check_int("steps", steps, low=3 * log_every)
+    task = STSTask(d=d, T=T, q=q)
+    cfg = TrainConfig(steps=steps, batch_size=batch_size, lr_W=lr_W, lr_V=lr_V, log_every=log_every,
+                      snapshot_every=log_every, eval_batch=512, seed=seed)
+    hist = train(TheoryTransformer(d, T), task, cfg, progress=False)
+    return {"hist": hist, "report": snapshot_reports(hist, d),
+            "reduced": reduced_dynamics(d, T, q, lr_W=lr_W, lr_V=lr_V, steps=steps),
+            "fit": fit_inverse_loss_rate(hist["step"], hist["loss"]),
+            "params": {"lr_W": lr_W, "lr_V": lr_V, "T": T, "q": q, "steps": steps, "d": d}}
+
+
+def _axes(fig: Figure | None, n: int):
+    """Three axes on a new figure, or the cleared axes of ``fig`` (so a widget redraws in place)."""
+    if fig is None:
+        fig, axes = plt.subplots(1, n, figsize=(3.5 * n, 3.2), layout="constrained")
+        return fig, list(axes)
+    axes = fig.axes
+    if len(axes) != n:
+        raise ValueError(f"fig must have {n} axes (one made by this function), got {len(axes)}")
+    for ax in axes:
+        ax.cla()
+    return fig, axes
+
+
+def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
+    """Loss (log-log, with the uniform plateau and the reduced model), 1/loss with its tail fit,
+    and alpha, gamma against step (log x, with the reduced model and gamma*(alpha))."""
+    p, hist, rep, red = run["params"], run["hist"], run["report"], run["reduced"]
+    fig, (ax1, ax2, ax3) = _axes(fig, 3)
+    steps, loss = hist["step"], hist["loss"]
+    pos = steps > 0
+    ax1.loglog(steps[pos], loss[pos], label="trained (held-out)")
+    ax1.loglog(red["step"][1:], red["loss"][1:], "k--", lw=1, label="reduced model [R]")
+    ax1.axhline(uniform_plateau(p["d"], p["T"], p["q"]), c="gray", ls=":", label="uniform plateau")
+    ax1.set(xlabel="step", ylabel="loss", title="loss")
+    ax1.legend(fontsize=7)
+    fit = run["fit"]
+    ax2.plot(steps, 1.0 / loss, label="1 / loss")
+    tail = steps >= fit["start"]
+    ax2.plot(steps[tail], fit["slope"] * steps[tail] + fit["intercept"], "r--", lw=1,
+             label=f"fit: slope {fit['slope']:.3g}, $R^2$ {fit['r2']:.4f}")
+    ax2.set(xlabel="step", title=f"1/loss (predicted slope {predicted_inverse_slope(p['lr_W'], p['T']):.3g})")
+    ax2.legend(fontsize=7)
+    s = rep["step"] > 0
+    ax3.semilogx(rep["step"][s], rep["alpha"][s], c="C0", label=r"$\alpha$ (gap of $W_{EE}$)")
+    ax3.semilogx(rep["step"][s], rep["gamma"][s], c="C1", label=r"$\gamma$ (scale of $V_X$)")
+    ax3.semilogx(red["step"][1:], red["alpha"][1:], "k--", lw=1, label="reduced model [R]")
+    ax3.semilogx(red["step"][1:], red["gamma"][1:], "k--", lw=1)
+    ax3.semilogx(rep["step"][s], optimal_gamma(rep["alpha"][s], p["T"], p["q"]), c="C1", ls=":", lw=1,
+                 label=r"$\gamma^*(\alpha)$")
+    ax3.set(xlabel="step", title="value first, then attention")
+    ax3.legend(fontsize=7)
+    fig.suptitle(f"T={p['T']}, q={p['q']}, d={p['d']}, lr_W={p['lr_W']:.3g}, lr_V={p['lr_V']:.3g}",
+                 fontsize=9)
+    return fig
+
+
+def dynamics_figure(fig: Figure | None = None, **params) -> Figure:
+    """Train with ``params`` (defaults :data:`DEFAULTS`) and draw :func:`plot_dynamics`."""
+    return plot_dynamics(run_small(**{**DEFAULTS, **params}), fig=fig)
+
+
+def dynamics_widget(fig: Figure | None = None, **params):
+    """Sliders for lr_W, lr_V, T, q and steps that retrain and redraw ``fig`` in place.
+
+    ``fig`` is a figure from :func:`dynamics_figure` (drawn with defaults when None).
+    Returns an ``ipywidgets.VBox`` with attributes ``figure``, ``controls`` (name ->
+    slider), ``output`` and ``update()``; changing a slider calls ``update``.
+    """
+    import ipywidgets as w
+    from IPython.display import clear_output, display
+
+    init = {**DEFAULTS, **params}
+    fig = dynamics_figure(**init) if fig is None else fig
+    controls = {
+        "lr_W": w.FloatLogSlider(value=init["lr_W"], base=10, min=-1.5, max=0.5, step=0.1, continuous_update=False),
+        "lr_V": w.FloatLogSlider(value=init["lr_V"], base=10, min=-1.5, max=0.5, step=0.1, continuous_update=False),
+        "T": w.IntSlider(value=init["T"], min=6, max=24, continuous_update=False),
+        "q": w.IntSlider(value=init["q"], min=1, max=5, continuous_update=False),
+        "steps": w.IntSlider(value=init["steps"], min=100, max=800, step=50, continuous_update=False),
+    }
+    labels = {"lr_W": "lr of W", "lr_V": "lr of V", "T": "T", "q": "q", "steps": "steps"}
+    status = w.HTML("Move a slider: the model is retrained (about a second) and the figure redrawn here.")
+    output = w.Output()
+
+    def update(_change=None):
+        values = {k: c.value for k, c in controls.items()}
+        if values["q"] >= values["T"]:
+            status.value = f"<b>q must be smaller than T</b> (got q={values['q']}, T={values['T']})"
+            return
+        status.value = "training..."
+        try:
+            run = run_small(**values)
+        except FloatingPointError as err:      # a step size far beyond the stability limit
+            status.value = f"<b>diverged</b>: {err}"
+            return
+        plot_dynamics(run, fig=fig)
+        status.value = (f"final loss {run['hist'].last('loss'):.3g}; 1/loss slope {run['fit']['slope']:.3g} "
+                        f"(R<sup>2</sup> {run['fit']['r2']:.4f})")
+        with output:
+            clear_output(wait=True)
+            display(fig)
+
+    for c in controls.values():
+        c.observe(update, names="value")
+    rows = [_labelled(w, labels[k], controls[k]) for k in controls]
+    box = w.VBox([w.HBox(rows[:2]), w.HBox(rows[2:]), status, output])
+    box.figure, box.controls, box.output, box.update = fig, controls, output, update
+    return box
+
+
+def _labelled(w, text: str, control):
+    """A control with its label in an HTML widget next to it, instead of ``description``.
+
+    ipywidgets typesets a ``description`` with the MathJax 2 API (``MathJax.Hub``), which
+    throws in a page that loads MathJax 3, as the book does; plain HTML is not typeset.
+    """
+    return w.HBox([w.HTML(f"<b>{text}</b>", layout=w.Layout(width="60px")), control])
+
+
+# -- the chapter's fixed figures ---------------------------------------------------------
+def plot_ray_loss(d: int, T: int, q: int, c_mc, loss_mc, *, c_max: float = 10.0,
+                  targets=(1e-1, 1e-2, 1e-3)) -> Figure:
+    """L(c) along W = c W*, V = V* (closed form, log scale) with Monte-Carlo points and the
+    scales c at which ``targets`` are reached (:func:`sts_lib.theory.c_for_loss`)."""
+    c = np.linspace(0.0, c_max, 200)
+    fig, ax = plt.subplots(figsize=(5.6, 3.4), layout="constrained")
+    ax.semilogy(c, loss_on_ray(c, d, T, q), label=r"closed form $\mathcal{L}(c)$ [R]")
+    ax.semilogy(c_mc, loss_mc, "o", c="C3", label="Monte Carlo (measured)")
+    for tgt in targets:
+        ct = c_for_loss(tgt, d, T, q)
+        ax.plot([ct, ct], [tgt / 3, tgt], c="gray", lw=0.8)
+        ax.annotate(f"L={tgt:g} at c={ct:.2f}", (ct, tgt), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.set(xlabel=r"scale $c$ of $W = cW^\star$", ylabel="loss",
+           title=f"loss along the ground-truth ray (d={d}, T={T}, q={q})")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_symmetry(report: dict) -> Figure:
+    """Over training: the share of ||W||^2 + ||V||^2 outside W_EE and V_X, and the relative
+    distance of W_EE to alpha I + beta 11^T and of V_X to gamma I (log scale)."""
+    s = report["step"] > 0
+    fig, ax = plt.subplots(figsize=(5.6, 3.4), layout="constrained")
+    for key, label in (("off_share", "share of norm outside $W_{EE}$, $V_X$"),
+                       ("ee_residual", r"$\|W_{EE}-\alpha I-\beta 11^\top\| / \|W_{EE}\|$"),
+                       ("vx_residual", r"$\|V_X-\gamma I\| / \|V_X\|$")):
+        ax.loglog(report["step"][s], np.maximum(report[key][s], 1e-12), label=label)
+    ax.set(xlabel="step", title="distance to the symmetric family (measured)")
+    ax.legend(fontsize=8)
+    return fig

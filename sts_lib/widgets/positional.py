@@ -1,0 +1,240 @@
+"""Chapter 4 figures and panel: stochastic positional encodings and the selection margin.
+
+:func:`score_histogram` samples sequences from one of the three candidate samplers
+and draws the scores s_i = <p_i, sum_{j in y} p_j> of the selected and the unselected
+positions (the attention logits of the ground-truth direction). It is the static
+figure the book shows; :func:`positional_widget` redraws that figure in place when
+m, T, q or the sampler change. The other helpers draw the chapter's fixed figures
+from data computed by :mod:`sts_lib.pe_analysis`. All return a Figure, never show it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from .._validate import check_int, check_T_q
+from ..device import make_generator
+from ..pe_analysis import SAMPLERS, fit_through_origin, make_sampler, query_scores
+from ..theory import loss_on_ray
+from ..train import History
+from .dynamics import _labelled
+
+DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "random"}
+_LABELS = {"random": "random unit vectors", "onehot_pool": "one-hot pool", "codebook": "codebook rows"}
+
+
+def score_histogram(m: int = 64, T: int = 64, q: int = 3, sampler: str = "random", *, n: int | None = None,
+                    seed: int = 0, fig: Figure | None = None) -> Figure:
+    """Histogram of the selected and unselected scores <p_i, sum_y p_j> over ``n`` sequences.
+
+    ``n`` defaults to about 20 000 scores in all. The title reports the fraction of
+    sequences whose margin (min selected minus max unselected) is positive.
+    """
+    T, q = check_T_q(T, q)
+    if q >= T:
+        raise ValueError(f"q must be < T, got q={q}, T={T}")
+    n = max(20, 20000 // T) if n is None else check_int("n", n, low=1)
+    pe = make_sampler(sampler, m, T=T)
+    s, mask = query_scores(pe, T, q, n=n, generator=make_generator(seed))
+    sel, unsel = s[mask == 1], s[mask == 0]
+    margin = s.masked_fill(mask == 0, math.inf).amin(1) - s.masked_fill(mask == 1, -math.inf).amax(1)
+    if fig is None:
+        fig, ax = plt.subplots(figsize=(6.0, 3.4), layout="constrained")
+    else:
+        ax = fig.axes[0]
+        ax.cla()
+    lo, hi = float(s.min()) - 0.05, float(s.max()) + 0.05
+    bins = np.linspace(lo, hi, 60)
+    ax.hist(unsel.numpy(), bins=bins, density=True, alpha=0.6, label=f"unselected ({T - q} per sequence)")
+    ax.hist(sel.numpy(), bins=bins, density=True, alpha=0.6, label=f"selected ({q} per sequence)")
+    if sampler != "onehot_pool":
+        sd = math.sqrt(q / m)
+        ax.axvline(sd * math.sqrt(2 * math.log(T - q)) if T - q > 1 else sd, c="C0", ls=":", lw=1,
+                   label=r"$\sqrt{q/m}\,\sqrt{2\log(T-q)}$")
+    ax.set(xlabel=r"score $\langle p_i,\sum_{j\in y}p_j\rangle$", ylabel="density",
+           title=f"{_LABELS[sampler]}: m={pe.m}, T={T}, q={q}; "
+                 f"margin > 0 in {float((margin > 0).double().mean()):.1%} of {n} sequences")
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def positional_widget(fig: Figure | None = None, **params):
+    """Controls for m, T, q and the sampler that redraw ``fig`` (from :func:`score_histogram`) in place.
+
+    Returns an ``ipywidgets.VBox`` with attributes ``figure``, ``controls``, ``output``, ``update()``.
+    """
+    import ipywidgets as w
+    from IPython.display import clear_output, display
+
+    init = {**DEFAULTS, **params}
+    fig = score_histogram(**init) if fig is None else fig
+    controls = {
+        "m": w.SelectionSlider(options=[8, 16, 32, 64, 128, 256, 512], value=init["m"], continuous_update=False),
+        "T": w.SelectionSlider(options=[16, 32, 64, 128, 256], value=init["T"], continuous_update=False),
+        "q": w.IntSlider(value=init["q"], min=1, max=8, continuous_update=False),
+        "sampler": w.Dropdown(options=[(_LABELS[k], k) for k in SAMPLERS], value=init["sampler"]),
+    }
+    status = w.HTML("Change a control: fresh sequences are drawn and the histogram is redrawn here.")
+    output = w.Output()
+
+    def update(_change=None):
+        values = {k: c.value for k, c in controls.items()}
+        try:
+            score_histogram(**values, fig=fig)
+        except ValueError as err:               # e.g. a one-hot pool smaller than T
+            status.value = f"<b>{err}</b>"
+            return
+        status.value = "redrawn"
+        with output:
+            clear_output(wait=True)
+            display(fig)
+
+    for c in controls.values():
+        c.observe(update, names="value")
+    rows = {k: _labelled(w, k, c) for k, c in controls.items()}
+    box = w.VBox([w.HBox([rows["m"], rows["T"]]), w.HBox([rows["q"], rows["sampler"]]), status, output])
+    box.figure, box.controls, box.output, box.update = fig, controls, output, update
+    return box
+
+
+# -- the chapter's fixed figures ---------------------------------------------------------
+def plot_pe_samples(samplers: dict, T: int, *, seed: int = 0) -> Figure:
+    """For each sampler (title -> PE): the PEs of two sequences (rows = positions) and the Gram
+    matrix <p_i, p_j> of the first. Fresh draws per sequence are visible as different rows."""
+    T = check_int("T", T, low=2)
+    g = make_generator(seed)
+    fig, axes = plt.subplots(3, len(samplers), figsize=(3.2 * len(samplers), 7.2), layout="constrained",
+                             squeeze=False)
+    for j, (name, pe) in enumerate(samplers.items()):
+        P = pe.sample(2, T, generator=g).to_dense()
+        lim = float(P.abs().max())
+        for i in range(2):
+            axes[i][j].imshow(P[i].numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto",
+                              interpolation="nearest")
+            axes[i][j].set(title=f"{name}\nsequence {i + 1}" if i == 0 else f"sequence {i + 1}",
+                           ylabel="position i", xlabel="coordinate")
+        for ax in (axes[0][j], axes[1][j], axes[2][j]):
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        G = (P[0] @ P[0].T).numpy()
+        im = axes[2][j].imshow(G, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+        axes[2][j].set(title=r"Gram $\langle p_i,p_j\rangle$, sequence 1", xlabel="j", ylabel="i")
+    fig.colorbar(im, ax=axes[2][-1], shrink=0.8)
+    return fig
+
+
+def plot_coherence(ms, measured: dict) -> Figure:
+    """Measured max |<p_i, p_j>| against m (one curve per T) with sqrt(2 log T / m) and
+    sqrt(2 log(T(T-1)) / m)."""
+    ms = np.asarray(ms, dtype=float)
+    fig, ax = plt.subplots(figsize=(5.8, 3.6), layout="constrained")
+    for k, (T, vals) in enumerate(measured.items()):
+        ax.loglog(ms, vals, "o-", c=f"C{k}", label=f"T={T} measured")
+        ax.loglog(ms, np.sqrt(2 * np.log(T) / ms), c=f"C{k}", ls=":", lw=1)
+        ax.loglog(ms, np.sqrt(2 * np.log(T * (T - 1)) / ms), c=f"C{k}", ls="--", lw=1)
+    ax.plot([], [], "k:", lw=1, label=r"$\sqrt{2\log T/m}$")
+    ax.plot([], [], "k--", lw=1, label=r"$\sqrt{2\log(T(T-1))/m}$")
+    ax.set(xlabel="PE dimension m", ylabel=r"max$_{i\neq j}|\langle p_i,p_j\rangle|$",
+           title="coherence of fresh random unit vectors")
+    ax.legend(fontsize=7, ncol=2)
+    return fig
+
+
+def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95) -> Figure:
+    """Left: P(margin > 0) against m for each (T, q). Right: the smallest m reaching ``prob``
+    against q log T, with a line through the origin."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10.5, 3.6), layout="constrained")
+    for (T, q), rates in curves.items():
+        a1.semilogx(ms, rates, "o-", ms=3, label=f"T={T}, q={q}")
+    a1.axhline(prob, c="gray", ls=":", lw=1)
+    a1.set(xlabel="PE dimension m", ylabel="P(margin > 0)", title="selection succeeds once m is large enough")
+    a1.legend(fontsize=7, ncol=2)
+    x = np.array([r["q_log_T"] for r in rows])
+    y = np.array([r["m_star"] for r in rows])
+    fit = fit_through_origin(x, y)
+    for r in rows:
+        a2.scatter(r["q_log_T"], r["m_star"], c=f"C{[2, 4, 8].index(r['q']) if r['q'] in (2, 4, 8) else 0}",
+                   marker={16: "o", 64: "s", 256: "^"}.get(r["T"], "o"))
+        a2.annotate(f"T={r['T']},q={r['q']}", (r["q_log_T"], r["m_star"]), fontsize=6,
+                    xytext=(3, -8), textcoords="offset points")
+    grid = np.linspace(0, x.max() * 1.05, 50)
+    a2.plot(grid, fit["slope"] * grid, "k--", lw=1, label=f"m* = {fit['slope']:.2f} q log T ($R^2$ {fit['r2']:.2f})")
+    a2.set(xlabel=r"$q\log T$", ylabel=f"smallest m with P(margin > 0) >= {prob:g}",
+           title="the width needed grows like q log T")
+    a2.legend(fontsize=7)
+    return fig
+
+
+def plot_ray_floors(cs, curves: dict, *, d: int, T: int, q: int) -> Figure:
+    """Loss along W = c W* for random PEs of several widths (label -> losses over ``cs``),
+    against the exact one-hot curve, which has no floor."""
+    cs = np.asarray(cs, dtype=float)
+    fig, ax = plt.subplots(figsize=(5.8, 3.6), layout="constrained")
+    ax.semilogy(cs, loss_on_ray(cs, d, T, q), "k-", label="one-hot (fixed or pool): closed form")
+    for k, (label, losses) in enumerate(curves.items()):
+        losses = np.asarray(losses)
+        ax.semilogy(cs, losses, c=f"C{k}", label=label)
+        i = int(losses.argmin())
+        ax.scatter([cs[i]], [losses[i]], c=f"C{k}", zorder=5)
+    ax.set(xlabel=r"scale $c$ of $W=cW^\star$", ylabel="loss (measured)", ylim=(1e-4, 3),
+           title=f"random PEs have a loss floor at finite c (d={d}, T={T}, q={q})")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def plot_sampler_runs(hists: dict, *, T_test: int) -> Figure:
+    """Held-out loss, 1/loss and the loss at length ``T_test`` for each trained sampler (name -> History)."""
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(10.5, 3.3), layout="constrained")
+    for k, (name, h) in enumerate(hists.items()):
+        a1.semilogy(h["step"], h["loss"], c=f"C{k}", label=name)
+        a2.plot(h["step"], h["inv_loss"], c=f"C{k}", label=name)
+        a3.semilogy(h["step"], h[f"loss_T{T_test}"], c=f"C{k}", label=name)
+    a1.set(xlabel="step", ylabel="loss", title="training length (held-out)")
+    a2.set(xlabel="step", title="1 / loss")
+    a3.set(xlabel="step", title=f"length generalisation: loss at T={T_test}")
+    a1.legend(fontsize=7)
+    return fig
+
+
+def histories_in(data) -> dict:
+    """Every History-like dict (with 'steps' and 'metrics') inside a JSON result, by its key path."""
+    found = {}
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            if "steps" in node and "metrics" in node:
+                try:
+                    found[path or "run"] = History.from_dict(node)
+                except (KeyError, TypeError, ValueError):
+                    pass
+                return
+            for k, v in node.items():
+                walk(v, f"{path}/{k}" if path else str(k))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{path}[{i}]")
+
+    walk(data, "")
+    return found
+
+
+def plot_result_histories(data, *, title: str = "") -> Figure | None:
+    """Loss and 1/loss of every run found by :func:`histories_in`; None when there is none."""
+    hists = {k: h for k, h in histories_in(data).items() if "loss" in h.metrics}
+    if not hists:
+        return None
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10.5, 3.4), layout="constrained")
+    for k, (name, h) in enumerate(list(hists.items())[:8]):
+        a1.semilogy(h["step"], h["loss"], c=f"C{k}", label=name)
+        a2.plot(h["step"], 1.0 / np.maximum(h["loss"], 1e-300), c=f"C{k}", label=name)
+    a1.set(xlabel="step", ylabel="loss", title=title or "stored run")
+    a2.set(xlabel="step", title="1 / loss")
+    a1.legend(fontsize=7)
+    return fig
+

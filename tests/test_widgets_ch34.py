@@ -1,0 +1,122 @@
+"""Chapter 3 and 4 panels and figures: they build headless, redraw the same figure in place,
+report bad settings instead of crashing, and the static figure helpers return Figures."""
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+import sts_lib as sts
+from sts_lib import pe_analysis as pea
+from sts_lib.train import TrainConfig, train
+from sts_lib.widgets import dynamics as wdyn
+from sts_lib.widgets import positional as wpos
+
+pytest.importorskip("ipywidgets")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+SMALL = dict(T=8, q=2, steps=60, lr_W=0.3, lr_V=1.0)
+
+
+def _lines(fig):
+    return [np.asarray(line.get_ydata()).copy() for ax in fig.axes for line in ax.get_lines()]
+
+
+def test_dynamics_widget_redraws_the_same_figure():
+    fig = wdyn.dynamics_figure(**SMALL)
+    assert isinstance(fig, Figure) and len(fig.axes) == 3
+    before = _lines(fig)
+    box = wdyn.dynamics_widget(fig, **SMALL)
+    assert box.figure is fig and set(box.controls) == {"lr_W", "lr_V", "T", "q", "steps"}
+    box.controls["lr_W"].value = 0.1
+    assert box.figure is fig and len(fig.axes) == 3
+    after = _lines(fig)
+    assert len(after) == len(before)
+    assert any(a.shape != b.shape or not np.allclose(a, b) for a, b in zip(after, before))
+    assert "final loss" in box.children[2].value
+    assert "lr_W=0.1" in fig._suptitle.get_text()
+
+
+def test_dynamics_widget_reports_q_not_below_T():
+    box = wdyn.dynamics_widget(wdyn.dynamics_figure(**SMALL), **SMALL)
+    box.controls["T"].min = 2                              # the slider itself never allows q >= T
+    box.controls["T"].value = 2                            # q == T == 2: reported, nothing retrained
+    assert "q must be smaller than T" in box.children[2].value
+
+
+def test_run_small_and_plot_dynamics_validate():
+    with pytest.raises(ValueError, match="q must be < T"):
+        wdyn.run_small(T=4, q=4, steps=60)
+    with pytest.raises(ValueError, match="steps"):
+        wdyn.run_small(T=8, q=2, steps=5)
+    with pytest.raises(ValueError, match="lr_W"):
+        wdyn.run_small(lr_W=0.0, T=8, q=2, steps=60)
+    run = wdyn.run_small(**SMALL)
+    with pytest.raises(ValueError, match="3 axes"):
+        wdyn.plot_dynamics(run, fig=Figure())
+
+
+def test_chapter3_static_figures():
+    cs = np.array([0.0, 2.0])
+    fig = wdyn.plot_ray_loss(5, 20, 3, cs, sts.loss_on_ray(cs, 5, 20, 3))
+    assert isinstance(fig, Figure) and len(fig.axes[0].get_lines()) >= 2
+    run = wdyn.run_small(**SMALL)
+    fig = wdyn.plot_symmetry(run["report"])
+    assert isinstance(fig, Figure) and len(fig.axes[0].get_lines()) == 3
+
+
+def test_positional_widget_redraws_in_place():
+    fig = wpos.score_histogram(m=32, T=16, q=2, n=40)
+    title = fig.axes[0].get_title()
+    box = wpos.positional_widget(fig, m=32, T=16, q=2)
+    box.controls["sampler"].value = "onehot_pool"
+    assert box.figure is fig and len(fig.axes) == 1
+    assert fig.axes[0].get_title() != title and "one-hot pool" in fig.axes[0].get_title()
+    assert "100.0%" in fig.axes[0].get_title()            # exact margins for the pool
+    box.controls["m"].value = 8                            # a pool smaller than T: reported
+    assert "N = m >= T" in box.children[2].value
+    assert "one-hot pool" in fig.axes[0].get_title()       # the figure keeps its last good state
+
+
+def test_score_histogram_validates():
+    with pytest.raises(ValueError, match="q must be < T"):
+        wpos.score_histogram(T=16, q=16)
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        wpos.score_histogram(sampler="fixed")
+    with pytest.raises(ValueError, match="N = m >= T"):
+        wpos.score_histogram(m=8, T=16, sampler="onehot_pool")
+
+
+def test_chapter4_static_figures():
+    samplers = {"random": pea.make_sampler("random", 8), "pool": pea.make_sampler("onehot_pool", 12, T=6)}
+    fig = wpos.plot_pe_samples(samplers, 6)
+    assert isinstance(fig, Figure) and len(fig.axes) == 3 * 2 + 1     # 3 rows x 2 samplers + colorbar
+    ms = [8, 16]
+    fig = wpos.plot_coherence(ms, pea.coherence_sweep([8], ms, n=4))
+    assert isinstance(fig, Figure)
+    rows = [{"T": 16, "q": 2, "m_star": 15, "q_log_T": 5.5}, {"T": 64, "q": 4, "m_star": 70, "q_log_T": 16.6}]
+    fig = wpos.plot_margin_sweep(ms, {(16, 2): np.array([0.5, 0.9])}, rows)
+    assert isinstance(fig, Figure) and len(fig.axes) == 2
+    cs = np.linspace(0, 4, 5)
+    fig = wpos.plot_ray_floors(cs, {"random, m=8": np.linspace(1, 0.5, 5)}, d=5, T=20, q=3)
+    assert isinstance(fig, Figure)
+
+
+def test_sampler_runs_and_stored_results():
+    task = sts.STSTask(d=3, T=6, q=2, pe=pea.make_sampler("onehot_pool", 12, T=12))
+    hist = train(sts.TheoryTransformer(3, 12), task, TrainConfig(steps=20, log_every=10, eval_lengths=(12,)),
+                 progress=False)
+    fig = wpos.plot_sampler_runs({"pool": hist}, T_test=12)
+    assert isinstance(fig, Figure) and len(fig.axes) == 3
+    nested = {"runs": {"a": hist.to_dict(), "b": [hist.to_dict()]}, "meta": {"x": 1}}
+    assert set(wpos.histories_in(nested)) == {"runs/a", "runs/b[0]"}
+    assert isinstance(wpos.plot_result_histories(nested), Figure)
+    assert wpos.plot_result_histories({"no": "history"}) is None
