@@ -1,0 +1,132 @@
+"""Every experiment of the paper, one command per figure, with the paper's claims checked by numbers.
+
+``python -m sts_lib.experiments list`` names the experiments and
+``python -m sts_lib.experiments run NAME --scale quick|paper --out DIR`` runs one (or ``all``),
+writing ``DIR/NAME.json`` and ``DIR/NAME.png``. From Python, :func:`run_experiment` does
+the same and :func:`load_result` reads a committed result. A result is reused when
+``DIR/NAME.json`` holds the same config hash; training runs checkpoint under ``DIR/.ckpt``
+so an interrupted command resumes, and finished training runs are kept in ``DIR/.runs``
+so experiments that share a run (Figures 1/3, Figures 2/4) train it once.
+
+>>> sorted(EXPERIMENTS)[:2]
+['fcn-width', 'fig1-convergence']
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from .._validate import check_choice, check_int
+from ..device import get_device
+from . import _plots, convergence, generalization, width
+from ._core import command_line, config_hash, read_json, versions, write_json
+from ._runs import Context
+
+SCALES = ("quick", "paper")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One figure: how to configure it, run it, and draw it from its result document."""
+
+    name: str                                   # the CLI name, e.g. 'fig2-length-generalization'
+    description: str                            # one line for `list`
+    config: Callable[[str, int], dict]          # (scale, seed) -> JSON-able config
+    run: Callable[[dict, Context], dict]        # (config, context) -> {'runs', 'final', 'claims'}
+    plot: Callable[[dict], object]              # result document -> matplotlib Figure
+
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
+    Experiment("fig1-convergence", "practical model, stochastic PE: loss -> 0 at rate O(1/t), cos(W,W*), cos(V,V*) -> 1",
+               convergence.config, convergence.run_fig1, _plots.plot_convergence),
+    Experiment("fig2-length-generalization", "train at T=200, q=3; OOD loss at T_test=250..400, stochastic vs fixed PE",
+               generalization.config_length, generalization.run_length, _plots.plot_length),
+    Experiment("fig3-heatmaps", "practical model from random init: only the PE-PE block of W and token block of V remain",
+               convergence.config, convergence.run_fig3, _plots.plot_heatmaps),
+    Experiment("fig4-q-generalization", "train at q=3; loss at unseen q_test (and T_test), stochastic vs fixed PE",
+               generalization.config_q, generalization.run_q, _plots.plot_q),
+    Experiment("fig5-adam", "Figures 2 and 4 trained with Adam",
+               generalization.config_adam, generalization.run_adam, _plots.plot_q),
+    Experiment("fcn-width", "FCN error vs first-layer width against the lower bound, beside the transformer",
+               width.config_fcn, width.run_fcn, _plots.plot_fcn),
+    Experiment("tf-width", "transformer: PE dimension m needed (stochastic random PE) vs q log T",
+               width.config_tf, width.run_tf, _plots.plot_tf),
+]}
+
+
+def experiment_config(name: str, scale: str = "quick", seed: int = 0) -> dict:
+    """The full config of experiment ``name`` at ``scale`` (what its hash is computed from)."""
+    check_choice("name", name, EXPERIMENTS)
+    check_choice("scale", scale, SCALES)
+    seed = check_int("seed", seed, low=0)
+    return {"experiment": name, **EXPERIMENTS[name].config(scale, seed)}
+
+
+def load_result(name: str, out: str | Path = "results") -> dict | None:
+    """The result document ``out/NAME.json`` (None if it does not exist)."""
+    check_choice("name", name, EXPERIMENTS)
+    return read_json(Path(out) / f"{name}.json")
+
+
+def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "results", device=None,
+                   seed: int = 0, force: bool = False, progress: bool = True,
+                   log: Callable[[str], None] = print, argv: list[str] | None = None) -> dict:
+    """Run experiment ``name`` (or reuse its cached result) and write ``out/NAME.json`` and ``out/NAME.png``.
+
+    Returns the result document. ``device=None`` picks CUDA when available. ``force`` ignores
+    finished results (an interrupted run still resumes from its checkpoint).
+    """
+    cfg = experiment_config(name, scale, seed)
+    device = get_device(device)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    h = config_hash(cfg)
+    json_path, png_path = out / f"{name}.json", out / f"{name}.png"
+    exp = EXPERIMENTS[name]
+    old = read_json(json_path)
+    if old is not None and old.get("config_hash") == h and not force:
+        log(f"[{name}] cached: {json_path} has config {h}; use --force to re-run")
+        if not png_path.exists():
+            _save_png(exp.plot(old), png_path)
+        return old
+    ctx = Context(out=out, device=device, name=name, exp_hash=h, force=force, progress=progress, log=log)
+    log(f"[{name}] scale={scale} seed={seed} config {h} on {device}")
+    t0 = time.perf_counter()
+    res = exp.run(cfg, ctx)
+    doc = {"experiment": name, "description": exp.description, "config_hash": h, "config": cfg,
+           "scale": scale, "scale_note": cfg.get("scale_note", ""), **res,
+           "passed": {k: c["passed"] for k, c in res["claims"].items()},
+           "wall_time": time.perf_counter() - t0, "compute_time": ctx.stats["compute_time"],
+           "subruns": {"trained": ctx.stats["trained"], "cached": ctx.stats["cached"]},
+           "device": _device_name(device), "versions": versions(), "command": command_line(argv)}
+    write_json(json_path, doc)
+    doc = read_json(json_path)
+    _save_png(exp.plot(doc), png_path)
+    shutil.rmtree(ctx.ckpt_dir, ignore_errors=True)
+    if ctx.ckpt_dir.parent.exists() and not any(ctx.ckpt_dir.parent.iterdir()):
+        ctx.ckpt_dir.parent.rmdir()
+    n_pass = sum(doc["passed"].values())
+    log(f"[{name}] wrote {json_path} and {png_path}: {n_pass}/{len(doc['passed'])} claims pass, "
+        f"{doc['wall_time']:.1f} s")
+    return doc
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"cuda ({torch.cuda.get_device_name(device)})"
+    return f"cpu ({torch.get_num_threads()} threads)"
+
+
+def _save_png(fig, path: Path) -> None:
+    from matplotlib import pyplot as plt
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+__all__ = ["EXPERIMENTS", "Experiment", "SCALES", "experiment_config", "load_result", "run_experiment"]

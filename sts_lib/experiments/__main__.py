@@ -1,0 +1,79 @@
+"""Command line: ``python -m sts_lib.experiments list`` and ``... run NAME|all --scale quick|paper --out DIR``.
+
+Bad arguments exit with status 2 and a message that names the argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")   # files only; never open a window
+
+import torch  # noqa: E402
+
+from . import EXPERIMENTS, SCALES, run_experiment  # noqa: E402
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m sts_lib.experiments",
+                                description="Reproduce the experiments of Wang, Wei, Hsu & Lee (2024).")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="name every experiment")
+    r = sub.add_parser("run", help="run one experiment (or 'all') and write DIR/NAME.json and DIR/NAME.png")
+    r.add_argument("name", metavar="NAME", help="an experiment name from `list`, or 'all'")
+    r.add_argument("--scale", choices=SCALES, default="quick",
+                   help="quick: under a minute each on a laptop CPU; paper: the paper's sizes")
+    r.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results)")
+    r.add_argument("--device", default=None, metavar="{cpu,cuda}", help="default: cuda if available, else cpu")
+    r.add_argument("--seed", type=int, default=0, help="training seed (default 0)")
+    r.add_argument("--force", action="store_true", help="re-run even if DIR/NAME.json has the same config")
+    r.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    r.add_argument("--no-progress", action="store_true", help="no tqdm bars")
+    p.run_parser = r   # so errors about run's arguments print run's usage
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "list":
+        width = max(map(len, EXPERIMENTS))
+        for name, exp in EXPERIMENTS.items():
+            print(f"{name:<{width}}  {exp.description}")
+        return 0
+    run_parser = parser.run_parser
+    names = list(EXPERIMENTS) if args.name == "all" else [args.name]
+    if args.name != "all" and args.name not in EXPERIMENTS:
+        run_parser.error(f"argument NAME: unknown experiment {args.name!r}; choose from "
+                         f"{', '.join(EXPERIMENTS)} or 'all'")
+    if args.seed < 0:
+        run_parser.error(f"argument --seed: must be >= 0, got {args.seed}")
+    if args.device is not None:
+        dev = args.device
+        if dev not in ("cpu", "cuda") and not dev.startswith("cuda:"):
+            run_parser.error(f"argument --device: must be 'cpu' or 'cuda', got {dev!r}")
+        if dev.startswith("cuda") and not torch.cuda.is_available():
+            run_parser.error("argument --device: 'cuda' was requested but torch.cuda.is_available() is False "
+                             "(no GPU or a CPU-only torch); use --device cpu")
+    if args.threads is not None:
+        if args.threads < 1:
+            run_parser.error(f"argument --threads: must be >= 1, got {args.threads}")
+        torch.set_num_threads(args.threads)
+    for i, name in enumerate(names, 1):
+        if len(names) > 1:
+            print(f"=== {i}/{len(names)}: {name}", flush=True)
+        doc = run_experiment(name, scale=args.scale, out=args.out, device=args.device, seed=args.seed,
+                             force=args.force, progress=not args.no_progress, argv=argv)
+        for key, c in doc["claims"].items():
+            value = "nan" if c["value"] is None else f"{c['value']:.4g}"
+            print(f"  {'PASS' if c['passed'] else 'FAIL'}  {key}: {value} {c['op']} {c['threshold']:g}")
+    # A failed claim is a scientific result, not an error: the exit status is 0 either way.
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Provenance, claims and caching helpers shared by every experiment.
+
+An experiment's result is a plain JSON document: its config and the hash of that
+config, per-step metrics, final metrics, a ``claims`` dict of measured
+``{value, threshold, op, passed}`` entries, wall time, device, library versions
+and the command line. This module computes the hash, writes files atomically,
+decides whether a finished result can be reused, and turns a measured number and
+a threshold into a claim (the pass/fail is always computed, never written by hand).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import sys
+from pathlib import Path
+
+import numpy as np
+
+#: Bump when experiment code changes in a way that changes results: old caches then miss.
+CODE_VERSION = 1
+
+_OPS = {"<": lambda v, t: v < t, "<=": lambda v, t: v <= t,
+        ">": lambda v, t: v > t, ">=": lambda v, t: v >= t}
+
+
+def config_hash(config: dict) -> str:
+    """A short stable hash of a JSON-able config (key order does not matter).
+
+    >>> config_hash({"a": 1, "b": [1, 2]}) == config_hash({"b": [1, 2], "a": 1})
+    True
+    >>> len(config_hash({}))
+    12
+    """
+    blob = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def claim(value, threshold, op: str, description: str) -> dict:
+    """One measured claim: ``passed`` is ``value op threshold``, computed here.
+
+    A ``nan`` value (the quantity could not be measured, e.g. a width sweep that never
+    reached its target) fails.
+
+    >>> claim(0.004, 0.01, "<", "loss below 1% of the plateau")["passed"]
+    True
+    >>> claim(float("nan"), 1.0, ">=", "x")["passed"]
+    False
+    """
+    if op not in _OPS:
+        raise ValueError(f"op must be one of {sorted(_OPS)}, got {op!r}")
+    value = float(value)
+    passed = bool(not math.isnan(value) and _OPS[op](value, float(threshold)))
+    return {"value": _clean(value), "threshold": float(threshold), "op": op, "passed": passed,
+            "description": description}
+
+
+def r_squared(x, y) -> float:
+    """R^2 of the least-squares line through ``(x, y)`` (1.0 = exactly linear).
+
+    >>> round(r_squared([0, 1, 2, 3], [1, 3, 5, 7]), 6)
+    1.0
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.size < 3:
+        return float("nan")
+    slope, intercept = np.polyfit(x, y, 1)
+    ss_res = float(np.sum((y - (slope * x + intercept)) ** 2))
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    return 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan")
+
+
+def _clean(obj):
+    """Make numbers JSON-safe: numpy scalars to Python, nan/inf to None."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _clean(obj.tolist())
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write ``data`` as indented JSON, atomically (a crash never leaves half a file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(_clean(data), indent=1, allow_nan=False))
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> dict | None:
+    """The JSON document at ``path``, or None if it is missing or unreadable."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def versions() -> dict:
+    """Versions of everything that can change a number."""
+    import matplotlib
+    import torch
+
+    import sts_lib
+    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
+            "matplotlib": matplotlib.__version__, "sts_lib": sts_lib.__version__,
+            "experiments_code": CODE_VERSION, "platform": platform.platform()}
+
+
+def command_line(argv: list[str] | None = None) -> str:
+    """How this process was started, as a reader would type it."""
+    argv = sys.argv[1:] if argv is None else argv
+    return "python -m sts_lib.experiments " + " ".join(argv)

@@ -1,0 +1,163 @@
+"""The experiment runner: listing, one quick run end to end, caching, resuming, bad arguments."""
+
+import importlib
+import json
+import operator
+
+import pytest
+import torch
+
+from sts_lib import experiments
+from sts_lib.experiments import EXPERIMENTS, __main__ as cli, experiment_config
+from sts_lib.experiments._core import claim, config_hash
+from sts_lib.experiments._runs import Context, run_spec, train_run
+
+# `sts_lib.train` is also the name of the train() function exported by the package.
+train_mod = importlib.import_module("sts_lib.train")
+_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+ISSUE_NAMES = ["fig1-convergence", "fig2-length-generalization", "fig3-heatmaps", "fig4-q-generalization",
+               "fig5-adam", "fcn-width", "tf-width"]
+
+
+def test_list_prints_every_experiment(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in ISSUE_NAMES:
+        assert name in out
+    assert set(EXPERIMENTS) == set(ISSUE_NAMES)
+
+
+def test_config_hash_tracks_scale_and_seed():
+    a = config_hash(experiment_config("fig2-length-generalization", "quick", 0))
+    assert a == config_hash(experiment_config("fig2-length-generalization", "quick", 0))
+    assert a != config_hash(experiment_config("fig2-length-generalization", "quick", 1))
+    assert a != config_hash(experiment_config("fig2-length-generalization", "paper", 0))
+
+
+def test_paper_scale_uses_the_papers_lengths():
+    cfg = experiment_config("fig2-length-generalization", "paper")
+    assert cfg["T_tests"] == [250, 300, 350, 400]
+    assert {(s["task"]["T"], s["task"]["q"]) for s in cfg["runs"]} == {(200, 3)}
+
+
+def test_quick_run_writes_result_then_serves_it_from_cache(tmp_path, capsys):
+    args = ["run", "fig1-convergence", "--scale", "quick", "--out", str(tmp_path), "--device", "cpu",
+            "--no-progress"]
+    assert cli.main(args) == 0
+    doc = json.loads((tmp_path / "fig1-convergence.json").read_text())
+    for key in ("experiment", "config", "config_hash", "runs", "final", "claims", "wall_time", "device",
+                "versions", "command", "scale", "scale_note"):
+        assert key in doc, key
+    assert {"python", "torch", "numpy", "sts_lib"} <= set(doc["versions"])
+    assert doc["config"]["runs"][0]["train"]["seed"] == 0 and doc["device"].startswith("cpu")
+    assert "run fig1-convergence --scale quick" in doc["command"]
+    # Claims are computed from the metrics: pass/fail agrees with the numbers, and a value is the metric.
+    for c in doc["claims"].values():
+        assert c["passed"] == (c["value"] is not None and _OPS[c["op"]](c["value"], c["threshold"]))
+    metrics = doc["runs"]["T20-sgd"]["metrics"]
+    assert doc["claims"]["T20-sgd.cos_W"]["value"] == pytest.approx(metrics["cos_W"][-1])
+    assert doc["claims"]["T20-sgd.loss_below_1pct_of_plateau"]["value"] == pytest.approx(
+        metrics["loss"][-1] / doc["runs"]["T20-sgd"]["plateau"])
+    assert len(metrics["step"]) == len(metrics["loss"]) > 10
+    png = (tmp_path / "fig1-convergence.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not (tmp_path / ".ckpt" / f"fig1-convergence-{doc['config_hash']}").exists()   # cleaned up
+    capsys.readouterr()
+
+    mtime = (tmp_path / "fig1-convergence.json").stat().st_mtime_ns
+    assert cli.main(args) == 0
+    assert "cached" in capsys.readouterr().out
+    assert (tmp_path / "fig1-convergence.json").stat().st_mtime_ns == mtime
+
+    # Figure 3 has its own result but reuses Figure 1's training run.
+    assert cli.main(["run", "fig3-heatmaps", "--scale", "quick", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "T20-sgd: cached" in out
+    doc3 = json.loads((tmp_path / "fig3-heatmaps.json").read_text())
+    assert doc3["subruns"] == {"trained": 0, "cached": 1}
+    shares = doc3["runs"]["T20-sgd"]["shares"]["final"]
+    assert doc3["claims"]["T20-sgd.W_EE_share"]["value"] == pytest.approx(shares["W_EE"])
+
+
+def _tiny_spec(steps=40):
+    return run_spec("tiny", task={"d": 3, "T": 8, "q": 2, "pe": {"name": "stochastic_onehot", "max_len": 12}},
+                    model={"class": "theory", "position_only": True, "init": "zero"},
+                    train_cfg={"steps": steps, "batch_size": 32, "optimizer": "gd", "lr": 1.0, "lr_W": 5.0,
+                               "lr_V": 1.0, "log_every": 10, "eval_batch": 64},
+                    checkpoint_every=10)
+
+
+def test_interrupted_run_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+    ref = train_run(_tiny_spec(), Context(out=tmp_path / "ref", device=torch.device("cpu"), progress=False,
+                                          log=lambda s: None))
+    real_save, calls = train_mod._save_checkpoint, []
+
+    def save_then_die(path, state):
+        real_save(path, state)
+        calls.append(state["step"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt   # the user pressed Ctrl-C right after the step-20 checkpoint
+
+    monkeypatch.setattr(train_mod, "_save_checkpoint", save_then_die)
+    lines = []
+    ctx = Context(out=tmp_path / "run", device=torch.device("cpu"), name="tiny", progress=False, log=lines.append)
+    with pytest.raises(KeyboardInterrupt):
+        train_run(_tiny_spec(), ctx)
+    assert list(ctx.ckpt_dir.glob("*.pt")), "the interrupted run left a checkpoint"
+    monkeypatch.setattr(train_mod, "_save_checkpoint", real_save)
+    hist = train_run(_tiny_spec(), ctx)
+    assert any("resuming" in s for s in lines)
+    assert calls == [10, 20]
+    assert hist.steps == ref.steps
+    for k in ("loss", "train_loss", "cos_W"):
+        assert hist[k] == pytest.approx(ref[k], rel=1e-5, abs=1e-7), k
+    assert not list(ctx.ckpt_dir.glob("*.pt")), "a finished run removes its checkpoint"
+    # A finished run is then served from OUT/.runs without training.
+    lines.clear()
+    again = train_run(_tiny_spec(), ctx)
+    assert any("cached" in s for s in lines) and again.steps == ref.steps
+
+
+@pytest.mark.parametrize("args, where", [
+    (["run", "fig9-nothing"], "argument NAME"),
+    (["run", "fig1-convergence", "--scale", "huge"], "argument --scale"),
+    (["run", "fig1-convergence", "--seed", "-1"], "argument --seed"),
+    (["run", "fig1-convergence", "--device", "tpu"], "argument --device"),
+    (["frobnicate"], "argument command"),
+])
+def test_bad_arguments_exit_naming_the_argument(args, where, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(args)
+    assert exc.value.code == 2
+    assert where in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="only meaningful without CUDA")
+def test_cuda_without_cuda_is_a_clear_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "fig1-convergence", "--device", "cuda"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --device" in err and "cuda" in err
+
+
+def test_all_runs_every_experiment_in_order(monkeypatch, tmp_path, capsys):
+    seen = []
+
+    def fake(name, **kw):
+        seen.append((name, kw["scale"], kw["device"]))
+        return {"claims": {"x": claim(1.0, 0.5, ">", "one above a half")}}
+
+    monkeypatch.setattr(cli, "run_experiment", fake)
+    assert cli.main(["run", "all", "--scale", "paper", "--out", str(tmp_path), "--device", "cpu"]) == 0
+    assert seen == [(n, "paper", "cpu") for n in EXPERIMENTS]
+    assert "PASS  x" in capsys.readouterr().out
+
+
+def test_run_experiment_validates_its_arguments(tmp_path):
+    with pytest.raises(ValueError, match="name"):
+        experiments.run_experiment("fig0", out=tmp_path)
+    with pytest.raises(ValueError, match="scale"):
+        experiments.run_experiment("fig1-convergence", scale="medium", out=tmp_path)
+    with pytest.raises(ValueError, match="seed"):
+        experiments.run_experiment("fig1-convergence", seed=-3, out=tmp_path)
