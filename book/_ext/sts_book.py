@@ -1,0 +1,151 @@
+"""Sphinx extension with small fixes for this book's Jupyter Book 1.x stack.
+
+1. API appendix: sts_lib's docstrings write norms and absolute values the way a reader
+   types them, ``|A|``, ``|alpha|``, ``||W||_F``. Docutils would read ``|A|`` as a
+   reference to an undefined substitution and fail the ``-W`` build. The library never
+   uses substitutions, so an ``autodoc-process-docstring`` hook escapes such bars.
+   Doctest blocks, literal blocks (after ``::``) and inline literals are left alone,
+   because there a backslash would be shown verbatim.
+2. Every page: sphinx-thebe registers its inline configuration script (``const
+   THEBE_JS_URL = ...``) after the HTML builder was initialised, and Sphinx 7.4 then lists
+   it twice (once as filename ``None``, once as ``''``). The second ``const`` declaration
+   is a JavaScript SyntaxError on every page. An ``html-page-context`` hook drops scripts
+   that are exact duplicates of an earlier one.
+3. MathJax on every page: chapter titles with math appear in the navigation of every page,
+   but Sphinx loads MathJax only on pages whose body has math; the assets policy
+   ``always`` loads it everywhere (offline, from _vendor/, and cached by the browser).
+4. Widgets and MathJax 3: ``@jupyter-widgets/base`` typesets widget labels through the
+   MathJax 2 API ``MathJax.Hub.Queue``, which MathJax 3 lacks; ``static/sts-mathjax2-shim.js``
+   (deferred right after MathJax) forwards those calls to ``MathJax.typesetPromise``.
+5. API appendix: napoleon reads ``summary: detail`` in a property docstring as
+   ``type: description``; :func:`protect_property_summary` prevents that.
+6. Single-page builds (``jupyter-book build book/NN.ipynb --path-output /tmp/x``): Sphinx then
+   resolves the repository-relative paths of ``_config.yml`` (``html_static_path``,
+   ``html_favicon``, ``bibtex_bibfiles``) against ``book/``, not the repository root, and
+   the ``-W`` build fails; a ``config-inited`` hook anchors them at the repository root.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_STATIC = Path(__file__).parent / "static"
+_ROOT = Path(__file__).resolve().parents[2]      # book/_ext/sts_book.py -> the repository root
+
+# |x| as docutils would parse it: an opening bar not preceded by a word character or
+# another bar, text that neither starts nor ends with a space, a closing bar not followed
+# by a word character.
+_SUBST = re.compile(r"(?<![\w|\\])\|(?=[^\s|])([^|`]*?[^\s|\\])\|(?![\w|])")
+_INLINE_LITERAL = re.compile(r"(``.+?``)")
+
+
+def _escape_line(line: str) -> str:
+    parts = _INLINE_LITERAL.split(line)
+    # Odd indices are ``literal`` spans; escape only the text between them.
+    return "".join(p if i % 2 else _SUBST.sub(r"\\|\1\\|", p) for i, p in enumerate(parts))
+
+
+def escape_bars(lines: list[str]) -> list[str]:
+    """Escape substitution-like ``|x|`` outside doctest and literal blocks (fix 1)."""
+    out, in_doctest, literal_indent = [], False, None
+    for line in lines:
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if literal_indent is not None:
+            if stripped and indent <= literal_indent:
+                literal_indent = None
+            else:
+                out.append(line)
+                continue
+        if stripped.startswith(">>>"):
+            in_doctest = True
+        elif not stripped:
+            in_doctest = False
+        out.append(line if in_doctest else _escape_line(line))
+        if not in_doctest and stripped.endswith("::"):
+            literal_indent = indent
+    return out
+
+
+def _script_key(script) -> tuple:
+    # Sphinx's _JavaScript carries .filename (None or '' for an inline script) and .attributes
+    # (including the inline body); a plain string is its own key.
+    filename = getattr(script, "filename", script) or ""
+    attributes = getattr(script, "attributes", None) or {}
+    return (str(filename), tuple(sorted(attributes.items())))
+
+
+def dedupe_scripts(scripts: list) -> list:
+    """Scripts in order, without exact repeats (same file or body, same attributes) (fix 2)."""
+    seen, out = set(), []
+    for script in scripts:
+        key = _script_key(script)
+        if key not in seen:
+            seen.add(key)
+            out.append(script)
+    return out
+
+
+_CODE_OR_ROLE = re.compile(r"``.+?``|:[\w:.+-]+:`[^`]*`")
+_PROSE_COLON = re.compile(r"(?<!:):(?!:)\s*\S")
+
+
+def protect_property_summary(lines: list[str]) -> list[str]:
+    """Stop napoleon from reading ``summary: detail`` in a property docstring as ``type: description``.
+
+    Napoleon (Google style) takes the text before the first colon of an attribute's or
+    property's docstring as its type. sts_lib's property docstrings are prose with type
+    hints, e.g. ``Dense token matrix, one row per position: ``(B, T, d+m)````; an empty
+    type in front (``: ...``) keeps the whole line as the description (fix 5).
+    """
+    out = list(lines)
+    for i, line in enumerate(out):
+        if line.strip():
+            if _PROSE_COLON.search(_CODE_OR_ROLE.sub("", line)) and not line.lstrip().startswith(":"):
+                out[i] = ": " + line
+            break
+    return out
+
+
+def _process_docstring(app, what, name, obj, options, lines):
+    lines[:] = escape_bars(lines)
+    if what in ("attribute", "data", "property") and "sphinx.ext.napoleon" in app.extensions:
+        lines[:] = protect_property_summary(lines)
+
+
+def _page_context(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if scripts:
+        scripts[:] = dedupe_scripts(scripts)
+
+
+def _anchor(confdir, path: str) -> str:
+    """``path`` as given when it exists relative to ``confdir``, else relative to the repository root."""
+    if not path or Path(confdir, path).exists() or not (_ROOT / path).exists():
+        return path
+    return str(_ROOT / path)
+
+
+def _anchor_paths(app, config):
+    config.html_static_path = [_anchor(app.confdir, p) for p in config.html_static_path]
+    config.html_favicon = _anchor(app.confdir, config.html_favicon) if config.html_favicon else config.html_favicon
+    if getattr(config, "bibtex_bibfiles", None):
+        config.bibtex_bibfiles = [_anchor(app.confdir, p) for p in config.bibtex_bibfiles]
+
+
+def _add_static_path(app):
+    app.config.html_static_path.append(str(_STATIC))
+
+
+def setup(app):
+    app.connect("config-inited", _anchor_paths, priority=100)
+    app.set_html_assets_policy("always")
+    app.connect("builder-inited", _add_static_path)
+    # Priority 501: after MathJax (500); both deferred, so the shim runs once MathJax 3 is defined.
+    app.add_js_file("sts-mathjax2-shim.js", priority=501, defer="defer")
+    # Priority 400: before napoleon (500) turns the docstrings into reST fields.
+    app.connect("autodoc-process-docstring", _process_docstring, priority=400)
+    # Late priority: after every extension (myst-nb, mathjax) has added its per-page scripts.
+    app.connect("html-page-context", _page_context, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,332 @@
+"""The rendered book: it builds warning-free, works offline, and every page renders in a browser.
+
+The build is exactly `make book`'s (``jupyter-book build . -W --keep-going`` into ``_build``),
+so a warm run reuses the execution cache and the Sphinx environment and takes seconds. The
+HTML is then served from 127.0.0.1 and every page is opened in headless Chromium (Debian's
+``chromium`` package, driven by Playwright's Python API; Playwright's own browser downloads
+are never used). Requests to any other host are blocked and reported: the book must not
+depend on a CDN. A page fails on a JavaScript console error or page error, a blocked or
+failed request, math that MathJax left untypeset or marked as an error, an image that did not
+load, an unrendered widget, or a Python traceback in a cell output. One screenshot per page
+goes to ``_build/screenshots/``.
+
+Without Chromium or Playwright the browser test is skipped, unless the environment variable
+``CI`` is set: then it fails (``.ci/run`` installs Chromium).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.parse
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+VENDOR = ROOT / "_vendor"
+CHROMIUM_FLAGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+BUILD_TIMEOUT_S = 3600       # a cold build executes every chapter; each cell has its own 300 s limit
+PAGE_TIMEOUT_MS = 30_000
+
+
+def _missing(what: str) -> None:
+    """Skip, or fail under CI, when a browser-test dependency is absent."""
+    message = (f"{what} is not available, so the book was not checked in a browser. Install it with "
+               "`apt-get install -y chromium` (Debian) and `pip install playwright` (the `test` extra); "
+               "do not run `playwright install`.")
+    if os.environ.get("CI"):
+        pytest.fail(message + " (CI is set: this check is required.)")
+    pytest.skip(message)
+
+
+def _chromium() -> str:
+    for candidate in (os.environ.get("STS_CHROMIUM"), "chromium", "chromium-browser"):
+        path = candidate and shutil.which(candidate)
+        if path:
+            return path
+    _missing("Chromium (/usr/bin/chromium)")
+
+
+# ---------------------------------------------------------------------------------------------
+# The build (shared by every test below that needs it)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def build():
+    """Run `jupyter-book build . -W --keep-going`; return (returncode, log)."""
+    jb = Path(sys.executable).with_name("jupyter-book")
+    if not jb.exists():
+        jb = shutil.which("jupyter-book")
+    assert jb, "jupyter-book is not installed next to this Python; run `make install`"
+    (ROOT / "_build").mkdir(exist_ok=True)
+    # One build at a time into _build (pytest-xdist workers each run this fixture): the second
+    # waits for the first and then finds everything cached.
+    with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run([str(jb), "build", ".", "-W", "--keep-going"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=BUILD_TIMEOUT_S)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _pages() -> list[Path]:
+    return sorted(p for p in HTML.rglob("*.html")
+                  if not {"_static", "_sources", "_images"} & set(p.relative_to(HTML).parts))
+
+
+@pytest.mark.slow
+def test_book_builds_without_warnings(build):
+    returncode, log = build
+    problems = [line for line in log.splitlines() if re.search(r"WARNING|ERROR|Traceback", line)
+                and "Kernel is running over TCP" not in line]
+    assert returncode == 0, ("`jupyter-book build . -W --keep-going` failed:\n" + "\n".join(problems[:40])
+                             + "\n--- end of log ---\n" + log[-3000:])
+
+
+@pytest.mark.slow
+def test_built_html_has_no_cdn_assets(build):
+    """Static check of every page: scripts, styles and images are local, MathJax is loaded once."""
+    assert (HTML / "index.html").exists(), "the book was not built"
+    external = re.compile(r"<(?:script|link|img|iframe|source)\b[^>]*?\b(?:src|href)=\"(?:https?:)?//[^\"]+\"")
+    problems = []
+    for page in _pages():
+        text = page.read_text(encoding="utf-8")
+        name = page.relative_to(HTML)
+        for tag in external.findall(text):
+            if tag.startswith("<link") and re.search(r'rel="(?:canonical|alternate)"', tag):
+                continue
+            problems.append(f"{name}: external asset {tag}")
+        n_mathjax = text.count("mathjax/tex-chtml-full.js")
+        if n_mathjax > 1:
+            problems.append(f"{name}: MathJax is included {n_mathjax} times (is there a _static/ folder?)")
+        has_state = "application/vnd.jupyter.widget-state+json" in text
+        if ("html-manager/embed.js" in text) != has_state:
+            problems.append(f"{name}: the widget manager must be loaded exactly on pages with widget state")
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# The browser check
+# ---------------------------------------------------------------------------------------------
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest's output readable
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(build):
+    """Serve _build/html on 127.0.0.1 at a free port; yield the base URL."""
+    assert (HTML / "index.html").exists(), "the book was not built"
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+# Runs in the page once it has loaded, MathJax has finished and the widgets were rendered.
+_INSPECT_JS = r"""
+() => {
+  const skip = new Set(['PRE', 'CODE', 'SCRIPT', 'STYLE', 'TEXTAREA', 'MJX-CONTAINER', 'MJX-ASSISTIVE-MML']);
+  const texts = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode(node) {
+      for (let el = node.parentElement; el; el = el.parentElement) {
+        if (skip.has(el.tagName)) return NodeFilter.FILTER_REJECT;
+        if (el.classList && (el.classList.contains('highlight') || el.classList.contains('cell_input')))
+          return NodeFilter.FILTER_REJECT;
+      }
+      return NodeFilter.FILTER_ACCEPT;
+    }});
+  while (walker.nextNode()) texts.push(walker.currentNode.nodeValue);
+  const prose = texts.join(' ');
+  const raw = [];
+  for (const re of [/\$\$/, /\\\(/, /\\\)/, /\\\[/, /\\\]/, /\\begin\{/, /\$[^$\s][^$]*?\\[A-Za-z]+[^$]*?\$/]) {
+    const m = prose.match(re);
+    if (m) raw.push(prose.slice(Math.max(0, m.index - 40), m.index + 60));
+  }
+  const mathNodes = Array.from(document.querySelectorAll('.math'));
+  const outputs = Array.from(document.querySelectorAll('.cell_output, .output'));
+  return {
+    mathNodes: mathNodes.length,
+    untypeset: mathNodes.filter(n => !n.querySelector('mjx-container')).length,
+    mjx: document.querySelectorAll('mjx-container').length,
+    mjxErrors: Array.from(document.querySelectorAll('mjx-merror, [data-mjx-error]'))
+      .map(n => n.getAttribute('data-mjx-error') || n.textContent).slice(0, 5),
+    rawTex: raw,
+    brokenImages: Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)
+      .map(i => i.getAttribute('src')),
+    tracebacks: outputs.filter(o => o.classList.contains('traceback') ||
+                                   /Traceback \(most recent call last\)/.test(o.textContent))
+      .map(o => o.textContent.trim().split('\n').slice(-1)[0]).slice(0, 5),
+    widgetViews: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
+    widgetsRendered: document.querySelectorAll('.widget-subarea').length,
+  };
+}
+"""
+
+
+def _open_and_inspect(context, url: str, shot: Path, redirect: str | None = None) -> list[str]:
+    """Load one page, wait for MathJax and widgets, screenshot it, return its problems."""
+    problems: list[str] = []
+    page = context.new_page()
+    page.on("console", lambda msg: msg.type == "error" and problems.append(
+        f"console error: {msg.text} ({msg.location.get('url') or 'no URL'})"))
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    page.on("requestfailed", lambda req: urllib.parse.urlsplit(req.url).hostname in LOCAL_HOSTS
+            and problems.append(f"request failed: {req.url} ({req.failure})"))
+    page.on("response", lambda resp: resp.status >= 400
+            and problems.append(f"HTTP {resp.status}: {resp.url}"))
+    try:
+        page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        if redirect:  # index.html only redirects (meta refresh): check where it lands
+            page.wait_for_url(urllib.parse.urljoin(url, redirect), wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        if page.evaluate("() => !!document.querySelector('.math')"):
+            if not page.evaluate("() => !!document.querySelector('script[src*=\"mathjax\"]')"):
+                raise RuntimeError("the page has math but does not load MathJax (stale page? `make clean book`)")
+            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+                                   timeout=PAGE_TIMEOUT_MS)
+            page.evaluate("() => MathJax.startup.promise")
+        views = page.evaluate(
+            "() => document.querySelectorAll('script[type=\"application/vnd.jupyter.widget-view+json\"]').length")
+        if views:
+            try:
+                page.wait_for_function(f"() => document.querySelectorAll('.widget-subarea').length >= {views}",
+                                       timeout=PAGE_TIMEOUT_MS)
+            except Exception:  # reported below through widgetsRendered
+                pass
+        # Scroll to the bottom and back so that lazily loaded images are requested too, then wait
+        # for every image and web font (Playwright's "networkidle" proved unreliable here).
+        page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)",
+                               timeout=PAGE_TIMEOUT_MS)
+        page.evaluate("() => document.fonts.ready.then(() => true)")
+        page.evaluate("() => window.scrollTo(0, 0)")
+        report = page.evaluate(_INSPECT_JS)
+        page.screenshot(path=str(shot), full_page=True)
+    except Exception as exc:  # a timeout or a crash is a problem of this page, not of the test
+        problems.append(f"could not check the page: {exc}")
+        page.close()
+        return problems
+    page.close()
+    if report["untypeset"]:
+        problems.append(f"{report['untypeset']} of {report['mathNodes']} math elements were not typeset by MathJax")
+    if report["mathNodes"] and not report["mjx"]:
+        problems.append("the page has math but no mjx-container: MathJax did not run")
+    problems += [f"MathJax error: {e}" for e in report["mjxErrors"]]
+    problems += [f"raw TeX in the text: ...{t}..." for t in report["rawTex"]]
+    problems += [f"image did not load: {src}" for src in report["brokenImages"]]
+    problems += [f"traceback in a cell output: {t}" for t in report["tracebacks"]]
+    if report["widgetsRendered"] < report["widgetViews"]:
+        problems.append(f"only {report['widgetsRendered']} of {report['widgetViews']} widgets were rendered")
+    return problems
+
+
+@pytest.mark.slow
+def test_every_page_renders_offline_in_chromium(server, tmp_path):
+    chromium = _chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("The Python package playwright")
+    pages = _pages()
+    assert len(pages) >= 10, f"only {len(pages)} pages were built"
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    SHOTS.mkdir(parents=True)
+    blocked: list[str] = []
+
+    def route(r):
+        host = urllib.parse.urlsplit(r.request.url).hostname
+        if host in LOCAL_HOSTS:
+            r.continue_()
+        else:  # a CDN dependency: block it so the check is the same with and without internet
+            blocked.append(r.request.url)
+            r.abort()
+
+    failures: dict[str, list[str]] = {}
+    with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="sts-chromium-") as profile:
+        context = pw.chromium.launch_persistent_context(
+            profile, executable_path=chromium, headless=True, args=CHROMIUM_FLAGS,
+            viewport={"width": 1280, "height": 900}, service_workers="block")
+        context.route("**/*", route)
+        for path in pages:
+            rel = path.relative_to(HTML).as_posix()
+            blocked.clear()
+            refresh = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', path.read_text(encoding="utf-8"))
+            problems = _open_and_inspect(context, server + rel, SHOTS / (rel.replace("/", "__")[:-5] + ".png"),
+                                         redirect=refresh and refresh.group(1))
+            problems += [f"request to a non-local host (CDN?): {u}" for u in blocked]
+            if problems:
+                failures[rel] = problems
+        context.close()
+    report = "\n".join(f"{page}:\n  " + "\n  ".join(dict.fromkeys(ps)) for page, ps in failures.items())
+    assert not failures, f"{len(failures)} of {len(pages)} pages have problems (screenshots in {SHOTS}):\n{report}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Fast checks of the book's configuration (no build needed)
+# ---------------------------------------------------------------------------------------------
+
+def test_vendored_assets_are_present_and_small():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    assert config["html_static_path"] == ["_vendor"]
+    files = [VENDOR / config["mathjax_path"]] + [VENDOR / p for p in config["nb_ipywidgets_js"]]
+    for f in files:
+        assert f.is_file() and f.stat().st_size > 100_000, f"missing vendored script {f}; run `make vendor`"
+    assert not [p for p in [config["mathjax_path"], *config["nb_ipywidgets_js"]] if "//" in p], "use local paths"
+    fonts = list((VENDOR / "mathjax/output/chtml/fonts/woff-v2").glob("*.woff"))
+    assert len(fonts) >= 20, "MathJax's CHTML fonts are missing"
+    total = sum(f.stat().st_size for f in VENDOR.rglob("*") if f.is_file())
+    assert total < 5_000_000, f"_vendor/ holds {total / 1e6:.1f} MB; keep it under 5 MB"
+
+
+def test_no_static_folder_that_jupyter_book_would_inject():
+    """Jupyter Book 1.x adds every .js/.css under _static/ (and under every html_static_path entry once
+    _static/ exists) to every page: vendored MathJax would then load twice on every page."""
+    assert not (ROOT / "_static").exists(), ("remove the _static/ folder (see _vendor/README.md); "
+                                             "put vendored files in _vendor/")
+
+
+def test_api_appendix_documents_every_public_module():
+    import pkgutil
+
+    import sts_lib
+    public = {m.name for m in pkgutil.walk_packages(sts_lib.__path__, "sts_lib.")
+              if not any(part.startswith("_") for part in m.name.split("."))}
+    documented = set(re.findall(r"\.\. automodule:: (\S+)", (ROOT / "book/appendix/api.md").read_text()))
+    missing = sorted(public - documented)
+    assert not missing, f"add an automodule block to book/appendix/api.md for: {', '.join(missing)}"
+
+
+def test_book_extension_docstring_fixes():
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    try:
+        from sts_book import dedupe_scripts, escape_bars, protect_property_summary
+    finally:
+        sys.path.pop(0)
+    lines = ["Frobenius cosine <A, B> / (|A| |B|); 0 when either is zero.",
+             "std of the entries / |alpha|; E||f - STS_q||^2 and ``|x|``",
+             "", ">>> (P == 0) | (P == 1)", "|x|", "", "Example::", "", "    |x| stays", "back |y|"]
+    assert escape_bars(lines) == [
+        r"Frobenius cosine <A, B> / (\|A\| \|B\|); 0 when either is zero.",
+        r"std of the entries / \|alpha\|; E||f - STS_q||^2 and ``|x|``",
+        "", ">>> (P == 0) | (P == 1)", "|x|", "", "Example::", "", "    |x| stays", r"back \|y\|"]
+    assert dedupe_scripts(["a.js", "b.js", "a.js"]) == ["a.js", "b.js"]
+    assert protect_property_summary(["", "Dense matrix: ``(B, T)``."]) == ["", ": Dense matrix: ``(B, T)``."]
+    assert protect_property_summary(["``(B, T)``.", "more: text"]) == ["``(B, T)``.", "more: text"]
