@@ -12,6 +12,7 @@ training loop, closed-form theory, metrics and plot helpers.
 """
 
 from .device import describe_device, get_device, make_generator
+from .ensemble import train_ensemble
 from .metrics import attention_mass, block_norms, cosine, evaluate, transformer_metrics
 from .models import (FCN, OneLayerTransformer, PracticalTransformer, TheoryTransformer,
                      dense_reference_forward, ground_truth)
@@ -31,6 +32,6 @@ __all__ = [
     "StochasticRandomPE", "TheoryTransformer", "TrainConfig", "attention_mass", "block_norms", "c_for_loss",
     "cosine", "dense_reference_forward", "describe_device", "evaluate", "fcn_bayes_error", "fcn_lower_bound",
     "get_device", "ground_truth", "loss_on_ray", "make_generator", "make_pe", "plot_fcn_bound",
-    "plot_heatmaps", "plot_ood", "plot_training", "sample_subsets", "save_history", "sts_loss", "train",
+    "plot_heatmaps", "plot_ood", "plot_training", "sample_subsets", "save_history", "sts_loss", "train", "train_ensemble",
     "transformer_metrics", "uniform_plateau", "zero_predictor_loss",
 ]

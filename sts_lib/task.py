@@ -45,6 +45,31 @@ class Batch:
     x_query: torch.Tensor    # (B, d) token part of the query
     pe_query: torch.Tensor   # (B, m) PE part of the query: sum (or mean) of the selected PEs
     target: torch.Tensor     # (B, d) mean of the selected tokens
+    # Set by STSTask.sample for one-hot PEs (see _sparse_query); never passed to __init__, so
+    # dataclasses.replace(batch, pe_query=...) drops it and the models fall back to dense algebra.
+    _sparse: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    def _set_sparse_query(self, slots: torch.Tensor, scale: float, x_zero: bool) -> "Batch":
+        """Record that ``pe_query`` is ``scale`` times the sum of the one-hot PEs at ``slots``
+        ``(B, q)``, and whether ``x_query`` is zero."""
+        self._sparse = (slots, float(scale), bool(x_zero), self.pe_query, self.pe_query._version,
+                        self.x_query, self.x_query._version)
+        return self
+
+    def _sparse_query(self) -> tuple[torch.Tensor, float, bool] | None:
+        """``(slots, scale, x_zero)`` describing a one-hot query PE, or None.
+
+        None unless the batch came from :meth:`STSTask.sample` with a one-hot PE and
+        ``pe_query`` / ``x_query`` were not replaced or modified in place since (the tensor
+        version counters tell): then W z_query is a sum of q columns of W, not a dense product.
+        """
+        if self._sparse is None:
+            return None
+        slots, scale, x_zero, pq, pq_version, xq, xq_version = self._sparse
+        if pq is not self.pe_query or pq._version != pq_version or xq is not self.x_query \
+                or xq._version != xq_version:
+            return None
+        return slots, scale, x_zero
 
     @property
     def shape(self) -> tuple[int, int, int, int]:
@@ -76,16 +101,20 @@ class Batch:
         pe = PEBatch(m=self.pe.m, **{k: (None if v is None else v.to(device)) for k, v in
                                      (("slots", self.pe.slots), ("table", self.pe.table),
                                       ("dense", self.pe.dense))})
-        return Batch(self.X.to(device), pe, self.y.to(device), self.mask.to(device),
-                     self.x_query.to(device), self.pe_query.to(device), self.target.to(device))
+        out = Batch(self.X.to(device), pe, self.y.to(device), self.mask.to(device),
+                    self.x_query.to(device), self.pe_query.to(device), self.target.to(device))
+        sparse = self._sparse_query()
+        return out if sparse is None else out._set_sparse_query(sparse[0].to(device), *sparse[1:])
 
     def __getitem__(self, idx) -> "Batch":
         """Rows ``idx`` of the batch (a slice or index tensor), e.g. a minibatch of a fixed dataset."""
         def rows(t):
             return None if t is None else t[idx]
         pe = PEBatch(m=self.pe.m, slots=rows(self.pe.slots), table=self.pe.table, dense=rows(self.pe.dense))
-        return Batch(self.X[idx], pe, self.y[idx], self.mask[idx], self.x_query[idx],
-                     self.pe_query[idx], self.target[idx])
+        out = Batch(self.X[idx], pe, self.y[idx], self.mask[idx], self.x_query[idx],
+                    self.pe_query[idx], self.target[idx])
+        sparse = self._sparse_query()
+        return out if sparse is None else out._set_sparse_query(sparse[0][idx], *sparse[1:])
 
 
 @dataclass
@@ -132,17 +161,30 @@ class STSTask:
         check_generator(generator, device)
         pe = self.pe.sample(batch, T, generator=generator, device=device)
         X = torch.randn(batch, T, self.d, generator=generator, device=device, dtype=self.dtype)
+        # Stored coordinate-major (same values, X.transpose(1, 2) contiguous): the models'
+        # per-token inner products and pools then run over contiguous rows of length T.
+        X = X.transpose(1, 2).contiguous().transpose(1, 2)
         y = sample_subsets(batch, T, q, generator=generator, device=device)
         mask = torch.zeros(batch, T, device=device, dtype=self.dtype).scatter_(1, y, 1.0)
         target = X.gather(1, y.unsqueeze(-1).expand(-1, -1, self.d)).mean(1)
-        pe_query = pe.pool(mask)
+        one_hot = pe.slots is not None and pe.table is None and pe.dense is None
+        if one_hot:
+            # Slots are distinct within a row, so pool(mask) is 1 at the q selected slots:
+            # write those q entries instead of scattering all T.
+            q_slots = pe.slots.gather(1, y)
+            pe_query = mask.new_zeros(batch, pe.m).scatter_(1, q_slots, 1.0)
+        else:
+            pe_query = pe.pool(mask)
         if self.query_pe == "mean":
             pe_query = pe_query / q
         if self.x_query == "zero":
             x_query = X.new_zeros(batch, self.d)
         else:
             x_query = torch.randn(batch, self.d, generator=generator, device=device, dtype=self.dtype)
-        return Batch(X, pe, y, mask, x_query, pe_query, target)
+        out = Batch(X, pe, y, mask, x_query, pe_query, target)
+        if one_hot:
+            out._set_sparse_query(q_slots, 1.0 / q if self.query_pe == "mean" else 1.0, self.x_query == "zero")
+        return out
 
     def spec(self) -> dict:
         """A JSON-able description (recorded with every experiment)."""

@@ -1,0 +1,155 @@
+"""train_ensemble: K models trained together equal K sequential train() runs (loop vs batched)."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+import sts_lib as sts
+import sts_lib.ensemble as ens
+from sts_lib.ensemble import train_ensemble
+
+
+def _assert_same(batched, looped, models, loop_models, rtol=1e-4, atol=1e-6):
+    """Histories (every logged metric at every step) and final parameters agree to float rounding."""
+    for h, r in zip(batched, looped):
+        assert h.steps == r.steps
+        assert set(h.metrics) == set(r.metrics)
+        for key in r.metrics:
+            np.testing.assert_allclose(h[key], r[key], rtol=rtol, atol=atol, err_msg=key)
+        assert [s["step"] for s in h.snapshots] == [s["step"] for s in r.snapshots]
+        for s, t in zip(h.snapshots, r.snapshots):
+            assert torch.allclose(s["W"], t["W"], rtol=rtol, atol=atol)
+    for m, lm in zip(models, loop_models):
+        for p, q in zip(m.parameters(), lm.parameters()):
+            assert p.shape == q.shape
+            assert torch.allclose(p, q, rtol=rtol, atol=atol)
+
+
+def _loop(models, tasks, configs):
+    return [sts.train(m, t, c, progress=False) for m, t, c in zip(models, tasks, configs)]
+
+
+@pytest.mark.parametrize("optimizer", ["gd", "sgd", "adam"])
+@pytest.mark.parametrize("chunk_bytes", [2 << 20, 1])          # all models in one group / one per group
+def test_transformers_with_own_seeds_pools_and_lrs_equal_the_loop(optimizer, chunk_bytes, monkeypatch):
+    monkeypatch.setattr(ens, "_CHUNK_BYTES", chunk_bytes)
+    pools = (12, 20, 16)                                        # different m: padded to the largest
+    tasks = [sts.STSTask(d=3, T=10, q=2, pe=sts.StochasticOneHotPE(n)) for n in pools]
+    lrs = {"gd": (0.5, 1.0, 0.7), "sgd": (0.05, 0.1, 0.2), "adam": (0.01, 0.03, 0.02)}[optimizer]
+    configs = [sts.TrainConfig(steps=20, batch_size=32, optimizer=optimizer, lr=lr, lr_V=2 * lr,
+                               momentum=0.9 if optimizer == "sgd" else 0.0, log_every=10, seed=seed,
+                               eval_batch=64, eval_lengths=(12,), eval_qs=(3,), snapshot_every=10)
+               for seed, lr in enumerate(lrs)]
+    models = [sts.TheoryTransformer(3, n) for n in pools]
+    loop_models = copy.deepcopy(models)
+    batched = train_ensemble(models, tasks, configs, progress=False)
+    _assert_same(batched, _loop(loop_models, tasks, configs), models, loop_models)
+    assert batched[0].last("loss") < 0.9 * batched[0]["loss"][0]     # they did learn
+    assert batched[1].config["ensemble"] == {"K": 3, "data": "independent", "index": 1}
+
+
+@pytest.mark.parametrize("data", ["independent", "shared"])
+def test_position_only_models_of_figure_2_equal_the_loop(data, monkeypatch):
+    """The parametrisation the Figure 2 experiments train (only W_EE and V_X), fixed and stochastic PEs."""
+    monkeypatch.setattr(ens, "_CHUNK_BYTES", 1)
+    pe = sts.StochasticOneHotPE(16) if data == "shared" else sts.OneHotPE(16)
+    task = sts.STSTask(d=3, T=8, q=2, pe=pe)
+    configs = [sts.TrainConfig(steps=20, batch_size=32, lr=1.0, lr_W=lr_W, log_every=10, eval_batch=64,
+                               eval_lengths=(12,), eval_qs=(3,), seed=0 if data == "shared" else i)
+               for i, lr_W in enumerate((3.0, 10.0))]
+    models = [sts.TheoryTransformer(3, 16, position_only=True) for _ in configs]
+    loop_models = copy.deepcopy(models)
+    batched = train_ensemble(models, task, configs, data=data, progress=False)
+    _assert_same(batched, _loop(loop_models, [task] * 2, configs), models, loop_models)
+
+
+def test_shared_data_lr_sweep_with_random_init_and_gaussian_query_equals_the_loop(monkeypatch):
+    monkeypatch.setattr(ens, "_CHUNK_BYTES", 1)
+    task = sts.STSTask(d=3, T=10, q=3, pe=sts.OneHotPE(10), x_query="gaussian", query_pe="mean")
+    configs = [sts.TrainConfig(steps=30, batch_size=32, lr=lr, log_every=10, eval_batch=64) for lr in (0.3, 1.0)]
+    models = [sts.TheoryTransformer(3, 10, init="normal", init_scale=0.3, generator=torch.Generator().manual_seed(i))
+              for i in range(2)]
+    loop_models = copy.deepcopy(models)
+    batched = train_ensemble(models, task, configs, data="shared", progress=False)
+    _assert_same(batched, _loop(loop_models, [task] * 2, configs), models, loop_models)
+
+
+@pytest.mark.parametrize("optimizer", ["gd", "adam"])
+def test_fcn_width_sweep_equals_the_loop(optimizer):
+    task = sts.STSTask(d=2, T=6, q=2)
+    widths = (4, 16, 9, 8, 10)              # 8, 9, 10 share one padded group; 4 and 16 train alone
+    nets = [sts.FCN(6, 2, w, generator=torch.Generator().manual_seed(i)) for i, w in enumerate(widths)]
+    loop_nets = copy.deepcopy(nets)
+    cfg = sts.TrainConfig(steps=40, batch_size=32, optimizer=optimizer, lr=1e-2 if optimizer == "adam" else 0.1,
+                          log_every=20, eval_batch=64)
+    batched = train_ensemble(nets, task, cfg, data="shared", progress=False)
+    _assert_same(batched, _loop(loop_nets, [task] * 5, [cfg] * 5), nets, loop_nets)
+    assert [n.width for n in nets] == list(widths)
+
+
+def test_deeper_fcns_with_own_seeds_equal_the_loop():
+    task = sts.STSTask(d=2, T=6, q=2)
+    nets = [sts.FCN(6, 2, w, depth=2, hidden=5, activation="tanh", generator=torch.Generator().manual_seed(w))
+            for w in (3, 8)]
+    loop_nets = copy.deepcopy(nets)
+    configs = [sts.TrainConfig(steps=30, batch_size=16, optimizer="sgd", momentum=0.5, lr=0.05, log_every=15,
+                               eval_batch=32, seed=s) for s in (4, 5)]
+    batched = train_ensemble(nets, task, configs, progress=False)
+    _assert_same(batched, _loop(loop_nets, [task] * 2, configs), nets, loop_nets)
+
+
+def test_padding_of_smaller_models_stays_exactly_zero():
+    tasks = [sts.STSTask(d=2, T=5, q=2, pe=sts.StochasticOneHotPE(n)) for n in (6, 11)]
+    models = [sts.TheoryTransformer(2, t.m) for t in tasks]
+    stack_holder = {}
+    real = ens._TransformerStack
+
+    class Spy(real):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            stack_holder["s"] = self
+
+    ens._TransformerStack = Spy
+    try:
+        train_ensemble(models, tasks, sts.TrainConfig(steps=20, batch_size=16, lr=1.0, log_every=20, eval_batch=16),
+                       progress=False)
+    finally:
+        ens._TransformerStack = real
+    W, V = stack_holder["s"].W[0], stack_holder["s"].V[0]
+    assert W[:8, :8].abs().sum() > 0
+    assert W[8:].abs().max() == 0 and W[:, 8:].abs().max() == 0 and V[:, 8:].abs().max() == 0
+
+
+def test_errors_name_the_problem():
+    task = sts.STSTask(d=2, T=5, q=2)
+    cfg = sts.TrainConfig(steps=2)
+    with pytest.raises(TypeError, match="all TheoryTransformer"):
+        train_ensemble([sts.TheoryTransformer(2, 5), sts.FCN(5, 2, 3)], task, cfg, progress=False)
+    with pytest.raises(ValueError, match="position_only"):
+        train_ensemble([sts.TheoryTransformer(2, 5), sts.TheoryTransformer(2, 5, position_only=True)], task, cfg,
+                       progress=False)
+    with pytest.raises(TypeError, match="PracticalTransformer|all TheoryTransformer"):
+        train_ensemble([sts.PracticalTransformer(2, 5)], task, cfg, progress=False)
+    with pytest.raises(ValueError, match="differs from configs\\[0\\] in \\['steps'\\]"):
+        train_ensemble([sts.TheoryTransformer(2, 5)] * 2, task, [cfg, sts.TrainConfig(steps=3)], progress=False)
+    with pytest.raises(ValueError, match="one per model"):
+        train_ensemble([sts.TheoryTransformer(2, 5)] * 2, task, [cfg] * 3, progress=False)
+    with pytest.raises(ValueError, match="same seed"):
+        train_ensemble([sts.TheoryTransformer(2, 5)] * 2, task, [cfg, sts.TrainConfig(steps=2, seed=1)],
+                       data="shared", progress=False)
+    with pytest.raises(ValueError, match="one-hot PEs"):
+        t = sts.STSTask(d=2, T=5, q=2, pe=sts.StochasticRandomPE(m=8))
+        train_ensemble([sts.TheoryTransformer(2, 8)], t, cfg, progress=False)
+    with pytest.raises(ValueError, match="dataset_size"):
+        train_ensemble([sts.TheoryTransformer(2, 5)], task, sts.TrainConfig(steps=2, dataset_size=8), progress=False)
+    with pytest.raises(ValueError, match="data must be one of"):
+        train_ensemble([sts.TheoryTransformer(2, 5)], task, cfg, data="both", progress=False)
+
+
+def test_divergence_names_the_models():
+    task = sts.STSTask(d=5, T=20, q=3)
+    configs = [sts.TrainConfig(steps=200, lr=lr, log_every=10) for lr in (0.5, 50.0)]
+    with pytest.raises(FloatingPointError, match=r"models \[1\]"):
+        train_ensemble([sts.TheoryTransformer(5, 20) for _ in configs], task, configs, data="shared", progress=False)
