@@ -18,15 +18,6 @@ from sts_lib import pe_analysis as pea
 from sts_lib.task import sample_subsets, sts_loss
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """These models are tiny: one thread is as fast and does not oversubscribe a shared CPU."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 # -- fits -------------------------------------------------------------------------------
 def test_inverse_loss_fit_recovers_known_rate():
     t = np.arange(0, 2001, 10)

@@ -19,17 +19,8 @@ from sts_lib.task import STSTask
 from sts_lib.theory import fcn_bayes_error, fcn_lower_bound, uniform_plateau, zero_predictor_loss
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # Tiny nets: thread overhead dominates, and on a busy 2-core machine two threads are several times slower.
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
-def sweep(_one_thread):
+def sweep():
     # Small enough to train in a few seconds; widths below, at and above Td = 12.
     return fcn_width_sweep(6, 2, 2, [2, 6, 12, 24], steps=250, batch_size=128, lr=1e-2, seed=0,
                            eval_samples=8192)

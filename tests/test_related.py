@@ -11,15 +11,6 @@ from sts_lib import scan_snap as ss
 from sts_lib import symmetry
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """These models are tiny: one thread is as fast and does not fight other processes for the cores."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 # -- Syn-Small-like data ----------------------------------------------------------------
 def test_syn_small_probs_structure():
     P = ss.syn_small_probs(n_common=10, n_distinct=10, common_mass=0.8, power=2.0)

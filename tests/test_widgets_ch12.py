@@ -2,22 +2,12 @@
 
 import numpy as np
 import pytest
-import torch
 from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
 from sts_lib.theory import fcn_lower_bound, zero_predictor_loss
 from sts_lib.widgets.fcn import bound_explorer, plot_bound_explorer, plot_width_scaling, plot_width_sweep
 from sts_lib.widgets.task import PE_CHOICES, instance_explorer, plot_instance, sample_instance
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # Only tiny tensors here; one thread avoids oversubscribing a busy 2-core machine.
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def _image(im):

@@ -3,7 +3,6 @@ report bad settings instead of crashing, and the static figure helpers return Fi
 
 import numpy as np
 import pytest
-import torch
 from matplotlib.figure import Figure
 
 import sts_lib as sts
@@ -13,14 +12,6 @@ from sts_lib.widgets import dynamics as wdyn
 from sts_lib.widgets import positional as wpos
 
 pytest.importorskip("ipywidgets")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 SMALL = dict(T=8, q=2, steps=60, lr_W=0.3, lr_V=1.0)

@@ -14,15 +14,6 @@ from sts_lib.widgets import length as wlen
 from sts_lib.widgets import related as wrel
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """These models are tiny: one thread is as fast and does not fight other processes for the cores."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def runs():
     """All three PEs, trained briefly (enough for the structural checks, not for small losses)."""
