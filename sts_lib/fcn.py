@@ -23,6 +23,7 @@ import torch
 
 from ._validate import check_choice, check_float, check_int, check_T_q
 from .device import get_device, make_generator
+from .ensemble import train_ensemble
 from .models import FCN, TheoryTransformer
 from .positional import make_pe
 from .task import Batch, STSTask
@@ -241,7 +242,7 @@ def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: i
     """Train one FCN per first-layer width on STS_q and measure its population error.
 
     Each FCN (:class:`~sts_lib.models.FCN`, input ``[vec X; 1_y]``, ``depth`` hidden layers)
-    is trained by :func:`sts_lib.train.train` for ``steps`` steps on fresh batches
+    is trained for ``steps`` steps (all widths in one batched call) on fresh batches
     (``dataset_size=None``, the fair comparison with a population bound) or on a fixed dataset,
     then evaluated on ``eval_samples`` fresh held-out samples.
 
@@ -249,7 +250,8 @@ def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: i
     ``width``, ``error`` (held-out E||f - STS_q||^2), ``error_se`` (its Monte-Carlo standard error),
     ``rel_error`` (error / (d/q), 1 = the zero predictor), ``bound`` (:func:`fcn_lower_bound`),
     ``rel_bound``, ``train_error`` (mean minibatch loss over the last logging window),
-    ``params``, ``wall_time`` (seconds), and ``T, d, q, depth, steps``.
+    ``params``, ``wall_time`` (training seconds per width, amortised: with fresh data all widths
+    train together through :func:`sts_lib.ensemble.train_ensemble`), and ``T, d, q, depth, steps``.
 
     >>> rows = fcn_width_sweep(6, 2, 2, [4, 12], steps=30, seed=0, eval_samples=4096)
     >>> [r["width"] for r in rows], all(r["error"] + 4 * r["error_se"] >= r["bound"] for r in rows)
@@ -266,15 +268,21 @@ def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: i
     device = get_device(device)
     task = STSTask(d=d, T=T, q=q)
     base = zero_predictor_loss(d, q)
+    nets = [FCN(T, d, width, depth=depth, hidden=hidden, generator=make_generator(seed + 7919 * i))
+            for i, width in enumerate(widths)]
+    cfg = TrainConfig(steps=steps, batch_size=batch_size, optimizer=optimizer, lr=lr,
+                      dataset_size=dataset_size, log_every=max(steps // 4, 1), eval_batch=256,
+                      seed=seed, eval_seed=eval_seed)
+    t0 = time.perf_counter()
+    if dataset_size is None:
+        # Every width sees the same data stream (one seed), so the batched path is exactly
+        # K separate train() calls, in one pass over the data (tests/test_ensemble.py).
+        hists = train_ensemble(nets, task, cfg, data="shared", device=device, progress=progress)
+    else:
+        hists = [train(net, task, cfg, device=device, progress=progress) for net in nets]
+    wall = (time.perf_counter() - t0) / len(nets)
     rows = []
-    for i, width in enumerate(widths):
-        net = FCN(T, d, width, depth=depth, hidden=hidden, generator=make_generator(seed + 7919 * i))
-        cfg = TrainConfig(steps=steps, batch_size=batch_size, optimizer=optimizer, lr=lr,
-                          dataset_size=dataset_size, log_every=max(steps // 4, 1), eval_batch=256,
-                          seed=seed, eval_seed=eval_seed)
-        t0 = time.perf_counter()
-        hist = train(net, task, cfg, device=device, progress=progress)
-        wall = time.perf_counter() - t0
+    for width, net, hist in zip(widths, nets, hists):
         err, se = monte_carlo_error(net, task, n=eval_samples, seed=eval_seed, device=device)
         bound = fcn_lower_bound(T, d, q, width)
         rows.append({"T": T, "d": d, "q": q, "width": width, "depth": depth, "steps": steps,
