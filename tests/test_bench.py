@@ -120,42 +120,6 @@ def test_drawing_ahead_in_a_thread_changes_nothing(pe, monkeypatch):
     assert torch.equal(m1.W, m2.W) and torch.equal(m1.V, m2.V)
 
 
-class _Interrupt(Exception):
-    pass
-
-
-class _FlakyTask(sts.STSTask):
-    """Raises on the n-th training draw (batch 32), as an interrupt would."""
-
-    calls, fail_at = 0, 10 ** 9
-
-    def sample(self, batch, **kw):
-        if batch == 32:
-            type(self).calls += 1
-            if type(self).calls == self.fail_at:
-                raise _Interrupt
-        return super().sample(batch, **kw)
-
-
-def test_checkpoints_written_while_drawing_ahead_resume_exactly(tmp_path, monkeypatch):
-    """The generator state saved at step t excludes the batch already drawn for step t + 1."""
-    monkeypatch.setattr(train_mod, "_PREFETCH", True)
-    cfg = sts.TrainConfig(steps=40, batch_size=32, lr=0.5, log_every=10, eval_batch=64)
-    reference = sts.TheoryTransformer(3, 12)
-    ref_hist = sts.train(reference, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg, progress=False)
-    ckpt = tmp_path / "run.pt"
-    _FlakyTask.calls, _FlakyTask.fail_at = 0, 27
-    with pytest.raises(_Interrupt):
-        sts.train(sts.TheoryTransformer(3, 12), _FlakyTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg,
-                  progress=False, checkpoint=ckpt, checkpoint_every=10)
-    assert torch.load(ckpt, weights_only=False)["step"] == 20
-    resumed = sts.TheoryTransformer(3, 12)
-    hist = sts.train(resumed, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg, progress=False,
-                     checkpoint=ckpt, checkpoint_every=10)
-    assert hist.metrics == ref_hist.metrics
-    assert torch.equal(resumed.W, reference.W) and torch.equal(resumed.V, reference.V)
-
-
 def test_benchmark_reports_every_figure(capsys):
     cfg = BenchConfig(T=12, m=24, batch=32, K=3, repeats=3, ensemble_repeats=1, ensemble_steps=2, train_steps=3,
                       book_scale=False, threads=1)

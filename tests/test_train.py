@@ -1,5 +1,6 @@
 """The training loop: zero-init dynamics, learning, optimisers, resuming, history."""
 
+import importlib
 import json
 
 import pytest
@@ -96,10 +97,9 @@ class _Interrupt(Exception):
 
 
 class _FlakyTask(sts.STSTask):
-    """Raises on the n-th training draw, as a KeyboardInterrupt would."""
+    """Raises on the n-th training draw (batch 32), as a KeyboardInterrupt would."""
 
-    calls = 0
-    fail_at = 10**9
+    calls, fail_at = 0, 10 ** 9
 
     def sample(self, batch, **kw):
         if batch == 32:
@@ -109,14 +109,17 @@ class _FlakyTask(sts.STSTask):
         return super().sample(batch, **kw)
 
 
-def test_interrupted_run_resumes_to_identical_result(tmp_path):
+@pytest.mark.parametrize("prefetch", [False, True])
+def test_interrupted_run_resumes_to_identical_result(tmp_path, monkeypatch, prefetch):
+    """Also while drawing ahead: the generator state saved at step t excludes the batch drawn for t + 1."""
+    monkeypatch.setattr(importlib.import_module("sts_lib.train"), "_PREFETCH", prefetch)
     cfg = sts.TrainConfig(steps=40, batch_size=32, lr=0.5, log_every=10, eval_batch=64)
     reference = sts.TheoryTransformer(3, 12)
     ref_hist = sts.train(reference, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg,
                          progress=False)
 
     ckpt = tmp_path / "run.pt"
-    _FlakyTask.fail_at = 27
+    _FlakyTask.calls, _FlakyTask.fail_at = 0, 27
     flaky = _FlakyTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12))
     with pytest.raises(_Interrupt):
         sts.train(sts.TheoryTransformer(3, 12), flaky, cfg, progress=False, checkpoint=ckpt, checkpoint_every=10)
@@ -124,8 +127,8 @@ def test_interrupted_run_resumes_to_identical_result(tmp_path):
     resumed = sts.TheoryTransformer(3, 12)
     hist = sts.train(resumed, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg, progress=False,
                      checkpoint=ckpt, checkpoint_every=10)
-    assert hist.steps == ref_hist.steps
-    assert torch.allclose(resumed.W, reference.W) and torch.allclose(resumed.V, reference.V)
+    assert hist.steps == ref_hist.steps and hist.metrics == ref_hist.metrics
+    assert torch.equal(resumed.W, reference.W) and torch.equal(resumed.V, reference.V)
     with pytest.raises(ValueError, match="different configuration"):
         other = sts.TrainConfig(steps=41, batch_size=32, lr=0.5, log_every=10, eval_batch=64)
         sts.train(sts.TheoryTransformer(3, 12), sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), other,
