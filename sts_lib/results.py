@@ -1,0 +1,272 @@
+"""The one owner of the result-file format: write, find, read and summarise ``results/NAME.json``.
+
+An experiment's result is one JSON document (schema version 2), written by :func:`save_result`
+and read by :func:`load_result`, which finds it in an explicit folder, in ``$STS_RESULTS``, in
+the ``results/`` folder of a clone of the repository, or in the copy shipped inside the
+installed package (so a chapter opened on Colab shows the paper-scale runs). The layout::
+
+    {"schema": 2,
+     "experiment": "fig2-length-generalization",    # the experiment's CLI name
+     "description": "...", "scale": "paper",        # one line; 'quick' or 'paper'
+     "config": {...}, "config_hash": "0123abcd4567",   # the full config and its hash
+     "seeds": [0, 1, 2],                            # the training seeds, as ints
+     "runs":  {run: {"0": History.to_dict(), ...}},     # training histories, per seed
+     "final": {key: {"0": {metric: value}, ...}},       # end-of-run numbers, per seed
+     "data":  {key: {"0": <any JSON>, ...}},            # other per-seed outputs (sweeps, heatmaps)
+     "claims": {id: {"text", "per_seed": {"0": v}, "value" (mean), "min", "max",
+                     "threshold", "rule" ('<', '<=', '>', '>='), "require" ('mean' | 'all'), "passed"}},
+     "wall_time", "compute_time", "device", "versions", "command"}
+
+Seeds are JSON object keys, hence strings in the file; :func:`histories` hands them back as
+ints. A missing number is ``null`` (JSON has no nan). Single-seed documents of schema 1 (the
+format before November 2026: histories as ``{"step": [...], name: [...]}``) are converted by
+:func:`migrate_v1`; :func:`load_result` does that on the fly, with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .train import History
+
+SCHEMA = 2
+REQUIRED = ("experiment", "config", "claims")
+RULES = {"<": lambda v, t: v < t, "<=": lambda v, t: v <= t,
+         ">": lambda v, t: v > t, ">=": lambda v, t: v >= t}
+_PACKAGED = Path(__file__).resolve().parent / "data" / "results"   # filled by setup.py's build_py
+_MARKERS = ("_toc.yml", "pyproject.toml")                              # what makes a folder the repository
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+def jsonable(obj):
+    """``obj`` with numpy scalars/arrays as Python numbers/lists, tuples as lists and nan/inf as None.
+
+    >>> jsonable({"a": np.float32(0.5), 1: [float("nan"), np.int64(3)]})
+    {'a': 0.5, '1': [None, 3]}
+    """
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+def save_result(doc: dict, path: str | os.PathLike) -> Path:
+    """Write ``doc`` to ``path`` as indented JSON, atomically (a crash never leaves half a file).
+
+    ``doc`` needs at least ``experiment``, ``config`` and ``claims``; ``schema`` is set to 2.
+    Returns the path written.
+    """
+    if not isinstance(doc, dict):
+        raise TypeError(f"a result document is a dict, got {type(doc).__name__}")
+    missing = [k for k in REQUIRED if k not in doc]
+    if missing:
+        raise ValueError(f"a result document needs the keys {list(REQUIRED)}; missing {missing}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(jsonable({"schema": SCHEMA, **doc}), indent=1, allow_nan=False))
+    os.replace(tmp, path)
+    return path
+
+
+def claim(text: str, per_seed: dict, threshold: float, rule: str, *, require: str = "mean") -> dict:
+    """One measured claim over seeds: ``passed`` is computed here, never written by hand.
+
+    ``require='mean'`` passes when the mean over seeds satisfies ``mean RULE threshold``;
+    ``require='all'`` when every seed does. A missing (None or nan) value fails.
+
+    >>> c = claim("loss below 1%", {0: 0.004, 1: 0.008}, 0.01, "<")
+    >>> c["value"], c["max"], c["passed"]
+    (0.006, 0.008, True)
+    >>> claim("x", {0: 0.004, 1: 0.02}, 0.01, "<", require="all")["passed"]
+    False
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {sorted(RULES)}, got {rule!r}")
+    if require not in ("mean", "all"):
+        raise ValueError(f"require must be 'mean' or 'all', got {require!r}")
+    vals = {str(s): (float("nan") if v is None else float(v)) for s, v in per_seed.items()}
+    if not vals:
+        raise ValueError("a claim needs a value for at least one seed")
+    arr = np.array(list(vals.values()))
+    ok = lambda v: bool(not math.isnan(v) and RULES[rule](v, float(threshold)))  # noqa: E731
+    mean = float(arr.mean())
+    passed = ok(mean) if require == "mean" else all(ok(v) for v in arr)
+    return jsonable({"text": text, "per_seed": vals, "value": mean, "min": float(arr.min()),
+                     "max": float(arr.max()), "threshold": float(threshold), "rule": rule,
+                     "require": require, "passed": passed})
+
+
+def per_seed_histories(hists: dict) -> dict:
+    """``{seed: History}`` -> the ``runs[run]`` entry of a document, ``{"seed": History.to_dict()}``."""
+    return {str(s): h.to_dict() for s, h in hists.items()}
+
+
+# -- finding ---------------------------------------------------------------------------------------
+
+def _repo_results(start: Path) -> list[Path]:
+    """``results/`` folders of repositories at or above ``start`` (marked by _toc.yml or pyproject.toml)."""
+    out = []
+    for folder in (start, *start.parents):
+        if (folder / "results").is_dir() and any((folder / m).exists() for m in _MARKERS):
+            out.append(folder / "results")
+    return out
+
+
+def search_path(root: str | os.PathLike | None = None) -> list[Path]:
+    """The folders :func:`load_result` looks in, in order (existing or not)."""
+    if root is not None:
+        return [Path(root)]
+    out = []
+    if os.environ.get("STS_RESULTS"):
+        out.append(Path(os.environ["STS_RESULTS"]))
+    for start in (Path.cwd().resolve(), Path(__file__).resolve().parent):
+        out += [p for p in _repo_results(start) if p not in out]
+    out.append(_PACKAGED)
+    return out
+
+
+def list_results(root: str | os.PathLike | None = None) -> list[str]:
+    """Names of the result documents found (all folders of :func:`search_path`, sorted, no repeats)."""
+    return sorted({p.stem for folder in search_path(root) if folder.is_dir() for p in folder.glob("*.json")})
+
+
+def result_path(name: str, root: str | os.PathLike | None = None) -> Path:
+    """The path of ``NAME.json`` (first folder of :func:`search_path` that has it); its PNG is beside it.
+
+    Raises FileNotFoundError naming the folders searched and the results that do exist.
+    """
+    name = name[:-5] if name.endswith(".json") else name
+    folders = search_path(root)
+    for folder in folders:
+        if (folder / f"{name}.json").is_file():
+            return folder / f"{name}.json"
+    have = list_results(root)
+    raise FileNotFoundError(
+        f"no result {name!r}: looked for {name}.json in " + ", ".join(str(f) for f in folders)
+        + (f". Results found: {', '.join(have)}" if have else ". No results found at all")
+        + ". Run `python -m sts_lib.experiments run NAME --out DIR`, or set STS_RESULTS=DIR.")
+
+
+def load_result(name: str, root: str | os.PathLike | None = None) -> dict:
+    """The schema-2 document ``NAME.json``, found as :func:`result_path` says (v1 is migrated, with a warning).
+
+    >>> doc = load_result("fig1-convergence")
+    >>> doc["schema"], doc["seeds"], round(history(doc, "T20-sgd").last("cos_W"), 3)
+    (2, [0], 0.987)
+    """
+    path = result_path(name, root)
+    doc = json.loads(path.read_text())
+    return _as_v2(doc, str(path))
+
+
+def _as_v2(doc: dict, where: str) -> dict:
+    schema = doc.get("schema", 1)
+    if schema == SCHEMA:
+        return doc
+    if schema == 1 and "experiment" in doc and "claims" in doc:
+        warnings.warn(f"{where} is a schema-1 result; read it as schema 2 (sts_lib.results.migrate_v1). "
+                      "Re-run the experiment to write schema 2.", stacklevel=3)
+        return migrate_v1(doc)
+    raise ValueError(f"{where}: unknown result schema {schema!r} (this sts_lib reads schema {SCHEMA})")
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+def histories(doc: dict, run: str) -> dict[int, History]:
+    """``{seed: History}`` of training run ``run`` of a document, seeds ascending."""
+    runs = doc.get("runs", {})
+    if run not in runs:
+        raise KeyError(f"{doc.get('experiment', 'this result')} has no run {run!r}; runs: {sorted(runs)}")
+    return {int(s): History.from_dict(h) for s, h in sorted(runs[run].items(), key=lambda kv: int(kv[0]))}
+
+
+def history(doc: dict, run: str, seed: int | None = None) -> History:
+    """The History of run ``run`` at ``seed`` (None: the first seed)."""
+    hists = histories(doc, run)
+    if seed is None:
+        return next(iter(hists.values()))
+    if seed not in hists:
+        raise KeyError(f"run {run!r} has seeds {sorted(hists)}, not {seed}")
+    return hists[seed]
+
+
+def per_seed(doc: dict, section: str, key: str) -> dict[int, object]:
+    """``{seed: value}`` of ``doc[section][key]`` for section 'final' or 'data'."""
+    entry = doc.get(section, {})
+    if key not in entry:
+        raise KeyError(f"{doc.get('experiment', 'this result')} has no {section}[{key!r}]; "
+                       f"keys: {sorted(entry)}")
+    return {int(s): v for s, v in sorted(entry[key].items(), key=lambda kv: int(kv[0]))}
+
+
+def claims_table(doc: dict) -> list[dict]:
+    """One row per claim: id, text, value (mean over seeds), min, max, per_seed, threshold, rule, passed."""
+    return [{"id": cid, "text": c.get("text", ""), "value": c.get("value"), "min": c.get("min"),
+             "max": c.get("max"), "per_seed": {int(s): v for s, v in c.get("per_seed", {}).items()},
+             "threshold": c.get("threshold"), "rule": c.get("rule"), "passed": bool(c.get("passed"))}
+            for cid, c in doc.get("claims", {}).items()]
+
+
+# -- schema 1 -> 2 ---------------------------------------------------------------------------------
+
+def _is_v1_history(r) -> bool:
+    return isinstance(r, dict) and isinstance(r.get("metrics"), dict) and "step" in r["metrics"]
+
+
+def migrate_v1(doc: dict) -> dict:
+    """A schema-1 (single-seed) document as schema 2, with ``seeds = [config.seed]``.
+
+    Histories ``{"metrics": {"step": [...], name: [...]}, "label", "wall_time", ...}`` become
+    ``History.to_dict()`` (the label goes into its config; other scalars into ``data[run]``);
+    runs that are not histories (sweeps, heatmaps) move to ``data``; every ``final`` entry and
+    every claim is put under the one seed. Numbers are copied, never recomputed.
+    """
+    if doc.get("schema", 1) != 1:
+        raise ValueError(f"migrate_v1 converts schema 1, got schema {doc.get('schema')!r}")
+    s = str(int(doc.get("config", {}).get("seed", 0)))
+    skip = {"runs", "final", "claims", "passed", "schema"}
+    out = {"schema": SCHEMA, **{k: v for k, v in doc.items() if k not in skip}, "seeds": [int(s)],
+           "runs": {}, "final": {}, "data": {}, "claims": {}}
+    for name, r in doc.get("runs", {}).items():
+        if _is_v1_history(r):
+            m = dict(r["metrics"])
+            steps = m.pop("step")
+            config = {"label": r["label"]} if "label" in r else {}
+            h = History(list(steps), {k: list(v) for k, v in m.items()}, [], config,
+                        float(r.get("wall_time") or 0.0), str(doc.get("device", "cpu")))
+            out["runs"][name] = {s: h.to_dict()}
+            extra = {k: v for k, v in r.items() if k not in ("metrics", "label", "wall_time")}
+            if extra:
+                out["data"][name] = {s: extra}
+        else:
+            out["data"][name] = {s: r}
+    out["final"] = {k: {s: v} for k, v in doc.get("final", {}).items()}
+    for cid, c in doc.get("claims", {}).items():
+        v = c.get("value")
+        out["claims"][cid] = {"text": c.get("description", ""), "per_seed": {s: v}, "value": v, "min": v,
+                              "max": v, "threshold": c.get("threshold"), "rule": c.get("op"),
+                              "require": "mean", "passed": bool(c.get("passed"))}
+    return out
+
+
+__all__ = ["SCHEMA", "claim", "claims_table", "histories", "history", "jsonable", "list_results",
+           "load_result", "migrate_v1", "per_seed", "per_seed_histories", "result_path", "save_result",
+           "search_path"]

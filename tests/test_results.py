@@ -1,0 +1,201 @@
+"""sts_lib.results: the result-file format, where results are found, schema-1 migration, package data."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sts_lib import results as R
+from sts_lib.train import History
+
+REPO = Path(__file__).resolve().parents[1]
+COMMITTED = sorted(p.stem for p in (REPO / "results").glob("*.json"))
+
+
+def _hist(offset=0.0):
+    return History([0, 10], {"loss": [1.0 + offset, 0.5 + offset], "cos_W": [0.1, 0.9]},
+                   config={"train": {"seed": 0}}, wall_time=1.5, device="cpu")
+
+
+def _doc(name="demo"):
+    return {"experiment": name, "description": "a test", "scale": "quick", "config": {"seed": 0},
+            "config_hash": "abc", "seeds": [0, 1],
+            "runs": {"r": R.per_seed_histories({0: _hist(), 1: _hist(0.25)})},
+            "final": {"r": {"0": {"loss": 0.5}, "1": {"loss": 0.75}}},
+            "claims": {"r.loss": R.claim("loss small", {0: 0.5, 1: 0.75}, 1.0, "<")}}
+
+
+@pytest.fixture
+def no_env(monkeypatch):
+    monkeypatch.delenv("STS_RESULTS", raising=False)
+
+
+def test_round_trip(tmp_path, no_env):
+    path = R.save_result(_doc(), tmp_path / "demo.json")
+    assert path == tmp_path / "demo.json" and not list(tmp_path.glob("*.tmp"))
+    doc = R.load_result("demo", root=tmp_path)
+    assert doc["schema"] == 2 and doc["seeds"] == [0, 1]
+    hs = R.histories(doc, "r")
+    assert list(hs) == [0, 1] and hs[1]["loss"].tolist() == [1.25, 0.75]
+    assert R.history(doc, "r").steps == [0, 10] and R.history(doc, "r", seed=1).last("loss") == 0.75
+    assert R.per_seed(doc, "final", "r") == {0: {"loss": 0.5}, 1: {"loss": 0.75}}
+    (row,) = R.claims_table(doc)
+    assert row == {"id": "r.loss", "text": "loss small", "value": 0.625, "min": 0.5, "max": 0.75,
+                   "per_seed": {0: 0.5, 1: 0.75}, "threshold": 1.0, "rule": "<", "passed": True}
+    assert R.result_path("demo", root=tmp_path).with_suffix(".png") == tmp_path / "demo.png"
+    assert R.list_results(root=tmp_path) == ["demo"]
+
+
+def test_nan_written_as_null(tmp_path):
+    doc = _doc()
+    doc["final"]["r"]["0"]["loss"] = float("nan")
+    doc["final"]["r"]["1"]["loss"] = np.float32(0.5)
+    R.save_result(doc, tmp_path / "x.json")
+    raw = json.loads((tmp_path / "x.json").read_text())
+    assert raw["final"]["r"] == {"0": {"loss": None}, "1": {"loss": 0.5}}
+
+
+def test_claim_rules():
+    assert R.claim("t", {0: 0.5, 1: float("nan")}, 1.0, "<")["passed"] is False
+    assert R.claim("t", {0: 2.0}, 1.0, ">=")["passed"] is True
+    with pytest.raises(ValueError, match="rule must be one of"):
+        R.claim("t", {0: 1.0}, 1.0, "==")
+    with pytest.raises(ValueError, match="at least one seed"):
+        R.claim("t", {}, 1.0, "<")
+
+
+def test_save_validates(tmp_path):
+    with pytest.raises(ValueError, match=r"missing \['claims'\]"):
+        R.save_result({"experiment": "x", "config": {}}, tmp_path / "x.json")
+    with pytest.raises(TypeError):
+        R.save_result([1], tmp_path / "x.json")
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_lookup_order(tmp_path, monkeypatch):
+    explicit, env = tmp_path / "explicit", tmp_path / "env"
+    repo = tmp_path / "clone"
+    (repo / "results").mkdir(parents=True)
+    (repo / "_toc.yml").write_text("")
+    (repo / "book").mkdir()
+    for folder, tag in [(explicit, "explicit"), (env, "env"), (repo / "results", "repo")]:
+        doc = _doc()
+        doc["description"] = tag
+        R.save_result(doc, folder / "demo.json")
+    monkeypatch.chdir(repo / "book")
+    monkeypatch.setenv("STS_RESULTS", str(env))
+    assert R.load_result("demo", root=explicit)["description"] == "explicit"
+    assert R.load_result("demo")["description"] == "env"
+    monkeypatch.delenv("STS_RESULTS")
+    assert R.load_result("demo")["description"] == "repo"      # walked up from book/ to the clone
+    assert R.search_path()[0] == repo / "results"
+    assert R.search_path()[-1].parts[-3:] == ("sts_lib", "data", "results")
+    # a folder called results/ without a repository marker beside it is not a clone
+    os.remove(repo / "_toc.yml")
+    assert repo / "results" not in R.search_path()
+
+
+def test_env_falls_through_to_later_folders(tmp_path, monkeypatch):
+    """STS_RESULTS without NAME.json: the repository's committed results are still found."""
+    monkeypatch.setenv("STS_RESULTS", str(tmp_path))
+    monkeypatch.chdir(REPO)
+    assert R.result_path("fig1-convergence") == REPO / "results" / "fig1-convergence.json"
+
+
+def test_clear_errors(tmp_path, no_env):
+    R.save_result(_doc("other"), tmp_path / "other.json")
+    with pytest.raises(FileNotFoundError, match=r"no result 'missing'.*Results found: other"):
+        R.load_result("missing", root=tmp_path)
+    with pytest.raises(FileNotFoundError, match="No results found at all"):
+        R.load_result("missing", root=tmp_path / "empty")
+    doc = R.load_result("other", root=tmp_path)
+    with pytest.raises(KeyError, match=r"no run 'nope'; runs: \['r'\]"):
+        R.histories(doc, "nope")
+    with pytest.raises(KeyError, match=r"seeds \[0, 1\], not 7"):
+        R.history(doc, "r", seed=7)
+    (tmp_path / "future.json").write_text(json.dumps({"schema": 9, "experiment": "x"}))
+    with pytest.raises(ValueError, match="unknown result schema 9"):
+        R.load_result("future", root=tmp_path)
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_committed_results_are_schema_2(name, no_env):
+    doc = R.load_result(name, root=REPO / "results")
+    assert doc["schema"] == 2 and doc["seeds"] and set(R.REQUIRED) <= set(doc)
+    for run in doc["runs"]:
+        for h in R.histories(doc, run).values():
+            assert len(h.steps) == len(h["loss"])
+    for row in R.claims_table(doc):
+        assert row["rule"] in R.RULES and set(row["per_seed"]) == set(doc["seeds"])
+
+
+def _v1_from_v2(doc):
+    """The schema-1 document a v2 single-seed document was migrated from (inverse of migrate_v1)."""
+    (s,) = [str(x) for x in doc["seeds"]]
+    old = {k: v for k, v in doc.items() if k not in ("schema", "seeds", "runs", "final", "data", "claims")}
+    old["runs"] = {}
+    for name, per in doc["data"].items():
+        if name not in doc["runs"]:
+            old["runs"][name] = per[s]
+    for name, per in doc["runs"].items():
+        h = per[s]
+        old["runs"][name] = {**({"label": h["config"]["label"]} if "label" in h["config"] else {}),
+                             "wall_time": h["wall_time"], "metrics": {"step": h["steps"], **h["metrics"]},
+                             **doc["data"].get(name, {}).get(s, {})}
+    old["final"] = {k: v[s] for k, v in doc["final"].items()}
+    old["claims"] = {k: {"value": c["value"], "threshold": c["threshold"], "op": c["rule"],
+                         "passed": c["passed"], "description": c["text"]} for k, c in doc["claims"].items()}
+    return old
+
+
+def test_migrate_v1_of_a_committed_file(tmp_path, no_env):
+    doc = R.load_result("fig2-length-generalization", root=REPO / "results")
+    v1 = _v1_from_v2(doc)
+    assert v1["runs"]["stochastic"]["metrics"]["step"][:2] == [0, doc["runs"]["stochastic"]["0"]["steps"][1]]
+    assert R.migrate_v1(v1) == {**doc, "data": doc.get("data", {})}
+    (tmp_path / "old.json").write_text(json.dumps(v1))
+    with pytest.warns(UserWarning, match="schema-1 result"):
+        again = R.load_result("old", root=tmp_path)
+    assert R.history(again, "fixed")["loss_T400"].tolist() == R.history(doc, "fixed")["loss_T400"].tolist()
+    with pytest.raises(ValueError, match="converts schema 1"):
+        R.migrate_v1(doc)
+
+
+def _copy_source(dst: Path) -> None:
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md"):
+        shutil.copy(REPO / name, dst / name)
+    shutil.copytree(REPO / "sts_lib", dst / "sts_lib", ignore=shutil.ignore_patterns("__pycache__", "data"))
+    shutil.copytree(REPO / "results", dst / "results", ignore=shutil.ignore_patterns(".runs", ".ckpt"))
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_committed_results(tmp_path):
+    """`pip install .` (and Colab's pip install git+...) ships results/ as sts_lib/data/results/."""
+    src, whl, site = tmp_path / "src", tmp_path / "whl", tmp_path / "site"
+    src.mkdir()
+    _copy_source(src)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(whl)], check=True, capture_output=True, cwd=tmp_path)
+    (wheel,) = whl.glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        shipped = {n.split("/")[-1]: z.read(n) for n in z.namelist() if n.startswith("sts_lib/data/results/")}
+        z.extractall(site)
+    committed = {p.name: p.read_bytes() for p in (REPO / "results").iterdir()
+                 if p.suffix in (".json", ".png") or p.name == "README.md"}
+    assert shipped == committed
+    # the installed copy is what load_result finds outside a clone
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "STS_RESULTS"} | {"PYTHONPATH": str(site)}
+    code = ("import sts_lib.results as R; p = R.result_path('fig1-convergence'); print(p); "
+            "print(R.history(R.load_result('fig1-convergence'), 'T20-sgd').last('cos_W'))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         cwd=away, env=env).stdout.split()
+    assert Path(out[0]) == site / "sts_lib" / "data" / "results" / "fig1-convergence.json"
+    assert float(out[1]) == R.history(R.load_result("fig1-convergence", root=REPO / "results"), "T20-sgd").last("cos_W")
