@@ -91,6 +91,8 @@ def _check(models, tasks, configs, data) -> str:
     if configs[0].dataset_size is not None:
         raise ValueError("train_ensemble trains on fresh online batches (dataset_size=None); use train() for a fixed "
                          "dataset")
+    if configs[0].lr_decay_after is not None:
+        raise ValueError("train_ensemble trains with constant learning rates (lr_decay_after=None); use train()")
     if data == "shared":
         if len({id(t) for t in tasks}) != 1 or len({c.seed for c in configs}) != 1:
             raise ValueError("data='shared' feeds one stream to every model: pass one task and configs with the same "

@@ -41,6 +41,7 @@ class TrainConfig:
     lr: float = 0.1                       # learning rate of parameters without a role (e.g. the FCN)
     lr_W: float | None = None             # learning rate of the attention matrix W (default: lr)
     lr_V: float | None = None             # learning rate of the value matrix V (default: lr)
+    lr_decay_after: int | None = None     # None: constant rates; t0: from step t0 on, every rate is scaled by t0/step
     momentum: float = 0.0                 # SGD momentum (optimizer='sgd' only)
     dataset_size: int | None = None       # None: fresh online batches; else a fixed dataset of this size
     log_every: int = 50                   # steps between metric logs (the only host syncs)
@@ -60,6 +61,8 @@ class TrainConfig:
             if getattr(self, name) is not None:
                 setattr(self, name, check_float(name, getattr(self, name), low=0.0))
         self.momentum = check_float("momentum", self.momentum, low=0.0, high=1.0)
+        if self.lr_decay_after is not None:
+            self.lr_decay_after = check_int("lr_decay_after", self.lr_decay_after, low=1)
         if self.momentum and self.optimizer != "sgd":
             raise ValueError(f"momentum is only used with optimizer='sgd', got optimizer={self.optimizer!r}")
         if self.dataset_size is not None:
@@ -302,6 +305,7 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
     model.to(device)
     is_tf = isinstance(model, OneLayerTransformer)
     opt = _make_optimizer(model, cfg)
+    base_lrs = [g["lr"] for g in opt.param_groups]
     gen = make_generator(cfg.seed, device)
     hist = History(config={"task": task.spec(), "train": cfg.to_dict(), "model": _describe(model)},
                    device=str(device))
@@ -356,6 +360,9 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
                 batch = dataset
             else:
                 batch = dataset[torch.randint(0, cfg.dataset_size, (cfg.batch_size,), generator=gen, device=device)]
+            if cfg.lr_decay_after is not None:       # 1/t decay: lr_t = lr * t0 / t for t > t0
+                for group, lr0 in zip(opt.param_groups, base_lrs):
+                    group["lr"] = lr0 * min(1.0, cfg.lr_decay_after / step)
             _zero_grad(opt)
             loss = _loss_and_grad(model, batch)
             if cfg.optimizer == "gd":
