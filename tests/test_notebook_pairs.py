@@ -79,3 +79,46 @@ def test_first_code_cell_installs_sts_lib(notebook):
         assert needle in first, (f"the first code cell of {notebook.name} must be the set-up cell (install "
                                  f"sts_lib if missing, print the device); it lacks {needle!r}. Fix the source "
                                  f"book/src/{notebook.stem}.md, then {FIX}")
+
+
+# -- the book's exercise pages are generated from exercises/source ------------------------------
+
+EXERCISE_SOURCES = sorted((ROOT / "exercises" / "source").glob("ex*.ipynb"))
+EX_FIX = "run `python -m sts_lib.exercises build` (or sts_lib.exercises.build.build_book_pages())"
+
+
+@pytest.mark.parametrize("source", EXERCISE_SOURCES, ids=lambda p: p.stem)
+def test_book_exercise_page_matches_its_source(source):
+    import nbformat
+
+    from sts_lib.exercises.build import book_page
+
+    page = ROOT / "book" / "exercises" / f"{source.stem}.md"
+    assert page.exists(), f"{page.relative_to(ROOT)} is missing: {EX_FIX}"
+    want = book_page(nbformat.read(str(source), as_version=4), source.stem)
+    assert page.read_text() == want, f"{page.relative_to(ROOT)} differs from {source.relative_to(ROOT)}: {EX_FIX}"
+
+
+@pytest.mark.parametrize("source", EXERCISE_SOURCES, ids=lambda p: p.stem)
+def test_each_exercise_page_is_included_once_by_its_chapter(source):
+    n = source.stem.split("_")[0][2:]                       # ex3_dynamics -> "3"
+    chapters = [p for p in SOURCES if p.stem.startswith(f"0{n}_")]
+    assert chapters, f"no chapter book/src/0{n}_*.md for {source.name}"
+    text = chapters[0].read_text()
+    assert text.count(f"exercises/{source.stem}.md") == 1, (
+        f"{chapters[0].relative_to(ROOT)} must include exercises/{source.stem}.md once (an {{include}} directive)")
+
+
+def test_exercise_pages_show_statements_hints_and_closed_solutions():
+    import nbformat
+
+    from sts_lib.exercises.build import book_page
+
+    for source in EXERCISE_SOURCES:
+        nb = nbformat.read(str(source), as_version=4)
+        page = book_page(nb, source.stem)
+        n_ex = sum(1 for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("## Exercise"))
+        assert page.count("{exercise}") == n_ex > 0
+        assert page.count("{solution}") == n_ex
+        assert page.count(":class: dropdown") >= n_ex          # every solution closed (hints are dropdowns too)
+        assert "BEGIN SOLUTION" not in page and "<details>" not in page
