@@ -12,7 +12,6 @@ error. Errors are always reported with their Monte-Carlo standard error.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from .device import get_device, make_generator
 from .ensemble import train_ensemble
 from .models import FCN, TheoryTransformer
 from .positional import make_pe
+from .results import per_seed
 from .task import Batch, STSTask
 from .theory import fcn_bayes_error, fcn_lower_bound, zero_predictor_loss
 from .train import TrainConfig, train
@@ -190,40 +190,19 @@ def bayes_error_table(T: int, d: int, q: int, widths, *, seeds: int = 3) -> list
     return rows
 
 
-def load_sweep_results(path) -> dict | None:
-    """Read a committed width sweep (JSON); ``None`` if the file does not exist.
+def committed_sweeps(doc: dict, seed: int | None = None) -> dict:
+    """The FCN width sweeps of an ``fcn-width`` result (read it with :func:`sts_lib.results.load_result`).
 
-    The file may hold a list of rows, or any nesting of dicts and lists around them (e.g.
-    ``{"rows": [...], "transformer": {...}}``): every dict with the keys of a
-    :func:`fcn_width_sweep` row counts as an FCN row, every dict with the keys of a
-    :func:`transformer_baseline` row as a transformer. Returns ``{"sweeps": {(T, d, q): rows sorted
-    by width}, "transformers": [...]}``; raises ValueError if the file holds no FCN row.
+    Returns ``{(T, d, q): rows sorted by width}`` for one seed (None: the first), rows as
+    :func:`fcn_width_sweep` writes them.
     """
-    path = Path(path)
-    if not path.exists():
-        return None
-    fcn_keys, tf_keys = {"T", "d", "q", "width", "rel_error"}, {"pe", "m", "rel_error", "width"}
-    sweeps: dict = {}
-    transformers: list = []
-
-    def walk(obj):
-        if isinstance(obj, dict):
-            if tf_keys <= set(obj):
-                transformers.append(obj)
-            elif fcn_keys <= set(obj):
-                sweeps.setdefault((obj["T"], obj["d"], obj["q"]), []).append(obj)
-            else:
-                for v in obj.values():
-                    walk(v)
-        elif isinstance(obj, list):
-            for v in obj:
-                walk(v)
-
-    walk(json.loads(path.read_text()))
-    if not sweeps:
-        raise ValueError(f"{path} holds no FCN sweep rows (dicts with keys {sorted(fcn_keys)})")
-    return {"sweeps": {k: sorted(v, key=lambda r: r["width"]) for k, v in sorted(sweeps.items())},
-            "transformers": transformers}
+    per = per_seed(doc, "data", "sweeps")
+    sweeps = per[next(iter(per))] if seed is None else per[seed]
+    out = {}
+    for s in sweeps.values():
+        rows = sorted(s["fcn"], key=lambda r: r["width"])
+        out[(rows[0]["T"], rows[0]["d"], rows[0]["q"])] = rows
+    return dict(sorted(out.items()))
 
 
 def _check_widths(widths) -> list[int]:

@@ -12,9 +12,7 @@ stochastic sampler so the chapter can say which one behaves like the paper's fig
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -275,20 +273,3 @@ def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_t
                      "seconds": hist.wall_time})
         hists[name] = hist
     return rows, hists
-
-
-def load_result(name: str, *, start: str | Path | None = None) -> dict | None:
-    """The JSON file ``results/<name>`` from the working directory or one of its parents, or None.
-
-    Chapters use it to show the long runs of ``python -m sts_lib.experiments`` when they
-    exist, without failing when they do not.
-    """
-    here = Path.cwd() if start is None else Path(start)
-    for folder in (here, *here.parents):
-        path = folder / "results" / name
-        if path.is_file():
-            try:
-                return json.loads(path.read_text())
-            except (OSError, ValueError):
-                return None
-    return None

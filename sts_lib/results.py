@@ -225,6 +225,20 @@ def claims_table(doc: dict) -> list[dict]:
             for cid, c in doc.get("claims", {}).items()]
 
 
+def format_claim(row: dict) -> str:
+    """One line for a row of :func:`claims_table`: verdict, id, mean (and range over seeds), rule, threshold.
+
+    >>> format_claim({"id": "a.b", "text": "", "value": 0.5, "min": 0.4, "max": 0.6, "per_seed": {0: 0.4, 1: 0.6},
+    ...               "threshold": 1.0, "rule": "<", "passed": True})
+    'pass a.b: 0.5 < 1 (2 seeds: 0.4 .. 0.6)'
+    """
+    value = "n/a" if row["value"] is None else f"{row['value']:.4g}"
+    n = len(row["per_seed"])
+    spread = (f" ({n} seeds: {row['min']:.4g} .. {row['max']:.4g})"
+              if n > 1 and row["min"] is not None and row["max"] is not None else "")
+    return f"{'pass' if row['passed'] else 'FAIL'} {row['id']}: {value} {row['rule']} {row['threshold']:.4g}{spread}"
+
+
 # -- schema 1 -> 2 ---------------------------------------------------------------------------------
 
 def _is_v1_history(r) -> bool:
@@ -267,6 +281,6 @@ def migrate_v1(doc: dict) -> dict:
     return out
 
 
-__all__ = ["SCHEMA", "claim", "claims_table", "histories", "history", "jsonable", "list_results",
+__all__ = ["SCHEMA", "claim", "claims_table", "format_claim", "histories", "history", "jsonable", "list_results",
            "load_result", "migrate_v1", "per_seed", "per_seed_histories", "result_path", "save_result",
            "search_path"]

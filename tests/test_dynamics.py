@@ -5,7 +5,6 @@ finite differences, a full-batch gradient-descent run of the real model, an exac
 and plain Python loops for the batched margin and coherence estimators.
 """
 
-import json
 import math
 
 import numpy as np
@@ -293,14 +292,3 @@ def test_compare_samplers_scales_the_attention_rate():
     assert by["fixed"]["lr_W"] == 0.5 and by["pool"]["lr_W"] == pytest.approx(0.5 * 15 / 7)
     assert set(hists) == {"fixed", "pool"} and "loss_T16" in hists["pool"].metrics
     assert by["pool"]["loss"] < sts.zero_predictor_loss(3, 2)
-
-
-def test_load_result_searches_parents(tmp_path, monkeypatch):
-    (tmp_path / "results").mkdir()
-    (tmp_path / "results" / "a.json").write_text(json.dumps({"x": 1}))
-    (tmp_path / "results" / "bad.json").write_text("{not json")
-    (tmp_path / "book").mkdir()
-    monkeypatch.chdir(tmp_path / "book")
-    assert pea.load_result("a.json") == {"x": 1}
-    assert pea.load_result("bad.json") is None
-    assert pea.load_result("missing.json") is None

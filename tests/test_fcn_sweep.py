@@ -5,14 +5,13 @@ Oracles: the closed-form lower bound, the exact Bayes error of a first layer
 and the uniform-attention plateau.
 """
 
-import json
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from sts_lib.fcn import (bayes_error_table, bound_width_for_error, fcn_width_sweep, load_sweep_results,
+from sts_lib.fcn import (bayes_error_table, bound_width_for_error, committed_sweeps, fcn_width_sweep,
                          monte_carlo_error, monte_carlo_errors, optimal_first_layer, random_first_layer, random_first_layer_error,
                          transformer_baseline, width_for_error)
 from sts_lib.task import STSTask
@@ -164,17 +163,10 @@ def test_bayes_error_table_orders_the_three_errors():
     assert rows[-1]["bound"] == 0.0 and rows[-1]["random_mean"] == pytest.approx(0.0, abs=1e-12)  # width >= Td
 
 
-def test_load_sweep_results(tmp_path):
-    assert load_sweep_results(tmp_path / "missing.json") is None
-    rows = [{"T": 6, "d": 2, "q": 2, "width": w, "rel_error": e} for w, e in [(12, 0.1), (4, 0.6)]]
-    rows += [{"T": 8, "d": 2, "q": 2, "width": 16, "rel_error": 0.2}]
-    tf = {"pe": "onehot", "m": 6, "width": 8, "rel_error": 0.01}
-    path = tmp_path / "fcn-width.json"
-    path.write_text(json.dumps({"config": {"steps": 10}, "runs": {"a": rows}, "transformer": tf}))
-    out = load_sweep_results(path)
-    assert list(out["sweeps"]) == [(6, 2, 2), (8, 2, 2)]
-    assert [r["width"] for r in out["sweeps"][(6, 2, 2)]] == [4, 12]
-    assert out["transformers"] == [tf]
-    path.write_text(json.dumps({"nothing": [1, 2]}))
-    with pytest.raises(ValueError, match="no FCN sweep rows"):
-        load_sweep_results(path)
+def test_committed_sweeps_of_the_committed_result():
+    from sts_lib.results import load_result
+    sweeps = committed_sweeps(load_result("fcn-width"))
+    assert list(sweeps) == sorted(sweeps) and all(k[1:] == (4, 3) for k in sweeps)
+    for (T, d, q), rows in sweeps.items():
+        assert [r["width"] for r in rows] == sorted(r["width"] for r in rows)
+        assert all(r["T"] == T and r["error"] >= r["bound"] - 0.05 for r in rows)

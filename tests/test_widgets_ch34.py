@@ -107,7 +107,8 @@ def test_sampler_runs_and_stored_results():
                  progress=False)
     fig = wpos.plot_sampler_runs({"pool": hist}, T_test=12)
     assert isinstance(fig, Figure) and len(fig.axes) == 3
-    nested = {"runs": {"a": hist.to_dict(), "b": [hist.to_dict()]}, "meta": {"x": 1}}
-    assert set(wpos.histories_in(nested)) == {"runs/a", "runs/b[0]"}
-    assert isinstance(wpos.plot_result_histories(nested), Figure)
-    assert wpos.plot_result_histories({"no": "history"}) is None
+    doc = {"experiment": "x", "config": {}, "claims": {}, "runs": {"a": {"0": hist.to_dict(), "1": hist.to_dict()}}}
+    fig = wpos.plot_result_histories(doc)
+    assert isinstance(fig, Figure) and [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == \
+        ["a, seed 0", "a, seed 1"]
+    assert wpos.plot_result_histories({"experiment": "x", "runs": {}}) is None

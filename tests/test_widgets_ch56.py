@@ -1,6 +1,5 @@
 """Chapters 5 and 6: length-generalisation closed forms against Monte Carlo and training, plots and widgets."""
 
-import json
 import math
 
 import numpy as np
@@ -123,35 +122,6 @@ def test_history_logs_the_ood_metrics(runs):
     h = runs["stochastic one-hot"].history
     assert {"loss_T30", "loss_T40", "loss_q5"} <= set(h.metrics)
     assert h.last("loss_T40") < h["loss_T40"][0]
-
-
-# -- paper-scale results loader ----------------------------------------------------------------
-def test_load_paper_results_formats(tmp_path, runs):
-    h = runs["fixed one-hot"].history.to_dict()
-    assert wlen.load_paper_results(tmp_path / "absent.json") is None
-    # the document written by `python -m sts_lib.experiments run fig2-length-generalization`
-    exp_run = {"label": "fixed-gd", "wall_time": 1.0,
-               "metrics": {"step": h["steps"], **{k: h["metrics"][k] for k in ("loss", "loss_T40")}}}
-    doc = {"experiment": "fig2-length-generalization", "scale": "paper", "runs": {"fixed": exp_run},
-           "claims": {"fixed.T40.min_last_half": {"value": 0.9, "threshold": 0.15, "op": ">=",
-                                                   "passed": True, "description": "x"}}}
-    path = tmp_path / "doc.json"
-    path.write_text(json.dumps(doc))
-    hists, loaded = wlen.load_result(path)
-    assert list(hists) == ["fixed"] and loaded["claims"]["fixed.T40.min_last_half"]["passed"]
-    assert np.array_equal(hists["fixed"]["step"], runs["fixed one-hot"].history["step"])
-    for i, payload in enumerate([{"runs": {"fixed": h, "stochastic": h}},
-                                 {"runs": [{"label": "fixed", "history": h}]},
-                                 {"fixed": h}, h]):
-        path = tmp_path / f"r{i}.json"
-        path.write_text(json.dumps(payload))
-        out = wlen.load_paper_results(path)
-        assert len(out) >= 1
-        assert all(np.array_equal(v["loss_T40"], runs["fixed one-hot"].history["loss_T40"]) for v in out.values())
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"note": "nothing here"}))
-    with pytest.raises(ValueError, match="no training histories"):
-        wlen.load_paper_results(bad)
 
 
 # -- plots and widgets ---------------------------------------------------------------------------

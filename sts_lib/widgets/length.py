@@ -12,10 +12,8 @@ one figure in place and :func:`length_widget` wraps it in ipywidgets (imported l
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -237,58 +235,6 @@ def measured_loss(run: LengthRun, T_test: int, q_test: int | None = None, *, bat
     b = run.task.sample(batch, T=T_test, q=q_test, generator=make_generator(seed))
     with torch.no_grad():
         return float(sts_loss(run.model(b), b.target))
-
-
-# -- paper-scale results ----------------------------------------------------------------
-def _as_history(val) -> History | None:
-    """A History from a saved history (``steps`` + ``metrics``) or an experiment run
-    (``metrics`` holding a ``step`` list, as written by ``sts_lib.experiments``); else None."""
-    if not isinstance(val, dict):
-        return None
-    if "steps" in val and "metrics" in val:
-        return History.from_dict(val)
-    m = val.get("metrics")
-    if isinstance(m, dict) and "step" in m:
-        return History(list(m["step"]), {k: list(v) for k, v in m.items() if k != "step"},
-                       wall_time=float(val.get("wall_time", 0.0)))
-    return None
-
-
-def load_result(path) -> tuple[dict[str, History], dict] | None:
-    """``(histories by run label, the whole JSON document)`` of a results file, or None if absent.
-
-    Accepts the documents of ``python -m sts_lib.experiments run NAME --out results``
-    (``{"runs": {kind: {"label", "metrics": {"step": [..], ...}}}, "claims": ..}``), as well as
-    ``{"runs": {label: history}}``, ``{"runs": [{"label": .., "history": ..}]}``,
-    ``{label: history}`` and a single saved history.
-    """
-    path = Path(path)
-    if not path.exists():
-        return None
-    data = json.loads(path.read_text())
-    single = _as_history(data) if isinstance(data, dict) and "runs" not in data else None
-    if single is not None:
-        return {str(data.get("label", "run")): single}, data
-    runs = data.get("runs", data) if isinstance(data, dict) else data
-    out = {}
-    for key, val in (runs.items() if isinstance(runs, dict) else enumerate(runs)):
-        # A mapping is keyed by its labels; a list carries them inside each entry.
-        label = key if isinstance(runs, dict) else (val.get("label", val.get("name", key))
-                                                    if isinstance(val, dict) else key)
-        hist = _as_history(val)
-        if hist is None and isinstance(val, dict):
-            hist = _as_history(val.get("history"))
-        if hist is not None:
-            out[str(label)] = hist
-    if not out:
-        raise ValueError(f"{path} holds no training histories (expected dicts with 'steps' and 'metrics')")
-    return out, (data if isinstance(data, dict) else {})
-
-
-def load_paper_results(path) -> dict[str, History] | None:
-    """The histories of :func:`load_result` (None if the file is absent)."""
-    res = load_result(path)
-    return None if res is None else res[0]
 
 
 # -- plots ---------------------------------------------------------------------------------

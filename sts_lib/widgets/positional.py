@@ -21,7 +21,7 @@ from .._validate import check_int, check_T_q
 from ..device import make_generator
 from ..pe_analysis import SAMPLERS, fit_through_origin, make_sampler, query_scores
 from ..theory import loss_on_ray
-from ..train import History
+from ..results import histories
 from .dynamics import _labelled
 
 DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "random"}
@@ -202,31 +202,14 @@ def plot_sampler_runs(hists: dict, *, T_test: int) -> Figure:
     return fig
 
 
-def histories_in(data) -> dict:
-    """Every History-like dict (with 'steps' and 'metrics') inside a JSON result, by its key path."""
-    found = {}
-
-    def walk(node, path):
-        if isinstance(node, dict):
-            if "steps" in node and "metrics" in node:
-                try:
-                    found[path or "run"] = History.from_dict(node)
-                except (KeyError, TypeError, ValueError):
-                    pass
-                return
-            for k, v in node.items():
-                walk(v, f"{path}/{k}" if path else str(k))
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                walk(v, f"{path}[{i}]")
-
-    walk(data, "")
-    return found
-
-
-def plot_result_histories(data, *, title: str = "") -> Figure | None:
-    """Loss and 1/loss of every run found by :func:`histories_in`; None when there is none."""
-    hists = {k: h for k, h in histories_in(data).items() if "loss" in h.metrics}
+def plot_result_histories(doc: dict, *, title: str = "") -> Figure | None:
+    """Loss and 1/loss of every training run of a result document (:mod:`sts_lib.results`), every seed;
+    None when the document holds no training history."""
+    hists = {}
+    for run in doc.get("runs", {}):
+        per = histories(doc, run)
+        hists.update({(run if len(per) == 1 else f"{run}, seed {s}"): h for s, h in per.items()
+                      if "loss" in h.metrics})
     if not hists:
         return None
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10.5, 3.4), layout="constrained")
