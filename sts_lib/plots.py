@@ -108,3 +108,48 @@ def plot_fcn_bound(T: int, d: int, q: int, widths, errors=None, *, transformer_e
            title=f"T={T}, d={d}, q={q}")
     ax.legend(fontsize=8)
     return fig
+
+
+def enlarge_text(fig, min_size: float = 10.5, factor: float = 1.25) -> None:
+    """Enlarge every text of ``fig`` once: size -> max(factor * size, min_size) points.
+
+    A multi-panel figure is shown scaled down to the width of a book column or a phone; this keeps
+    its legends and labels legible. Text already enlarged (marked) is left alone, so calling this
+    again after a redraw only touches new artists.
+    """
+    from matplotlib.text import Text
+
+    for t in fig.findobj(Text):
+        if t.get_text() and not getattr(t, "_sts_enlarged", False):
+            t.set_fontsize(max(factor * t.get_fontsize(), min_size))
+            t._sts_enlarged = True
+
+
+def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
+    """In IPython, apply :func:`enlarge_text` to every figure just before it is displayed.
+
+    The chapters' set-up cell calls this. Returns False outside IPython (nothing changes there).
+    """
+    try:
+        from IPython import get_ipython
+        from IPython.core import pylabtools
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+    if not getattr(pylabtools.print_figure, "_sts_readable", False):
+        original = pylabtools.print_figure
+
+        def print_figure(fig, *args, **kwargs):
+            enlarge_text(fig, min_size, factor)
+            return original(fig, *args, **kwargs)
+
+        print_figure._sts_readable = True
+        pylabtools.print_figure = print_figure      # used by every later `%matplotlib inline`
+    from functools import partial
+
+    from matplotlib.figure import Figure
+    shell.display_formatter.formatters["image/png"].for_type(
+        Figure, partial(pylabtools.print_figure, fmt="png", base64=True, bbox_inches="tight"))
+    return True

@@ -23,6 +23,10 @@
    resolves the repository-relative paths of ``_config.yml`` (``html_static_path``,
    ``html_favicon``, ``bibtex_bibfiles``) against ``book/``, not the repository root, and
    the ``-W`` build fails; a ``config-inited`` hook anchors them at the repository root.
+7. Readability on every screen: ``static/sts-book.css`` lets wide display math and tables scroll
+   inside their own box instead of being clipped, keeps widget labels on one line on a phone,
+   and ``static/sts-static-widgets.js`` puts a note above every widget of the static page saying
+   that its controls need a running kernel (and replaces the live-only status text).
 """
 
 from __future__ import annotations
@@ -144,6 +148,10 @@ def setup(app):
     app.connect("builder-inited", _add_static_path)
     # Priority 501: after MathJax (500); both deferred, so the shim runs once MathJax 3 is defined.
     app.add_js_file("sts-mathjax2-shim.js", priority=501, defer="defer")
+    # Fix 7: readability (math and tables scroll instead of being clipped, widget labels on one line,
+    # a note above every static widget saying it needs a kernel).
+    app.add_css_file("sts-book.css")
+    app.add_js_file("sts-static-widgets.js", defer="defer")
     # Priority 400: before napoleon (500) turns the docstrings into reST fields.
     app.connect("autodoc-process-docstring", _process_docstring, priority=400)
     # Late priority: after every extension (myst-nb, mathjax) has added its per-page scripts.
