@@ -43,7 +43,7 @@ test-fast: $(VENV)/.stamp-install
 	$(PY) -m pytest -m "not slow"
 
 bench: $(VENV)/.stamp-install
-	@$(PY) -m sts_lib.bench
+	@$(PY) -m sts_lib.fast.bench
 
 reproduce: $(VENV)/.stamp-install
 	$(PY) -m sts_lib.experiments run all --scale paper --out results

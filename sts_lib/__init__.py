@@ -12,7 +12,7 @@ training loop, closed-form theory, metrics and plot helpers.
 """
 
 from .device import describe_device, get_device, make_generator
-from .ensemble import train_ensemble
+from .fast.ensemble import train_ensemble
 from .metrics import attention_mass, block_norms, cosine, evaluate, transformer_metrics
 from .models import (FCN, OneLayerTransformer, PracticalTransformer, TheoryTransformer,
                      dense_reference_forward, ground_truth)

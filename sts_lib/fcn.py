@@ -22,7 +22,7 @@ import torch
 
 from ._validate import check_choice, check_float, check_int, check_T_q
 from .device import get_device, make_generator
-from .ensemble import train_ensemble
+from .fast.ensemble import train_ensemble
 from .models import FCN, TheoryTransformer
 from .positional import make_pe
 from .results import per_seed
@@ -230,7 +230,7 @@ def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: i
     ``rel_error`` (error / (d/q), 1 = the zero predictor), ``bound`` (:func:`fcn_lower_bound`),
     ``rel_bound``, ``train_error`` (mean minibatch loss over the last logging window),
     ``params``, ``wall_time`` (training seconds per width, amortised: with fresh data all widths
-    train together through :func:`sts_lib.ensemble.train_ensemble`), and ``T, d, q, depth, steps``.
+    train together through :func:`sts_lib.fast.ensemble.train_ensemble`), and ``T, d, q, depth, steps``.
 
     >>> rows = fcn_width_sweep(6, 2, 2, [4, 12], steps=30, seed=0, eval_samples=4096)
     >>> [r["width"] for r in rows], all(r["error"] + 4 * r["error_se"] >= r["bound"] for r in rows)

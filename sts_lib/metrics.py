@@ -50,12 +50,22 @@ def block_norms(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float]:
     return out
 
 
+def weight_metrics(W: torch.Tensor, V: torch.Tensor, d: int, m: int) -> dict[str, float]:
+    """cos(W, W*), cos(V, V*) and ||W||_F of full matrices W ``(d+m, d+m)``, V ``(d, d+m)``.
+
+    >>> W, V = ground_truth(2, 3)
+    >>> {k: round(v, 4) for k, v in weight_metrics(2 * W, V, 2, 3).items()}
+    {'cos_W': 1.0, 'cos_V': 1.0, 'W_norm': 3.4641}
+    """
+    W, V = W.detach(), V.detach()
+    W_star, V_star = ground_truth(d, m, dtype=W.dtype)
+    return {"cos_W": cosine(W, W_star), "cos_V": cosine(V, V_star), "W_norm": float(W.norm())}
+
+
 def transformer_metrics(model: OneLayerTransformer, batch: Batch) -> dict[str, float]:
     """cos(W, W*), cos(V, V*), ||W||_F and attention mass on ``batch``."""
-    W, V = model.full_W().detach(), model.full_V().detach()
-    W_star, V_star = ground_truth(model.d, model.m, dtype=W.dtype)
-    return {"cos_W": cosine(W, W_star), "cos_V": cosine(V, V_star),
-            "W_norm": float(W.norm()), "attn_mass": attention_mass(model, batch)}
+    return {**weight_metrics(model.full_W(), model.full_V(), model.d, model.m),
+            "attn_mass": attention_mass(model, batch)}
 
 
 def evaluate(model: torch.nn.Module, task: STSTask, *, T: int | None = None, q: int | None = None,

@@ -9,10 +9,10 @@ and the "practical" transformer attends over [Z, z_query] (T + 1 columns) from a
 random initialisation. Neither materialises the dense ``(B, T, d+m)`` matrix Z:
 scores are ``X (W z_q)_X + <p_i, (W z_q)_E>`` and the PE part goes through
 :class:`~sts_lib.positional.PEBatch`, which turns one-hot products into gathers. With
-one-hot PEs (batches from :meth:`STSTask.sample`) the theory transformer goes further:
-W z_q sums the q columns of W that z_q selects, and :func:`_onehot_backward` computes the
-gradient in closed form (no autograd graph), which is what makes a training step cost
-little more than sampling its batch. Tests check both against the dense formula.
+one-hot PEs, :meth:`OneLayerTransformer.forward` takes one documented fast branch into
+the closed-form kernel of :mod:`sts_lib.fast.kernel` (same function, gradient written by
+hand), which is what makes a training step cost little more than sampling its batch;
+:func:`dense_reference_forward` is the formula as written, the oracle of the tests.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import torch
 from torch import nn
 
 from ._validate import check_choice, check_float, check_int, check_same_device
-from .task import Batch
+from .fast.kernel import OneHotAttention, column_major, onehot_loss_and_grad, token_dot
+from .task import Batch, sts_loss
 
 
 def ground_truth(d: int, m: int, *, dtype=torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
@@ -46,123 +47,6 @@ def _init_param(shape, init: str, scale: float, generator) -> nn.Parameter:
     if init == "zero":
         return nn.Parameter(torch.zeros(shape))
     return nn.Parameter(scale * torch.randn(shape, generator=generator))
-
-
-def _column_major(p: nn.Parameter) -> nn.Parameter:
-    """The same square matrix stored transposed in memory (``p.T`` contiguous).
-
-    W z_query is a sum of q columns of W; with this layout they are rows of memory,
-    and the gradient written row-wise by :func:`_onehot_backward` matches the layout,
-    so autograd stores it without a copy. Values, shape and behaviour are unchanged.
-    """
-    return nn.Parameter(p.detach().T.contiguous().T)
-
-
-def _token_dot(X: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """``out[..., t] = <X[..., t, :], v>`` for X ``(..., T, d)``, v ``(..., d)``.
-
-    One multiply-add per token coordinate: d is small, and a batched (T, d) x (d, 1)
-    matmul costs several times more on a CPU. Fastest when X is stored coordinate-major,
-    as :meth:`STSTask.sample` lays it out (``X.transpose(-1, -2)`` contiguous).
-    """
-    out = X[..., 0] * v[..., 0:1]
-    for j in range(1, X.shape[-1]):
-        out.addcmul_(X[..., j], v[..., j:j + 1])
-    return out
-
-
-def _token_pool(X: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-    """``X^T a``: X ``(..., T, d)``, a ``(..., T)`` -> ``(..., d)``, for either memory layout of X."""
-    Xt = X.transpose(-1, -2)
-    if Xt.stride(-1) == 1:                 # coordinate-major (possibly expanded over models)
-        return (Xt * a.unsqueeze(-2)).sum(-1)
-    return (a.unsqueeze(-2) @ X).squeeze(-2)
-
-
-def _onehot_forward(W, V, X, slots, q_slots, x_query, scale):
-    """f = V Z softmax(Z^T W z_q) for one-hot PE slots, batched over a leading model axis K.
-
-    W ``(K, D, D)``, V ``(K, d, D)``, X ``(K, B, T, d)``, slots ``(K, B, T)``; z_q's PE part is
-    ``scale`` times the sum of the one-hot vectors at q_slots ``(K, B, q)``; x_query ``(K, B, d)``
-    or None (zero). In the position-only form, W is W_EE ``(K, m, m)`` and V is V_X ``(K, d, d)``
-    (recognised by V's shape) and x_query plays no role. Returns the prediction ``(K, B, d)``
-    and what the backward needs (the attention ``(K, B, T)`` and the pooled tokens). Nothing of
-    size ``(D, D)`` is multiplied: W z_q sums q columns of W, a one-hot score is a gather and a
-    one-hot pool a scatter.
-    """
-    K, B, T, d = X.shape
-    D = W.shape[-1]
-    position_only = V.shape[-1] == d
-    off = 0 if position_only else d                                       # where the PE block starts
-    # W^T is contiguous for a column-major W (see _column_major): its rows are W's columns.
-    rows = (q_slots + off + D * torch.arange(K, device=X.device).view(K, 1, 1)).view(K * B, -1)
-    u = nn.functional.embedding_bag(rows, W.transpose(1, 2).reshape(K * D, D), mode="sum").view(K, B, D)
-    if scale != 1.0:
-        u = u.mul_(scale)
-    if position_only:
-        a = torch.softmax(u.gather(2, slots), dim=-1)
-        pool = _token_pool(X, a)                                          # X^T a
-        return pool @ V.transpose(1, 2), a, pool
-    if x_query is not None:
-        u = u.baddbmm_(x_query, W[:, :, :d].transpose(1, 2))              # u = W z_q
-    s = _token_dot(X, u[..., :d]).add_(u[..., d:].gather(2, slots))      # scores (K, B, T)
-    a = torch.softmax(s, dim=-1)
-    pool = a.new_zeros(K, B, D)                                           # [X^T a; E^T a]
-    pool[..., :d] = _token_pool(X, a)
-    pool[..., d:].scatter_(2, slots, a)
-    return pool @ V.transpose(1, 2), a, pool
-
-
-def _onehot_backward(g, W, V, X, slots, q_slots, x_query, scale, a, pool):
-    """Gradients ``(dL/dW, dL/dV)`` of :func:`_onehot_forward` given g = dL/dprediction ``(K, B, d)``.
-
-    dL/dW = sum_b (dL/du_b) z_q^T touches only the columns of z_q's q slots (and the first d
-    when x_query is not zero); it is written row-wise into W^T and returned as a transposed
-    view, which matches a column-major W without a copy. W only supplies its size.
-    """
-    K, B, T, d = X.shape
-    D = W.shape[-1]
-    position_only = V.shape[-1] == d
-    off = 0 if position_only else d
-    grad_V = g.transpose(1, 2) @ pool                                     # (K, d, D) or (K, d, d)
-    h = g @ V                                                             # dL/d(pooled z)
-    ga = _token_dot(X, h[..., :d])                                        # dL/da
-    if not position_only:
-        ga.add_(h[..., d:].gather(2, slots))
-    gs = ga.sub_((a * ga).sum(-1, keepdim=True)).mul_(a)                  # softmax backward
-    gu = a.new_zeros(K, B, D)                                             # dL/du
-    if position_only:
-        gu.scatter_(2, slots, gs)
-    else:
-        gu[..., :d] = _token_pool(X, gs)
-        gu[..., d:].scatter_(2, slots, gs)
-    gWT = gu.new_zeros(K, D, D)
-    flat, src = gWT.view(K * D, D), gu.view(K * B, D)
-    rows = q_slots + off + D * torch.arange(K, device=X.device).view(K, 1, 1)
-    for j in range(rows.shape[-1]):
-        flat.index_add_(0, rows[..., j].reshape(-1), src, alpha=scale)
-    if x_query is not None and not position_only:
-        gWT[:, :d] += x_query.transpose(1, 2) @ gu
-    return gWT.transpose(1, 2), grad_V
-
-
-class _OneHotAttention(torch.autograd.Function):
-    """Autograd wrapper of :func:`_onehot_forward` with the closed-form backward, for one model:
-    W ``(D, D)`` and V ``(d, D)`` (or W_EE, V_X); the data carry the model axis K = 1. Returns ``(B, d)``."""
-
-    @staticmethod
-    def forward(ctx, W, V, X, slots, q_slots, x_query, scale):
-        pred, a, pool = _onehot_forward(W[None], V[None], X, slots, q_slots, x_query, scale)
-        ctx.save_for_backward(W, V, X, slots, q_slots, x_query, a, pool)
-        ctx.scale = scale
-        return pred[0]
-
-    @staticmethod
-    def backward(ctx, g):
-        W, V, X, slots, q_slots, x_query, a, pool = ctx.saved_tensors
-        grad_W, grad_V = _onehot_backward(g[None], W[None], V[None], X, slots, q_slots, x_query, ctx.scale,
-                                          a, pool)
-        return grad_W[0], grad_V[0], None, None, None, None, None
 
 
 class OneLayerTransformer(nn.Module):
@@ -190,10 +74,10 @@ class OneLayerTransformer(nn.Module):
             raise ValueError("position_only=True is only defined for attend_query=False")
         D = d + m
         if self.position_only:
-            self.W_EE = _column_major(_init_param((m, m), init, init_scale, generator))
+            self.W_EE = column_major(_init_param((m, m), init, init_scale, generator))
             self.V_X = _init_param((d, d), init, init_scale, generator)
         else:
-            self.W = _column_major(_init_param((D, D), init, init_scale, generator))
+            self.W = column_major(_init_param((D, D), init, init_scale, generator))
             self.V = _init_param((d, D), init, init_scale, generator)
 
     # -- full matrices, whatever the parametrisation --------------------------------
@@ -225,93 +109,96 @@ class OneLayerTransformer(nn.Module):
                              f"with d={self.d}, m={self.m}")
         check_same_device("batch", batch.X, next(self.parameters()).device)
 
-    def scores(self, batch: Batch) -> torch.Tensor:
-        """Attention logits: ``(B, T)``, or ``(B, T+1)`` with the query's own score last."""
-        self._check(batch)
-        d = self.d
-        sparse = batch._sparse_query()
+    def query_map(self, batch: Batch) -> torch.Tensor:
+        """u = W z_query ``(B, d+m)`` (position-only: W_EE p_query ``(B, m)``).
+
+        With a one-hot query (``batch.onehot_query``) this adds q columns of W instead of
+        multiplying by the dense z_query; the values are the same.
+        """
+        oq = batch.onehot_query
         if self.position_only:
-            if sparse is None:
-                u_E = batch.pe_query @ self.W_EE.T                 # (B, m) = W_EE p_q
-            else:                                                  # a sum of q columns of W_EE
-                u_E = nn.functional.embedding_bag(sparse[0], self.W_EE.T, mode="sum") * sparse[1]
-            return batch.pe.scores(u_E)
-        if sparse is None:
-            u = batch.z_query @ self.W.T                           # (B, d+m) = W z_q
-        else:                                                      # q columns of W, plus W_:X x_q
-            u = nn.functional.embedding_bag(sparse[0] + d, self.W.T, mode="sum") * sparse[1]
-            if not sparse[2]:
-                u = torch.addmm(u, batch.x_query, self.W[:, :d].T)
-        s = _token_dot(batch.X, u[:, :d]) + batch.pe.scores(u[:, d:])
+            if oq is None:
+                return batch.pe_query @ self.W_EE.T
+            return nn.functional.embedding_bag(oq.slots, self.W_EE.T, mode="sum") * oq.scale
+        if oq is None:
+            return batch.z_query @ self.W.T
+        u = nn.functional.embedding_bag(oq.slots + self.d, self.W.T, mode="sum") * oq.scale
+        return u if oq.x_is_zero else torch.addmm(u, batch.x_query, self.W[:, :self.d].T)
+
+    def scores(self, batch: Batch) -> torch.Tensor:
+        """Attention logits Z^T W z_q: ``(B, T)``, or ``(B, T+1)`` with the query's own score last."""
+        self._check(batch)
+        u = self.query_map(batch)
+        if self.position_only:
+            return batch.pe.scores(u)
+        s = token_dot(batch.X, u[:, :self.d]) + batch.pe.scores(u[:, self.d:])
         if self.attend_query:
-            s_q = (batch.z_query * u).sum(-1, keepdim=True)
-            s = torch.cat([s, s_q], dim=-1)
+            s = torch.cat([s, (batch.z_query * u).sum(-1, keepdim=True)], dim=-1)
         return s
 
     def attention(self, batch: Batch) -> torch.Tensor:
         """Softmax attention weights, same shape as :meth:`scores`."""
         return torch.softmax(self.scores(batch), dim=-1)
 
-    def _fast_inputs(self, batch: Batch):
-        """The data arguments of :func:`_onehot_forward` (model axis K = 1) when the closed form
-        applies to ``batch`` (theory model, one-hot PE, batch from :meth:`STSTask.sample`), else None."""
-        if self.attend_query or batch.pe.slots is None or batch.pe.table is not None:
-            return None
-        sparse = batch._sparse_query()
-        if sparse is None or batch.X.requires_grad or batch.x_query.requires_grad:
-            return None
-        slots, scale, x_zero = sparse
-        # x_query = 0 (Theorem 1's setting) contributes nothing to W z_q.
-        xq = None if x_zero or self.position_only else batch.x_query.unsqueeze(0)
-        return batch.X.unsqueeze(0), batch.pe.slots.unsqueeze(0), slots.unsqueeze(0), xq, scale
+    def forward(self, batch: Batch) -> torch.Tensor:
+        """Prediction f(Z) = V Z softmax(Z^T W z_q): ``(B, d)`` (keys and values [Z, z_q] when ``attend_query``)."""
+        self._check(batch)
+        if self.uses_kernel(batch):
+            # Fast path, the same function: with one-hot PEs, sts_lib.fast.kernel gathers and
+            # scatters instead of multiplying by Z, and its backward is written in closed form.
+            return OneHotAttention.apply(*self.kernel_params(), *self._kernel_data(batch))
+        a = self.attention(batch)                                  # softmax(Z^T W z_q)
+        T = batch.X.shape[1]
+        x_pool = torch.bmm(a[:, :T].unsqueeze(1), batch.X).squeeze(1)   # X^T a  (B, d)
+        if self.position_only:
+            return x_pool @ self.V_X.T
+        e_pool = batch.pe.pool(a[:, :T])                           # E^T a  (B, m)
+        if self.attend_query:
+            x_pool = x_pool + a[:, T:] * batch.x_query
+            e_pool = e_pool + a[:, T:] * batch.pe_query
+        return x_pool @ self.V[:, :self.d].T + e_pool @ self.V[:, self.d:].T   # V [X; E]^T a
 
-    def _kernel_params(self) -> tuple[nn.Parameter, nn.Parameter]:
-        """(W, V) as :func:`_onehot_forward` takes them: W_EE and V_X in the position-only form."""
+    # -- the closed-form kernel (sts_lib.fast.kernel) -----------------------------------
+    def uses_kernel(self, batch: Batch) -> bool:
+        """True when :meth:`forward` and :meth:`loss_and_grad` run the closed-form kernel on ``batch``:
+        the theory model (keys are the T tokens) on a batch with a one-hot query
+        (``batch.onehot_query``, set by :meth:`STSTask.sample` for one-hot PEs) and no gradient
+        wanted with respect to the data."""
+        return (not self.attend_query and batch.onehot_query is not None
+                and not batch.X.requires_grad and not batch.x_query.requires_grad)
+
+    def kernel_params(self) -> tuple[nn.Parameter, nn.Parameter]:
+        """(W, V) as the kernel takes them: W_EE and V_X in the position-only form."""
         return (self.W_EE, self.V_X) if self.position_only else (self.W, self.V)
 
-    def _loss_and_grad(self, batch: Batch) -> torch.Tensor | None:
-        """Closed form of ``sts_loss(self(batch), batch.target).backward()``: adds dL/dW and dL/dV
-        to ``.grad`` (no autograd graph) and returns the detached loss; None where it does not
-        apply (then the caller falls back to autograd). Used by :func:`sts_lib.train.train`."""
-        if type(self).forward is not OneLayerTransformer.forward:
-            return None                                    # a subclass changed the model
+    def _kernel_data(self, batch: Batch) -> tuple:
+        oq = batch.onehot_query
+        # x_query = 0 (Theorem 1's setting) contributes nothing to W z_q.
+        xq = None if oq.x_is_zero or self.position_only else batch.x_query.unsqueeze(0)
+        return batch.X.unsqueeze(0), batch.pe.slots.unsqueeze(0), oq.slots.unsqueeze(0), xq, oq.scale
+
+    def loss_and_grad(self, batch: Batch) -> torch.Tensor:
+        """``sts_loss(self(batch), batch.target).backward()``; returns the loss, detached.
+
+        Where :meth:`uses_kernel` holds, the gradient is computed in closed form without an
+        autograd graph and added to ``.grad`` (what :func:`sts_lib.train.train` calls each step).
+        A subclass that changes :meth:`forward` must override this method too.
+        """
         self._check(batch)
-        fast = self._fast_inputs(batch)
-        if fast is None:
-            return None
-        params = self._kernel_params()
-        with torch.no_grad():
-            W, V = params[0].unsqueeze(0), params[1].unsqueeze(0)
-            pred, a, pool = _onehot_forward(W, V, *fast)
-            r = pred - batch.target
-            loss = r.pow(2).sum(-1).mean(-1)[0]
-            X, slots, q_slots, xq, scale = fast
-            grads = _onehot_backward(r * (2.0 / r.shape[1]), W, V, X, slots, q_slots, xq, scale, a, pool)
+        if not self.uses_kernel(batch):
+            loss = sts_loss(self(batch), batch.target)
+            loss.backward()
+            return loss.detach()
+        params = self.kernel_params()
+        loss, grads = onehot_loss_and_grad(params[0].unsqueeze(0), params[1].unsqueeze(0), *self._kernel_data(batch),
+                                           batch.target.unsqueeze(0))
         for p, g in zip(params, grads):
             if p.requires_grad:
                 if p.grad is None:
                     p.grad = g[0]
                 else:
                     p.grad += g[0]
-        return loss
-
-    def forward(self, batch: Batch) -> torch.Tensor:
-        """Prediction ``(B, d)`` = V [Z (, z_q)] a."""
-        self._check(batch)
-        fast = self._fast_inputs(batch)
-        if fast is not None:
-            return _OneHotAttention.apply(*self._kernel_params(), *fast)
-        a = self.attention(batch)
-        T = batch.X.shape[1]
-        a_tok = a[:, :T]
-        x_pool = torch.bmm(a_tok.unsqueeze(1), batch.X).squeeze(1)  # (B, d) = X^T a
-        if self.position_only:
-            return x_pool @ self.V_X.T
-        e_pool = batch.pe.pool(a_tok)                              # (B, m) = E^T a
-        if self.attend_query:
-            x_pool = x_pool + a[:, T:] * batch.x_query
-            e_pool = e_pool + a[:, T:] * batch.pe_query
-        return x_pool @ self.V[:, :self.d].T + e_pool @ self.V[:, self.d:].T
+        return loss[0]
 
 
 class TheoryTransformer(OneLayerTransformer):

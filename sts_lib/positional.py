@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from ._validate import check_choice, check_generator, check_int
+from .fast.sampling import random_injection
 
 _KINDS = ("gaussian", "rademacher", "sphere")
 
@@ -37,6 +37,12 @@ class PEBatch:
     slots: torch.Tensor | None = None   # (batch, T) long, index of each position's vector
     table: torch.Tensor | None = None   # (N, m) codebook; None = one-hot identity
     dense: torch.Tensor | None = None   # (batch, T, m) explicit vectors
+
+    @property
+    def one_hot(self) -> bool:
+        """True when every vector is a one-hot e_slot (``slots`` with no table): the layout the
+        fast path of :mod:`sts_lib.fast` needs. The one definition of "one-hot" in the library."""
+        return self.slots is not None and self.table is None and self.dense is None
 
     def scores(self, v: torch.Tensor) -> torch.Tensor:
         """Inner products ``<p_i, v_b>``: v ``(batch, m)`` -> ``(batch, T)``."""
@@ -89,56 +95,11 @@ def _random_vectors(n: int, m: int, kind: str, generator, device, batch=None) ->
     return g / math.sqrt(m)
 
 
-def _key_width(T: int, N: int, bits: int) -> tuple[torch.dtype, int]:
-    """Integer type and width (sign bit excluded) of the CPU sort keys of :func:`_random_injection`.
-
-    P(tie among the first T + 1 keys) is about (T + 1) N / 2^(random bits + 1): 32-bit keys
-    while that stays below 5%, else 64-bit ones.
-    """
-    return (torch.int32, 31) if (T + 1) * N < 0.1 * 2 ** (31 - bits) else (torch.int64, 63)
-
-
-def _random_injection(batch: int, T: int, N: int, generator, device) -> torch.Tensor:
-    """Per row, ``T`` distinct slots out of ``N``, a uniform random injection: (batch, T) long.
-
-    Each slot n gets a random integer key with n in its low bits, so the keys of a row are
-    distinct and sorting them (values only, no index tracking) orders the slots by their
-    random high bits: a uniformly random permutation unless two high parts tie. On the CPU
-    a row whose first T + 1 keys contain a tie is redrawn, which keeps the law exactly
-    uniform (the no-tie event is symmetric in the slots); that allows 32-bit keys when ties
-    are rare (< 5% of rows), which NumPy sorts about 20 times faster than ``torch.topk``
-    sorts floats. Off the CPU the keys have 63 bits and, since checking would cost a host
-    sync, a tie (probability below 1e-11 per row) is broken by slot index.
-
-    >>> s = _random_injection(3, 4, 10, torch.Generator().manual_seed(0), torch.device("cpu"))
-    >>> s.shape, all(len(set(r)) == 4 for r in s.tolist())
-    (torch.Size([3, 4]), True)
-    """
-    bits = max(1, (N - 1).bit_length())
-    if device.type != "cpu":
-        keys = torch.randint(0, 2 ** (63 - bits), (batch, N), generator=generator, device=device)
-        keys = keys.bitwise_left_shift_(bits).bitwise_or_(torch.arange(N, device=device))
-        return keys.sort(dim=1).values[:, :T].bitwise_and(2 ** bits - 1)
-    dtype, width = _key_width(T, N, bits)
-    index = torch.arange(N, dtype=dtype)
-    out = np.empty((batch, min(T + 1, N)), dtype=np.int32 if dtype == torch.int32 else np.int64)
-    todo = np.arange(batch)
-    while todo.size:
-        keys = torch.randint(0, 2 ** (width - bits), (todo.size, N), generator=generator, dtype=dtype)
-        keys = keys.bitwise_left_shift_(bits).bitwise_or_(index).numpy()
-        keys.sort(axis=1)
-        first = keys[:, :T + 1]
-        high = first >> bits
-        tie = (high[:, 1:] == high[:, :-1]).any(axis=1)
-        out[todo[~tie]] = first[~tie]
-        todo = todo[tie]
-    return torch.from_numpy(out[:, :T] & (2 ** bits - 1)).long()
-
-
 class PositionalEncoding:
     """Base class: ``m`` is the PE dimension, ``max_len`` the longest ``T`` supported."""
 
     name = "base"
+    one_hot = False         # True when every batch it samples is PEBatch.one_hot
     stochastic = False
     m: int
     max_len: int | None
@@ -179,6 +140,7 @@ class OneHotPE(PositionalEncoding):
     """
 
     name = "onehot"
+    one_hot = True
 
     def __init__(self, max_len: int):
         self.max_len = check_int("max_len", max_len, low=1)
@@ -227,6 +189,7 @@ class StochasticOneHotPE(PositionalEncoding):
     """
 
     name = "stochastic_onehot"
+    one_hot = True
     stochastic = True
 
     def __init__(self, max_len: int):
@@ -234,7 +197,7 @@ class StochasticOneHotPE(PositionalEncoding):
         self.m = self.max_len
 
     def _sample(self, batch, T, generator, device):
-        return PEBatch(m=self.m, slots=_random_injection(batch, T, self.max_len, generator, device))
+        return PEBatch(m=self.m, slots=random_injection(batch, T, self.max_len, generator, device))
 
 
 class StochasticRandomPE(PositionalEncoding):
@@ -267,7 +230,7 @@ class StochasticCodebookPE(NearOrthogonalPE):
     stochastic = True
 
     def _sample(self, batch, T, generator, device):
-        slots = _random_injection(batch, T, self.max_len, generator, device)
+        slots = random_injection(batch, T, self.max_len, generator, device)
         return PEBatch(m=self.m, slots=slots, table=self.table.to(device))
 
 

@@ -26,6 +26,8 @@ from .device import make_generator
 from .models import TheoryTransformer
 from .positional import PEBatch
 from .task import Batch, STSTask, sts_loss
+from .loop import Callback
+from .train import TrainConfig, train
 
 
 class TinyTransformer(nn.Module):
@@ -125,37 +127,32 @@ def strip_token_pe(batch: Batch) -> Batch:
     return Batch(batch.X, zeros, batch.y, batch.mask, batch.x_query, batch.pe_query, batch.target)
 
 
+class StripTokenPE(Callback):
+    """A training hook that hides the tokens' PEs from the model (:func:`strip_token_pe` on every batch)."""
+
+    def on_batch(self, batch: Batch) -> Batch:
+        return strip_token_pe(batch)
+
+
 def train_without_token_pe(task: STSTask, *, strip: bool = True, steps: int = 600, batch_size: int = 256,
                            lr: float = 1.0, log_every: int = 25, seed: int = 0,
                            eval_batch: int = 2048) -> tuple[TheoryTransformer, dict[str, np.ndarray]]:
     """GD on the theory transformer from zero init, with the tokens' PEs zeroed when ``strip``.
 
     Returns the model and ``{"step", "loss", "best_symmetric"}``: the held-out loss on a
-    fixed batch and, on that same batch, the loss of the best symmetric predictor (the
-    mean of all T tokens). With ``strip=True`` the model is a symmetric function of the
-    tokens and its population loss cannot go below the uniform plateau d (T - q) / (q T).
+    fixed batch (drawn from ``seed + 1``) and, on that same batch, the loss of the best
+    symmetric predictor (the mean of all T tokens). With ``strip=True`` the model is a
+    symmetric function of the tokens and its population loss cannot go below the uniform
+    plateau d (T - q) / (q T).
     """
     steps, log_every = check_int("steps", steps, low=1), check_int("log_every", log_every, low=1)
-    g = make_generator(seed)
-    prep = strip_token_pe if strip else (lambda b: b)
-    held = prep(task.sample(eval_batch, generator=make_generator(seed + 1)))
+    cfg = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, log_every=log_every, seed=seed,
+                      eval_seed=seed + 1, eval_batch=eval_batch)
     model = TheoryTransformer(task.d, task.m)
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
-    log_steps, losses = [], []
-    for step in range(steps + 1):
-        if step % log_every == 0 or step == steps:
-            with torch.no_grad():
-                log_steps.append(step)
-                losses.append(float(sts_loss(model(held), held.target)))
-        if step == steps:
-            break
-        b = prep(task.sample(batch_size, generator=g))
-        loss = sts_loss(model(b), b.target)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+    hist = train(model, task, cfg, device="cpu", progress=False, callbacks=[StripTokenPE()] if strip else ())
+    held = task.sample(eval_batch, generator=make_generator(seed + 1))
     best = float(sts_loss(held.X.mean(1), held.target))
-    return model, {"step": np.asarray(log_steps), "loss": np.asarray(losses), "best_symmetric": best}
+    return model, {"step": np.asarray(hist.steps), "loss": hist["loss"], "best_symmetric": best}
 
 
 def relabel_gap(M: torch.Tensor, *, n_perms: int = 8, generator: torch.Generator | None = None) -> float:

@@ -34,9 +34,36 @@ def sample_subsets(batch: int, T: int, q: int, *, generator: torch.Generator | N
     return keys.topk(q, dim=1).indices.sort(dim=1).values
 
 
+@dataclass(frozen=True)
+class OneHotQuery:
+    """How a batch's query PE was built from one-hot vectors: ``pe_query = scale * sum_j e_{slots[:, j]}``.
+
+    :meth:`STSTask.sample` records it for one-hot PEs so that attention can add q columns
+    of W instead of multiplying by the dense z_query (the fast path of
+    :meth:`~sts_lib.models.OneLayerTransformer.forward`).
+    """
+
+    slots: torch.Tensor      # (B, q) long: the PE slots of the selected positions
+    scale: float             # 1 for query_pe='sum', 1/q for 'mean'
+    x_is_zero: bool          # x_query == 0 (Theorem 1's setting): W z_q has no token part
+
+    def rows(self, idx) -> "OneHotQuery":
+        return OneHotQuery(self.slots[idx], self.scale, self.x_is_zero)
+
+    def to(self, device) -> "OneHotQuery":
+        return OneHotQuery(self.slots.to(device), self.scale, self.x_is_zero)
+
+
 @dataclass
 class Batch:
-    """One sampled batch. Shapes use B = batch, T = length, d = token dim, m = PE dim."""
+    """One sampled batch. Shapes use B = batch, T = length, d = token dim, m = PE dim.
+
+    ``onehot_query`` is set by :meth:`STSTask.sample` when the PE is one-hot and describes
+    ``pe_query`` and ``x_query`` as they were sampled. It is not an ``__init__`` argument, so
+    ``dataclasses.replace(batch, pe_query=...)`` builds a batch without it (the models then
+    use the dense formula). The tensors of a sampled batch are read-only by convention: to
+    edit ``pe_query`` or ``x_query`` in place, set ``batch.onehot_query = None`` first.
+    """
 
     X: torch.Tensor          # (B, T, d) tokens
     pe: PEBatch              # the positions' encodings (sparse when possible)
@@ -45,31 +72,7 @@ class Batch:
     x_query: torch.Tensor    # (B, d) token part of the query
     pe_query: torch.Tensor   # (B, m) PE part of the query: sum (or mean) of the selected PEs
     target: torch.Tensor     # (B, d) mean of the selected tokens
-    # Set by STSTask.sample for one-hot PEs (see _sparse_query); never passed to __init__, so
-    # dataclasses.replace(batch, pe_query=...) drops it and the models fall back to dense algebra.
-    _sparse: tuple | None = field(default=None, init=False, repr=False, compare=False)
-
-    def _set_sparse_query(self, slots: torch.Tensor, scale: float, x_zero: bool) -> "Batch":
-        """Record that ``pe_query`` is ``scale`` times the sum of the one-hot PEs at ``slots``
-        ``(B, q)``, and whether ``x_query`` is zero."""
-        self._sparse = (slots, float(scale), bool(x_zero), self.pe_query, self.pe_query._version,
-                        self.x_query, self.x_query._version)
-        return self
-
-    def _sparse_query(self) -> tuple[torch.Tensor, float, bool] | None:
-        """``(slots, scale, x_zero)`` describing a one-hot query PE, or None.
-
-        None unless the batch came from :meth:`STSTask.sample` with a one-hot PE and
-        ``pe_query`` / ``x_query`` were not replaced or modified in place since (the tensor
-        version counters tell): then W z_query is a sum of q columns of W, not a dense product.
-        """
-        if self._sparse is None:
-            return None
-        slots, scale, x_zero, pq, pq_version, xq, xq_version = self._sparse
-        if pq is not self.pe_query or pq._version != pq_version or xq is not self.x_query \
-                or xq._version != xq_version:
-            return None
-        return slots, scale, x_zero
+    onehot_query: OneHotQuery | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def shape(self) -> tuple[int, int, int, int]:
@@ -103,8 +106,8 @@ class Batch:
                                       ("dense", self.pe.dense))})
         out = Batch(self.X.to(device), pe, self.y.to(device), self.mask.to(device),
                     self.x_query.to(device), self.pe_query.to(device), self.target.to(device))
-        sparse = self._sparse_query()
-        return out if sparse is None else out._set_sparse_query(sparse[0].to(device), *sparse[1:])
+        out.onehot_query = None if self.onehot_query is None else self.onehot_query.to(device)
+        return out
 
     def __getitem__(self, idx) -> "Batch":
         """Rows ``idx`` of the batch (a slice or index tensor), e.g. a minibatch of a fixed dataset."""
@@ -113,8 +116,8 @@ class Batch:
         pe = PEBatch(m=self.pe.m, slots=rows(self.pe.slots), table=self.pe.table, dense=rows(self.pe.dense))
         out = Batch(self.X[idx], pe, self.y[idx], self.mask[idx], self.x_query[idx],
                     self.pe_query[idx], self.target[idx])
-        sparse = self._sparse_query()
-        return out if sparse is None else out._set_sparse_query(sparse[0][idx], *sparse[1:])
+        out.onehot_query = None if self.onehot_query is None else self.onehot_query.rows(idx)
+        return out
 
 
 @dataclass
@@ -167,8 +170,7 @@ class STSTask:
         y = sample_subsets(batch, T, q, generator=generator, device=device)
         mask = torch.zeros(batch, T, device=device, dtype=self.dtype).scatter_(1, y, 1.0)
         target = X.gather(1, y.unsqueeze(-1).expand(-1, -1, self.d)).mean(1)
-        one_hot = pe.slots is not None and pe.table is None and pe.dense is None
-        if one_hot:
+        if pe.one_hot:
             # Slots are distinct within a row, so pool(mask) is 1 at the q selected slots:
             # write those q entries instead of scattering all T.
             q_slots = pe.slots.gather(1, y)
@@ -182,8 +184,9 @@ class STSTask:
         else:
             x_query = torch.randn(batch, self.d, generator=generator, device=device, dtype=self.dtype)
         out = Batch(X, pe, y, mask, x_query, pe_query, target)
-        if one_hot:
-            out._set_sparse_query(q_slots, 1.0 / q if self.query_pe == "mean" else 1.0, self.x_query == "zero")
+        if pe.one_hot:
+            out.onehot_query = OneHotQuery(q_slots, 1.0 / q if self.query_pe == "mean" else 1.0,
+                                           self.x_query == "zero")
         return out
 
     def spec(self) -> dict:

@@ -1,13 +1,16 @@
-"""One training loop for every model: GD, SGD or Adam, online or on a fixed dataset.
+"""One training loop for every model: GD, SGD or Adam, online or on a fixed dataset, one model or K.
 
 ``train(model, task, config)`` returns a :class:`History`. It knows nothing about a
 particular architecture: it asks the model for ``param_groups()`` (so attention and
-value parameters can get their own learning rates) and logs transformer metrics
-only when the model has W and V. The hot loop keeps the running loss on the device
-and synchronises with the host only at logging points, so it does not stall a GPU.
-A theory transformer on one-hot PEs supplies its gradient in closed form; on a CPU with
-an idle core the next batch is drawn in a background thread (same batches, same numbers).
-A checkpoint file, if given, makes a long run resumable after an interruption.
+value parameters can get their own learning rates), calls the model's
+``loss_and_grad(batch)`` when it has one (the theory transformer's closed form on one-hot
+PEs) and autograd otherwise, and logs transformer metrics only when the model has W and
+V. The loop itself is :func:`sts_lib.loop.fit`, which also trains K stacked models
+(:mod:`sts_lib.fast.ensemble`); :class:`~sts_lib.loop.Callback` hooks see every batch, step
+and log. The hot loop keeps the running loss on the device and synchronises with the host
+only at logging points, so it does not stall a GPU; ``prefetch`` draws the next batch in a
+background thread on a CPU (same batches, same numbers). A checkpoint file, if given, makes
+a long run resumable after an interruption.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ import dataclasses
 import json
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -26,9 +29,11 @@ from tqdm.auto import tqdm
 
 from ._validate import check_choice, check_float, check_int
 from .device import get_device, make_generator
+from .fast.prefetch import BatchStream, draw_ahead
+from .loop import Callback, fit
 from .metrics import transformer_metrics
 from .models import OneLayerTransformer
-from .task import STSTask, sts_loss
+from .task import Batch, STSTask, sts_loss
 
 
 @dataclass
@@ -102,7 +107,8 @@ class History:
         """The final logged value of a metric."""
         return float(self[key][-1])
 
-    def _log(self, step: int, values: dict) -> None:
+    def record(self, step: int, values: dict) -> None:
+        """Append one logged step: ``values`` maps metric names to numbers."""
         self.steps.append(step)
         for k, v in values.items():
             self.metrics.setdefault(k, []).append(float(v))
@@ -124,133 +130,20 @@ class History:
                    dict(data.get("config", {})), float(data.get("wall_time", 0.0)), data.get("device", "cpu"))
 
 
-def _make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    """torch.optim.SGD or Adam over ``model.param_groups()`` (roles 'attention', 'value', 'other'),
+    each role with its learning rate from ``cfg``."""
     lrs = {"attention": cfg.lr if cfg.lr_W is None else cfg.lr_W,
            "value": cfg.lr if cfg.lr_V is None else cfg.lr_V, "other": cfg.lr}
-    groups_of = getattr(model, "param_groups", None)
-    named = groups_of() if groups_of is not None else {"other": list(model.parameters())}
+    named = model.param_groups() if hasattr(model, "param_groups") else {"other": list(model.parameters())}
     groups = [{"params": ps, "lr": lrs[role], "name": role} for role, ps in named.items() if ps]
     if cfg.optimizer == "adam":
         return torch.optim.Adam(groups)
     return torch.optim.SGD(groups, momentum=cfg.momentum if cfg.optimizer == "sgd" else 0.0)
 
 
-def _loss_and_grad(model: torch.nn.Module, batch) -> torch.Tensor:
-    """Backpropagate the training loss into the parameters' ``.grad``; returns it detached.
-
-    A theory transformer on one-hot PEs does this in closed form without building a graph
-    (:meth:`~sts_lib.models.OneLayerTransformer._loss_and_grad`); every other model uses autograd.
-    """
-    closed = getattr(model, "_loss_and_grad", None)
-    loss = closed(batch) if closed is not None else None
-    if loss is None:
-        loss = sts_loss(model(batch), batch.target)
-        loss.backward()
-        loss = loss.detach()
-    return loss
-
-
-def _zero_grad(opt: torch.optim.Optimizer) -> None:
-    """``opt.zero_grad(set_to_none=True)`` without its per-call overhead."""
-    for group in opt.param_groups:
-        for p in group["params"]:
-            p.grad = None
-
-
-@torch.no_grad()
-def _gd_step(opt: torch.optim.SGD) -> None:
-    """``opt.step()`` of plain SGD (no momentum, no weight decay) without its per-call overhead:
-    the same update p -= lr * grad, by the same kernels (foreach on CUDA, one add_ per tensor on CPU)."""
-    for group in opt.param_groups:
-        params = [p for p in group["params"] if p.grad is not None]
-        if not params:
-            continue
-        grads = [p.grad for p in params]
-        if params[0].is_cuda:
-            torch._foreach_add_(params, grads, alpha=-group["lr"])
-        else:
-            for p, g in zip(params, grads):
-                p.add_(g, alpha=-group["lr"])
-
-
-# Draw training batches one step ahead in a background thread on a CPU (see _BatchStream): True,
-# False, or "auto" = when a core is idle (load average + 1 <= cores) as train() starts. Measured on a
-# 2-core machine: ~20% faster steps with a free core, ~25% slower when other processes kept both busy;
-# `python -m sts_lib.bench` reports both (train_step_ms, train_step_ahead_ms).
-_PREFETCH = "auto"
-
-
-def _draw_ahead(device: torch.device) -> bool:
-    if device.type != "cpu" or _PREFETCH is False:
-        return False
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if cores < 2:
-        return False
-    if _PREFETCH == "auto":
-        try:
-            return os.getloadavg()[0] + 1 <= cores
-        except (OSError, AttributeError):                 # no load average (Windows)
-            return True
-    return True
-
-
-def _one_sampler_thread() -> None:
-    """Give the sampler thread one intra-op thread where that setting is per thread (OpenMP);
-    with a shared thread pool it would also throttle the training thread, so leave it."""
-    if "parallel backend: OpenMP" in torch.__config__.parallel_info():
-        torch.set_num_threads(1)
-
-
-class _BatchStream:
-    """The fresh training batches of :func:`train`, drawn one step ahead where that helps.
-
-    On a CPU with an idle core (see ``_PREFETCH``), a background thread draws batch t + 1
-    while the main thread trains on batch t: sampling is mostly serial random-number
-    generation, so it overlaps the forward/backward pass instead of adding to it. The thread
-    is the only user of the generator while a draw is pending, so the batches (and the
-    generator states saved in checkpoints) are exactly those of drawing in the loop.
-    Otherwise (GPU, one core, busy machine) it draws in the loop.
-    """
-
-    def __init__(self, task: STSTask, batch_size: int, gen: torch.Generator, device: torch.device):
-        self.task, self.batch_size, self.gen, self.device = task, batch_size, gen, device
-        self._pool = None
-        if _draw_ahead(device):
-            threads = torch.get_num_threads()
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="sts-sampler", initializer=_one_sampler_thread)
-            self._pool.submit(int).result()
-            torch.set_num_threads(threads)    # torch keeps the last count as the default of new threads
-        self._pending = None
-
-    def _sample(self):
-        return self.task.sample(self.batch_size, generator=self.gen, device=self.device)
-
-    def _draw(self):
-        state = self.gen.get_state()
-        return state, self._sample()
-
-    def next(self, more: bool):
-        """The next batch; with ``more``, start drawing the one after it."""
-        if self._pool is None:
-            return self._sample()
-        pending = self._pending or self._pool.submit(self._draw)
-        self._pending = None
-        batch = pending.result()[1]           # re-raises an error of the draw here, in order
-        if more:
-            self._pending = self._pool.submit(self._draw)
-        return batch
-
-    def state(self) -> torch.Tensor:
-        """The generator's state after the batches handed out so far (what a checkpoint needs)."""
-        return self.gen.get_state() if self._pending is None else self._pending.result()[0]
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _eval_batches(task: STSTask, cfg: TrainConfig, device) -> dict:
-    """Fixed held-out batches: the training (T, q), then each test length and test q."""
+def eval_batches(task: STSTask, cfg: TrainConfig, device) -> dict[str, Batch]:
+    """Fixed held-out batches, drawn from ``cfg.eval_seed``: the training (T, q), then each test length and q."""
     g = make_generator(cfg.eval_seed, device)
     out = {"loss": task.sample(cfg.eval_batch, generator=g, device=device)}
     for T in cfg.eval_lengths:
@@ -258,6 +151,76 @@ def _eval_batches(task: STSTask, cfg: TrainConfig, device) -> dict:
     for q in cfg.eval_qs:
         out[f"loss_q{q}"] = task.sample(cfg.eval_batch, q=q, generator=g, device=device)
     return out
+
+
+def describe_model(model: torch.nn.Module) -> dict:
+    """A JSON-able description of a model's architecture (recorded in the history)."""
+    out = {"class": type(model).__name__, "parameters": sum(p.numel() for p in model.parameters())}
+    for k in ("d", "m", "T", "width", "depth", "attend_query", "position_only"):
+        if hasattr(model, k):
+            out[k] = getattr(model, k)
+    return out
+
+
+class _OneModel:
+    """The :class:`Learner` of :func:`train`: one model, a torch.optim optimiser, the optional 1/t decay."""
+
+    K = 1
+
+    def __init__(self, model: torch.nn.Module, cfg: TrainConfig):
+        self.model, self.cfg = model, cfg
+        self.opt = make_optimizer(model, cfg)
+        self.base_lrs = [g["lr"] for g in self.opt.param_groups]
+        self.is_tf = isinstance(model, OneLayerTransformer)
+        # The theory transformer's closed form when it applies; autograd for every other model.
+        self.loss_and_grad = getattr(model, "loss_and_grad", self._autograd)
+
+    def _autograd(self, batch: Batch) -> torch.Tensor:
+        loss = sts_loss(self.model(batch), batch.target)
+        loss.backward()
+        return loss.detach()
+
+    def train_step(self, batches: list[Batch], step: int) -> torch.Tensor:
+        if self.cfg.lr_decay_after is not None:       # 1/t decay: lr_t = lr * t0 / t for t > t0
+            for group, lr0 in zip(self.opt.param_groups, self.base_lrs):
+                group["lr"] = lr0 * min(1.0, self.cfg.lr_decay_after / step)
+        self.opt.zero_grad(set_to_none=True)
+        loss = self.loss_and_grad(batches[0])
+        self.opt.step()
+        return loss.view(1)
+
+    def measure(self, evals: dict[str, list[Batch]]) -> tuple[list[dict], list[dict]]:
+        with torch.no_grad():
+            losses = {name: float(sts_loss(self.model(b[0]), b[0].target)) for name, b in evals.items()}
+        return [losses], [transformer_metrics(self.model, evals["loss"][0]) if self.is_tf else {}]
+
+    def weights(self, k: int):
+        return (self.model.full_W(), self.model.full_V()) if self.is_tf else None
+
+    def finish(self) -> None:
+        pass
+
+    def failure(self, step: int, bad: dict[int, float]) -> str:
+        return f"loss became {bad[0]} at step {step}; lower the learning rate"
+
+
+class _FixedDataset:
+    """The training batches of a run on a fixed dataset: all of it (GD) or random minibatches of it."""
+
+    def __init__(self, dataset: Batch, cfg: TrainConfig, gen: torch.Generator):
+        self.dataset, self.cfg, self.gen = dataset, cfg, gen
+
+    def next(self, more: bool) -> list[Batch]:
+        if self.cfg.optimizer == "gd":
+            return [self.dataset]
+        n, device = self.cfg.dataset_size, self.dataset.X.device
+        return [self.dataset[torch.randint(0, n, (self.cfg.batch_size,), generator=self.gen, device=device)]]
+
+    def state(self) -> list[torch.Tensor]:
+        return [self.gen.get_state()]
+
+    def close(self) -> None:
+        pass
 
 
 def _save_checkpoint(path: Path, state: dict) -> None:
@@ -269,7 +232,8 @@ def _save_checkpoint(path: Path, state: dict) -> None:
 
 def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = None, *,
           device=None, progress: bool = True, checkpoint: str | os.PathLike | None = None,
-          checkpoint_every: int = 500) -> History:
+          checkpoint_every: int = 500, callbacks: Sequence[Callback] = (),
+          prefetch: bool | str = "auto") -> History:
     """Train ``model`` on ``task`` and return its :class:`History`.
 
     Parameters
@@ -282,6 +246,9 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
     progress : show a tqdm progress bar (terminal or notebook).
     checkpoint : file to save to every ``checkpoint_every`` steps and at the end; if it
         exists when ``train`` starts, training resumes from it (same config required).
+    callbacks : :class:`Callback` objects, called in order.
+    prefetch : draw the next batch in a background thread on a CPU: True, False, or 'auto'
+        (when a core is idle); the batches, hence the numbers, are the same either way.
 
     >>> from sts_lib import STSTask, TheoryTransformer
     >>> task = STSTask(d=3, T=8, q=2)
@@ -302,12 +269,11 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
             raise ValueError(f"eval_lengths contains T={T}, beyond the PE pool max_len={task.pe.max_len}")
     checkpoint_every = check_int("checkpoint_every", checkpoint_every, low=1)
     device = get_device(device)
+    ahead = draw_ahead(device, prefetch)
     model.to(device)
-    is_tf = isinstance(model, OneLayerTransformer)
-    opt = _make_optimizer(model, cfg)
-    base_lrs = [g["lr"] for g in opt.param_groups]
+    learner = _OneModel(model, cfg)
     gen = make_generator(cfg.seed, device)
-    hist = History(config={"task": task.spec(), "train": cfg.to_dict(), "model": _describe(model)},
+    hist = History(config={"task": task.spec(), "train": cfg.to_dict(), "model": describe_model(model)},
                    device=str(device))
     start = 0
     ckpt = Path(checkpoint) if checkpoint is not None else None
@@ -317,90 +283,30 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
             raise ValueError(f"checkpoint {ckpt} was written by a different configuration; "
                              "delete it or pass another checkpoint path")
         model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
+        learner.opt.load_state_dict(state["optimizer"])
         gen.set_state(state["generator"])
         hist = History.from_dict(state["history"])
         hist.snapshots = state["snapshots"]
         start = state["step"]
 
-    evals = _eval_batches(task, cfg, device)
-    dataset = (task.sample(cfg.dataset_size, generator=gen, device=device)
-               if cfg.dataset_size is not None and start == 0 else None)
-    if cfg.dataset_size is not None and dataset is None:
+    evals = {name: [b] for name, b in eval_batches(task, cfg, device).items()}
+    for cb in callbacks:
+        evals = {name: [cb.on_batch(b) for b in bs] for name, bs in evals.items()}
+    if cfg.dataset_size is None:
+        source = BatchStream([task], cfg.batch_size, [gen], device, ahead=ahead)
+    else:
         # Resuming: rebuild the same fixed dataset from the training seed.
-        dataset = task.sample(cfg.dataset_size, generator=make_generator(cfg.seed, device), device=device)
-    snap_every = cfg.snapshot_every or max(cfg.steps, 1)
+        data_gen = gen if start == 0 else make_generator(cfg.seed, device)
+        source = _FixedDataset(task.sample(cfg.dataset_size, generator=data_gen, device=device), cfg, gen)
 
-    def log(step: int, running: torch.Tensor | None, n: int) -> None:
-        values = {}
-        with torch.no_grad():
-            for name, b in evals.items():
-                values[name] = float(sts_loss(model(b), b.target))
-        values["inv_loss"] = 1.0 / max(values["loss"], 1e-300)
-        # Mean minibatch loss since the last log; at step 0 (nothing trained yet) the held-out loss.
-        values["train_loss"] = float(running) / n if running is not None and n else values["loss"]
-        if is_tf:
-            values.update(transformer_metrics(model, evals["loss"]))
-        hist._log(step, values)
-        if is_tf and (step % snap_every == 0 or step == cfg.steps):
-            hist.snapshots.append({"step": step, "W": model.full_W().detach().cpu().clone(),
-                                   "V": model.full_V().detach().cpu().clone()})
+    def save(step: int) -> None:
+        _save_checkpoint(ckpt, {"config": hist.config, "model": model.state_dict(),
+                                "optimizer": learner.opt.state_dict(), "generator": source.state()[0],
+                                "history": hist.to_dict(), "snapshots": hist.snapshots, "step": step})
 
-    t0 = time.perf_counter() - hist.wall_time
-    if start == 0:
-        log(0, None, 0)
-    bar = tqdm(total=cfg.steps, initial=start, disable=not progress, desc="train", leave=False)
-    running, n = torch.zeros((), device=device), 0
-    stream = _BatchStream(task, cfg.batch_size, gen, device) if dataset is None else None
-    try:
-        for step in range(start + 1, cfg.steps + 1):
-            if stream is not None:
-                batch = stream.next(more=step < cfg.steps)
-            elif cfg.optimizer == "gd":
-                batch = dataset
-            else:
-                batch = dataset[torch.randint(0, cfg.dataset_size, (cfg.batch_size,), generator=gen, device=device)]
-            if cfg.lr_decay_after is not None:       # 1/t decay: lr_t = lr * t0 / t for t > t0
-                for group, lr0 in zip(opt.param_groups, base_lrs):
-                    group["lr"] = lr0 * min(1.0, cfg.lr_decay_after / step)
-            _zero_grad(opt)
-            loss = _loss_and_grad(model, batch)
-            if cfg.optimizer == "gd":
-                _gd_step(opt)
-            else:
-                opt.step()
-            running += loss
-            n += 1
-            if step % cfg.log_every == 0 or step == cfg.steps:
-                log(step, running, n)
-                running, n = torch.zeros((), device=device), 0
-                bar.set_postfix(loss=f"{hist.last('loss'):.3g}", refresh=False)
-                if not np.isfinite(hist.last("loss")):
-                    bar.close()
-                    raise FloatingPointError(f"loss became {hist.last('loss')} at step {step}; "
-                                             "lower the learning rate")
-            bar.update(1)
-            if ckpt is not None and (step % checkpoint_every == 0 or step == cfg.steps):
-                hist.wall_time = time.perf_counter() - t0
-                _save_checkpoint(ckpt, {"config": hist.config, "model": model.state_dict(),
-                                        "optimizer": opt.state_dict(),
-                                        "generator": gen.get_state() if stream is None else stream.state(),
-                                        "history": hist.to_dict(), "snapshots": hist.snapshots, "step": step})
-    finally:
-        if stream is not None:
-            stream.close()
-    bar.close()
-    hist.wall_time = time.perf_counter() - t0
+    fit(learner, source, evals, cfg, [hist], start=start, t0=time.perf_counter() - hist.wall_time,
+        progress=progress, callbacks=callbacks, save=None if ckpt is None else save, save_every=checkpoint_every)
     return hist
-
-
-def _describe(model: torch.nn.Module) -> dict:
-    """A JSON-able description of a model's architecture (recorded in the history)."""
-    out = {"class": type(model).__name__, "parameters": sum(p.numel() for p in model.parameters())}
-    for k in ("d", "m", "T", "width", "depth", "attend_query", "position_only"):
-        if hasattr(model, k):
-            out[k] = getattr(model, k)
-    return out
 
 
 def save_history(hist: History, path: str | os.PathLike, snapshots: bool = False) -> None:

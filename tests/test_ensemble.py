@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import sts_lib as sts
-import sts_lib.ensemble as ens
-from sts_lib.ensemble import train_ensemble
+from sts_lib.fast.ensemble import train_ensemble
+from sts_lib.fast.stack import StackedOptimizer, TransformerStack, lr_vector, transformer_chunk
 
 
 def _assert_same(batched, looped, models, loop_models, rtol=1e-4, atol=1e-6):
@@ -33,8 +33,7 @@ def _loop(models, tasks, configs):
 
 @pytest.mark.parametrize("optimizer", ["gd", "sgd", "adam"])
 @pytest.mark.parametrize("chunk_bytes", [2 << 20, 1])          # all models in one group / one per group
-def test_transformers_with_own_seeds_pools_and_lrs_equal_the_loop(optimizer, chunk_bytes, monkeypatch):
-    monkeypatch.setattr(ens, "_CHUNK_BYTES", chunk_bytes)
+def test_transformers_with_own_seeds_pools_and_lrs_equal_the_loop(optimizer, chunk_bytes):
     pools = (12, 20, 16)                                        # different m: padded to the largest
     tasks = [sts.STSTask(d=3, T=10, q=2, pe=sts.StochasticOneHotPE(n)) for n in pools]
     lrs = {"gd": (0.5, 1.0, 0.7), "sgd": (0.05, 0.1, 0.2), "adam": (0.01, 0.03, 0.02)}[optimizer]
@@ -44,16 +43,15 @@ def test_transformers_with_own_seeds_pools_and_lrs_equal_the_loop(optimizer, chu
                for seed, lr in enumerate(lrs)]
     models = [sts.TheoryTransformer(3, n) for n in pools]
     loop_models = copy.deepcopy(models)
-    batched = train_ensemble(models, tasks, configs, progress=False)
+    batched = train_ensemble(models, tasks, configs, progress=False, chunk_bytes=chunk_bytes)
     _assert_same(batched, _loop(loop_models, tasks, configs), models, loop_models)
     assert batched[0].last("loss") < 0.9 * batched[0]["loss"][0]     # they did learn
     assert batched[1].config["ensemble"] == {"K": 3, "data": "independent", "index": 1}
 
 
 @pytest.mark.parametrize("data", ["independent", "shared"])
-def test_position_only_models_of_figure_2_equal_the_loop(data, monkeypatch):
+def test_position_only_models_of_figure_2_equal_the_loop(data):
     """The parametrisation the Figure 2 experiments train (only W_EE and V_X), fixed and stochastic PEs."""
-    monkeypatch.setattr(ens, "_CHUNK_BYTES", 1)
     pe = sts.StochasticOneHotPE(16) if data == "shared" else sts.OneHotPE(16)
     task = sts.STSTask(d=3, T=8, q=2, pe=pe)
     configs = [sts.TrainConfig(steps=20, batch_size=32, lr=1.0, lr_W=lr_W, log_every=10, eval_batch=64,
@@ -61,18 +59,17 @@ def test_position_only_models_of_figure_2_equal_the_loop(data, monkeypatch):
                for i, lr_W in enumerate((3.0, 10.0))]
     models = [sts.TheoryTransformer(3, 16, position_only=True) for _ in configs]
     loop_models = copy.deepcopy(models)
-    batched = train_ensemble(models, task, configs, data=data, progress=False)
+    batched = train_ensemble(models, task, configs, data=data, progress=False, chunk_bytes=1)
     _assert_same(batched, _loop(loop_models, [task] * 2, configs), models, loop_models)
 
 
-def test_shared_data_lr_sweep_with_random_init_and_gaussian_query_equals_the_loop(monkeypatch):
-    monkeypatch.setattr(ens, "_CHUNK_BYTES", 1)
+def test_shared_data_lr_sweep_with_random_init_and_gaussian_query_equals_the_loop():
     task = sts.STSTask(d=3, T=10, q=3, pe=sts.OneHotPE(10), x_query="gaussian", query_pe="mean")
     configs = [sts.TrainConfig(steps=30, batch_size=32, lr=lr, log_every=10, eval_batch=64) for lr in (0.3, 1.0)]
     models = [sts.TheoryTransformer(3, 10, init="normal", init_scale=0.3, generator=torch.Generator().manual_seed(i))
               for i in range(2)]
     loop_models = copy.deepcopy(models)
-    batched = train_ensemble(models, task, configs, data="shared", progress=False)
+    batched = train_ensemble(models, task, configs, data="shared", progress=False, chunk_bytes=1)
     _assert_same(batched, _loop(loop_models, [task] * 2, configs), models, loop_models)
 
 
@@ -101,23 +98,21 @@ def test_deeper_fcns_with_own_seeds_equal_the_loop():
 
 
 def test_padding_of_smaller_models_stays_exactly_zero():
+    """The stacked parameters themselves (sts_lib.fast.stack), stepped as train_ensemble steps them."""
     tasks = [sts.STSTask(d=2, T=5, q=2, pe=sts.StochasticOneHotPE(n)) for n in (6, 11)]
     models = [sts.TheoryTransformer(2, t.m) for t in tasks]
-    stack_holder = {}
-    real = ens._TransformerStack
-
-    class Spy(real):
-        def __init__(self, *a, **k):
-            super().__init__(*a, **k)
-            stack_holder["s"] = self
-
-    ens._TransformerStack = Spy
-    try:
-        train_ensemble(models, tasks, sts.TrainConfig(steps=20, batch_size=16, lr=1.0, log_every=20, eval_batch=16),
-                       progress=False)
-    finally:
-        ens._TransformerStack = real
-    W, V = stack_holder["s"].W[0], stack_holder["s"].V[0]
+    configs = [sts.TrainConfig(steps=20, batch_size=16, lr=1.0, log_every=20, eval_batch=16)] * 2
+    cpu = torch.device("cpu")
+    stack = TransformerStack(models, cpu)
+    opt = StackedOptimizer([stack.W, stack.V], [lr_vector(configs, role, 3, cpu) for role in ("attention", "value")],
+                           "gd", torch.zeros(2))
+    gens = [torch.Generator().manual_seed(k) for k in range(2)]
+    for _ in range(20):
+        batches = [t.sample(16, generator=g) for t, g in zip(tasks, gens)]
+        opt.tick()
+        _, grads = transformer_chunk(stack, batches, slice(0, 2), grad=True)
+        opt.step(grads, slice(0, 2))
+    W, V = stack.W[0], stack.V[0]
     assert W[:8, :8].abs().sum() > 0
     assert W[8:].abs().max() == 0 and W[:, 8:].abs().max() == 0 and V[:, 8:].abs().max() == 0
 

@@ -1,6 +1,5 @@
 """The training loop: zero-init dynamics, learning, optimisers, resuming, history."""
 
-import importlib
 import json
 
 import pytest
@@ -110,23 +109,23 @@ class _FlakyTask(sts.STSTask):
 
 
 @pytest.mark.parametrize("prefetch", [False, True])
-def test_interrupted_run_resumes_to_identical_result(tmp_path, monkeypatch, prefetch):
+def test_interrupted_run_resumes_to_identical_result(tmp_path, prefetch):
     """Also while drawing ahead: the generator state saved at step t excludes the batch drawn for t + 1."""
-    monkeypatch.setattr(importlib.import_module("sts_lib.train"), "_PREFETCH", prefetch)
     cfg = sts.TrainConfig(steps=40, batch_size=32, lr=0.5, log_every=10, eval_batch=64)
     reference = sts.TheoryTransformer(3, 12)
     ref_hist = sts.train(reference, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg,
-                         progress=False)
+                         progress=False, prefetch=prefetch)
 
     ckpt = tmp_path / "run.pt"
     _FlakyTask.calls, _FlakyTask.fail_at = 0, 27
     flaky = _FlakyTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12))
     with pytest.raises(_Interrupt):
-        sts.train(sts.TheoryTransformer(3, 12), flaky, cfg, progress=False, checkpoint=ckpt, checkpoint_every=10)
+        sts.train(sts.TheoryTransformer(3, 12), flaky, cfg, progress=False, checkpoint=ckpt, checkpoint_every=10,
+                  prefetch=prefetch)
     assert torch.load(ckpt, weights_only=False)["step"] == 20
     resumed = sts.TheoryTransformer(3, 12)
     hist = sts.train(resumed, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg, progress=False,
-                     checkpoint=ckpt, checkpoint_every=10)
+                     checkpoint=ckpt, checkpoint_every=10, prefetch=prefetch)
     assert hist.steps == ref_hist.steps and hist.metrics == ref_hist.metrics
     assert torch.equal(resumed.W, reference.W) and torch.equal(resumed.V, reference.V)
     with pytest.raises(ValueError, match="different configuration"):

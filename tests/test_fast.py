@@ -4,13 +4,12 @@
   tied keys is exercised on almost every row;
 * the closed-form forward/backward of the theory transformer (one-hot PEs) equals autograd
   through the dense formula V Z softmax(Z^T W z_q);
-* a batch whose query was edited falls back to the dense algebra;
+* a batch whose query was replaced (or cleared for an in-place edit) falls back to the dense algebra;
 * drawing batches ahead in a thread gives exactly the history of drawing them in the loop;
-* ``python -m sts_lib.bench`` produces every figure of issue 6.
+* ``python -m sts_lib.fast.bench`` produces every figure of issue 6.
 """
 
 import dataclasses
-import importlib
 import json
 import math
 
@@ -18,10 +17,8 @@ import pytest
 import torch
 
 import sts_lib as sts
-import sts_lib.positional as positional
-from sts_lib.bench import BenchConfig, main, run
-
-train_mod = importlib.import_module("sts_lib.train")        # the module (sts_lib.train is also a function)
+from sts_lib.fast.bench import BenchConfig, main, run
+from sts_lib.fast.sampling import random_injection
 
 
 def _chi2_uniform_ordered_triples(slots: torch.Tensor, N: int) -> float:
@@ -35,11 +32,11 @@ def _chi2_uniform_ordered_triples(slots: torch.Tensor, N: int) -> float:
 
 
 @pytest.mark.parametrize("redraw_heavy", [False, True])
-def test_slot_sampler_is_an_exactly_uniform_injection(redraw_heavy, monkeypatch):
-    if redraw_heavy:   # 2 random bits per key: almost every row has tied keys and is redrawn
-        monkeypatch.setattr(positional, "_key_width", lambda T, N, bits: (torch.int32, bits + 2))
+def test_slot_sampler_is_an_exactly_uniform_injection(redraw_heavy):
+    # redraw_heavy: 2 random bits per key, so almost every row has tied keys and is redrawn
     N, n = 6, 120_000
-    slots = positional._random_injection(n, 3, N, torch.Generator().manual_seed(5), torch.device("cpu"))
+    slots = random_injection(n, 3, N, torch.Generator().manual_seed(5), torch.device("cpu"),
+                             random_bits=2 if redraw_heavy else None)
     chi2, df = _chi2_uniform_ordered_triples(slots, N)
     # chi2 with 119 degrees of freedom: mean 119, sd 15.4; 5 sd
     assert abs(chi2 - df) < 5 * math.sqrt(2 * df)
@@ -74,7 +71,7 @@ def test_closed_form_step_equals_autograd_through_the_dense_formula(pe, x_query,
     gW, gV = torch.autograd.grad(sts.sts_loss(model(batch), batch.target), (W, V))
     assert torch.allclose(gW, ref_W, atol=1e-6) and torch.allclose(gV, ref_V, atol=1e-6)
     # ... and the graph-free step used by train()
-    loss = model._loss_and_grad(batch)
+    loss = model.loss_and_grad(batch)
     assert loss.requires_grad is False and float(loss) == pytest.approx(float(ref_loss.detach()), rel=1e-6)
     assert torch.allclose(W.grad, ref_W, atol=1e-6) and torch.allclose(V.grad, ref_V, atol=1e-6)
     assert W.grad.stride() == W.stride()                          # no layout copy in autograd
@@ -86,19 +83,22 @@ def test_an_edited_query_falls_back_to_the_dense_algebra():
     model = sts.TheoryTransformer(3, 16, init="normal", init_scale=0.5, generator=g)
     batch = task.sample(8, generator=g)
     replaced = dataclasses.replace(batch, pe_query=2 * batch.pe_query)
-    assert replaced._sparse_query() is None
+    assert replaced.onehot_query is None and not model.uses_kernel(replaced)
     assert torch.allclose(model(replaced), sts.dense_reference_forward(model.W, model.V, replaced), atol=1e-6)
-    batch.x_query.add_(1.0)                                        # in place: the version counter tells
-    assert batch._sparse_query() is None
+    batch.onehot_query = None                                      # the documented way to edit in place
+    batch.x_query.add_(1.0)
+    assert not model.uses_kernel(batch)
     assert torch.allclose(model(batch), sts.dense_reference_forward(model.W, model.V, batch), atol=1e-6)
-    assert model._loss_and_grad(batch) is None
+    loss = model.loss_and_grad(batch)                              # autograd, through the dense algebra
+    ref = sts.sts_loss(sts.dense_reference_forward(model.W, model.V, batch), batch.target)
+    assert float(loss) == pytest.approx(float(ref.detach()), rel=1e-6)
 
 
 def test_position_only_and_practical_models_use_the_sparse_query_correctly():
     g = torch.Generator().manual_seed(1)
     task = sts.STSTask(d=3, T=10, q=3, pe=sts.StochasticOneHotPE(16), x_query="gaussian", query_pe="mean")
     batch = task.sample(8, generator=g)
-    assert batch._sparse_query() is not None
+    assert batch.onehot_query is not None
     for model in (sts.TheoryTransformer(3, 16, position_only=True, init="normal", init_scale=0.5, generator=g),
                   sts.PracticalTransformer(3, 16, init_scale=0.5, generator=g)):
         ref = sts.dense_reference_forward(model.full_W(), model.full_V(), batch, attend_query=model.attend_query)
@@ -106,15 +106,14 @@ def test_position_only_and_practical_models_use_the_sparse_query_correctly():
 
 
 @pytest.mark.parametrize("pe", ["stochastic_onehot", "stochastic_random"])
-def test_drawing_ahead_in_a_thread_changes_nothing(pe, monkeypatch):
+def test_drawing_ahead_in_a_thread_changes_nothing(pe):
     task = sts.STSTask(d=3, T=10, q=2, pe=sts.make_pe(pe, max_len=20) if pe != "stochastic_random"
                        else sts.make_pe(pe, m=16))
     cfg = sts.TrainConfig(steps=25, batch_size=16, lr=0.5, log_every=5, eval_batch=32)
     out = []
     for ahead in (True, False):
-        monkeypatch.setattr(train_mod, "_PREFETCH", ahead)
         model = sts.TheoryTransformer(3, task.m)
-        out.append((sts.train(model, task, cfg, progress=False), model))
+        out.append((sts.train(model, task, cfg, progress=False, prefetch=ahead), model))
     (h1, m1), (h2, m2) = out
     assert h1.metrics == h2.metrics
     assert torch.equal(m1.W, m2.W) and torch.equal(m1.V, m2.V)

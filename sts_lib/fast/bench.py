@@ -1,6 +1,6 @@
 """The performance benchmark behind ``make bench``: one JSON object for the Figure 2 configuration.
 
-``python -m sts_lib.bench`` measures, on the current device and in one process, the
+``python -m sts_lib.fast.bench`` (``make bench``) measures, on the current device and in one process, the
 library's training step against the time to sample its batch (the floor), against a plain
 dense implementation a reader would write, and K models trained together against K
 sequential runs; it also reports peak memory. Per-step measurements are interleaved
@@ -12,7 +12,6 @@ only upper bounds. Every number is defined in the JSON's ``definitions``.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import platform
 import resource
@@ -23,26 +22,25 @@ from dataclasses import dataclass
 
 import torch
 
-from .device import describe_device, get_device, make_generator
+from ..device import describe_device, get_device, make_generator
+from ..models import TheoryTransformer, dense_reference_forward
+from ..positional import StochasticOneHotPE
+from ..task import STSTask, sample_subsets, sts_loss
+from ..train import TrainConfig, make_optimizer, train
 from .ensemble import train_ensemble
-from .models import TheoryTransformer, dense_reference_forward
-from .positional import StochasticOneHotPE, _random_injection
-from .task import STSTask, sample_subsets, sts_loss
-from .train import TrainConfig, _gd_step, _loss_and_grad, _make_optimizer, _zero_grad, train
-
-# The module, not the function sts_lib.train that the package namespace exports under that name.
-_train = importlib.import_module(".train", __package__)
+from .sampling import random_injection
 
 DEFINITIONS = {
     "sample_ms": "median time of task.sample(batch) alone: the floor of a step on fresh data",
     "rng_ms": "median time of the random draws alone that one sample makes (torch.randn of the tokens, "
               "the PE-slot keys and their sort, the subset keys): the floor of the floor",
     "step_ms": "median time of one library training step drawn in the loop = sample + forward + loss + "
-               "backward + optimiser update (the body of sts_lib.train.train's loop, without drawing ahead)",
+               "backward + optimiser update (the body of sts_lib.train.train's step: model.loss_and_grad and "
+               "torch.optim.SGD, without drawing ahead)",
     "train_step_ms": "wall time of sts_lib.train.train(steps=S) / S drawing each batch in the loop "
-                     "(sts_lib.train._PREFETCH = False), logging at steps 0 and S (so it includes train()'s "
+                     "(train(..., prefetch=False)), logging at steps 0 and S (so it includes train()'s "
                      "set-up and two evaluations)",
-    "train_step_ahead_ms": "the same with _PREFETCH = True: the next batch is drawn in a background thread "
+    "train_step_ahead_ms": "the same with prefetch=True: the next batch is drawn in a background thread "
                            "while the model trains; train() does this by default ('auto') when a core is idle",
     "dense_step_ms": "median time of one step of the plain dense implementation: the same sample, then "
                      "f = V Z softmax(Z^T W z_q) computed as written with full one-hot matrices "
@@ -123,17 +121,17 @@ def _step_functions(cfg: BenchConfig, device: torch.device) -> dict:
     B, T, N = cfg.batch, cfg.T, cfg.m
     model = cfg.model().to(device)
     train_cfg = cfg.train_config(T, steps=1)
-    opt = _make_optimizer(model, train_cfg)
+    opt = make_optimizer(model, train_cfg)
 
     def library_step():
         batch = task.sample(B, generator=gen, device=device)
-        _zero_grad(opt)
-        _loss_and_grad(model, batch)
-        _gd_step(opt)
+        opt.zero_grad(set_to_none=True)
+        model.loss_and_grad(batch)
+        opt.step()
 
     # The same model written plainly: its parameters, padded to the full (d+m) matrices, and Z dense.
     dense_model = cfg.model().to(device)
-    dense_opt = _make_optimizer(dense_model, train_cfg)             # torch.optim.SGD, the same groups
+    dense_opt = make_optimizer(dense_model, train_cfg)             # torch.optim.SGD, the same groups
 
     def dense_step():
         batch = task.sample(B, generator=gen, device=device)
@@ -144,7 +142,7 @@ def _step_functions(cfg: BenchConfig, device: torch.device) -> dict:
 
     def rng():
         torch.randn(B, T, cfg.d, generator=gen, device=device)
-        _random_injection(B, T, N, gen, device)
+        random_injection(B, T, N, gen, device)
         sample_subsets(B, T, cfg.q, generator=gen, device=device)
 
     return {"sample": lambda: task.sample(B, generator=gen, device=device), "rng": rng,
@@ -155,14 +153,10 @@ def _train_step_ms(cfg: BenchConfig, device: torch.device, ahead: bool) -> float
     """End-to-end: sts_lib.train.train for ``cfg.train_steps`` steps, per step (milliseconds)."""
     S = cfg.train_steps
     tc = cfg.train_config(cfg.T, steps=S, log_every=S)
-    saved, _train._PREFETCH = _train._PREFETCH, ahead
-    try:
-        t = time.perf_counter()
-        train(cfg.model(), cfg.task(), tc, device=device, progress=False)
-        _sync(device)
-        return (time.perf_counter() - t) / S * 1e3
-    finally:
-        _train._PREFETCH = saved
+    t = time.perf_counter()
+    train(cfg.model(), cfg.task(), tc, device=device, progress=False, prefetch=ahead)
+    _sync(device)
+    return (time.perf_counter() - t) / S * 1e3
 
 
 def _ensemble(cfg: BenchConfig, device: torch.device, data: str, T: int, m: int) -> dict:
@@ -256,7 +250,7 @@ def run(cfg: BenchConfig | None = None) -> dict:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(prog="python -m sts_lib.bench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m sts_lib.fast.bench", description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="few repetitions (a smoke test; noisy numbers)")
     p.add_argument("--T", type=int, default=200, help="training length")
     p.add_argument("--m", type=int, default=400, help="stochastic one-hot pool size (PE dimension)")
