@@ -20,9 +20,13 @@ from __future__ import annotations
 import os
 
 from . import _ch1_task, _ch2_fcn, _ch3_dynamics, _ch4_positional, _ch5_length  # noqa: F401 (registration)
-from ._core import NOTEBOOKS, REGISTRY, Exercise, Result, run_check
+from ._check import run_check
+from ._core import NOTEBOOKS, REGISTRY, Exercise, Missing, Opaque, Result, StudentError, student_line
 
-__all__ = ["NOTEBOOKS", "REGISTRY", "Exercise", "Result", "check", "exercises_in", "run_check", "total_points"]
+# Missing, Opaque, StudentError and student_line are the contract with sts_lib.grading: what a
+# proxy for a function living in another process raises or returns, and where a learner's error is.
+__all__ = ["NOTEBOOKS", "REGISTRY", "Exercise", "Missing", "Opaque", "Result", "StudentError", "check",
+           "exercises_in", "run_check", "student_line", "total_points"]
 
 GRADING_ENV = "STS_GRADING"   # set to "1" by the grader: scores are computed outside the notebook
 

@@ -19,7 +19,7 @@ from ._tester import Tester
 def _check_batch(t: Tester, out, B: int, T: int, q: int, d: int):
     X, y, target = t.unpack(out, ("X", "y", "target"))
     X = t.tensor(X, "X", shape=(B, T, d), axes="(B, T, d)")
-    y_t = t._as_tensor(y, "y") if y is not None else None
+    y_t = t.as_tensor(y, "y") if y is not None else None
     if y_t is not None and tuple(y_t.shape) == (B, T) and q != T:
         t.fail(f"y has shape {(B, T)}, like a 0/1 mask; return the q selected indices, shape (B, q) "
                "(e.g. mask.nonzero or topk)")
@@ -130,7 +130,7 @@ def _attention_forward(t: Tester, fn):
     W = torch.randn(D, D, generator=g) / D ** 0.5
     V = torch.randn(d, D, generator=g)
     out = t.call(fn, W.clone(), V.clone(), Z.clone(), zq.clone())
-    f0 = t._as_tensor(out, "f") if out is not None else None
+    f0 = t.as_tensor(out, "f") if out is not None else None
     if f0 is not None and tuple(f0.shape) == (B, D):
         t.fail(f"f has shape {(B, D)} = (B, d+m): did you forget to multiply by V? The output is in R^d")
     f = t.tensor(out, "f", shape=(B, d), axes="(B, d)")

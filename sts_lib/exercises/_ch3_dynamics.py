@@ -26,7 +26,7 @@ def _ground_truth(t: Tester, fn):
             D = d + m
             W, V = t.unpack(t.call(fn, d, m), ("W", "V"))
             if stage == 1:
-                w0 = t._as_tensor(W, "W") if W is not None else None
+                w0 = t.as_tensor(W, "W") if W is not None else None
                 if w0 is not None and tuple(w0.shape) == (m, m):
                     t.fail(f"W has shape {(m, m)} (only the PE-PE block); W* is (d+m) x (d+m) = {(D, D)} with the "
                            "identity in the lower-right block")
@@ -42,7 +42,7 @@ def _ground_truth(t: Tester, fn):
                     "(a position is matched with positions)": token,
                 })
             else:
-                v0 = t._as_tensor(V, "V") if V is not None else None
+                v0 = t.as_tensor(V, "V") if V is not None else None
                 if v0 is not None and tuple(v0.shape) == (D, d):
                     t.fail(f"V has shape {(D, d)}; V* is d x (d+m) = {(d, D)} (it maps a (d+m)-vector to R^d)")
                 V = t.tensor(V, "V", shape=(d, D), axes="(d, d+m)")

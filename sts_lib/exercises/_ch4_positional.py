@@ -83,7 +83,7 @@ def _max_coherence(t: Tester, fn):
     P = torch.randn(B, T, m, generator=g, dtype=torch.float64)
     P = P / P.norm(dim=-1, keepdim=True)
     out = t.call(fn, P.clone())
-    v0 = t._as_tensor(out, "the coherence") if out is not None else None
+    v0 = t.as_tensor(out, "the coherence") if out is not None else None
     if v0 is not None and v0.numel() == 1 and B > 1:
         t.fail("you returned a single number: return one coherence per sequence, shape (B,)")
     got = t.tensor(out, "the coherence", shape=(B,), axes="(B,)")

@@ -11,13 +11,14 @@ answer equals a known wrong variant or is off by a named factor.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Mapping
 
 import numpy as np
 import torch
 
-from ._core import (Exercise, Missing, NotAttempted, StudentError, StudentTimeout, Wrong, _describe_arg,
-                    _shape, _typename, fmt, raised_message, student_line)
+from ._core import (Exercise, Missing, NotAttempted, StudentError, StudentTimeout, Wrong, describe_arg,
+                    shape_str, typename, fmt, raised_message, student_line)
 
 
 class Tester:
@@ -44,7 +45,7 @@ class Tester:
     def call(self, fn, *args, **kwargs):
         """Call ``fn``; exceptions become feedback (NotImplementedError: 'not attempted')."""
         desc = self.ex.function + "(" + ", ".join(
-            [_describe_arg(a) for a in args] + [f"{k}={_describe_arg(v)}" for k, v in kwargs.items()]) + ")"
+            [describe_arg(a) for a in args] + [f"{k}={describe_arg(v)}" for k, v in kwargs.items()]) + ")"
         try:
             return fn(*args, **kwargs)
         except (KeyboardInterrupt, StudentTimeout):
@@ -86,32 +87,35 @@ class Tester:
             return tuple(value[k] for k in names)
         if all(hasattr(value, k) for k in names) and not isinstance(value, (torch.Tensor, np.ndarray)):
             return tuple(getattr(value, k) for k in names)
-        self.fail(f"{what} returned a {_typename(value)}; expected the tuple {tup}")
+        self.fail(f"{what} returned a {typename(value)}; expected the tuple {tup}")
 
-    def _as_tensor(self, value, name: str) -> torch.Tensor:
+    def as_tensor(self, value, name: str) -> torch.Tensor:
         if value is None:
             self._none(name)
         if isinstance(value, torch.Tensor):
             if value.layout != torch.strided:
                 value = value.to_dense()
             return value.detach().cpu()
-        if isinstance(value, (bool, int, float, np.ndarray, np.generic, list, tuple)):
+        if isinstance(value, (numbers.Number, np.ndarray, np.generic, list, tuple)):
             try:
-                t = torch.as_tensor(np.asarray(value))
+                a = np.asarray(value)
+                if a.dtype == object:           # e.g. a list of Fractions: exact numbers, read as floats
+                    a = a.astype(np.float64)
+                t = torch.as_tensor(a)
             except (TypeError, ValueError, RuntimeError):
-                self.fail(f"{name} should be a tensor; got a {_typename(value)} that cannot be converted to one")
+                self.fail(f"{name} should be a tensor; got a {typename(value)} that cannot be converted to one")
             return t
-        self.fail(f"{name} should be a tensor; got a {_typename(value)}")
+        self.fail(f"{name} should be a tensor; got a {typename(value)}")
 
     def tensor(self, value, name: str, *, shape: tuple | None = None, axes: str | None = None,
                kind: str = "float", finite: bool = True) -> torch.Tensor:
         """Validate ``value`` as a tensor of ``shape``; returns float64 (kind='float') or int64."""
-        v = self._as_tensor(value, name)
+        v = self.as_tensor(value, name)
         if v.is_complex():
             self.fail(f"{name} is complex ({v.dtype}); expected real numbers")
         if shape is not None and tuple(v.shape) != tuple(shape):
-            exp = _shape(shape) + (f" = {axes}" if axes else "")
-            msg = f"{name} has shape {_shape(v.shape)}; expected {exp}"
+            exp = shape_str(shape) + (f" = {axes}" if axes else "")
+            msg = f"{name} has shape {shape_str(v.shape)}; expected {exp}"
             if sorted(v.shape) == sorted(shape):
                 msg += " (the right sizes in the wrong order: check the axis order)"
             elif [s for s in v.shape if s != 1] == [s for s in shape if s != 1]:
@@ -137,12 +141,12 @@ class Tester:
         if isinstance(value, (torch.Tensor, np.ndarray)):
             size = value.size if isinstance(value, np.ndarray) else value.numel()
             if size != 1:
-                self.fail(f"{name} should be a single number; got an array of shape {_shape(value.shape)}")
+                self.fail(f"{name} should be a single number; got an array of shape {shape_str(value.shape)}")
             value = value.reshape(-1)[0].item()
         if isinstance(value, np.generic):
             value = value.item()
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(f"{name} should be a number; got a {_typename(value)}")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):   # Fraction and Decimal are fine
+            self.fail(f"{name} should be a number; got a {typename(value)}")
         value = float(value)
         if finite and not math.isfinite(value):
             self.fail(f"{name} is {fmt(value)}")

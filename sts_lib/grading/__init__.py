@@ -1,15 +1,17 @@
-"""Grade a folder of submitted exercise notebooks into a gradebook (one row per student).
+"""Grade a folder of submitted exercise notebooks into a gradebook an instructor can trust.
 
-``python -m sts_lib.grading grade SUBMISSIONS_DIR --out gradebook.csv`` runs every
-submitted notebook in its own fresh kernel, then scores each exercise with the
-genuine checkers of :mod:`sts_lib.exercises`, which run **in the grader's process**:
-the learner's function stays in the kernel and is called through
-:class:`~._session.RemoteFunction`, and only its encoded return values come back
-(:mod:`._wire`, never a pickle). So a notebook that redefines ``check``, patches
-the checkers, edits the registry or prints fake result lines gains nothing; a
-notebook that raises, loops forever, kills its kernel or lost cells loses only
-the exercises affected. The threat model and its limits are in the instructor
-guide (book appendix).
+``python -m sts_lib.grading grade SUBMISSIONS_DIR --out gradebook.csv`` runs every student's
+notebooks in a fresh kernel inside a sandbox (:mod:`.sandbox`: bubblewrap, no network, no view
+of other students, the grader or the instructor's files, limits on memory, processes, file
+size and time), then scores each exercise with the genuine checkers of
+:mod:`sts_lib.exercises`, which run **in the grader's process**: the learner's function stays
+in the kernel and is called through :class:`~._session.RemoteFunction`, and only its encoded
+return values come back (:mod:`._wire`, never a pickle). So a notebook that redefines
+``check``, patches the checkers or prints fake result lines gains nothing, and one that
+raises, loops, kills its kernel, forks or fills its disk loses only the exercises affected.
+Every submitted file is hashed before grading (and checked after); each student's grade is
+written to disk as soon as it is known (:class:`~.gradebook.PartStore`), so ``--resume``
+continues an interrupted run. The threat model and its limits are in the instructor guide.
 
 Submissions are either one folder per student (any ``*.ipynb`` inside) or files
 ``STUDENT.ipynb`` / ``STUDENT_ex1_task.ipynb`` directly in ``SUBMISSIONS_DIR``.
@@ -17,19 +19,24 @@ Submissions are either one folder per student (any ``*.ipynb`` inside) or files
 
 from __future__ import annotations
 
-import csv
+import hashlib
 import json
+import os
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..exercises import NOTEBOOKS, REGISTRY, Exercise, Result, run_check
-from ._scan import scan_notebook
+from . import sandbox as sb
+from ._scan import read_code_cells, scan_notebook
+from .gradebook import PartStore, StudentGrade, gradescope_results, write_csv, write_json
 
-__all__ = ["GradeConfig", "StudentGrade", "find_submissions", "grade_folder", "grade_student", "select",
-           "write_csv", "write_json"]
+__all__ = ["GradeConfig", "StudentGrade", "find_submissions", "grade_folder", "grade_student", "resolve_sandbox",
+           "select", "write_csv", "write_json", "gradescope_results"]
+
+MAX_STUDENT_BYTES = 50 * 2 ** 20      # the private copy a kernel gets holds at most this much
 
 
 @dataclass
@@ -43,22 +50,40 @@ class GradeConfig:
     only: tuple = ()                # exercise ids or prefixes ('ex1', 'ex3.loss_on_ray'); () = all
     jobs: int = 1                   # students graded in parallel (one kernel each)
     max_restarts: int = 2           # kernel restarts allowed per notebook (hangs, crashes)
+    sandbox: str = "auto"           # 'bwrap' (required), 'none' (unsandboxed), 'auto' (bwrap when it works)
+    limits: sb.Limits = field(default_factory=sb.Limits)   # memory, processes, file size, disk per kernel
+
+    def __post_init__(self):
+        if self.sandbox not in ("auto", "bwrap", "none"):
+            raise ValueError(f"sandbox must be 'auto', 'bwrap' or 'none', got {self.sandbox!r}")
+        for name in ("timeout", "cell_timeout", "check_timeout"):
+            if not float(getattr(self, name)) > 0:
+                raise ValueError(f"{name} must be a positive number of seconds, got {getattr(self, name)!r}")
+        if int(self.jobs) < 1:
+            raise ValueError(f"jobs must be at least 1, got {self.jobs!r}")
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["only"] = list(self.only)
+        return d
+
+    def key(self) -> str:
+        """What a stored grade depends on (everything but the parallelism)."""
+        d = self.to_dict()
+        d.pop("jobs")
+        return json.dumps(d, sort_keys=True)
 
 
-@dataclass
-class StudentGrade:
-    """The outcome for one student."""
-
-    student: str
-    results: dict = field(default_factory=dict)     # exercise id -> Result
-    notebooks: list = field(default_factory=list)   # submitted files (relative names)
-    log: list = field(default_factory=list)         # execution events worth telling the instructor
-    flags: list = field(default_factory=list)       # static findings (never change scores)
-    seconds: float = 0.0
-
-    @property
-    def total(self) -> int:
-        return sum(r.points for r in self.results.values())
+def resolve_sandbox(mode: str) -> tuple[str | None, str]:
+    """``(bwrap path or None, note)`` for ``mode``; raises RuntimeError when 'bwrap' cannot be had."""
+    if mode == "none":
+        return None, "kernels ran UNSANDBOXED (--sandbox none): a notebook could reach the grader and other students"
+    path, why = sb.detect()
+    if path is None:
+        if mode == "bwrap":
+            raise RuntimeError(f"--sandbox bwrap: {why}")
+        return None, f"kernels ran UNSANDBOXED ({why}): a notebook could reach the grader and other students"
+    return path, ""
 
 
 def select(only=()) -> list[Exercise]:
@@ -85,10 +110,11 @@ def find_submissions(folder: str | Path) -> dict[str, list[Path]]:
         raise FileNotFoundError(f"{folder} is not a folder")
     out: dict[str, list[Path]] = {}
     for entry in sorted(folder.iterdir()):
-        if entry.name.startswith("."):
+        if entry.name.startswith(".") or entry.is_symlink():
             continue
         if entry.is_dir():
-            nbs = sorted(p for p in entry.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+            nbs = sorted(p for p in entry.rglob("*.ipynb")
+                         if ".ipynb_checkpoints" not in p.parts and p.is_file() and not p.is_symlink())
             if nbs:
                 out.setdefault(entry.name, []).extend(nbs)
         elif entry.suffix == ".ipynb":
@@ -97,81 +123,143 @@ def find_submissions(folder: str | Path) -> dict[str, list[Path]]:
     return out
 
 
-def _chapter_match(path: Path, ex: Exercise) -> bool:
-    stem = path.stem.lower()
+def _chapter_match(name: str, ex: Exercise) -> bool:
+    stem = Path(name).stem.lower()
     return ex.notebook in stem or bool(re.search(rf"(^|[^a-z0-9])ex{ex.chapter}([^0-9]|$)", stem))
 
 
-def grade_student(student: str, notebooks: list[Path], config: GradeConfig | None = None) -> StudentGrade:
-    """Run a student's notebooks and score every exercise in scope."""
+def _names(notebooks: list[Path]) -> dict[str, Path]:
+    """The student's notebooks by name relative to their common folder (what the kernel's copy holds)."""
+    if len(notebooks) == 1:
+        return {notebooks[0].name: notebooks[0]}
+    root = Path(os.path.commonpath([str(p.parent) for p in notebooks]))
+    return {p.relative_to(root).as_posix(): p for p in notebooks}
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_all(paths: dict[str, Path]) -> tuple[dict[str, bytes], list[str]]:
+    data, problems, total = {}, [], 0
+    for name, path in paths.items():
+        try:
+            blob = path.read_bytes()
+        except OSError as e:
+            problems.append(f"{name}: could not be read ({type(e).__name__})")
+            continue
+        total += len(blob)
+        if total > MAX_STUDENT_BYTES:
+            problems.append(f"{name}: the submission is larger than {MAX_STUDENT_BYTES >> 20} MB; file left out")
+            continue
+        data[name] = blob
+    return data, problems
+
+
+def grade_student(student: str, notebooks: list[Path], config: GradeConfig | None = None, *,
+                  bwrap: str | None = None) -> StudentGrade:
+    """Run a student's notebooks (sandboxed when ``bwrap`` is given) and score every exercise in scope."""
     from ._session import KernelSession, RemoteFunction
 
     config = config or GradeConfig()
     t0 = time.monotonic()
     scope = select(config.only)
-    grade = StudentGrade(student, notebooks=[p.name for p in notebooks])
-    for p in notebooks:
-        grade.flags += [f"{p.name}: {f}" for f in scan_notebook(p)]
+    paths = _names(notebooks)
+    grade = StudentGrade(student, notebooks=sorted(paths), sandbox="bwrap" if bwrap else "none")
+    blobs, grade.problems = _read_all(paths)
+    grade.files = {name: _hash(b) for name, b in blobs.items()}
+    cells = {}
+    for name, blob in blobs.items():
+        sources, problems = read_code_cells(blob)
+        grade.problems += [f"{name}: {p}" for p in problems]
+        if sources is not None:
+            cells[name] = sources
+            grade.flags += [f"{name}: {f}" for f in scan_notebook(sources)]
     # Each exercise is looked for in the notebooks named after its chapter, or anywhere if none is.
-    homes = {ex.id: [p for p in notebooks if _chapter_match(p, ex)] or list(notebooks) for ex in scope}
-    for nb in notebooks:
-        wanted = [ex for ex in scope if ex.id not in grade.results and nb in homes[ex.id]]
+    homes = {ex.id: [n for n in cells if _chapter_match(n, ex)] or list(cells) for ex in scope}
+    for name in cells:
+        wanted = [ex for ex in scope if ex.id not in grade.results and name in homes[ex.id]]
         if not wanted:
             continue
         try:
-            with KernelSession(nb, timeout=config.timeout, cell_timeout=config.cell_timeout,
-                               max_restarts=config.max_restarts) as session:
-                present = session.defined([ex.function for ex in wanted])
-                for ex in wanted:
-                    if ex.function not in present:
-                        continue
-                    fn = RemoteFunction(session, ex.function, config.check_timeout)
-                    grade.results[ex.id] = run_check(ex.id, fn, seed=config.seed, time_limit=None)
-                grade.log += [f"{nb.name}: {line}" for line in session.log]
+            with KernelSession(cells[name], blobs, timeout=config.timeout, cell_timeout=config.cell_timeout,
+                               max_restarts=config.max_restarts, sandbox=bwrap,
+                               limits=config.limits) as session:
+                try:
+                    present = session.defined([ex.function for ex in wanted])
+                    for ex in wanted:
+                        if ex.function in present:
+                            fn = RemoteFunction(session, ex.function, config.check_timeout)
+                            grade.results[ex.id] = run_check(ex.id, fn, seed=config.seed, time_limit=None)
+                finally:
+                    grade.log += [f"{name}: {line}" for line in session.log]
+                    grade.problems += [f"{name}: {line}" for line in session.log if _is_problem(line)]
         except Exception as e:  # noqa: BLE001 - one broken notebook must not stop the class
-            grade.log.append(f"{nb.name}: could not be run ({type(e).__name__}: {e})")
+            grade.problems.append(f"{name}: could not be run ({type(e).__name__}: {' '.join(str(e).split())[:160]})")
     for ex in scope:
         if ex.id not in grade.results:
             grade.results[ex.id] = Result(ex.id, 0, ex.points, "not attempted",
                                           f"not attempted (function {ex.function} not found in the submission)")
     grade.results = {ex.id: grade.results[ex.id] for ex in scope}
+    for name, path in paths.items():          # integrity: nothing may have changed what was submitted
+        try:
+            now = _hash(path.read_bytes())
+        except OSError:
+            now = "unreadable"
+        if name in grade.files and now != grade.files[name]:
+            grade.problems.append(f"{name}: the submitted file changed during grading")
     grade.seconds = time.monotonic() - t0
     return grade
 
 
-def grade_folder(folder: str | Path, config: GradeConfig | None = None, *, progress=None) -> list[StudentGrade]:
-    """Grade every student found in ``folder`` (see :func:`find_submissions`), in name order."""
+def _is_problem(line: str) -> bool:
+    return any(k in line for k in ("died", "did not stop", "no restarts left", "time limit", "failed"))
+
+
+def grade_folder(folder: str | Path, config: GradeConfig | None = None, *, parts: str | Path | None = None,
+                 resume: bool = False, progress=None) -> list[StudentGrade]:
+    """Grade every student found in ``folder`` (see :func:`find_submissions`), returned in name order.
+
+    Each grade is saved in ``parts`` (a folder) the moment it is known; with ``resume`` a saved
+    grade made with the same settings from the same files is reused instead of regrading.
+    """
     config = config or GradeConfig()
     select(config.only)                                    # fail early on a bad --only
+    bwrap, _ = resolve_sandbox(config.sandbox)
     subs = find_submissions(folder)
+    store = PartStore(parts) if parts is not None else None
+    def key_of(notebooks: list[Path]) -> str:
+        files = {}
+        for name, p in _names(notebooks).items():
+            try:
+                files[name] = _hash(p.read_bytes())
+            except OSError:
+                files[name] = "unreadable"
+        return _hash((config.key() + json.dumps(files, sort_keys=True) + str(bool(bwrap))).encode())
 
     def one(item):
-        g = grade_student(item[0], item[1], config)
+        student, notebooks = item
+        key = key_of(notebooks)
+        if resume and store is not None:
+            old = store.load(student, key)
+            if old is not None:
+                old.log.append("resumed: graded in an earlier run")
+                if progress:
+                    progress(old)
+                return old
+        try:
+            g = grade_student(student, notebooks, config, bwrap=bwrap)
+        except Exception as e:  # noqa: BLE001 - a grader bug for one student must not lose the class
+            g = StudentGrade(student, results={ex.id: Result(ex.id, 0, ex.points, "checker error",
+                                                              "could not be graded; see problems")
+                                               for ex in select(config.only)},
+                             problems=[f"grader error: {type(e).__name__}: {str(e)[:200]}"],
+                             sandbox="bwrap" if bwrap else "none")
+        if store is not None:
+            store.save(g, key)
         if progress:
             progress(g)
         return g
 
     with ThreadPoolExecutor(max_workers=max(1, int(config.jobs))) as pool:
         return list(pool.map(one, subs.items()))
-
-
-def write_csv(grades: list[StudentGrade], path: str | Path) -> None:
-    """One row per student, one column per exercise, then total and flags."""
-    ids = list(grades[0].results) if grades else [ex.id for ex in REGISTRY.values()]
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["student", *ids, "total", "flags"])
-        for g in grades:
-            w.writerow([g.student, *(g.results[i].points for i in ids), g.total, "; ".join(g.flags)])
-
-
-def write_json(grades: list[StudentGrade], path: str | Path, config: GradeConfig) -> None:
-    """Everything, for feedback to students: each result line, the execution log and the flags."""
-    ids = list(grades[0].results) if grades else []
-    data = {"config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in config.__dict__.items()},
-            "max_points": {i: REGISTRY[i].points for i in ids},
-            "students": [{"student": g.student, "total": g.total, "notebooks": g.notebooks,
-                          "results": {i: r.to_dict() for i, r in g.results.items()},
-                          "feedback": [r.line() for r in g.results.values()],
-                          "log": g.log, "flags": g.flags, "seconds": round(g.seconds, 1)} for g in grades]}
-    Path(path).write_text(json.dumps(data, indent=1))

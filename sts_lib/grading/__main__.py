@@ -1,8 +1,13 @@
-"""Command line: ``python -m sts_lib.grading grade SUBMISSIONS_DIR --out gradebook.csv``.
+"""Command line of the grader.
 
-Writes the CSV gradebook (one row per student, one column per exercise, total,
-flags) and, next to it, ``<out>.json`` with every feedback line and the execution
-log, to send back to students. Prints one summary line per student as it goes.
+``python -m sts_lib.grading grade SUBMISSIONS_DIR --out gradebook.csv [--resume]`` grades a class:
+it writes the CSV gradebook (one row per student: one column per exercise, total, sandbox,
+problems, flags) and, next to it, ``<out>.json`` with every feedback line and the execution log,
+to send back to students. Each student's grade is saved in ``<out>.parts/`` as soon as it is
+known; ``--resume`` continues an interrupted run without regrading finished students.
+
+``python -m sts_lib.grading gradescope [--root /autograder]`` is a Gradescope autograder: it
+grades the notebooks in ``ROOT/submission`` and writes ``ROOT/results/results.json``.
 """
 
 from __future__ import annotations
@@ -11,7 +16,38 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import GradeConfig, grade_folder, select, write_csv, write_json
+from . import GradeConfig, grade_folder, grade_student, resolve_sandbox, select
+from .gradebook import atomic_write, gradescope_results, write_csv, write_json
+from .sandbox import Limits
+
+_BANNER = "!" * 100
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds to run one notebook (default 600)")
+    p.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell (default 60)")
+    p.add_argument("--check-timeout", type=float, default=30.0, help="seconds per exercise check (default 30)")
+    p.add_argument("--only", nargs="*", default=(), help="exercise ids or prefixes, e.g. ex1 ex3.loss_on_ray")
+    p.add_argument("--seed", type=int, default=1, help="seed of the checkers' test inputs (default 1)")
+    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                   help="auto: bubblewrap when it works here, else unsandboxed with a warning (default); "
+                        "bwrap: refuse to run without it; none: no sandbox")
+    p.add_argument("--memory-mb", type=int, default=Limits.memory_mb, help="address space per kernel process")
+    p.add_argument("--processes", type=int, default=Limits.processes, help="processes and threads per sandbox")
+    p.add_argument("--disk-mb", type=int, default=Limits.disk_mb, help="writable space per sandbox ($HOME, /tmp)")
+
+
+def _config(args) -> GradeConfig:
+    limits = Limits(memory_mb=args.memory_mb, processes=args.processes, disk_mb=args.disk_mb)
+    return GradeConfig(timeout=args.timeout, cell_timeout=args.cell_timeout, check_timeout=args.check_timeout,
+                       seed=args.seed, only=tuple(args.only or ()), jobs=getattr(args, "jobs", 1),
+                       sandbox=args.sandbox, limits=limits)
+
+
+def _announce(note: str) -> None:
+    if note:  # unsandboxed: say it where nobody can miss it
+        print(f"{_BANNER}\nWARNING: {note}.\nEvery row of the gradebook is marked sandbox=none.\n{_BANNER}",
+              file=sys.stderr, flush=True)
 
 
 def main(argv=None) -> int:
@@ -20,38 +56,65 @@ def main(argv=None) -> int:
     g = sub.add_parser("grade", help="grade a folder of submissions")
     g.add_argument("submissions", help="folder: one subfolder per student, or STUDENT[_exN_name].ipynb files")
     g.add_argument("--out", default="gradebook.csv", help="CSV gradebook to write (default: gradebook.csv)")
-    g.add_argument("--timeout", type=float, default=600.0, help="seconds to run one notebook (default 600)")
-    g.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell (default 60)")
-    g.add_argument("--check-timeout", type=float, default=30.0, help="seconds per exercise check (default 30)")
-    g.add_argument("--only", nargs="*", default=(), help="exercise ids or prefixes, e.g. ex1 ex3.loss_on_ray")
-    g.add_argument("--seed", type=int, default=1, help="seed of the checkers' test inputs (default 1)")
     g.add_argument("--jobs", type=int, default=1, help="students graded in parallel (default 1)")
+    g.add_argument("--resume", action="store_true", help="reuse the grades saved in <out>.parts/ by an earlier run")
+    _add_common(g)
+    gs = sub.add_parser("gradescope", help="run as a Gradescope autograder")
+    gs.add_argument("--root", default="/autograder", help="the autograder folder (default /autograder)")
+    _add_common(gs)
     args = parser.parse_args(argv)
 
     import torch
     torch.set_num_threads(1)            # the checkers are small; leave the cores to the kernels
-    config = GradeConfig(timeout=args.timeout, cell_timeout=args.cell_timeout, check_timeout=args.check_timeout,
-                         seed=args.seed, only=tuple(args.only or ()), jobs=args.jobs)
     try:
+        config = _config(args)
         scope = select(config.only)
-    except ValueError as e:
+        bwrap, note = resolve_sandbox(config.sandbox)
+    except (ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    _announce(note)
     possible = sum(ex.points for ex in scope)
+    if args.cmd == "gradescope":
+        return _gradescope(Path(args.root), config, bwrap, note)
 
     def report(grade):
-        print(f"{grade.student:24s} {grade.total:3d}/{possible}  ({grade.seconds:.0f} s)"
-              + (f"  flags: {len(grade.flags)}" if grade.flags else ""), flush=True)
+        extra = (f"  problems: {len(grade.problems)}" if grade.problems else "") + (
+            f"  flags: {len(grade.flags)}" if grade.flags else "")
+        print(f"{grade.student:24s} {grade.total:3d}/{possible}  ({grade.seconds:.0f} s){extra}", flush=True)
 
+    out = Path(args.out)
     try:
-        grades = grade_folder(args.submissions, config, progress=report)
+        grades = grade_folder(args.submissions, config, parts=out.with_suffix(".parts"), resume=args.resume,
+                              progress=report)
     except FileNotFoundError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    out = Path(args.out)
     write_csv(grades, out)
-    write_json(grades, out.with_suffix(".json"), config)
+    write_json(grades, out.with_suffix(".json"), {**config.to_dict(), "sandbox_note": note})
     print(f"{len(grades)} students, {len(scope)} exercises: wrote {out} and {out.with_suffix('.json')}")
+    return 0
+
+
+def _gradescope(root: Path, config: GradeConfig, bwrap: str | None, note: str) -> int:
+    """Grade ``root/submission`` as one student; write ``root/results/results.json``."""
+    import json
+
+    folder = root / "submission"
+    if not folder.is_dir():
+        print(f"error: {folder} is not a folder (is --root the autograder folder?)", file=sys.stderr)
+        return 2
+    notebooks = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    grade = grade_student("submission", notebooks, config, bwrap=bwrap) if notebooks else None
+    if grade is None:
+        from . import StudentGrade
+        from ..exercises import Result
+        grade = StudentGrade("submission", results={ex.id: Result(ex.id, 0, ex.points, "not attempted",
+                                                                  "not attempted (no .ipynb file was submitted)")
+                                                    for ex in select(config.only)})
+    results = gradescope_results(grade, sandbox_note=note)
+    atomic_write(root / "results" / "results.json", json.dumps(results, indent=1))
+    print(f"graded {len(notebooks)} notebook(s): {grade.total}/{sum(r.max_points for r in grade.results.values())}")
     return 0
 
 

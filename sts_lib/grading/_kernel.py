@@ -13,10 +13,18 @@ from __future__ import annotations
 import base64
 import pickle
 
-from ..exercises._core import student_line
-from ._wire import dumps, encode
+from ..exercises import student_line
+from ._wire import MAX_BYTES, ValueTooLarge, dumps, encode
 
 LAST = ""
+
+
+def _reply(outcome: dict) -> str:
+    """The encoded outcome, or a 'too large' notice when it would exceed what the grader reads."""
+    text = dumps(outcome)
+    if len(text) > MAX_BYTES * 4 // 3:
+        text = dumps({"status": "toolarge", "bytes": len(text) * 3 // 4, "limit": MAX_BYTES})
+    return text
 
 
 def defined(ns: dict, names: list[str]) -> None:
@@ -51,6 +59,8 @@ def call(ns: dict, name: str, payload: str) -> None:
                       "line": student_line(e, fn)})
         return
     try:
-        LAST = dumps({"status": "ok", "value": encode(value)})
-    except Exception:  # noqa: BLE001
+        LAST = _reply({"status": "ok", "value": encode(value)})
+    except ValueTooLarge as e:
+        LAST = dumps({"status": "toolarge", "bytes": int(e.args[0]), "limit": MAX_BYTES})
+    except Exception:  # noqa: BLE001 - e.g. an object whose attributes raise
         LAST = dumps({"status": "ok", "value": {"__object__": type(value).__name__}})

@@ -8,11 +8,12 @@ visible, along with answers that call the library function that computes the ans
 from __future__ import annotations
 
 import ast
+import json
 import re
 
-import nbformat
-
 from ..exercises import REGISTRY
+
+MAX_NOTEBOOK_BYTES = 20 * 2 ** 20       # a notebook larger than this is not read at all
 
 _SUSPICIOUS = {"sys.modules": "touches sys.modules", "builtins": "touches builtins",
                "__builtins__": "touches __builtins__", "os._exit": "calls os._exit", "ctypes": "uses ctypes",
@@ -39,22 +40,59 @@ def _dotted(node) -> str:
     return ".".join(reversed(parts))
 
 
-def scan_notebook(path) -> list[str]:
-    """Flags for one notebook (sorted, without duplicates)."""
+def read_code_cells(data: bytes) -> tuple[list[str] | None, list[str]]:
+    r"""The sources of a notebook's code cells, read from the file's bytes, and the problems found.
+
+    Returns ``(None, [why])`` when the file is not a readable notebook at all. A malformed cell
+    (no source, a source that is not text, a cell that is not an object) is skipped and named;
+    it never stops the other cells, the other notebooks or the other students.
+
+    >>> read_code_cells(b'{"cells": [{"cell_type": "code", "source": ["x = 1\\n", "y = 2"]},'
+    ...                 b' {"cell_type": "code", "source": null}, 7]}')
+    (['x = 1\ny = 2'], ['cell 2 has no readable source', 'cell 3 is not a notebook cell'])
+    >>> read_code_cells(b"{ not json")[0] is None
+    True
+    """
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        return None, [f"notebook larger than {MAX_NOTEBOOK_BYTES >> 20} MB; not read"]
     try:
-        nb = nbformat.read(str(path), as_version=4)
-    except Exception as e:  # noqa: BLE001
-        return [f"unreadable notebook ({type(e).__name__})"]
+        nb = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as e:
+        return None, [f"not a notebook (invalid JSON: {type(e).__name__})"]
+    if isinstance(nb, dict) and "cells" not in nb and isinstance(nb.get("worksheets"), list):
+        sheets = [w for w in nb["worksheets"] if isinstance(w, dict)]        # nbformat 3
+        cells = [dict(c, source=c.get("input")) for w in sheets for c in w.get("cells", []) if isinstance(c, dict)]
+    elif isinstance(nb, dict) and isinstance(nb.get("cells"), list):
+        cells = nb["cells"]
+    else:
+        return None, ["not a notebook (no list of cells)"]
+    sources, problems = [], []
+    for k, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            problems.append(f"cell {k + 1} is not a notebook cell")
+            continue
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source")
+        if isinstance(src, list) and all(isinstance(line, str) for line in src):
+            src = "".join(src)
+        if not isinstance(src, str):
+            problems.append(f"cell {k + 1} has no readable source")
+            continue
+        sources.append(src)
+    return sources, problems
+
+
+def scan_notebook(sources: list[str]) -> list[str]:
+    """Flags for one notebook's code cells (sorted, without duplicates)."""
     flags: set[str] = set()
     lib_aliases = {"sts_lib", "sts"}
     lib_names: dict[str, str] = {}            # local name -> sts_lib name, from `from sts_lib... import x`
     by_function = {ex.function: ex for ex in REGISTRY.values()}
-    for cell in nb.cells:
-        if cell.get("cell_type") != "code":
-            continue
+    for source in sources:
         try:
-            tree = ast.parse(_python(cell.source))
-        except SyntaxError:
+            tree = ast.parse(_python(source))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):

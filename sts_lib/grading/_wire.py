@@ -14,21 +14,29 @@ is harmless: the grader produced it.
 from __future__ import annotations
 
 import base64
+import binascii
 import dataclasses
 import json
+import numbers
 
 import numpy as np
 import torch
 
-from ..exercises._core import Opaque
+from ..exercises import Opaque
 
-MAX_BYTES = 64 * 2 ** 20            # refuse to rebuild more than this from one return value
+MAX_BYTES = 16 * 2 ** 20            # refuse to send or rebuild more than this from one return value
 _MAX_DEPTH = 12
 _DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
 
 
+class ValueTooLarge(ValueError):
+    """An array in a return value is larger than the grader reads (raised in the kernel)."""
+
+
 def _array(kind: str, a: np.ndarray) -> dict:
-    a = np.ascontiguousarray(a)
+    if a.nbytes > MAX_BYTES:
+        raise ValueTooLarge(a.nbytes)
+    a = np.array(a, dtype=a.dtype.newbyteorder("="), order="C", copy=True)  # keeps 0-d arrays 0-d
     return {kind: {"dtype": str(a.dtype), "shape": list(a.shape), "data": base64.b64encode(a.tobytes()).decode()}}
 
 
@@ -36,12 +44,18 @@ def encode(obj, _depth: int = 0):
     """A JSON-able description of ``obj`` (runs in the learner's kernel)."""
     if _depth > _MAX_DEPTH:
         return {"__object__": type(obj).__name__}
-    if obj is None or isinstance(obj, (bool, int, str)):
+    if obj is None or type(obj) in (bool, int, str):
         return obj
-    if isinstance(obj, float):
-        return {"__float__": repr(obj)}       # JSON has no nan/inf
-    if isinstance(obj, np.generic):
+    if isinstance(obj, np.generic):                   # NumPy scalars (np.float64 is also a float)
         return encode(obj.item(), _depth + 1)
+    if isinstance(obj, str):
+        return str(obj)
+    if isinstance(obj, numbers.Integral):
+        return int(obj)
+    if isinstance(obj, numbers.Real):                 # float, Fraction, Decimal and their subclasses
+        return {"__float__": repr(float(obj))}        # JSON has no nan/inf; repr(float) round-trips
+    if isinstance(obj, numbers.Complex):
+        return {"__object__": "complex number"}
     if isinstance(obj, torch.Tensor):
         t = obj.detach().cpu()
         if t.layout != torch.strided:
@@ -52,6 +66,7 @@ def encode(obj, _depth: int = 0):
             return {"__object__": f"torch.Tensor of dtype {str(t.dtype).replace('torch.', '')}"}
         return _array("__tensor__", t.contiguous().numpy())
     if isinstance(obj, np.ndarray):
+        obj = obj.astype(obj.dtype.newbyteorder("="), copy=False)
         if str(obj.dtype) not in _DTYPES:
             return {"__object__": f"numpy array of dtype {obj.dtype}"}
         return _array("__ndarray__", obj)
@@ -103,6 +118,8 @@ def decode(obj, _depth: int = 0):
     if not isinstance(obj, dict) or len(obj) not in (1, 2):
         raise WireError("malformed value")
     if "__float__" in obj:
+        if not isinstance(obj["__float__"], str) or len(obj["__float__"]) > 40:
+            raise WireError("malformed float")
         return float(obj["__float__"])
     if "__tensor__" in obj:
         return _rebuild(obj["__tensor__"], True)
@@ -118,6 +135,21 @@ def decode(obj, _depth: int = 0):
     raise WireError("unknown value kind")
 
 
+def safe_decode(obj):
+    """:func:`decode`, with every way a kernel's value can be malformed turned into a WireError.
+
+    >>> import numpy as np
+    >>> safe_decode(loads(dumps(encode(np.float64(0.25))))), safe_decode(encode(np.array(2.0))).shape
+    (0.25, ())
+    """
+    try:
+        return decode(obj)
+    except WireError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError, OverflowError) as e:
+        raise WireError(f"malformed value ({type(e).__name__})") from None
+
+
 def loads(text: str, limit: int = MAX_BYTES):
     """Inverse of :func:`dumps` (plain JSON, still to :func:`decode`), with a size limit.
 
@@ -130,6 +162,6 @@ def loads(text: str, limit: int = MAX_BYTES):
         raise WireError("value too large or not text")
     try:
         raw = json.loads(base64.b64decode(text, validate=True))
-    except (ValueError, TypeError) as e:
-        raise WireError(f"not a valid encoded value ({e})") from None
+    except (ValueError, TypeError, RecursionError, binascii.Error) as e:
+        raise WireError(f"not a valid encoded value ({type(e).__name__})") from None
     return raw
