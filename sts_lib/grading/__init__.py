@@ -77,12 +77,12 @@ class GradeConfig:
 def resolve_sandbox(mode: str) -> tuple[str | None, str]:
     """``(bwrap path or None, note)`` for ``mode``; raises RuntimeError when 'bwrap' cannot be had."""
     if mode == "none":
-        return None, "kernels ran UNSANDBOXED (--sandbox none): a notebook could reach the grader and other students"
+        return None, "kernels run UNSANDBOXED (--sandbox none): a notebook could reach the grader and other students"
     path, why = sb.detect()
     if path is None:
         if mode == "bwrap":
             raise RuntimeError(f"--sandbox bwrap: {why}")
-        return None, f"kernels ran UNSANDBOXED ({why}): a notebook could reach the grader and other students"
+        return None, f"kernels run UNSANDBOXED ({why}): a notebook could reach the grader and other students"
     return path, ""
 
 
