@@ -1,4 +1,5 @@
-"""The experiment runner: listing, one quick run end to end, caching, resuming, bad arguments."""
+"""The experiment runner: listing, quick runs end to end over several seeds, claims from metrics,
+caching, resuming, bad arguments."""
 
 import importlib
 import json
@@ -9,14 +10,14 @@ import torch
 
 from sts_lib import experiments
 from sts_lib.experiments import EXPERIMENTS, __main__ as cli, experiment_config
-from sts_lib.experiments._core import claim, config_hash
+from sts_lib.experiments._core import claim, config_hash, over_seeds
 from sts_lib.experiments._runs import Context, run_spec, train_run
 
 # `sts_lib.train` is also the name of the train() function exported by the package.
 train_mod = importlib.import_module("sts_lib.train")
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 ISSUE_NAMES = ["fig1-convergence", "fig2-length-generalization", "fig3-heatmaps", "fig4-q-generalization",
-               "fig5-adam", "fcn-width", "tf-width"]
+               "fig5-adam", "fcn-width", "tf-width", "pe-samplers"]
 
 
 def test_list_prints_every_experiment(capsys):
@@ -27,17 +28,47 @@ def test_list_prints_every_experiment(capsys):
     assert set(EXPERIMENTS) == set(ISSUE_NAMES)
 
 
-def test_config_hash_tracks_scale_and_seed():
-    a = config_hash(experiment_config("fig2-length-generalization", "quick", 0))
-    assert a == config_hash(experiment_config("fig2-length-generalization", "quick", 0))
-    assert a != config_hash(experiment_config("fig2-length-generalization", "quick", 1))
-    assert a != config_hash(experiment_config("fig2-length-generalization", "paper", 0))
+def test_config_hash_tracks_scale_and_seeds():
+    a = config_hash(experiment_config("fig2-length-generalization", "quick", [0, 1]))
+    assert a == config_hash(experiment_config("fig2-length-generalization", "quick", [0, 1]))
+    assert a != config_hash(experiment_config("fig2-length-generalization", "quick", [0, 2]))
+    assert a != config_hash(experiment_config("fig2-length-generalization", "quick", 0))
+    assert a != config_hash(experiment_config("fig2-length-generalization", "paper", [0, 1]))
+
+
+@pytest.mark.parametrize("name", ISSUE_NAMES)
+def test_every_experiment_runs_several_seeds(name):
+    assert len(experiment_config(name, "paper")["seeds"]) >= 3
+    assert len(experiment_config(name, "quick")["seeds"]) >= 2
+
+
+def test_claims_over_seeds_hold_for_every_seed():
+    per = {0: {"a": claim(0.9, 0.5, ">", "a")}, 1: {"a": claim(0.4, 0.5, ">", "a")}, 2: {"a": claim(0.8, 0.5, ">", "a")}}
+    c = over_seeds(per)["a"]
+    assert c["per_seed"] == {"0": 0.9, "1": 0.4, "2": 0.8}
+    assert c["value"] == pytest.approx(0.7) and (c["min"], c["max"]) == (0.4, 0.9)
+    assert c["passed"] is False                      # the mean passes, but seed 1 does not
+    per[1]["a"] = claim(0.6, 0.5, ">", "a")
+    assert over_seeds(per)["a"]["passed"] is True
 
 
 def test_paper_scale_uses_the_papers_lengths():
     cfg = experiment_config("fig2-length-generalization", "paper")
     assert cfg["T_tests"] == [250, 300, 350, 400]
     assert {(s["task"]["T"], s["task"]["q"]) for s in cfg["runs"]} == {(200, 3)}
+    assert {s["task"]["pe"]["name"] for s in cfg["runs"]} == {"stochastic_onehot", "onehot", "near_orthogonal"}
+
+
+def _check_claims_come_from_per_seed_values(doc):
+    for cid, c in doc["claims"].items():
+        vals = [v for v in c["per_seed"].values()]
+        assert set(c["per_seed"]) == {str(s) for s in doc["seeds"]}, cid
+        if None in vals:
+            assert c["passed"] is False, cid
+            continue
+        assert c["value"] == pytest.approx(sum(vals) / len(vals)), cid
+        assert (c["min"], c["max"]) == (pytest.approx(min(vals)), pytest.approx(max(vals))), cid
+        assert c["passed"] == all(_OPS[c["rule"]](v, c["threshold"]) for v in vals), cid
 
 
 def test_quick_run_writes_result_then_serves_it_from_cache(tmp_path, capsys):
@@ -45,20 +76,28 @@ def test_quick_run_writes_result_then_serves_it_from_cache(tmp_path, capsys):
             "--no-progress"]
     assert cli.main(args) == 0
     doc = json.loads((tmp_path / "fig1-convergence.json").read_text())
-    for key in ("experiment", "config", "config_hash", "runs", "final", "claims", "wall_time", "device",
-                "versions", "command", "scale", "scale_note"):
+    for key in ("schema", "experiment", "config", "config_hash", "seeds", "runs", "final", "claims", "wall_time",
+                "device", "versions", "command", "scale", "scale_note", "seed_times"):
         assert key in doc, key
+    assert doc["schema"] == 2 and doc["seeds"] == [0, 1]
     assert {"python", "torch", "numpy", "sts_lib"} <= set(doc["versions"])
-    assert doc["config"]["runs"][0]["train"]["seed"] == 0 and doc["device"].startswith("cpu")
+    assert doc["device"].startswith("cpu") and set(doc["seed_times"]) == {"0", "1"}
     assert "run fig1-convergence --scale quick" in doc["command"]
-    # Claims are computed from the metrics: pass/fail agrees with the numbers, and a value is the metric.
-    for c in doc["claims"].values():
-        assert c["passed"] == (c["value"] is not None and _OPS[c["op"]](c["value"], c["threshold"]))
-    metrics = doc["runs"]["T20-sgd"]["metrics"]
-    assert doc["claims"]["T20-sgd.cos_W"]["value"] == pytest.approx(metrics["cos_W"][-1])
-    assert doc["claims"]["T20-sgd.loss_below_1pct_of_plateau"]["value"] == pytest.approx(
-        metrics["loss"][-1] / doc["runs"]["T20-sgd"]["plateau"])
-    assert len(metrics["step"]) == len(metrics["loss"]) > 10
+    # Every seed is its own run: the data stream and the initialisation both follow the seed.
+    runs = doc["runs"]["T20-sgd"]
+    assert set(runs) == {"0", "1"}
+    assert [runs[s]["config"]["train"]["seed"] for s in ("0", "1")] == [0, 1]
+    m0, m1 = runs["0"]["metrics"], runs["1"]["metrics"]
+    assert m0["cos_W"][0] != m1["cos_W"][0]             # different random initialisations
+    assert m0["train_loss"][1:] != m1["train_loss"][1:]   # different training batches
+    # Claims are computed from each seed's metrics, then over seeds (every seed must hold).
+    _check_claims_come_from_per_seed_values(doc)
+    for s in ("0", "1"):
+        m = runs[s]["metrics"]
+        assert doc["claims"]["T20-sgd.cos_W"]["per_seed"][s] == pytest.approx(m["cos_W"][-1])
+        assert doc["claims"]["T20-sgd.loss_below_1pct_of_plateau"]["per_seed"][s] == pytest.approx(
+            m["loss"][-1] / doc["final"]["T20-sgd"][s]["plateau"])
+        assert len(runs[s]["steps"]) == len(m["loss"]) > 10
     png = (tmp_path / "fig1-convergence.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (tmp_path / ".ckpt" / f"fig1-convergence-{doc['config_hash']}").exists()   # cleaned up
@@ -74,9 +113,35 @@ def test_quick_run_writes_result_then_serves_it_from_cache(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "T20-sgd: cached" in out
     doc3 = json.loads((tmp_path / "fig3-heatmaps.json").read_text())
-    assert doc3["subruns"] == {"trained": 0, "cached": 1}
-    shares = doc3["runs"]["T20-sgd"]["shares"]["final"]
-    assert doc3["claims"]["T20-sgd.W_EE_share"]["value"] == pytest.approx(shares["W_EE"])
+    assert doc3["subruns"] == {"trained": 0, "cached": 2}
+    _check_claims_come_from_per_seed_values(doc3)
+    for seed in ("0", "1"):
+        shares = doc3["data"]["T20-sgd"][seed]["shares"]["final"]
+        assert doc3["claims"]["T20-sgd.W_EE_share"]["per_seed"][seed] == pytest.approx(shares["W_EE"])
+
+
+def test_pe_samplers_quick_run(tmp_path, capsys):
+    assert cli.main(["run", "pe-samplers", "--scale", "quick", "--out", str(tmp_path), "--device", "cpu",
+                     "--no-progress"]) == 0
+    doc = json.loads((tmp_path / "pe-samplers.json").read_text())
+    assert doc["seeds"] == [0, 1]
+    _check_claims_come_from_per_seed_values(doc)
+    labels = set(doc["runs"])
+    for setting in ("fig2", "fig1"):
+        assert {f"{setting}.random-m16", f"{setting}.random-m64", f"{setting}.codebook-m64",
+                f"{setting}.onehot-pool"} <= labels
+    for s in ("0", "1"):
+        f = doc["final"]["fig2.random-m64"][s]
+        assert f["closed_form_floor"] > 0 and f["ray_floor_mc"] > 0
+        hist = doc["runs"]["fig2.random-m64"][s]
+        tail = [v for st, v in zip(hist["steps"], hist["metrics"]["loss"]) if st >= 0.8 * hist["steps"][-1]]
+        assert f["measured_floor"] == pytest.approx(sum(tail) / len(tail))
+        assert doc["final"]["fig2.onehot-pool"][s]["closed_form_floor"] == 0.0
+    # the codebook table is drawn from the seed, so its two seeds differ
+    assert (doc["runs"]["fig2.codebook-m64"]["0"]["config"]["task"] !=
+            doc["runs"]["fig2.codebook-m64"]["1"]["config"]["task"])
+    assert (tmp_path / "pe-samplers.png").read_bytes()[:4] == b"\x89PNG"
+    capsys.readouterr()
 
 
 def _tiny_spec(steps=40):
@@ -122,6 +187,8 @@ def test_interrupted_run_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     (["run", "fig9-nothing"], "argument NAME"),
     (["run", "fig1-convergence", "--scale", "huge"], "argument --scale"),
     (["run", "fig1-convergence", "--seed", "-1"], "argument --seed"),
+    (["run", "fig1-convergence", "--seeds", "1,1"], "argument --seeds"),
+    (["run", "fig1-convergence", "--seeds", "a,b"], "argument --seeds"),
     (["run", "fig1-convergence", "--device", "tpu"], "argument --device"),
     (["frobnicate"], "argument command"),
 ])
@@ -146,7 +213,7 @@ def test_all_runs_every_experiment_in_order(monkeypatch, tmp_path, capsys):
 
     def fake(name, **kw):
         seen.append((name, kw["scale"], kw["device"]))
-        return {"claims": {"x": claim(1.0, 0.5, ">", "one above a half")}}
+        return {"claims": over_seeds({0: {"x": claim(1.0, 0.5, ">", "one above a half")}})}
 
     monkeypatch.setattr(cli, "run_experiment", fake)
     assert cli.main(["run", "all", "--scale", "paper", "--out", str(tmp_path), "--device", "cpu"]) == 0
@@ -160,4 +227,6 @@ def test_run_experiment_validates_its_arguments(tmp_path):
     with pytest.raises(ValueError, match="scale"):
         experiments.run_experiment("fig1-convergence", scale="medium", out=tmp_path)
     with pytest.raises(ValueError, match="seed"):
-        experiments.run_experiment("fig1-convergence", seed=-3, out=tmp_path)
+        experiments.run_experiment("fig1-convergence", seeds=[-3], out=tmp_path)
+    with pytest.raises(ValueError, match="distinct"):
+        experiments.run_experiment("fig1-convergence", seeds=[1, 1], out=tmp_path)

@@ -2,11 +2,17 @@
 
 ``python -m sts_lib.experiments list`` names the experiments and
 ``python -m sts_lib.experiments run NAME --scale quick|paper --out DIR`` runs one (or ``all``),
-writing ``DIR/NAME.json`` and ``DIR/NAME.png``. From Python, :func:`run_experiment` does
-the same and :func:`load_result` reads a committed result. A result is reused when
-``DIR/NAME.json`` holds the same config hash; training runs checkpoint under ``DIR/.ckpt``
-so an interrupted command resumes, and finished training runs are kept in ``DIR/.runs``
-so experiments that share a run (Figures 1/3, Figures 2/4) train it once.
+writing ``DIR/NAME.json`` (schema 2 of :mod:`sts_lib.results`) and ``DIR/NAME.png``.
+
+Every experiment runs several seeds (``--seeds``; the defaults are :data:`DEFAULT_SEEDS`). A seed
+sets the training data stream, the model's random initialisation (seed + 1) and the table of a
+fixed random PE, so data and initialisation both vary. Each claim is measured per seed and
+passes only when it **holds for every seed** (``_core.over_seeds``); the document keeps every
+seed's histories, end-of-run numbers and claim values, with their mean, min and max.
+
+A result is reused when ``DIR/NAME.json`` holds the same config hash; training runs checkpoint
+under ``DIR/.ckpt`` so an interrupted command resumes, and finished training runs are kept in
+``DIR/.runs`` so experiments that share a run (Figures 1/3, Figures 2/4) train it once.
 
 >>> sorted(EXPERIMENTS)[:2]
 ['fcn-width', 'fig1-convergence']
@@ -24,8 +30,9 @@ import torch
 
 from .._validate import check_choice, check_int
 from ..device import get_device
-from . import _plots, convergence, generalization, width
-from ._core import command_line, config_hash, read_json, versions, write_json
+from ..results import save_result
+from . import _plots, convergence, generalization, pe_samplers, width
+from ._core import command_line, config_hash, read_json, versions
 from ._runs import Context
 
 SCALES = ("quick", "paper")
@@ -37,8 +44,8 @@ class Experiment:
 
     name: str                                   # the CLI name, e.g. 'fig2-length-generalization'
     description: str                            # one line for `list`
-    config: Callable[[str, int], dict]          # (scale, seed) -> JSON-able config
-    run: Callable[[dict, Context], dict]        # (config, context) -> {'runs', 'final', 'claims'}
+    config: Callable[[str, list], dict]         # (scale, seeds) -> JSON-able config
+    run: Callable[[dict, Context], dict]        # (config, context) -> {'runs', 'final', 'data', 'claims'}
     plot: Callable[[dict], object]              # result document -> matplotlib Figure
 
 
@@ -49,7 +56,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                generalization.config_length, generalization.run_length, _plots.plot_length),
     Experiment("fig3-heatmaps", "practical model from random init: only the PE-PE block of W and token block of V remain",
                convergence.config, convergence.run_fig3, _plots.plot_heatmaps),
-    Experiment("fig4-q-generalization", "train at q=3; loss at unseen q_test (and T_test), stochastic vs fixed PE",
+    Experiment("fig4-q-generalization", "train at q=3; loss at unseen q_test (and T_test), stochastic vs fixed PE "
+               "(one-hot and near-orthogonal)",
                generalization.config_q, generalization.run_q, _plots.plot_q),
     Experiment("fig5-adam", "Figures 2 and 4 trained with Adam",
                generalization.config_adam, generalization.run_adam, _plots.plot_q),
@@ -57,15 +65,47 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
                width.config_fcn, width.run_fcn, _plots.plot_fcn),
     Experiment("tf-width", "transformer: PE dimension m needed (stochastic random PE) vs q log T",
                width.config_tf, width.run_tf, _plots.plot_tf),
+    Experiment("pe-samplers", "stochastic-PE samplers (random unit vectors at two widths, codebook, one-hot pool): "
+               "measured loss floors beside the closed-form floors",
+               pe_samplers.config, pe_samplers.run, _plots.plot_samplers),
 ]}
 
+#: Seeds per experiment and scale: at least 3 at paper scale, 5 where one seed's runs take under a
+#: minute on a 2-core CPU (measured: results/README.md); 2 at quick scale, so that even the quick
+#: runs show a spread and the claims are evaluated over seeds.
+DEFAULT_SEEDS: dict[str, dict[str, list[int]]] = {
+    "fig1-convergence": {"quick": [0, 1], "paper": [0, 1, 2]},
+    "fig2-length-generalization": {"quick": [0, 1], "paper": [0, 1, 2]},
+    "fig3-heatmaps": {"quick": [0, 1], "paper": [0, 1, 2]},
+    "fig4-q-generalization": {"quick": [0, 1], "paper": [0, 1, 2]},
+    "fig5-adam": {"quick": [0, 1], "paper": [0, 1, 2]},
+    "fcn-width": {"quick": [0, 1], "paper": [0, 1, 2]},
+    "tf-width": {"quick": [0, 1], "paper": [0, 1, 2]},
+    "pe-samplers": {"quick": [0, 1], "paper": [0, 1, 2]},
+}
 
-def experiment_config(name: str, scale: str = "quick", seed: int = 0) -> dict:
-    """The full config of experiment ``name`` at ``scale`` (what its hash is computed from)."""
+
+def _check_seeds(seeds) -> list[int]:
+    seeds = [check_int("seeds[i]", s, low=0) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct, got {seeds}")
+    return seeds
+
+
+def experiment_config(name: str, scale: str = "quick", seeds=None) -> dict:
+    """The full config of experiment ``name`` at ``scale`` (what its hash is computed from).
+
+    ``seeds``: a list of seeds, one int (a single seed) or None (:data:`DEFAULT_SEEDS`).
+    """
     check_choice("name", name, EXPERIMENTS)
     check_choice("scale", scale, SCALES)
-    seed = check_int("seed", seed, low=0)
-    return {"experiment": name, **EXPERIMENTS[name].config(scale, seed)}
+    if seeds is None:
+        seeds = DEFAULT_SEEDS[name][scale]
+    elif isinstance(seeds, int):
+        seeds = [seeds]
+    return {"experiment": name, **EXPERIMENTS[name].config(scale, _check_seeds(seeds))}
 
 
 def load_result(name: str, out: str | Path = "results") -> dict | None:
@@ -75,14 +115,14 @@ def load_result(name: str, out: str | Path = "results") -> dict | None:
 
 
 def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "results", device=None,
-                   seed: int = 0, force: bool = False, progress: bool = True,
+                   seeds=None, force: bool = False, progress: bool = True,
                    log: Callable[[str], None] = print, argv: list[str] | None = None) -> dict:
     """Run experiment ``name`` (or reuse its cached result) and write ``out/NAME.json`` and ``out/NAME.png``.
 
     Returns the result document. ``device=None`` picks CUDA when available. ``force`` ignores
     finished results (an interrupted run still resumes from its checkpoint).
     """
-    cfg = experiment_config(name, scale, seed)
+    cfg = experiment_config(name, scale, seeds)
     device = get_device(device)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -96,24 +136,26 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
             _save_png(exp.plot(old), png_path)
         return old
     ctx = Context(out=out, device=device, name=name, exp_hash=h, force=force, progress=progress, log=log)
-    log(f"[{name}] scale={scale} seed={seed} config {h} on {device}")
+    log(f"[{name}] scale={scale} seeds={cfg['seeds']} config {h} on {device}")
     t0 = time.perf_counter()
     res = exp.run(cfg, ctx)
     doc = {"experiment": name, "description": exp.description, "config_hash": h, "config": cfg,
-           "scale": scale, "scale_note": cfg.get("scale_note", ""), **res,
-           "passed": {k: c["passed"] for k, c in res["claims"].items()},
+           "scale": scale, "scale_note": cfg.get("scale_note", ""), "seeds": cfg["seeds"],
+           "runs": res.get("runs", {}), "final": res.get("final", {}), "data": res.get("data", {}),
+           "claims": res["claims"], "pass_rule": "a claim passes only when it holds for every seed",
            "wall_time": time.perf_counter() - t0, "compute_time": ctx.stats["compute_time"],
+           "seed_times": ctx.stats["seed_times"],
            "subruns": {"trained": ctx.stats["trained"], "cached": ctx.stats["cached"]},
            "device": _device_name(device), "versions": versions(), "command": command_line(argv)}
-    write_json(json_path, doc)
+    save_result(doc, json_path)
     doc = read_json(json_path)
     _save_png(exp.plot(doc), png_path)
     shutil.rmtree(ctx.ckpt_dir, ignore_errors=True)
     if ctx.ckpt_dir.parent.exists() and not any(ctx.ckpt_dir.parent.iterdir()):
         ctx.ckpt_dir.parent.rmdir()
-    n_pass = sum(doc["passed"].values())
-    log(f"[{name}] wrote {json_path} and {png_path}: {n_pass}/{len(doc['passed'])} claims pass, "
-        f"{doc['wall_time']:.1f} s")
+    n_pass = sum(c["passed"] for c in doc["claims"].values())
+    log(f"[{name}] wrote {json_path} and {png_path}: {n_pass}/{len(doc['claims'])} claims pass "
+        f"(every seed), {doc['wall_time']:.1f} s")
     return doc
 
 
@@ -129,4 +171,5 @@ def _save_png(fig, path: Path) -> None:
     plt.close(fig)
 
 
-__all__ = ["EXPERIMENTS", "Experiment", "SCALES", "experiment_config", "load_result", "run_experiment"]
+__all__ = ["DEFAULT_SEEDS", "EXPERIMENTS", "Experiment", "SCALES", "experiment_config", "load_result",
+           "run_experiment"]

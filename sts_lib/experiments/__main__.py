@@ -28,7 +28,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="quick: under a minute each on a laptop CPU; paper: the paper's sizes")
     r.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results)")
     r.add_argument("--device", default=None, metavar="{cpu,cuda}", help="default: cuda if available, else cpu")
-    r.add_argument("--seed", type=int, default=0, help="training seed (default 0)")
+    r.add_argument("--seed", type=int, default=None, help="run this one seed only")
+    r.add_argument("--seeds", default=None, metavar="S,S,...",
+                   help="comma-separated seeds (default: each experiment's DEFAULT_SEEDS, at least 3 at paper scale)")
     r.add_argument("--force", action="store_true", help="re-run even if DIR/NAME.json has the same config")
     r.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     r.add_argument("--no-progress", action="store_true", help="no tqdm bars")
@@ -50,8 +52,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.name != "all" and args.name not in EXPERIMENTS:
         run_parser.error(f"argument NAME: unknown experiment {args.name!r}; choose from "
                          f"{', '.join(EXPERIMENTS)} or 'all'")
-    if args.seed < 0:
+    if args.seed is not None and args.seed < 0:
         run_parser.error(f"argument --seed: must be >= 0, got {args.seed}")
+    seeds = None if args.seed is None else [args.seed]
+    if args.seeds is not None:
+        if args.seed is not None:
+            run_parser.error("argument --seeds: give --seed or --seeds, not both")
+        try:
+            seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+        except ValueError:
+            run_parser.error(f"argument --seeds: comma-separated integers, got {args.seeds!r}")
+        if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
+            run_parser.error(f"argument --seeds: distinct integers >= 0, got {args.seeds!r}")
     if args.device is not None:
         dev = args.device
         if dev not in ("cpu", "cuda") and not dev.startswith("cuda:"):
@@ -66,11 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     for i, name in enumerate(names, 1):
         if len(names) > 1:
             print(f"=== {i}/{len(names)}: {name}", flush=True)
-        doc = run_experiment(name, scale=args.scale, out=args.out, device=args.device, seed=args.seed,
+        doc = run_experiment(name, scale=args.scale, out=args.out, device=args.device, seeds=seeds,
                              force=args.force, progress=not args.no_progress, argv=argv)
         for key, c in doc["claims"].items():
-            value = "nan" if c["value"] is None else f"{c['value']:.4g}"
-            print(f"  {'PASS' if c['passed'] else 'FAIL'}  {key}: {value} {c['op']} {c['threshold']:g}")
+            fmt = lambda v: "nan" if v is None else f"{v:.4g}"   # noqa: E731
+            print(f"  {'PASS' if c['passed'] else 'FAIL'}  {key}: {fmt(c['value'])} [{fmt(c['min'])}, "
+                  f"{fmt(c['max'])}] {c['rule']} {c['threshold']:g} ({len(c['per_seed'])} seeds, every seed must hold)")
     # A failed claim is a scientific result, not an error: the exit status is 0 either way.
     return 0
 

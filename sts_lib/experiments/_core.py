@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 #: Bump when experiment code changes in a way that changes results: old caches then miss.
-CODE_VERSION = 1
+CODE_VERSION = 2
 
 _OPS = {"<": lambda v, t: v < t, "<=": lambda v, t: v <= t,
         ">": lambda v, t: v > t, ">=": lambda v, t: v >= t}
@@ -56,6 +56,29 @@ def claim(value, threshold, op: str, description: str) -> dict:
     passed = bool(not math.isnan(value) and _OPS[op](value, float(threshold)))
     return {"value": _clean(value), "threshold": float(threshold), "op": op, "passed": passed,
             "description": description}
+
+
+def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
+    """Claims measured per seed -> one schema-2 claim per id, with mean, min, max and pass rule.
+
+    ``per_seed`` maps seed -> {claim id: :func:`claim`}. The rule, fixed here before any run,
+    is that a claim passes only when it **holds for every seed** (``require='all'``); the
+    threshold and comparison of each claim are those its per-seed measurement states.
+
+    >>> c = over_seeds({0: {"x": claim(0.2, 0.5, "<", "small")}, 1: {"x": claim(0.7, 0.5, "<", "small")}})
+    >>> c["x"]["value"], c["x"]["min"], c["x"]["max"], c["x"]["passed"]
+    (0.45, 0.2, 0.7, False)
+    """
+    from ..results import claim as seed_claim
+    ids: list[str] = []
+    for claims in per_seed.values():
+        ids += [k for k in claims if k not in ids]
+    out = {}
+    for cid in ids:
+        first = next(c[cid] for c in per_seed.values() if cid in c)
+        vals = {s: (c[cid]["value"] if cid in c else None) for s, c in per_seed.items()}
+        out[cid] = seed_claim(first["description"], vals, first["threshold"], first["op"], require=require)
+    return out
 
 
 def r_squared(x, y) -> float:

@@ -44,7 +44,15 @@ class Context:
     force: bool = False              # ignore cached sub-runs and recompute
     progress: bool = True            # tqdm bars
     log: Callable[[str], None] = print   # where the one-line-per-sub-run messages go
-    stats: dict = field(default_factory=lambda: {"trained": 0, "cached": 0, "compute_time": 0.0})
+    stats: dict = field(default_factory=lambda: {"trained": 0, "cached": 0, "compute_time": 0.0, "seed_times": {}})
+    seed: int | None = None          # the seed being run (for the per-seed compute times)
+
+    def add_time(self, seconds: float) -> None:
+        """Count ``seconds`` of training (or cached computation) towards the total and the current seed."""
+        self.stats["compute_time"] += seconds
+        if self.seed is not None:
+            key = str(self.seed)
+            self.stats["seed_times"][key] = self.stats["seed_times"].get(key, 0.0) + seconds
 
     @property
     def ckpt_dir(self) -> Path:
@@ -95,7 +103,7 @@ def train_run(spec: dict, ctx: Context) -> History:
         hist = History.from_dict(data["history"])
         hist.snapshots = data["snapshots"]
         ctx.stats["cached"] += 1
-        ctx.stats["compute_time"] += hist.wall_time
+        ctx.add_time(hist.wall_time)
         ctx.log(f"[{ctx.name}] {spec['label']}: cached ({done.name}), final loss {hist.last('loss'):.4g}")
         return hist
     task, model, cfg = build(spec)
@@ -111,7 +119,7 @@ def train_run(spec: dict, ctx: Context) -> History:
     tmp.replace(done)
     ckpt.unlink(missing_ok=True)
     ctx.stats["trained"] += 1
-    ctx.stats["compute_time"] += hist.wall_time
+    ctx.add_time(hist.wall_time)
     ctx.log(f"[{ctx.name}] {spec['label']}: done in {hist.wall_time:.1f} s, final loss {hist.last('loss'):.4g}")
     return hist
 
@@ -123,7 +131,7 @@ def cached_call(kind: str, params: dict, fn: Callable[[], dict], ctx: Context, l
     cached = None if ctx.force else read_json(path)
     if cached is not None:
         ctx.stats["cached"] += 1
-        ctx.stats["compute_time"] += float(cached.get("_wall", 0.0))
+        ctx.add_time(float(cached.get("_wall", 0.0)))
         ctx.log(f"[{ctx.name}] {label}: cached")
         return cached["result"]
     t0 = time.perf_counter()
@@ -131,7 +139,7 @@ def cached_call(kind: str, params: dict, fn: Callable[[], dict], ctx: Context, l
     wall = time.perf_counter() - t0
     write_json(path, {"kind": kind, "params": params, "result": result, "_wall": wall})
     ctx.stats["trained"] += 1
-    ctx.stats["compute_time"] += wall
+    ctx.add_time(wall)
     ctx.log(f"[{ctx.name}] {label}: done in {wall:.1f} s")
     return read_json(path)["result"]   # the JSON round trip, so cached and fresh results are identical
 

@@ -1,77 +1,138 @@
 """The width separation: FCN first-layer width versus the transformer's PE dimension.
 
-``fcn-width`` trains fully-connected nets of first-layer width from ``Td/4`` to ``2Td`` for
-several T (:func:`sts_lib.fcn.fcn_width_sweep`, fresh online data, population error on
-held-out samples) and finds, for each T, the width at which the FCN first reaches a
-relative error ``target`` (error / (d/q)). It sets this beside the lower bound of
+``fcn-width`` trains fully-connected nets of first-layer width from ``Td/4`` to ``1.5 Td`` for
+several T and finds, for each T, the width at which the FCN first reaches a relative error
+``target`` (error / (d/q)). It sets this beside the lower bound of
 :func:`sts_lib.theory.fcn_lower_bound` and beside transformers: the one-hot theory
 transformer (width d + T) and the stochastic-random-PE transformer of ``tf-width``.
 
 ``tf-width`` finds, for a few (q, T), the smallest PE dimension m at which the theory
 transformer with stochastic random PE (fresh unit vectors per sequence) reaches the same
-relative error, and fits it against q log T. Every trained point is cached on its own,
-so an interrupted sweep resumes at the next point.
+relative error, and fits it against q log T.
+
+Every point is trained **to convergence** by one stopping rule, fixed before the runs
+(:func:`train_to_convergence`): Adam on fresh batches; every ``check_every`` steps the loss on a
+fixed validation batch (its own seed, not the test set) is measured; when it has not improved
+by 1% on its best for ``patience`` checks, the learning rate is divided by 10, and after the
+second such drop training stops (or at ``max_steps``, which is recorded). The reported error
+is measured afterwards on separate held-out samples. Every point is cached on its own, so an
+interrupted sweep resumes at the next point. Both experiments repeat over the config's seeds
+(data stream, initialisation and validation draws all from the seed) and report each fitted
+law per seed, with its spread.
 """
 
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
+import torch
 
-from ..models import TheoryTransformer
-from ..positional import StochasticRandomPE
-from ..task import STSTask
+from ..device import make_generator
+from ..fcn import monte_carlo_error
+from ..models import FCN, TheoryTransformer
+from ..positional import StochasticRandomPE, make_pe
+from ..task import STSTask, sts_loss
 from ..theory import fcn_lower_bound, zero_predictor_loss
-from ..train import TrainConfig, train
-from ._core import claim, r_squared
+from ._core import claim, over_seeds, r_squared
 from ._runs import Context, cached_call
 
 _M_GRID = [2, 4, 8, 16, 32, 64, 128, 256]
+_VAL_SEED = 777          # + seed: the validation batch of the stopping rule (the test set uses 12345)
+
+
+def stop_rule(scale: str) -> dict:
+    """The stopping rule's parameters (part of each point's cache key)."""
+    if scale == "paper":
+        return {"check_every": 100, "patience": 3, "min_rel_improvement": 0.01, "lr_drops": 2,
+                "val_batch": 4096}
+    return {"check_every": 50, "patience": 2, "min_rel_improvement": 0.02, "lr_drops": 1, "val_batch": 2048}
+
+
+def train_to_convergence(model: torch.nn.Module, task: STSTask, *, lr: float, batch_size: int, max_steps: int,
+                         rule: dict, seed: int, device) -> dict:
+    """Adam with the stopping rule of the module docstring. Returns steps, why it stopped and the
+    validation curve; the model is trained in place."""
+    device = torch.device(device)
+    model.to(device)
+    gen = make_generator(seed, device)
+    val = task.sample(rule["val_batch"], generator=make_generator(_VAL_SEED + seed, device), device=device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    best, bad, drops, curve, reason, step = math.inf, 0, 0, [], "max_steps", 0
+    t0 = time.perf_counter()
+    for step in range(1, max_steps + 1):
+        batch = task.sample(batch_size, generator=gen, device=device)
+        opt.zero_grad(set_to_none=True)
+        sts_loss(model(batch), batch.target).backward()
+        opt.step()
+        if step % rule["check_every"] == 0:
+            with torch.no_grad():
+                v = float(sts_loss(model(val), val.target))
+            curve.append([step, v])
+            if not math.isfinite(v):
+                reason = "diverged"
+                break
+            if v < best * (1 - rule["min_rel_improvement"]):
+                best, bad = v, 0
+            else:
+                bad += 1
+            if bad >= rule["patience"]:
+                if drops >= rule["lr_drops"]:
+                    reason = "plateau"
+                    break
+                drops += 1
+                bad = 0
+                for g in opt.param_groups:
+                    g["lr"] /= 10
+    return {"steps": step, "stopped": reason, "lr_drops": drops, "val_curve": curve,
+            "train_time": time.perf_counter() - t0}
 
 
 def _tf_params(scale: str) -> dict:
-    return {"steps": 600 if scale == "paper" else 250, "lr": 3e-2, "batch_size": 256,
-            "eval_batch": 4096 if scale == "paper" else 2048}
+    return {"lr": 3e-2, "batch_size": 256, "max_steps": 4000 if scale == "paper" else 600,
+            "eval_samples": 8192 if scale == "paper" else 2048, "rule": stop_rule(scale)}
 
 
-def config_fcn(scale: str, seed: int) -> dict:
+def config_fcn(scale: str, seeds: list) -> dict:
     if scale == "paper":
-        Ts, d, steps = [8, 16, 32], 4, {8: 2500, 16: 3500, 32: 5000}
-        fracs = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0]
+        Ts, d, max_steps = [8, 16, 32], 4, {8: 12000, 16: 16000, 32: 20000}
+        fracs = [0.25, 0.5, 0.75, 1.0, 1.5]
     else:
-        Ts, d, steps = [4, 8], 2, {4: 600, 8: 800}
+        Ts, d, max_steps = [4, 8], 2, {4: 800, 8: 1000}
         fracs = [0.25, 0.5, 1.0, 2.0]
-    return {"scale": scale, "seed": seed, "d": d, "q": 3, "Ts": Ts, "target": 0.25,
+    return {"scale": scale, "seeds": list(seeds), "d": d, "q": 3, "Ts": Ts, "target": 0.25,
             "widths": {str(T): sorted({max(1, round(f * T * d)) for f in fracs}) for T in Ts},
-            "fcn": {"steps": {str(T): steps[T] for T in Ts}, "optimizer": "adam", "lr": 1e-2,
-                    "batch_size": 256, "depth": 1, "eval_samples": 16384 if scale == "paper" else 4096},
-            "onehot_tf": {"steps": 600 if scale == "paper" else 200, "lr": 0.03},
+            "fcn": {"max_steps": {str(T): max_steps[T] for T in Ts}, "optimizer": "adam", "lr": 1e-2,
+                    "batch_size": 256, "depth": 1, "eval_samples": 16384 if scale == "paper" else 4096,
+                    "rule": stop_rule(scale)},
+            "onehot_tf": {"lr": 0.03, "batch_size": 256, "max_steps": 3000 if scale == "paper" else 400,
+                          "eval_samples": 16384 if scale == "paper" else 4096, "rule": stop_rule(scale)},
             "random_tf": _tf_params(scale), "m_grid": _M_GRID,
-            "scale_note": ("FCN training steps are finite (Adam, lr 1e-2): a trained FCN's error is an upper "
-                           "bound on what its width allows" if scale == "paper" else
-                           "quick scale: T in {4, 8}, d = 2, few steps")}
+            "scale_note": ("every point trained to convergence by a stopping rule on a validation loss "
+                           "(Adam, lr divided by 10 on plateaus, stop after the second drop)" if scale == "paper"
+                           else "quick scale: T in {4, 8}, d = 2, short stopping rule")}
 
 
-def config_tf(scale: str, seed: int) -> dict:
+def config_tf(scale: str, seeds: list) -> dict:
     pairs = [[1, 8], [1, 32], [1, 128], [3, 8], [3, 32], [3, 128]] if scale == "paper" else \
         [[1, 8], [1, 16], [3, 8], [3, 16]]
-    return {"scale": scale, "seed": seed, "d": 4, "pairs": pairs, "target": 0.25, "m_grid": _M_GRID,
+    return {"scale": scale, "seeds": list(seeds), "d": 4, "pairs": pairs, "target": 0.25, "m_grid": _M_GRID,
             "random_tf": _tf_params(scale),
-            "scale_note": ("target relative error 0.25; m on a doubling grid, m_needed interpolated in log m"
-                           if scale == "paper" else "quick scale: T in {8, 16}, 250 steps per point")}
+            "scale_note": ("target relative error 0.25; m on a doubling grid, m_needed interpolated in log m; "
+                           "every point trained to convergence (stopping rule)" if scale == "paper" else
+                           "quick scale: T in {8, 16}, short stopping rule")}
 
 
 def _train_random_pe(T: int, q: int, d: int, m: int, p: dict, seed: int, device) -> dict:
     """Theory transformer (position-only, zero init) with stochastic random unit-vector PE in R^m."""
     task = STSTask(d=d, T=T, q=q, pe=StochasticRandomPE(m, kind="sphere"))
     model = TheoryTransformer(d, m, position_only=True)
-    cfg = TrainConfig(steps=p["steps"], batch_size=p["batch_size"], optimizer="adam", lr=p["lr"],
-                      log_every=max(p["steps"] // 6, 1), eval_batch=p["eval_batch"], seed=seed)
-    hist = train(model, task, cfg, device=device, progress=False)
-    err = float(np.mean(hist["loss"][-3:]))     # the loss sits on its floor: average the last logs
+    run = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
+                               rule=p["rule"], seed=seed, device=device)
+    err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=12345, device=device)
     return {"T": T, "q": q, "d": d, "m": m, "pe": "stochastic_random", "width": d + m, "error": err,
-            "rel_error": err / zero_predictor_loss(d, q), "wall_time": hist.wall_time}
+            "error_se": se, "rel_error": err / zero_predictor_loss(d, q), **run}
 
 
 def _m_sweep(T: int, q: int, d: int, target: float, grid: list[int], p: dict, seed: int,
@@ -81,7 +142,7 @@ def _m_sweep(T: int, q: int, d: int, target: float, grid: list[int], p: dict, se
     for m in grid:
         row = cached_call("tf-random-pe", {"T": T, "q": q, "d": d, "m": m, "seed": seed, **p},
                           lambda m=m: _train_random_pe(T, q, d, m, p, seed, ctx.device), ctx,
-                          f"transformer q={q} T={T} m={m}")
+                          f"seed {seed}: transformer q={q} T={T} m={m}")
         rows.append(row)
         if row["rel_error"] <= target:
             return rows, _log_crossing([r["m"] for r in rows], [r["rel_error"] for r in rows], target)
@@ -102,10 +163,16 @@ def _log_crossing(ms, rel, target: float) -> float:
     return float(2 ** (math.log2(m0) + frac * (math.log2(m1) - math.log2(m0))))
 
 
-def run_tf(cfg: dict, ctx: Context) -> dict:
+def _loglog_slope(x, y) -> float:
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0]) if ok.sum() >= 2 else float("nan")
+
+
+def _tf_seed(cfg: dict, seed: int, ctx: Context) -> tuple[list, dict, dict]:
     points, needed = [], []
     for q, T in cfg["pairs"]:
-        rows, m_needed = _m_sweep(T, q, cfg["d"], cfg["target"], cfg["m_grid"], cfg["random_tf"], cfg["seed"], ctx)
+        rows, m_needed = _m_sweep(T, q, cfg["d"], cfg["target"], cfg["m_grid"], cfg["random_tf"], seed, ctx)
         points += rows
         needed.append({"q": q, "T": T, "m_needed": m_needed, "q_log_T": q * math.log(T)})
     x = np.array([r["q_log_T"] for r in needed])
@@ -114,6 +181,11 @@ def run_tf(cfg: dict, ctx: Context) -> dict:
     slope, intercept = np.polyfit(x[ok], y[ok], 1) if ok.sum() >= 2 else (float("nan"),) * 2
     largest = max(cfg["pairs"], key=lambda p: (p[1], p[0]))
     m_big = next(r["m_needed"] for r in needed if [r["q"], r["T"]] == largest)
+    ratio = y[ok] / x[ok]
+    growth = {}
+    for q in sorted({p[0] for p in cfg["pairs"]}):
+        sel = [(r["T"], r["m_needed"]) for r in needed if r["q"] == q]
+        growth[str(q)] = _loglog_slope([t for t, _ in sel], [m for _, m in sel])
     claims = {
         "all_pairs_reach_target": claim(float(ok.mean()), 1.0, ">=",
                                         f"fraction of (q, T) whose m sweep reaches relative error {cfg['target']}"),
@@ -122,34 +194,51 @@ def run_tf(cfg: dict, ctx: Context) -> dict:
         "m_needed_below_T_at_largest": claim(m_big / largest[1], 1.0, "<",
                                              f"m_needed / T at (q, T) = {tuple(largest)}: "
                                              "random PE needs fewer dimensions than one-hot (m = T)"),
+        "m_needed_over_qlogT_spread": claim(
+            float(ratio.max() / ratio.min()) if ok.any() else float("nan"), 2.0, "<=",
+            "max / min over the grid of m_needed / (q ln T): <= 2 reads as m = Theta(q log T) on this grid"),
     }
-    ratio = y[ok] / x[ok]
-    claims["m_needed_over_qlogT_spread"] = claim(
-        float(ratio.max() / ratio.min()) if ok.any() else float("nan"), 2.0, "<=",
-        "max / min over the grid of m_needed / (q ln T): <= 2 reads as m = Theta(q log T) on this grid")
-    growth = {}
-    for q in sorted({p[0] for p in cfg["pairs"]}):
-        sel = [(r["T"], r["m_needed"]) for r in needed if r["q"] == q and np.isfinite(r["m_needed"])]
-        if len(sel) >= 2:
-            growth[str(q)] = float(np.polyfit(np.log([t for t, _ in sel]), np.log([m for _, m in sel]), 1)[0])
-    return {"runs": {"points": points},
-            "final": {"m_needed": needed, "fit": {"slope": slope, "intercept": intercept},
-                      "m_needed_over_qlogT": [float(v) for v in ratio],
-                      "loglog_slope_in_T_by_q": growth},
-            "claims": claims}
+    final = {"m_needed": needed, "fit": {"slope": slope, "intercept": intercept},
+             "exponent_in_qlogT": _loglog_slope(x, y),
+             "m_needed_over_qlogT": [float(v) for v in ratio], "loglog_slope_in_T_by_q": growth,
+             "not_converged": sum(r["stopped"] != "plateau" for r in points)}
+    return points, final, claims
 
 
-def _fcn_point(T: int, d: int, q: int, width: int, fc: dict, steps: int, seed: int, device) -> dict:
-    from ..fcn import fcn_width_sweep      # lazily: the sweep helper lives in sts_lib.fcn
-    row = fcn_width_sweep(T, d, q, [width], steps=steps, batch_size=fc["batch_size"], lr=fc["lr"],
-                          optimizer=fc["optimizer"], seed=seed, device=device, depth=fc["depth"],
-                          eval_samples=fc["eval_samples"])[0]
-    return row
+def run_tf(cfg: dict, ctx: Context) -> dict:
+    final, data, per_seed = {}, {}, {}
+    for seed in cfg["seeds"]:
+        ctx.seed = seed
+        points, f, c = _tf_seed(cfg, seed, ctx)
+        data.setdefault("points", {})[str(seed)] = points
+        for k, v in f.items():
+            final.setdefault(k, {})[str(seed)] = v
+        per_seed[seed] = c
+    ctx.seed = None
+    return {"runs": {}, "final": final, "data": data, "claims": over_seeds(per_seed)}
+
+
+def _fcn_point(T: int, d: int, q: int, width: int, fc: dict, max_steps: int, seed: int, device) -> dict:
+    task = STSTask(d=d, T=T, q=q)
+    net = FCN(T, d, width, depth=fc["depth"], generator=make_generator(seed + 1 + 7919 * width))
+    run = train_to_convergence(net, task, lr=fc["lr"], batch_size=fc["batch_size"], max_steps=max_steps,
+                               rule=fc["rule"], seed=seed, device=device)
+    err, se = monte_carlo_error(net, task, n=fc["eval_samples"], seed=12345, device=device)
+    bound = fcn_lower_bound(T, d, q, width)
+    base = zero_predictor_loss(d, q)
+    return {"T": T, "d": d, "q": q, "width": width, "depth": fc["depth"], "error": err, "error_se": se,
+            "rel_error": err / base, "bound": bound, "rel_bound": bound / base,
+            "params": sum(p.numel() for p in net.parameters()), **run}
 
 
 def _onehot_point(T: int, d: int, q: int, p: dict, seed: int, device) -> dict:
-    from ..fcn import transformer_baseline
-    return transformer_baseline(T, d, q, pe="onehot", steps=p["steps"], lr=p["lr"], seed=seed, device=device)
+    task = STSTask(d=d, T=T, q=q, pe=make_pe("onehot", max_len=T))
+    model = TheoryTransformer(d, T)
+    run = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
+                               rule=p["rule"], seed=seed, device=device)
+    err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=12345, device=device)
+    return {"T": T, "d": d, "q": q, "pe": "onehot", "m": T, "width": d + T, "error": err, "error_se": se,
+            "rel_error": err / zero_predictor_loss(d, q), **run}
 
 
 def _crossing(widths, rel, target: float) -> float:
@@ -163,21 +252,21 @@ def _crossing(widths, rel, target: float) -> float:
     return float("nan")
 
 
-def run_fcn(cfg: dict, ctx: Context) -> dict:
-    d, q, target, seed = cfg["d"], cfg["q"], cfg["target"], cfg["seed"]
+def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> tuple[dict, dict, dict]:
+    d, q, target = cfg["d"], cfg["q"], cfg["target"]
     fc = cfg["fcn"]
     sweeps, summary, claims = {}, [], {}
     for T in cfg["Ts"]:
         rows = []
+        steps = fc["max_steps"][str(T)]
         for w in cfg["widths"][str(T)]:
-            steps = fc["steps"][str(T)]
-            rows.append(cached_call("fcn", {"T": T, "d": d, "q": q, "width": w, "steps": steps, "seed": seed,
-                                            **{k: v for k, v in fc.items() if k != "steps"}},
-                                    lambda w=w, steps=steps: _fcn_point(T, d, q, w, fc, steps, seed, ctx.device),
-                                    ctx, f"FCN T={T} width={w}"))
+            rows.append(cached_call("fcn", {"T": T, "d": d, "q": q, "width": w, "seed": seed,
+                                            **{k: v for k, v in fc.items() if k != "max_steps"}, "max_steps": steps},
+                                    lambda w=w: _fcn_point(T, d, q, w, fc, steps, seed, ctx.device),
+                                    ctx, f"seed {seed}: FCN T={T} width={w}"))
         onehot = cached_call("tf-onehot", {"T": T, "d": d, "q": q, "seed": seed, **cfg["onehot_tf"]},
                              lambda: _onehot_point(T, d, q, cfg["onehot_tf"], seed, ctx.device), ctx,
-                             f"one-hot transformer T={T}")
+                             f"seed {seed}: one-hot transformer T={T}")
         tf_rows, m_needed = _m_sweep(T, q, d, target, cfg["m_grid"], cfg["random_tf"], seed, ctx)
         widths = [r["width"] for r in rows]
         rel = [r["rel_error"] for r in rows]
@@ -189,7 +278,8 @@ def run_fcn(cfg: dict, ctx: Context) -> dict:
         summary.append({"T": T, "Td": T * d, "fcn_width_at_target": w_fcn, "bound_width_at_target": w_bound,
                         "tf_random_width_at_target": d + m_needed, "tf_random_m_needed": m_needed,
                         "tf_onehot_width": onehot["width"], "tf_onehot_rel_error": onehot["rel_error"],
-                        "fcn_width_over_Td": w_fcn / (T * d)})
+                        "fcn_width_over_Td": w_fcn / (T * d),
+                        "fcn_not_converged": sum(r["stopped"] != "plateau" for r in rows)})
         claims[f"T{T}.fcn_not_below_bound"] = claim(
             margin, 0.0, ">=", "min over widths of (FCN error + 3 s.e. - lower bound) / (d/q): trained FCNs "
             "respect the bound")
@@ -198,13 +288,25 @@ def run_fcn(cfg: dict, ctx: Context) -> dict:
         claims[f"T{T}.tf_onehot_width_over_fcn_width"] = claim(
             onehot["width"] / w_fcn if onehot["rel_error"] <= target else float("nan"), 1.0, "<",
             "one-hot transformer width d+T / FCN width at the target (nan if the transformer misses the target)")
-    Td = np.array([s["Td"] for s in summary], dtype=float)
-    wf = np.array([s["fcn_width_at_target"] for s in summary])
-    ok = np.isfinite(wf)
-    slope = float(np.polyfit(np.log(Td[ok]), np.log(wf[ok]), 1)[0]) if ok.sum() >= 2 else float("nan")
+    Td = [s["Td"] for s in summary]
+    wf = [s["fcn_width_at_target"] for s in summary]
+    slope = _loglog_slope(Td, wf)
     claims["fcn_width_grows_like_Td.loglog_slope"] = claim(
         slope, 0.8, ">=", f"slope of log(FCN width at relative error {target}) against log(Td) (1 = linear in Td)")
     ratio = [s["fcn_width_at_target"] / s["tf_random_width_at_target"] for s in summary]
     claims["separation_grows_with_T"] = claim(
         ratio[-1] / ratio[0], 1.0, ">", "(FCN width / random-PE transformer width) at the largest T over the smallest T")
-    return {"runs": {"sweeps": sweeps}, "final": {"summary": summary, "loglog_slope": slope}, "claims": claims}
+    return sweeps, {"summary": summary, "loglog_slope": slope}, claims
+
+
+def run_fcn(cfg: dict, ctx: Context) -> dict:
+    final, data, per_seed = {}, {}, {}
+    for seed in cfg["seeds"]:
+        ctx.seed = seed
+        sweeps, f, c = _fcn_seed(cfg, seed, ctx)
+        data.setdefault("sweeps", {})[str(seed)] = sweeps
+        for k, v in f.items():
+            final.setdefault(k, {})[str(seed)] = v
+        per_seed[seed] = c
+    ctx.seed = None
+    return {"runs": {}, "final": final, "data": data, "claims": over_seeds(per_seed)}
