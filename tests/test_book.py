@@ -7,8 +7,11 @@ HTML is then served from 127.0.0.1 and every page is opened in headless Chromium
 are never used). Requests to any other host are blocked and reported: the book must not
 depend on a CDN. A page fails on a JavaScript console error or page error, a blocked or
 failed request, math that MathJax left untypeset or marked as an error, an image that did not
-load, an unrendered widget, or a Python traceback in a cell output. One screenshot per page
-goes to ``_build/screenshots/``.
+load, an unrendered widget, or a Python traceback in a cell output, and, at a desktop width
+(1280 px) and a phone width (390 px), on what a reader would trip over: math, tables or outputs
+cut off (wider than their box and not scrollable), images without descriptive alt text, raw
+dictionaries or bare FAIL lines printed instead of a claims table, and a figure shown twice.
+One full-page screenshot per page and width goes to ``_build/screenshots/{desktop,phone}/``.
 
 Without Chromium or Playwright the browser test is skipped, unless the environment variable
 ``CI`` is set: then it fails (``.ci/run`` installs Chromium).
@@ -177,7 +180,54 @@ _INSPECT_JS = r"""
       .map(o => o.textContent.trim().split('\n').slice(-1)[0]).slice(0, 5),
     widgetViews: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
     widgetsRendered: document.querySelectorAll('.widget-subarea').length,
+    ...readerChecks(),
   };
+
+  // What a reader trips over (issue 12): content cut off, images without a description, raw
+  // dictionaries or bare FAIL lines printed instead of a table, a figure shown twice.
+  function readerChecks() {
+    const article = document.querySelector('article') || document.querySelector('main') || document.body;
+    const limit = article.getBoundingClientRect().right + 2;
+    const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+    const inScroller = el => {
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+        if (scrolls(a) && a.scrollWidth > a.clientWidth) return true;
+      return false;
+    };
+    const label = el => (el.textContent || el.getAttribute('src') || el.tagName).trim().slice(0, 50);
+    const clipped = [];
+    const boxes = article.querySelectorAll('mjx-container[display="true"], table, .cell_output img, ' +
+                                           '.cell_output pre, .widget-subarea, .prf\\:theorem, .admonition');
+    for (const el of boxes) {
+      if (el.offsetParent === null) continue;                       // hidden (closed dropdown)
+      const wider = el.scrollWidth > el.clientWidth + 2 && !scrolls(el);
+      const pastColumn = el.getBoundingClientRect().right > limit && !inScroller(el);
+      if ((wider && !inScroller(el)) || pastColumn) clipped.push(`${el.tagName.toLowerCase()}: ${label(el)}`);
+    }
+    const badAlt = [];
+    for (const img of article.querySelectorAll('img')) {
+      if (img.closest('.widget-subarea, .jupyter-widgets')) continue;   // a widget's live redraw
+      if ((img.getAttribute('src') || '').includes('_static/')) continue;  // theme icons (index toggles)
+      const alt = (img.getAttribute('alt') || '').trim();
+      if (alt.length < 15 || /\.(png|jpe?g|svg|gif)$/i.test(alt) || alt.includes('_images/'))
+        badAlt.push(img.getAttribute('src') + ' alt=' + JSON.stringify(alt));
+    }
+    const raw = [];
+    for (const out of article.querySelectorAll('.cell_output .output pre, .cell_output pre')) {
+      const t = out.textContent;
+      const m = t.match(/^\s*FAIL\b.*$/m) || t.match(/\{'[A-Za-z_][\w ]*': [^}]{0,40}/) ||
+                t.match(/keys \[['"]/);
+      if (m) raw.push(m[0].trim().slice(0, 80));
+    }
+    const seen = new Map(), dupes = [];
+    for (const img of article.querySelectorAll('.cell_output img')) {
+      if (img.closest('.widget-subarea, .jupyter-widgets')) continue;
+      const src = img.getAttribute('src');
+      if (seen.has(src)) dupes.push(src); else seen.set(src, 1);
+    }
+    return {clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
+            duplicateImages: dupes};
+  }
 }
 """
 
@@ -235,11 +285,20 @@ def _open_and_inspect(context, url: str, shot: Path, redirect: str | None = None
     problems += [f"traceback in a cell output: {t}" for t in report["tracebacks"]]
     if report["widgetsRendered"] < report["widgetViews"]:
         problems.append(f"only {report['widgetsRendered']} of {report['widgetViews']} widgets were rendered")
+    problems += [f"cut off (wider than its box and not scrollable): {c}" for c in report["clipped"]]
+    problems += [f"image without descriptive alt text: {a}" for a in report["badAlt"]]
+    problems += [f"raw dictionary or bare FAIL line printed (use a claims table): {r}" for r in report["rawOutput"]]
+    problems += [f"figure shown twice on the page: {d}" for d in report["duplicateImages"]]
     return problems
 
 
+# A desktop window and a phone (iPhone 12-14 width): the reader checks run at both.
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
 @pytest.mark.slow
-def test_every_page_renders_offline_in_chromium(server, tmp_path):
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_every_page_renders_offline_in_chromium(server, tmp_path, viewport):
     chromium = _chromium()
     try:
         from playwright.sync_api import sync_playwright
@@ -247,8 +306,9 @@ def test_every_page_renders_offline_in_chromium(server, tmp_path):
         _missing("The Python package playwright")
     pages = _pages()
     assert len(pages) >= 10, f"only {len(pages)} pages were built"
-    shutil.rmtree(SHOTS, ignore_errors=True)
-    SHOTS.mkdir(parents=True)
+    shots = SHOTS / viewport
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir(parents=True)
     blocked: list[str] = []
 
     def route(r):
@@ -263,20 +323,22 @@ def test_every_page_renders_offline_in_chromium(server, tmp_path):
     with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="sts-chromium-") as profile:
         context = pw.chromium.launch_persistent_context(
             profile, executable_path=chromium, headless=True, args=CHROMIUM_FLAGS,
-            viewport={"width": 1280, "height": 900}, service_workers="block")
+            viewport=VIEWPORTS[viewport], service_workers="block", is_mobile=viewport == "phone",
+            device_scale_factor=1)
         context.route("**/*", route)
         for path in pages:
             rel = path.relative_to(HTML).as_posix()
             blocked.clear()
             refresh = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', path.read_text(encoding="utf-8"))
-            problems = _open_and_inspect(context, server + rel, SHOTS / (rel.replace("/", "__")[:-5] + ".png"),
+            problems = _open_and_inspect(context, server + rel, shots / (rel.replace("/", "__")[:-5] + ".png"),
                                          redirect=refresh and refresh.group(1))
             problems += [f"request to a non-local host (CDN?): {u}" for u in blocked]
             if problems:
                 failures[rel] = problems
         context.close()
     report = "\n".join(f"{page}:\n  " + "\n  ".join(dict.fromkeys(ps)) for page, ps in failures.items())
-    assert not failures, f"{len(failures)} of {len(pages)} pages have problems (screenshots in {SHOTS}):\n{report}"
+    assert not failures, (f"{viewport} ({VIEWPORTS[viewport]['width']} px): {len(failures)} of {len(pages)} pages "
+                          f"have problems (screenshots in {shots}):\n{report}")
 
 
 # ---------------------------------------------------------------------------------------------

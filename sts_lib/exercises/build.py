@@ -256,11 +256,20 @@ def _fence(body: str, char: str = ":") -> str:
     return char * max([3] + [r + 1 for r in runs])
 
 
+_DISPLAY = re.compile(r"[ \t]*\$\$(.+?)\$\$([.,:;]?)[ \t]*\n?", re.S)
+
+
+def _display_math_blocks(text: str) -> str:
+    """Put every ``$$...$$`` on lines of its own: MyST reads display math only as a block of its own
+    (a notebook's Markdown also accepts it inside a paragraph); trailing punctuation moves inside."""
+    return _DISPLAY.sub(lambda m: f"\n\n$$\n{m.group(1).strip()}{m.group(2)}\n$$\n\n", text).replace("\n\n\n", "\n\n")
+
+
 def _split_markdown(source: str) -> tuple[str, str]:
     """(statement, solution) of a markdown cell: the text outside and inside its solution blocks."""
     statement = _replace_blocks(source, _MD_BEGIN, _MD_END, lambda ind: [f"{ind}*Your answer here.*"])
     solution = "\n".join(_solution_blocks(source, _MD_BEGIN, _MD_END))
-    return statement, solution
+    return _display_math_blocks(statement), _display_math_blocks(solution)
 
 
 def _directive(name: str, arg: str, options: list[str], body: str) -> str:
@@ -287,11 +296,9 @@ def book_page(source_nb, stem: str) -> str:
     if first is not None and first.cell_type == "markdown":
         lines = [ln for ln in first.source.splitlines() if not ln.startswith("# ")]
         chapter_intro = "\n".join(lines).strip()
-    student = f"{COLAB}/exercises/student/{stem}.ipynb"
     parts = [_GENERATED.format(stem=stem), "",
-             f"{chapter_intro} Work on them in the student notebook "
-             f"([open `{stem}.ipynb` in Colab]({student})): its checker grades each function and says what "
-             f"is wrong. Here you can read each exercise, its hints and, for self-study, a solution.", ""]
+             f"{chapter_intro} Here you can read each exercise, its hints and, for self-study, a solution; "
+             f"the checker in the student notebook `{stem}.ipynb` grades your code and says what is wrong.", ""]
     exercises, current = [], None
     for cell in source_nb.cells:
         tags = _tags(cell)
@@ -323,13 +330,13 @@ def book_page(source_nb, stem: str) -> str:
             continue
         hints = _DETAILS.findall(cell.source)
         if hints:
-            current["hints"] += [(t.strip(), b.strip()) for t, b in hints]
+            current["hints"] += [(t.strip(), _display_math_blocks(b.strip())) for t, b in hints]
             continue
-        st, sol = _split_markdown(cell.source)
         if cell.source.lstrip().startswith("That is all"):
             continue
+        st, sol = _split_markdown(cell.source)
         if current["stub"]:
-            current["discussion"].append(cell.source)      # after the code: interprets the try-it output
+            current["discussion"].append(st)               # after the code: interprets the try-it output
         else:
             current["statement"].append(st)
             if sol:
