@@ -1,14 +1,20 @@
-"""Metrics logged during training: direction to the ground truth, attention mass, held-out losses.
+"""Metrics: direction to the ground truth, attention mass, held-out losses, Monte-Carlo errors.
 
-All functions are pure and cheap; :func:`evaluate` is what the chapters call to
-measure a trained model at another length ``T`` or subset size ``q``.
+The first ones are pure and cheap and are logged during training; :func:`evaluate` measures
+a trained model at another length ``T`` or subset size ``q``; :func:`monte_carlo_errors`
+estimates population errors with their standard errors (any predictor, FCN or transformer
+or closed form), on common random numbers.
 """
 
 from __future__ import annotations
 
+import math
+from typing import Callable, Mapping
+
 import torch
 
-from .device import make_generator
+from ._validate import check_int
+from .device import get_device, make_generator
 from .models import OneLayerTransformer, ground_truth
 from .task import Batch, STSTask, sts_loss
 
@@ -79,3 +85,63 @@ def evaluate(model: torch.nn.Module, task: STSTask, *, T: int | None = None, q: 
     batch = task.sample(batch_size, T=T, q=q, generator=make_generator(seed, device), device=device)
     with torch.no_grad():
         return float(sts_loss(model(batch), batch.target))
+
+
+def monte_carlo_errors(predictors: Mapping[str, Callable[[Batch], torch.Tensor]], task: STSTask, *,
+                       n: int = 65536, seed: int = 12345, chunk: int = 16384,
+                       device=None) -> dict[str, tuple[float, float]]:
+    """Mean squared error ``E||predict(batch) - target||^2`` of several predictors on the *same*
+    ``n`` fresh samples, each with its Monte-Carlo standard error.
+
+    ``predictors`` maps a name to a callable from a :class:`~sts_lib.task.Batch` to ``(B, d)``
+    (a model, or a lambda such as ``lambda b: b.X.mean(1)``). Samples are drawn in chunks of
+    ``chunk`` from a generator seeded with ``seed`` on ``device`` (default: the first model's
+    device, else the CPU). Returns ``{name: (mean, standard error)}``.
+
+    >>> task = STSTask(d=4, T=10, q=3)
+    >>> out = monte_carlo_errors({"zero": lambda b: torch.zeros_like(b.target)}, task, n=20000, seed=0)
+    >>> err, se = out["zero"]
+    >>> abs(err - 4 / 3) < 4 * se
+    True
+    """
+    if not isinstance(predictors, Mapping) or not predictors:
+        raise TypeError("predictors must be a non-empty dict name -> callable(batch) -> (B, d) tensor")
+    for name, f in predictors.items():
+        if not callable(f):
+            raise TypeError(f"predictors[{name!r}] must be callable(batch) -> (B, d) tensor, got {type(f).__name__}")
+    n = check_int("n", n, low=2)
+    chunk = check_int("chunk", chunk, low=1)
+    seed = check_int("seed", seed, low=0)
+    if device is None:
+        params = [p for f in predictors.values() if isinstance(f, torch.nn.Module) for p in f.parameters()]
+        device = params[0].device if params else torch.device("cpu")
+    device = get_device(device)
+    g = make_generator(seed, device)
+    sums = {name: [0.0, 0.0] for name in predictors}        # running sum and sum of squares
+    done = 0
+    with torch.no_grad():
+        while done < n:
+            b = task.sample(min(chunk, n - done), generator=g, device=device)
+            for name, f in predictors.items():
+                per = (f(b) - b.target).pow(2).sum(-1).double()   # (B,) squared error per sample
+                sums[name][0] += float(per.sum())
+                sums[name][1] += float(per.pow(2).sum())
+            done += b.X.shape[0]
+    out = {}
+    for name, (total, total_sq) in sums.items():
+        mean = total / n
+        var = max(total_sq / n - mean ** 2, 0.0) * n / (n - 1)
+        out[name] = (mean, math.sqrt(var / n))
+    return out
+
+
+def monte_carlo_error(predict: Callable[[Batch], torch.Tensor], task: STSTask, *, n: int = 65536,
+                      seed: int = 12345, chunk: int = 16384, device=None) -> tuple[float, float]:
+    """``(mean, standard error)`` of one predictor's squared error; see :func:`monte_carlo_errors`.
+
+    >>> task = STSTask(d=4, T=10, q=3)
+    >>> err, se = monte_carlo_error(lambda b: b.X.mean(1), task, n=20000, seed=0)
+    >>> abs(err - 4 * 7 / 30) < 4 * se
+    True
+    """
+    return monte_carlo_errors({"f": predict}, task, n=n, seed=seed, chunk=chunk, device=device)["f"]

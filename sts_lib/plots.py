@@ -69,18 +69,37 @@ def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64)
     return fig
 
 
-def plot_ood(hist, *, keys: list[str] | None = None, title: str | None = None, ax=None) -> Figure:
-    """Held-out losses at other lengths/q's against steps (keys like ``loss_T300``)."""
-    if ax is None:
-        fig, (ax,) = _new(1, width=5.0)
-    else:
-        fig = ax.figure
-    keys = keys or sorted(k for k in hist.metrics if k.startswith(("loss_T", "loss_q")))
-    for k in keys:
-        ax.semilogy(hist["step"], hist[k], label=k.replace("loss_", ""))
-    ax.set(xlabel="step", ylabel="held-out loss", title=title or "out-of-distribution loss")
-    if keys:
-        ax.legend(fontsize=8)
+def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None, floor: float | None = None,
+             title: str | None = None, color=None, axes=None) -> Figure:
+    """Held-out loss at other lengths (``loss_T*``) or subset sizes (``prefix='loss_q'``) against the step.
+
+    One panel per key, one curve per run. ``histories`` is a History or ``{label: History}``;
+    ``color(label, i)`` picks a run's colour (default ``C0, C1, ...``); ``floor`` draws a
+    dotted line; ``axes`` (one per key) draws into an existing figure. The figure is a bare
+    Figure, not pyplot's, so a notebook shows it exactly once.
+    """
+    if hasattr(histories, "metrics"):
+        histories = {"run": histories}
+    if keys is None:
+        keys = sorted({k for h in histories.values() for k in h.metrics if k.startswith(prefix)},
+                      key=lambda k: int(k[len(prefix):]))
+    if not keys:
+        raise ValueError(f"no metric starting with {prefix!r} in these histories")
+    if axes is None:
+        fig = Figure(figsize=(3.0 * len(keys), 2.9), layout="constrained")
+        axes = fig.subplots(1, len(keys), sharey=True, squeeze=False)[0]
+    fig = axes[0].figure
+    for ax, key in zip(axes, keys):
+        for i, (label, h) in enumerate(histories.items()):
+            if key in h.metrics:
+                ax.semilogy(h["step"], h[key], label=label, color=color(label, i) if color else f"C{i % 10}")
+        if floor is not None:
+            ax.axhline(floor, ls=":", c="gray", lw=1)
+        ax.set(title=key.replace("loss_", "").replace("T", "T_test=").replace("q", "q_test="), xlabel="step")
+    axes[0].set_ylabel("held-out loss")
+    axes[-1].legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
     return fig
 
 

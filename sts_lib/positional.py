@@ -237,6 +237,13 @@ class StochasticCodebookPE(NearOrthogonalPE):
 _REGISTRY = {cls.name: cls for cls in (OneHotPE, NearOrthogonalPE, StochasticOneHotPE,
                                        StochasticRandomPE, StochasticCodebookPE)}
 
+#: The one vocabulary of PE kinds (each class's ``name``, what :func:`make_pe` and specs use) ...
+PE_KINDS = tuple(_REGISTRY)
+#: ... and how figures and tables label them.
+PE_LABELS = {"onehot": "fixed one-hot", "near_orthogonal": "fixed near-orthogonal",
+             "stochastic_onehot": "stochastic one-hot", "stochastic_random": "stochastic random vectors",
+             "stochastic_codebook": "stochastic codebook"}
+
 
 def make_pe(name: str, **kwargs) -> PositionalEncoding:
     """Build a PE by name: ``onehot``, ``near_orthogonal``, ``stochastic_onehot``,

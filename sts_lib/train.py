@@ -25,7 +25,6 @@ from typing import Sequence
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from ._validate import check_choice, check_float, check_int
 from .device import get_device, make_generator

@@ -1,4 +1,4 @@
-"""sts_lib.dynamics and sts_lib.pe_analysis: fits, the symmetric family, the scalar recursion, PE margins.
+"""sts_lib.chapters.ch3_dynamics, ch4_positional and the theory.ray closed forms: fits, the symmetric family, the scalar recursion, PE margins.
 
 Oracles: synthetic curves with known slopes, the ground truth, closed forms (loss_on_ray),
 finite differences, a full-batch gradient-descent run of the real model, an exact Hessian,
@@ -12,8 +12,10 @@ import pytest
 import torch
 
 import sts_lib as sts
-from sts_lib import dynamics as dyn
-from sts_lib import pe_analysis as pea
+from sts_lib import theory
+from sts_lib.chapters import ch3_dynamics as dyn
+from sts_lib.chapters import ch4_positional as pea
+from sts_lib.theory.ray import _reduced_grad
 from sts_lib.task import sample_subsets, sts_loss
 
 
@@ -105,23 +107,23 @@ def test_symmetry_report_rejects_bad_shapes():
 # -- reduced model -------------------------------------------------------------------
 def test_reduced_loss_matches_the_ray_and_the_profile():
     alphas = np.linspace(-2, 12, 29)
-    assert np.allclose(dyn.reduced_loss(alphas, 1.0, 5, 20, 3), sts.loss_on_ray(alphas, 5, 20, 3))
+    assert np.allclose(theory.reduced_loss(alphas, 1.0, 5, 20, 3), sts.loss_on_ray(alphas, 5, 20, 3))
     gammas = np.linspace(0.0, 3.0, 3001)
     for a in (0.0, 0.7, 2.0, 5.0):
-        grid_min = dyn.reduced_loss(a, gammas, 5, 20, 3).min()
-        assert dyn.profile_loss(a, 5, 20, 3) <= grid_min + 1e-12
-        assert dyn.profile_loss(a, 5, 20, 3) == pytest.approx(grid_min, rel=1e-4)
-        assert dyn.reduced_loss(a, dyn.optimal_gamma(a, 20, 3), 5, 20, 3) == pytest.approx(dyn.profile_loss(a, 5, 20, 3))
-    g = dyn.optimal_gamma(np.array([0.0, 1.0, 3.0, 50.0, 800.0]), 20, 3)
+        grid_min = theory.reduced_loss(a, gammas, 5, 20, 3).min()
+        assert theory.profile_loss(a, 5, 20, 3) <= grid_min + 1e-12
+        assert theory.profile_loss(a, 5, 20, 3) == pytest.approx(grid_min, rel=1e-4)
+        assert theory.reduced_loss(a, theory.optimal_gamma(a, 20, 3), 5, 20, 3) == pytest.approx(theory.profile_loss(a, 5, 20, 3))
+    g = theory.optimal_gamma(np.array([0.0, 1.0, 3.0, 50.0, 800.0]), 20, 3)
     assert g[0] == pytest.approx(1.0) and (g[1:3] > 1).all() and g[-1] == pytest.approx(1.0)
 
 
 def test_reduced_gradient_matches_finite_differences():
     h = 1e-6
     for a, g in [(0.0, 0.0), (0.3, 0.8), (2.0, 1.4), (-1.0, 2.0), (6.0, 1.0)]:
-        ga, gg = dyn._reduced_grad(a, g, 5, 20, 3)
-        fa = (dyn.reduced_loss(a + h, g, 5, 20, 3) - dyn.reduced_loss(a - h, g, 5, 20, 3)) / (2 * h)
-        fg = (dyn.reduced_loss(a, g + h, 5, 20, 3) - dyn.reduced_loss(a, g - h, 5, 20, 3)) / (2 * h)
+        ga, gg = _reduced_grad(a, g, 5, 20, 3)
+        fa = (theory.reduced_loss(a + h, g, 5, 20, 3) - theory.reduced_loss(a - h, g, 5, 20, 3)) / (2 * h)
+        fg = (theory.reduced_loss(a, g + h, 5, 20, 3) - theory.reduced_loss(a, g - h, 5, 20, 3)) / (2 * h)
         assert ga == pytest.approx(fa, abs=1e-7) and gg == pytest.approx(fg, abs=1e-7)
 
 
@@ -132,7 +134,7 @@ def test_reduced_dynamics_matches_full_batch_gradient_descent():
     batch = task.sample(8000, generator=torch.Generator().manual_seed(0))
     model = sts.TheoryTransformer(d, T)
     opt = torch.optim.SGD(model.parameters(), lr=lr)
-    red = dyn.reduced_dynamics(d, T, q, lr_W=lr, lr_V=lr, steps=steps)
+    red = theory.reduced_dynamics(d, T, q, lr_W=lr, lr_V=lr, steps=steps)
     for t in range(steps):
         loss = sts_loss(model(batch), batch.target)
         opt.zero_grad()
@@ -146,7 +148,7 @@ def test_reduced_dynamics_matches_full_batch_gradient_descent():
 
 
 def test_reduced_dynamics_matches_online_training():
-    from sts_lib.widgets.dynamics import run_small
+    from sts_lib.chapters.ch3_dynamics_widgets import run_small
     run = run_small(lr_W=0.3, lr_V=1.0, T=12, q=3, steps=300, seed=0)
     rep, red = run["report"], run["reduced"]
     late = rep["step"] >= 150
@@ -156,17 +158,17 @@ def test_reduced_dynamics_matches_online_training():
 
 
 def test_value_moves_first_and_rate_tends_to_prediction():
-    red = dyn.reduced_dynamics(5, 20, 3, lr_W=0.5, lr_V=0.5, steps=6000)
+    red = theory.reduced_dynamics(5, 20, 3, lr_W=0.5, lr_V=0.5, steps=6000)
     assert red["alpha"][1] == 0.0 and red["gamma"][1] == pytest.approx(0.05)   # 2 lr_V / T
     fit = dyn.fit_inverse_loss_rate(red["step"], red["loss"], tail=0.3)
     assert fit["r2"] > 0.999
-    assert fit["slope"] == pytest.approx(dyn.predicted_inverse_slope(0.5, 20), rel=0.03)
+    assert fit["slope"] == pytest.approx(theory.predicted_inverse_slope(0.5, 20), rel=0.03)
 
 
 def test_pool_size_slows_the_attention():
-    fast = dyn.reduced_dynamics(5, 10, 2, lr_W=0.5, lr_V=0.5, steps=200)
-    slow = dyn.reduced_dynamics(5, 10, 2, lr_W=0.5, lr_V=0.5, steps=200, pool=40)
-    same = dyn.reduced_dynamics(5, 10, 2, lr_W=0.5 * 39 / 9, lr_V=0.5, steps=200, pool=40)
+    fast = theory.reduced_dynamics(5, 10, 2, lr_W=0.5, lr_V=0.5, steps=200)
+    slow = theory.reduced_dynamics(5, 10, 2, lr_W=0.5, lr_V=0.5, steps=200, pool=40)
+    same = theory.reduced_dynamics(5, 10, 2, lr_W=0.5 * 39 / 9, lr_V=0.5, steps=200, pool=40)
     assert slow["alpha"][-1] < fast["alpha"][-1]
     assert np.allclose(same["alpha"], fast["alpha"])
 
@@ -177,7 +179,7 @@ def test_pool_size_slows_the_attention():
 def test_reduced_dynamics_rejects_bad_input(kwargs, err):
     base = dict(lr_W=0.1, lr_V=0.1, steps=3)
     with pytest.raises(err):
-        dyn.reduced_dynamics(5, 10, 2, **{**base, **kwargs})
+        theory.reduced_dynamics(5, 10, 2, **{**base, **kwargs})
 
 
 # -- probes of the model -------------------------------------------------------------
@@ -205,7 +207,7 @@ def test_wxe_curvature_matches_exact_hessian():
     lam = dyn.wxe_curvature(task, alpha, batch_size=500, iters=200, seed=seed)
     batch = task.sample(500, generator=make_generator(seed))
     W_star, V_star = sts.ground_truth(d, T, dtype=torch.float64)
-    gamma = dyn.optimal_gamma(alpha, T, q)
+    gamma = theory.optimal_gamma(alpha, T, q)
     X, Z = batch.X.double(), batch.Z.double()
 
     def loss_of(M):
@@ -236,7 +238,7 @@ def _margin_loop(pe, T, q, n, seed):
     return torch.tensor(out)
 
 
-@pytest.mark.parametrize("name", ["random", "onehot_pool", "codebook"])
+@pytest.mark.parametrize("name", ["stochastic_random", "stochastic_onehot", "stochastic_codebook"])
 def test_selection_margin_agrees_with_a_loop(name):
     pe = pea.make_sampler(name, 12, T=7)
     fast = pea.selection_margin(pe, 7, 3, n=25, generator=torch.Generator().manual_seed(5))
@@ -244,7 +246,7 @@ def test_selection_margin_agrees_with_a_loop(name):
 
 
 def test_one_hot_pool_is_exact():
-    pe = pea.make_sampler("onehot_pool", 30, T=20)
+    pe = pea.make_sampler("stochastic_onehot", 30, T=20)
     assert torch.all(pea.selection_margin(pe, 20, 4, n=50) == 1.0)
     assert torch.all(pea.pairwise_coherence(pe, 20, n=10) == 0.0)
 
@@ -279,14 +281,14 @@ def test_make_sampler_validates():
     with pytest.raises(ValueError, match="sampler must be one of"):
         pea.make_sampler("gaussian", 8)
     with pytest.raises(ValueError, match="N = m >= T"):
-        pea.make_sampler("onehot_pool", 8, T=10)
+        pea.make_sampler("stochastic_onehot", 8, T=10)
     with pytest.raises(TypeError, match="m must be an integer"):
-        pea.make_sampler("random", 8.5)
-    assert pea.make_sampler("codebook", 8, T=10).max_len == 20
+        pea.make_sampler("stochastic_random", 8.5)
+    assert pea.make_sampler("stochastic_codebook", 8, T=10).max_len == 20
 
 
 def test_compare_samplers_scales_the_attention_rate():
-    samplers = {"fixed": sts.OneHotPE(16), "pool": pea.make_sampler("onehot_pool", 16, T=16)}
+    samplers = {"fixed": sts.OneHotPE(16), "pool": pea.make_sampler("stochastic_onehot", 16, T=16)}
     rows, hists = pea.compare_samplers(samplers, d=3, T=8, q=2, T_test=16, steps=40, log_every=10)
     by = {r["sampler"]: r for r in rows}
     assert by["fixed"]["lr_W"] == 0.5 and by["pool"]["lr_W"] == pytest.approx(0.5 * 15 / 7)

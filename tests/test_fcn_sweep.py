@@ -1,4 +1,4 @@
-"""sts_lib.fcn: the FCN width sweep, first layers that meet the bound, Monte-Carlo errors.
+"""sts_lib.chapters.ch2_fcn: the FCN width sweep, first layers that meet the bound, Monte-Carlo errors.
 
 Oracles: the closed-form lower bound, the exact Bayes error of a first layer
 (sts_lib.theory.fcn_bayes_error), the chi-square law of the zero predictor's error,
@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from sts_lib.fcn import (bayes_error_table, bound_width_for_error, committed_sweeps, fcn_width_sweep,
-                         monte_carlo_error, monte_carlo_errors, optimal_first_layer, random_first_layer, random_first_layer_error,
-                         transformer_baseline, width_for_error)
+from sts_lib.chapters.ch2_fcn import (bayes_error_table, bound_width_for_error, committed_sweeps, fcn_width_sweep,
+                                     optimal_first_layer, random_first_layer, random_first_layer_error,
+                                     transformer_baseline, width_for_error)
+from sts_lib.metrics import monte_carlo_error, monte_carlo_errors
 from sts_lib.task import STSTask
 from sts_lib.theory import fcn_bayes_error, fcn_lower_bound, uniform_plateau, zero_predictor_loss
 

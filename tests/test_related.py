@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import sts_lib as sts
-from sts_lib import scan_snap as ss
-from sts_lib import symmetry
+from sts_lib.chapters import ch6_scan_snap as ss
+from sts_lib.chapters import ch6_symmetry as symmetry
 
 
 # -- Syn-Small-like data ----------------------------------------------------------------

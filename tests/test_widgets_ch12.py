@@ -6,8 +6,8 @@ from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
 from sts_lib.theory import fcn_lower_bound, zero_predictor_loss
-from sts_lib.widgets.fcn import bound_explorer, plot_bound_explorer, plot_width_scaling, plot_width_sweep
-from sts_lib.widgets.task import PE_CHOICES, instance_explorer, plot_instance, sample_instance
+from sts_lib.chapters.ch2_fcn_widgets import bound_explorer, plot_bound_explorer, plot_width_scaling, plot_width_sweep
+from sts_lib.chapters.ch1_task import PE_CHOICES, instance_explorer, plot_instance, sample_instance
 
 
 def _image(im):

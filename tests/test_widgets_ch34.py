@@ -6,10 +6,10 @@ import pytest
 from matplotlib.figure import Figure
 
 import sts_lib as sts
-from sts_lib import pe_analysis as pea
+from sts_lib.chapters import ch3_dynamics_widgets as wdyn
+from sts_lib.chapters import ch4_positional as pea
+from sts_lib.chapters import ch4_positional_widgets as wpos
 from sts_lib.train import TrainConfig, train
-from sts_lib.widgets import dynamics as wdyn
-from sts_lib.widgets import positional as wpos
 
 pytest.importorskip("ipywidgets")
 
@@ -68,7 +68,7 @@ def test_positional_widget_redraws_in_place():
     fig = wpos.score_histogram(m=32, T=16, q=2, n=40)
     title = fig.axes[0].get_title()
     box = wpos.positional_widget(fig, m=32, T=16, q=2)
-    box.controls["sampler"].value = "onehot_pool"
+    box.controls["sampler"].value = "stochastic_onehot"
     assert box.figure is fig and len(fig.axes) == 1
     assert fig.axes[0].get_title() != title and "one-hot pool" in fig.axes[0].get_title()
     assert "100.0%" in fig.axes[0].get_title()            # exact margins for the pool
@@ -83,11 +83,11 @@ def test_score_histogram_validates():
     with pytest.raises(ValueError, match="sampler must be one of"):
         wpos.score_histogram(sampler="fixed")
     with pytest.raises(ValueError, match="N = m >= T"):
-        wpos.score_histogram(m=8, T=16, sampler="onehot_pool")
+        wpos.score_histogram(m=8, T=16, sampler="stochastic_onehot")
 
 
 def test_chapter4_static_figures():
-    samplers = {"random": pea.make_sampler("random", 8), "pool": pea.make_sampler("onehot_pool", 12, T=6)}
+    samplers = {"random": pea.make_sampler("stochastic_random", 8), "pool": pea.make_sampler("stochastic_onehot", 12, T=6)}
     fig = wpos.plot_pe_samples(samplers, 6)
     assert isinstance(fig, Figure) and len(fig.axes) == 3 * 2 + 1     # 3 rows x 2 samplers + colorbar
     ms = [8, 16]
@@ -102,7 +102,7 @@ def test_chapter4_static_figures():
 
 
 def test_sampler_runs_and_stored_results():
-    task = sts.STSTask(d=3, T=6, q=2, pe=pea.make_sampler("onehot_pool", 12, T=12))
+    task = sts.STSTask(d=3, T=6, q=2, pe=pea.make_sampler("stochastic_onehot", 12, T=12))
     hist = train(sts.TheoryTransformer(3, 12), task, TrainConfig(steps=20, log_every=10, eval_lengths=(12,)),
                  progress=False)
     fig = wpos.plot_sampler_runs({"pool": hist}, T_test=12)

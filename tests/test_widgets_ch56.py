@@ -8,9 +8,12 @@ import torch
 from matplotlib.figure import Figure
 
 import sts_lib as sts
-from sts_lib import scan_snap as ss
-from sts_lib.widgets import length as wlen
-from sts_lib.widgets import related as wrel
+from sts_lib.chapters import ch5_length as wlen
+from sts_lib.chapters import ch5_length_widgets as wlenw
+from sts_lib.chapters import ch6_related_widgets as wrel
+from sts_lib.chapters import ch6_scan_snap as ss
+from sts_lib.theory import fixed_onehot_floor, fixed_onehot_loss, reduced_loss
+from sts_lib.theory.length import _hypergeom
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +45,11 @@ def test_ray_loss_at_longer_length_matches_monte_carlo(T_test):
     task = sts.STSTask(d=d, T=T, q=q, pe=sts.StochasticOneHotPE(40))
     mc = sts.evaluate(wlen.ray_model(d, 40, c), task, T=T_test, batch_size=30000, seed=1)
     assert mc == pytest.approx(sts.loss_on_ray(c, d, T_test, q), rel=0.03)
-    assert wlen.symmetric_loss(c, 1.0, d, T_test, q) == pytest.approx(sts.loss_on_ray(c, d, T_test, q), rel=1e-12)
+    assert reduced_loss(c, 1.0, d, T_test, q) == pytest.approx(sts.loss_on_ray(c, d, T_test, q), rel=1e-12)
     # with gamma != 1, a beta shift and q' != q (the q-generalisation formula)
     model = _symmetric_model(d, 40, c, -0.3, 1.2, 40)
     mc = sts.evaluate(model, task, T=T_test, q=5, batch_size=30000, seed=2)
-    assert mc == pytest.approx(wlen.symmetric_loss(c, 1.2, d, T_test, 5), rel=0.03)
+    assert mc == pytest.approx(reduced_loss(c, 1.2, d, T_test, 5), rel=0.03)
 
 
 def test_ray_bound_on_longer_lengths():
@@ -63,20 +66,20 @@ def test_fixed_onehot_closed_form_matches_monte_carlo():
     model = _symmetric_model(d, 40, 3.0, -0.2, 1.1, T)
     for T_test in (20, 30, 40):
         mc = sts.evaluate(model, task, T=T_test, batch_size=30000, seed=3)
-        assert mc == pytest.approx(wlen.fixed_onehot_loss(3.0, -0.2, 1.1, d, T, T_test, q), rel=0.03)
+        assert mc == pytest.approx(fixed_onehot_loss(3.0, -0.2, 1.1, d, T, T_test, q), rel=0.03)
     # the floor is the alpha -> infinity limit, and the hypergeometric weights sum to 1
-    assert wlen.fixed_onehot_loss(40.0, 0.0, 1.0, d, T, 40, q) == pytest.approx(wlen.fixed_onehot_floor(d, T, 40, q))
-    assert wlen._hypergeom(40, 20, 3).sum() == pytest.approx(1.0)
-    assert wlen.fixed_onehot_floor(d, T, T, q) == 0.0
+    assert fixed_onehot_loss(40.0, 0.0, 1.0, d, T, 40, q) == pytest.approx(fixed_onehot_floor(d, T, 40, q))
+    assert _hypergeom(40, 20, 3).sum() == pytest.approx(1.0)
+    assert fixed_onehot_floor(d, T, T, q) == 0.0
 
 
 def test_closed_form_bad_input():
     with pytest.raises(ValueError, match="T_test"):
-        wlen.fixed_onehot_loss(1.0, 0.0, 1.0, 5, 20, 10, 3)
+        fixed_onehot_loss(1.0, 0.0, 1.0, 5, 20, 10, 3)
     with pytest.raises(ValueError, match="q must satisfy"):
-        wlen.symmetric_loss(1.0, 1.0, 5, 4, 6)
+        reduced_loss(1.0, 1.0, 5, 4, 6)
     with pytest.raises(TypeError, match="alpha"):
-        wlen.symmetric_loss("big", 1.0, 5, 20, 3)
+        reduced_loss("big", 1.0, 5, 20, 3)
     with pytest.raises(ValueError, match="pool"):
         wlen.LengthConfig(T=20, pool=10)
     with pytest.raises(ValueError, match="name"):
@@ -127,15 +130,15 @@ def test_history_logs_the_ood_metrics(runs):
 # -- plots and widgets ---------------------------------------------------------------------------
 def test_ood_panels(runs):
     hs = {n: r.history for n, r in runs.items()}
-    fig = wlen.plot_ood_panels(hs)
+    fig = wlenw.plot_ood_panels(hs)
     assert isinstance(fig, Figure) and len(fig.axes) == 2
-    assert len(wlen.plot_ood_panels(hs, prefix="loss_q").axes) == 1
+    assert len(wlenw.plot_ood_panels(hs, prefix="loss_q").axes) == 1
     with pytest.raises(ValueError, match="no metric"):
-        wlen.plot_ood_panels(hs, prefix="loss_zzz")
+        wlenw.plot_ood_panels(hs, prefix="loss_zzz")
 
 
 def test_length_explorer_updates_in_place(runs):
-    ex = wlen.LengthExplorer(runs, lengths=[20, 30, 40])
+    ex = wlenw.LengthExplorer(runs, lengths=[20, 30, 40])
     fig = ex.update("fixed one-hot", 40)
     assert fig is ex.fig and len(fig.axes) == 2
     assert "T_test=40" in ex.ax_attn.get_title() and "fixed one-hot" in ex.ax_attn.get_title()
@@ -146,13 +149,13 @@ def test_length_explorer_updates_in_place(runs):
         ex.update(pe="sinusoidal")
     with pytest.raises(ValueError, match="T_test must be <= 40"):
         ex.update(T_test=41)
-    assert isinstance(wlen.plot_length_explorer(runs), Figure)
+    assert isinstance(wlenw.plot_length_explorer(runs), Figure)
 
 
 def test_length_widget_headless(runs):
     pytest.importorskip("ipywidgets")
-    ex = wlen.LengthExplorer(runs, lengths=[20, 40])
-    panel = wlen.length_widget(runs, ex)
+    ex = wlenw.LengthExplorer(runs, lengths=[20, 40])
+    panel = wlenw.length_widget(runs, ex)
     assert panel.figure is ex.fig and len(panel.image.value) > 1000
     before = panel.image.value
     panel.update(pe="stochastic one-hot", T_test=30)

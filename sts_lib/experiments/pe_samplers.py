@@ -21,7 +21,7 @@ floors of the ground-truth ray W = c W*, V = gamma V* with the best gamma (theor
   cross-talk eps_i = sum_{k in y, k != i} <p_i, p_k> (sum_i (eps_i - mean)^2 has mean (q-1)(q-2)/m).
   For a one-hot pool both terms vanish and the floor is 0. Valid while c sqrt(q/m) is small
   (checked against Monte Carlo: within 15% for m >= 64, off by 2x at m = 32);
-* ``ray_floor_mc``: the same minimum measured by Monte Carlo (:func:`sts_lib.dynamics.ray_loss_mc`).
+* ``ray_floor_mc``: the same minimum measured by Monte Carlo (:func:`sts_lib.chapters.ch3_dynamics.ray_loss_mc`).
 
 The book's limit c -> infinity, d (q-1)/q^2 (chapter 4), is recorded too: the loss at infinite
 scale, above the floor, since the softmax then collapses onto one selected token.
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dynamics import ray_loss_mc
+from ..chapters.ch3_dynamics import ray_loss_mc
 from ..positional import make_pe
 from ..task import STSTask
 from ..theory import uniform_plateau

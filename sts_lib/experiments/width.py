@@ -30,7 +30,8 @@ import numpy as np
 import torch
 
 from ..device import make_generator
-from ..fcn import monte_carlo_error
+from ..chapters.ch2_fcn import width_for_error
+from ..metrics import monte_carlo_error
 from ..models import FCN, TheoryTransformer
 from ..positional import StochasticRandomPE, make_pe
 from ..task import STSTask, sts_loss
@@ -241,17 +242,6 @@ def _onehot_point(T: int, d: int, q: int, p: dict, seed: int, device) -> dict:
             "rel_error": err / zero_predictor_loss(d, q), **run}
 
 
-def _crossing(widths, rel, target: float) -> float:
-    """Smallest width where the measured relative error reaches ``target`` (linear interpolation)."""
-    pts = sorted(zip(widths, rel))
-    if pts[0][1] <= target:
-        return float(pts[0][0])
-    for (w0, e0), (w1, e1) in zip(pts[:-1], pts[1:]):
-        if e1 <= target:
-            return w0 + (w1 - w0) * (e0 - target) / (e0 - e1)
-    return float("nan")
-
-
 def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> tuple[dict, dict, dict]:
     d, q, target = cfg["d"], cfg["q"], cfg["target"]
     fc = cfg["fcn"]
@@ -268,9 +258,7 @@ def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> tuple[dict, dict, dict]:
                              lambda: _onehot_point(T, d, q, cfg["onehot_tf"], seed, ctx.device), ctx,
                              f"seed {seed}: one-hot transformer T={T}")
         tf_rows, m_needed = _m_sweep(T, q, d, target, cfg["m_grid"], cfg["random_tf"], seed, ctx)
-        widths = [r["width"] for r in rows]
-        rel = [r["rel_error"] for r in rows]
-        w_fcn = _crossing(widths, rel, target)
+        w_fcn = width_for_error(rows, target)
         w_bound = T * d * max(1.0 - target * (T - 1) / (T - q), 0.0)
         margin = min((r["error"] + 3 * r["error_se"] - fcn_lower_bound(T, d, q, r["width"])) / zero_predictor_loss(d, q)
                      for r in rows)

@@ -5,7 +5,7 @@ and draws the scores s_i = <p_i, sum_{j in y} p_j> of the selected and the unsel
 positions (the attention logits of the ground-truth direction). It is the static
 figure the book shows; :func:`positional_widget` redraws that figure in place when
 m, T, q or the sampler change. The other helpers draw the chapter's fixed figures
-from data computed by :mod:`sts_lib.pe_analysis`. All return a Figure, never show it.
+from data computed by :mod:`sts_lib.chapters.ch4_positional`. All return a Figure, never show it.
 """
 
 from __future__ import annotations
@@ -19,16 +19,17 @@ from matplotlib.ticker import MaxNLocator
 
 from .._validate import check_int, check_T_q
 from ..device import make_generator
-from ..pe_analysis import SAMPLERS, fit_through_origin, make_sampler, query_scores
+from .ch4_positional import SAMPLERS, fit_through_origin, make_sampler, query_scores
 from ..theory import loss_on_ray
 from ..results import histories
-from .dynamics import _labelled
+from .panel import labelled
 
-DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "random"}
-_LABELS = {"random": "random unit vectors", "onehot_pool": "one-hot pool", "codebook": "codebook rows"}
+DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "stochastic_random"}
+_LABELS = {"stochastic_random": "random unit vectors", "stochastic_onehot": "one-hot pool",
+           "stochastic_codebook": "codebook rows"}
 
 
-def score_histogram(m: int = 64, T: int = 64, q: int = 3, sampler: str = "random", *, n: int | None = None,
+def score_histogram(m: int = 64, T: int = 64, q: int = 3, sampler: str = "stochastic_random", *, n: int | None = None,
                     seed: int = 0, fig: Figure | None = None) -> Figure:
     """Histogram of the selected and unselected scores <p_i, sum_y p_j> over ``n`` sequences.
 
@@ -52,7 +53,7 @@ def score_histogram(m: int = 64, T: int = 64, q: int = 3, sampler: str = "random
     bins = np.linspace(lo, hi, 60)
     ax.hist(unsel.numpy(), bins=bins, density=True, alpha=0.6, label=f"unselected ({T - q} per sequence)")
     ax.hist(sel.numpy(), bins=bins, density=True, alpha=0.6, label=f"selected ({q} per sequence)")
-    if sampler != "onehot_pool":
+    if sampler != "stochastic_onehot":
         sd = math.sqrt(q / m)
         ax.axvline(sd * math.sqrt(2 * math.log(T - q)) if T - q > 1 else sd, c="C0", ls=":", lw=1,
                    label=r"$\sqrt{q/m}\,\sqrt{2\log(T-q)}$")
@@ -97,7 +98,7 @@ def positional_widget(fig: Figure | None = None, **params):
 
     for c in controls.values():
         c.observe(update, names="value")
-    rows = {k: _labelled(w, k, c) for k, c in controls.items()}
+    rows = {k: labelled(w, k, c) for k, c in controls.items()}
     box = w.VBox([w.HBox([rows["m"], rows["T"]]), w.HBox([rows["q"], rows["sampler"]]), status, output])
     box.figure, box.controls, box.output, box.update = fig, controls, output, update
     return box

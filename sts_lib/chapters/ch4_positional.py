@@ -17,13 +17,13 @@ import math
 import numpy as np
 import torch
 
-from ._validate import check_float, check_int, check_T_q
-from .device import make_generator
-from .dynamics import fit_inverse_loss_rate, symmetry_report
-from .models import TheoryTransformer
-from .positional import PositionalEncoding, StochasticCodebookPE, StochasticOneHotPE, StochasticRandomPE
-from .task import STSTask, sample_subsets
-from .train import TrainConfig, train
+from .._validate import check_float, check_int, check_T_q
+from ..device import make_generator
+from .ch3_dynamics import fit_inverse_loss_rate, symmetry_report
+from ..models import TheoryTransformer
+from ..positional import PositionalEncoding, StochasticCodebookPE, StochasticOneHotPE, StochasticRandomPE
+from ..task import STSTask, sample_subsets
+from ..train import TrainConfig, train
 
 
 def _check_pe(pe) -> PositionalEncoding:
@@ -32,20 +32,21 @@ def _check_pe(pe) -> PositionalEncoding:
     return pe
 
 
-SAMPLERS = ("random", "onehot_pool", "codebook")
+#: The three candidate stochastic samplers, by their kinds in the one PE vocabulary (sts_lib.positional.PE_KINDS).
+SAMPLERS = ("stochastic_random", "stochastic_onehot", "stochastic_codebook")
 
 
 def make_sampler(name: str, m: int, *, T: int | None = None, codebook_size: int | None = None,
                  seed: int = 0) -> PositionalEncoding:
     """One of the three candidate stochastic-PE samplers of paper_spec §3.3, by name.
 
-    * ``'random'``: fresh uniform unit vectors in R^m for every sequence (:class:`StochasticRandomPE`);
-    * ``'onehot_pool'``: T random slots of a one-hot pool of size N = m (:class:`StochasticOneHotPE`);
+    * ``'stochastic_random'``: fresh uniform unit vectors in R^m for every sequence (:class:`StochasticRandomPE`);
+    * ``'stochastic_onehot'``: T random slots of a one-hot pool of size N = m (:class:`StochasticOneHotPE`);
       needs m >= T, the longest length it will see;
-    * ``'codebook'``: T random rows of a fixed table of ``codebook_size`` unit vectors in R^m
+    * ``'stochastic_codebook'``: T random rows of a fixed table of ``codebook_size`` unit vectors in R^m
       (default 2 max(m, T)), drawn once from ``seed`` (:class:`StochasticCodebookPE`).
 
-    >>> make_sampler("onehot_pool", 64, T=20).m, make_sampler("codebook", 32, T=20).max_len
+    >>> make_sampler("stochastic_onehot", 64, T=20).m, make_sampler("stochastic_codebook", 32, T=20).max_len
     (64, 64)
     """
     if name not in SAMPLERS:
@@ -53,9 +54,9 @@ def make_sampler(name: str, m: int, *, T: int | None = None, codebook_size: int 
     m = check_int("m", m, low=1)
     if T is not None:
         T = check_int("T", T, low=1)
-    if name == "random":
+    if name == "stochastic_random":
         return StochasticRandomPE(m, kind="sphere")
-    if name == "onehot_pool":
+    if name == "stochastic_onehot":
         if T is not None and m < T:
             raise ValueError(f"the one-hot pool needs N = m >= T, got m={m}, T={T}")
         return StochasticOneHotPE(max_len=m)
@@ -248,7 +249,7 @@ def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_t
     For a stochastic PE the attention learning rate is rescaled to ``lr_W * (m - 1) / (T - 1)``,
     which gives the diagonal of W_EE the same speed as fixed one-hot PE at length T: the
     gradient in W_EE spreads over all m directions instead of the T used ones (see
-    :func:`sts_lib.dynamics.reduced_dynamics`). A fixed PE trains with ``lr_W`` as given.
+    :func:`sts_lib.theory.reduced_dynamics`). A fixed PE trains with ``lr_W`` as given.
     Returns one row per sampler (final loss, OOD loss at ``T_test``, cosines, 1/loss fit,
     symmetry report of W_EE) and the histories by name.
     """

@@ -4,11 +4,11 @@ Chapter 3 asks three questions of a training run from zero initialisation: does 
 loss decay like O(1/t) (is 1/loss linear in t), does the attention scale grow like
 (1/2) log t, and does the iterate stay in the symmetric family W_EE = alpha I +
 beta 11^T, V_X = gamma I with every other block at 0? The fits and the block
-report below answer them from a :class:`~sts_lib.train.History`. The symmetric
-family turns population gradient descent into a recursion on two scalars
-(alpha, gamma); :func:`reduced_dynamics` iterates it. That recursion is *derived in
-this course* (paper_spec §4.4, tag [R]), not taken from the paper, and it is tested
-against full-matrix training in ``tests/test_dynamics.py``.
+report below answer them from a :class:`~sts_lib.train.History`; the probes at the end
+measure a model (gradients at zero, the loss along the ray, a curvature). The symmetric
+family's closed forms (the reduced loss, the optimal gamma, the recursion on the two
+scalars (alpha, gamma)) are in :mod:`sts_lib.theory.ray`; they are *derived in this course*
+(paper_spec §4.4, tag [R]) and tested against full-matrix training in ``tests/test_dynamics.py``.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ import math
 import numpy as np
 import torch
 
-from ._validate import check_float, check_int, check_T_q
-from .device import make_generator
-from .models import TheoryTransformer, ground_truth
-from .task import STSTask, sts_loss
+from .._validate import check_float, check_int
+from ..device import make_generator
+from ..models import TheoryTransformer, ground_truth
+from ..task import STSTask, sts_loss
+from ..theory import optimal_gamma
 
 
 # -- fits ------------------------------------------------------------------------------
@@ -154,138 +155,6 @@ def snapshot_reports(hist, d: int) -> dict[str, np.ndarray]:
     return out
 
 
-# -- the reduced scalar model [R] ------------------------------------------------------
-def reduced_loss(alpha, gamma, d: int, T: int, q: int):
-    """Population loss at W_EE = alpha I + beta 11^T, V_X = gamma I, other blocks 0 (one-hot PE).
-
-    With a_s = e^alpha / D, a_u = 1 / D, D = q e^alpha + T - q (selected / unselected
-    attention): L = d [q (gamma a_s - 1/q)^2 + (T - q) gamma^2 a_u^2]. At gamma = 1 this is
-    :func:`sts_lib.theory.loss_on_ray`. Works elementwise on numpy arrays.
-
-    >>> from sts_lib.theory import loss_on_ray
-    >>> bool(np.isclose(reduced_loss(1.3, 1.0, 4, 10, 3), loss_on_ray(1.3, 4, 10, 3)))
-    True
-    """
-    d = check_int("d", d, low=1)
-    T, q = check_T_q(T, q)
-    a_s, a_u = _attention(np.asarray(alpha, dtype=float), T, q)
-    gamma = np.asarray(gamma, dtype=float)
-    out = d * (q * (gamma * a_s - 1.0 / q) ** 2 + (T - q) * (gamma * a_u) ** 2)
-    return out if out.ndim else float(out)
-
-
-def _attention(alpha, T, q):
-    # Divide through by e^alpha when alpha > 0 so large alphas do not overflow.
-    big = alpha > 0
-    e = np.exp(np.where(big, -alpha, alpha))
-    a_s = np.where(big, 1.0 / (q + (T - q) * e), e / (q * e + T - q))
-    a_u = np.where(big, e / (q + (T - q) * e), 1.0 / (q * e + T - q))
-    return a_s, a_u
-
-
-def optimal_gamma(alpha, T: int, q: int):
-    """The value scale gamma*(alpha) minimising :func:`reduced_loss` at gap alpha [R]:
-
-        gamma* = e^alpha (q e^alpha + T - q) / (q e^(2 alpha) + T - q),
-
-    equal to 1 at alpha = 0 and as alpha -> infinity, and above 1 in between (V scales up
-    to make up for the attention that still leaks onto unselected tokens).
-
-    >>> float(optimal_gamma(0.0, 20, 3)), round(float(optimal_gamma(1.3, 20, 3)), 3)
-    (1.0, 1.791)
-    """
-    T, q = check_T_q(T, q)
-    alpha = np.asarray(alpha, dtype=float)
-    # Written in e^{-|alpha|} so that large alphas do not overflow.
-    e = np.exp(-np.abs(alpha))
-    pos = (q + (T - q) * e) / (q + (T - q) * e ** 2)
-    neg = e * (q * e + T - q) / (q * e ** 2 + T - q)
-    out = np.where(alpha > 0, pos, neg)
-    return out if out.ndim else float(out)
-
-
-def profile_loss(alpha, d: int, T: int, q: int):
-    """min over gamma of :func:`reduced_loss`: L*(alpha) = d (T - q) / (q (q e^(2 alpha) + T - q)) [R].
-
-    Strictly positive for every finite alpha, so on the symmetric family the infimum 0
-    is approached only as alpha -> infinity; and 1/L* is affine in e^(2 alpha).
-
-    >>> bool(np.isclose(profile_loss(1.3, 5, 20, 3), reduced_loss(1.3, optimal_gamma(1.3, 20, 3), 5, 20, 3)))
-    True
-    """
-    d = check_int("d", d, low=1)
-    T, q = check_T_q(T, q)
-    alpha = np.asarray(alpha, dtype=float)
-    out = d * (T - q) / (q * (q * np.exp(2 * alpha) + T - q))
-    return out if out.ndim else float(out)
-
-
-def _reduced_grad(alpha: float, gamma: float, d: int, T: int, q: int) -> tuple[float, float]:
-    """(dL/dalpha, dL/dgamma) of :func:`reduced_loss`, in Python floats (the recursion's hot loop)."""
-    # d a_s / d alpha = a_s (1 - q a_s); d a_u / d alpha = -q a_s a_u.
-    if alpha > 0:
-        e = math.exp(-alpha)
-        a_s, a_u = 1.0 / (q + (T - q) * e), e / (q + (T - q) * e)
-    else:
-        e = math.exp(alpha)
-        a_s, a_u = e / (q * e + T - q), 1.0 / (q * e + T - q)
-    r = gamma * a_s - 1.0 / q
-    g_alpha = d * (2 * q * r * gamma * a_s * (1 - q * a_s) - 2 * (T - q) * gamma ** 2 * a_u ** 2 * q * a_s)
-    g_gamma = d * (2 * q * r * a_s + 2 * (T - q) * gamma * a_u ** 2)
-    return g_alpha, g_gamma
-
-
-def reduced_dynamics(d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps: int,
-                     pool: int | None = None) -> dict[str, np.ndarray]:
-    """Population gradient descent from zero, reduced to the scalars (alpha, gamma).
-
-    Derived here [R]: by permutation symmetry the gradient in W_EE is a I + b 11^T with
-    <grad, 11^T> = 0 (softmax ignores a common shift), so b = -a/N for a one-hot pool of
-    N slots (N = T for fixed one-hot PE) and dL/dalpha = a (N - 1). By rotation
-    symmetry the gradient in V_X is g I with dL/dgamma = g d. Full-matrix GD with
-    rates lr_W, lr_V is therefore
-
-        alpha <- alpha - lr_W / (N - 1) * dL/dalpha,   gamma <- gamma - lr_V / d * dL/dgamma.
-
-    ``pool`` is N (default T). Returns arrays ``step``, ``alpha``, ``gamma``, ``loss``
-    of length steps + 1.
-
-    >>> r = reduced_dynamics(5, 20, 3, lr_W=1.0, lr_V=1.0, steps=2)
-    >>> r["alpha"][:2].tolist(), round(float(r["gamma"][1]), 6)   # W cannot move before V has
-    ([0.0, 0.0], 0.1)
-    """
-    d = check_int("d", d, low=1)
-    T, q = check_T_q(T, q)
-    steps = check_int("steps", steps, low=0)
-    lr_W = check_float("lr_W", lr_W, low=0.0)
-    lr_V = check_float("lr_V", lr_V, low=0.0)
-    N = T if pool is None else check_int("pool", pool, low=T)
-    if N < 2:
-        raise ValueError("the reduced model needs at least 2 positions (pool >= 2)")
-    alpha, gamma = np.zeros(steps + 1), np.zeros(steps + 1)
-    a, g = 0.0, 0.0
-    for t in range(steps):
-        g_a, g_g = _reduced_grad(a, g, d, T, q)
-        a, g = a - lr_W / (N - 1) * g_a, g - lr_V / d * g_g
-        alpha[t + 1], gamma[t + 1] = a, g
-    return {"step": np.arange(steps + 1), "alpha": alpha, "gamma": gamma,
-            "loss": reduced_loss(alpha, gamma, d, T, q)}
-
-
-def predicted_inverse_slope(lr_W: float, pool: int) -> float:
-    """Late-time slope of 1/loss per step under the reduced model: 4 lr_W / (N - 1) [R].
-
-    On the ray (gamma = 1), dL/dalpha -> -2L, so d(1/L)/dt = lr_W/(N-1) (dL/dalpha)^2 / L^2
-    -> 4 lr_W/(N-1), whatever d and q. ``pool`` is N (T for fixed one-hot PE).
-
-    >>> predicted_inverse_slope(1.0, 21)
-    0.2
-    """
-    lr_W = check_float("lr_W", lr_W, low=0.0, strict_low=True)
-    pool = check_int("pool", pool, low=2)
-    return 4.0 * lr_W / (pool - 1)
-
-
 # -- probes of a model -------------------------------------------------------------
 def gradients_at_zero(task: STSTask, *, batch_size: int = 4096, seed: int = 0) -> dict[str, float]:
     """Gradients of the loss at W = V = 0 on one batch: the value matrix moves first.
@@ -344,7 +213,7 @@ def wxe_curvature(task: STSTask, alpha: float, gamma: float | None = None, *, ba
     ``gamma=None`` uses :func:`optimal_gamma`. Power iteration on Hessian-vector
     products through the dense reference forward (which supports double backward).
     """
-    from .models import dense_reference_forward
+    from ..models import dense_reference_forward
 
     alpha = check_float("alpha", alpha)
     gamma = optimal_gamma(alpha, task.T, task.q) if gamma is None else check_float("gamma", gamma)

@@ -17,12 +17,13 @@ from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
 from .._validate import check_float, check_int, check_T_q
-from ..dynamics import (fit_inverse_loss_rate, optimal_gamma, predicted_inverse_slope, reduced_dynamics,
-                        snapshot_reports)
+from .ch3_dynamics import fit_inverse_loss_rate, snapshot_reports
 from ..models import TheoryTransformer
 from ..task import STSTask
-from ..theory import c_for_loss, loss_on_ray, uniform_plateau
+from ..theory import (c_for_loss, loss_on_ray, optimal_gamma, predicted_inverse_slope, reduced_dynamics,
+                      uniform_plateau)
 from ..train import TrainConfig, train
+from .panel import labelled
 
 # The panel's defaults: a clean run (lr_W below the W_XE stability limit) that shows both phases.
 DEFAULTS = {"lr_W": 0.3, "lr_V": 1.0, "T": 12, "q": 3, "steps": 400}
@@ -33,8 +34,8 @@ def run_small(lr_W: float = 0.3, lr_V: float = 1.0, T: int = 12, q: int = 3, ste
     """Train a small theory transformer (one-hot PE, zero init) and its reduced scalar model.
 
     Returns ``{'hist', 'report', 'reduced', 'fit', 'params'}``: the History (with W/V
-    snapshots), :func:`~sts_lib.dynamics.snapshot_reports` of it, the
-    :func:`~sts_lib.dynamics.reduced_dynamics` arrays, and the 1/loss fit on the second half.
+    snapshots), :func:`~sts_lib.chapters.ch3_dynamics.snapshot_reports` of it, the
+    :func:`~sts_lib.theory.reduced_dynamics` arrays, and the 1/loss fit on the second half.
     """
     lr_W = check_float("lr_W", lr_W, low=0.0, strict_low=True)
     lr_V = check_float("lr_V", lr_V, low=0.0, strict_low=True)
@@ -146,19 +147,10 @@ def dynamics_widget(fig: Figure | None = None, **params):
 
     for c in controls.values():
         c.observe(update, names="value")
-    rows = [_labelled(w, labels[k], controls[k]) for k in controls]
+    rows = [labelled(w, labels[k], controls[k]) for k in controls]
     box = w.VBox([w.HBox(rows[:2]), w.HBox(rows[2:]), status, output])
     box.figure, box.controls, box.output, box.update = fig, controls, output, update
     return box
-
-
-def _labelled(w, text: str, control):
-    """A control with its label in an HTML widget next to it, instead of ``description``.
-
-    ipywidgets typesets a ``description`` with the MathJax 2 API (``MathJax.Hub``), which
-    throws in a page that loads MathJax 3, as the book does; plain HTML is not typeset.
-    """
-    return w.HBox([w.HTML(f"<b>{text}</b>", layout=w.Layout(width="60px")), control])
 
 
 # -- the chapter's fixed figures ---------------------------------------------------------

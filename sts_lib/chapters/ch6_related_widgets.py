@@ -1,7 +1,7 @@
 """Chapter 6 (related results): plots for Scan & Snap and Breaking Symmetry, and a learning-rate-ratio widget.
 
-Every plot helper takes data (histories from :mod:`sts_lib.scan_snap`, loss curves
-from :mod:`sts_lib.symmetry`) and returns a bare matplotlib Figure (never pyplot's,
+Every plot helper takes data (histories from :mod:`sts_lib.chapters.ch6_scan_snap`, loss curves
+from :mod:`sts_lib.chapters.ch6_symmetry`) and returns a bare matplotlib Figure (never pyplot's,
 so a notebook shows it exactly once). :class:`ScanSnapExplorer` redraws one figure
 in place for the chosen eta_Y / eta_Z; :func:`scan_snap_widget` wraps it in
 ipywidgets, which is imported only there.
@@ -14,7 +14,7 @@ from matplotlib import cm
 from matplotlib.figure import Figure
 
 from .._validate import check_choice
-from ..scan_snap import ScanSnapHistory, token_groups
+from .ch6_scan_snap import ScanSnapHistory, token_groups
 
 
 def _draw_run(axes, hist: ScanSnapHistory, label: str = "") -> None:
@@ -55,7 +55,7 @@ def plot_ratio_sweep(sweep: dict[float, ScanSnapHistory]) -> Figure:
     """Left: entropy over distinct tokens against time, one curve per eta_Y/eta_Z.
     Right: final entropy and final common-token attention against the ratio."""
     if not sweep:
-        raise ValueError("sweep is empty (see sts_lib.scan_snap.lr_ratio_sweep)")
+        raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
     fig = Figure(figsize=(9.5, 3.3), layout="constrained")
     a1, a2 = fig.subplots(1, 2)
     ratios = sorted(sweep)
@@ -95,7 +95,7 @@ class ScanSnapExplorer:
 
     def __init__(self, sweep: dict[float, ScanSnapHistory]):
         if not sweep:
-            raise ValueError("sweep is empty (see sts_lib.scan_snap.lr_ratio_sweep)")
+            raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
         self.sweep = sweep
         self.fig = Figure(figsize=(12, 3.3), layout="constrained")
         self.axes = self.fig.subplots(1, 3)
@@ -111,11 +111,11 @@ class ScanSnapExplorer:
 
 
 def scan_snap_widget(sweep: dict[float, ScanSnapHistory], explorer: ScanSnapExplorer | None = None):
-    """ipywidgets panel (a :class:`~sts_lib.widgets.task.FigurePanel`): a slider over the sweep's
+    """ipywidgets panel (a :class:`~sts_lib.chapters.panel.FigurePanel`): a slider over the sweep's
     ratios that redraws the explorer's one figure in place. Display ``panel.widget``."""
     import ipywidgets as W
 
-    from .task import FigurePanel
+    from .panel import FigurePanel
 
     ex = explorer or ScanSnapExplorer(sweep)
     slider = W.SelectionSlider(options=sorted(sweep), value=ex.ratio if ex.ratio is not None else max(sweep),

@@ -21,13 +21,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_int
-from .device import make_generator
-from .models import TheoryTransformer
-from .positional import PEBatch
-from .task import Batch, STSTask, sts_loss
-from .loop import Callback
-from .train import TrainConfig, train
+from .._validate import check_int
+from ..device import make_generator
+from ..models import TheoryTransformer
+from ..positional import PEBatch
+from ..task import Batch, STSTask, sts_loss
+from ..loop import Callback
+from ..train import TrainConfig, train
 
 
 class TinyTransformer(nn.Module):

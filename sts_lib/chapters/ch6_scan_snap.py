@@ -21,8 +21,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_float, check_generator, check_int
-from .device import make_generator
+from .._validate import check_float, check_generator, check_int
+from ..device import make_generator
 
 
 def syn_small_probs(n_common: int = 10, n_distinct: int = 10, common_mass: float = 0.8,

@@ -6,7 +6,7 @@ Bayes error of a Gaussian random first layer, and at the chosen width the exact
 Bayes error of one sampled random layer (closed form, no training).
 :func:`bound_explorer` puts sliders on the same figure and redraws it in place.
 :func:`plot_width_sweep` and :func:`plot_width_scaling` draw the rows returned by
-:func:`sts_lib.fcn.fcn_width_sweep`. All return matplotlib Figures, registered
+:func:`sts_lib.chapters.ch2_fcn.fcn_width_sweep`. All return matplotlib Figures, registered
 with pyplot like every figure of the course (``fig = plot_...(...)`` shows it),
 except a widget's figure, which lives only inside its widget.
 """
@@ -18,9 +18,9 @@ from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
 from .._validate import check_float, check_int, check_T_q
-from ..fcn import bound_width_for_error, random_first_layer, random_first_layer_error, width_for_error
+from .ch2_fcn import bound_width_for_error, random_first_layer, random_first_layer_error, width_for_error
 from ..theory import fcn_bayes_error, fcn_lower_bound, zero_predictor_loss
-from .task import FigurePanel, new_figure
+from .panel import FigurePanel, new_figure
 
 
 def _bound_point(T: int, d: int, q: int, width: int, seed: int) -> dict:
@@ -115,7 +115,7 @@ def bound_explorer(T: int = 10, d: int = 4, q: int = 3, width: int = 20, *, seed
 
 def _check_rows(rows) -> list[dict]:
     if not isinstance(rows, (list, tuple)) or not rows:
-        raise ValueError("rows must be a non-empty list of dicts from sts_lib.fcn.fcn_width_sweep")
+        raise ValueError("rows must be a non-empty list of dicts from sts_lib.chapters.ch2_fcn.fcn_width_sweep")
     keys = {"T", "d", "q", "width", "rel_error"}
     for r in rows:
         if not isinstance(r, dict) or not keys <= set(r):
@@ -129,10 +129,10 @@ def plot_width_sweep(rows: list[dict], *, transformer: dict | None = None, extra
                      ax=None, title: str | None = None) -> Figure:
     """Measured relative error of trained FCNs against width, with the bound and the random-layer curve.
 
-    ``rows``: output of :func:`sts_lib.fcn.fcn_width_sweep` (one ``(T, d, q)``); error bars are
+    ``rows``: output of :func:`sts_lib.chapters.ch2_fcn.fcn_width_sweep` (one ``(T, d, q)``); error bars are
     2 Monte-Carlo standard errors. ``extra``: more FCN rows of the same task (e.g. deeper nets),
     drawn as separate markers labelled by their depth. ``transformer``: output of
-    :func:`sts_lib.fcn.transformer_baseline`, drawn as a star at its embedding width ``d + m``.
+    :func:`sts_lib.chapters.ch2_fcn.transformer_baseline`, drawn as a star at its embedding width ``d + m``.
     """
     rows = _check_rows(rows)
     T, d, q = rows[0]["T"], rows[0]["d"], rows[0]["q"]
@@ -170,7 +170,7 @@ def plot_width_sweep(rows: list[dict], *, transformer: dict | None = None, extra
 def plot_width_scaling(sweeps: dict, *, rel_target: float | None = None, title: str | None = None) -> Figure:
     """Sweeps at several T, against width / (T d): trained FCN (solid) and the bound (dashed).
 
-    ``sweeps`` maps a label (e.g. T) to rows of :func:`sts_lib.fcn.fcn_width_sweep`. If
+    ``sweeps`` maps a label (e.g. T) to rows of :func:`sts_lib.chapters.ch2_fcn.fcn_width_sweep`. If
     ``rel_target`` is given, a horizontal line marks it and the right panel shows the interpolated
     width at which each sweep reaches it, against ``T d``.
     """

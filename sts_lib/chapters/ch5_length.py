@@ -1,0 +1,163 @@
+"""Chapter 5 (length generalisation): the fixed-vs-stochastic PE experiment and what a trained model says.
+
+One call, :func:`train_length_runs`, trains the theory transformer at length ``T``
+with three position encodings (fixed one-hot, fixed near-orthogonal, stochastic
+one-hot) while logging held-out losses at longer lengths and other ``q``. The
+closed forms of :mod:`sts_lib.theory.length` and :func:`sts_lib.theory.reduced_loss`
+predict those losses from three numbers read off a trained model (:func:`symmetric_params`),
+assuming the symmetric form ``W_EE = alpha I + beta 11^T`` on the slots it was trained on
+(zero elsewhere), ``V_X = gamma I`` and every other block 0 (derived in this course, tag
+[R]); :func:`predicted_loss` and :func:`measured_loss` put the two side by side. The
+figures and the widget are in :mod:`sts_lib.chapters.ch5_length_widgets`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .._validate import check_choice, check_float, check_int, check_T_q
+from ..device import make_generator
+from ..models import TheoryTransformer
+from ..positional import PE_LABELS, NearOrthogonalPE, PositionalEncoding, make_pe
+from ..task import STSTask, sts_loss
+from ..theory import fixed_onehot_loss, reduced_loss
+from ..train import History, TrainConfig, train
+
+#: The chapter's three PEs, named by their labels in the one PE vocabulary (sts_lib.positional.PE_LABELS).
+PE_KINDS = ("onehot", "near_orthogonal", "stochastic_onehot")
+PE_NAMES = tuple(PE_LABELS[k] for k in PE_KINDS)
+
+
+@dataclass
+class LengthConfig:
+    """The quick-scale experiment (the paper's Figure 2 uses T=200, q=3, T_test up to 400)."""
+
+    d: int = 5                            # token dimension
+    T: int = 20                           # training length
+    q: int = 3                            # training subset size
+    pool: int = 40                        # PE pool size N = longest test length
+    m_near: int = 64                      # width of the fixed near-orthogonal PE
+    eval_lengths: tuple = (25, 30, 40)    # T_test values logged during training
+    eval_qs: tuple = (2, 4, 5, 6)         # q_test values logged during training
+    steps: int = 1000                     # GD steps (online batches)
+    batch_size: int = 256                 # fresh samples per step
+    lr: float = 1.0                       # GD learning rate (1.5 and above diverges here)
+    log_every: int = 50                   # steps between held-out evaluations
+    eval_batch: int = 512                 # held-out batch size per (T_test or q_test)
+    seed: int = 0                         # data-stream seed (the same for every PE)
+
+    def __post_init__(self):
+        self.d = check_int("d", self.d, low=1)
+        self.T, self.q = check_T_q(self.T, self.q)
+        self.pool = check_int("pool", self.pool, low=self.T)
+        for T in self.eval_lengths:
+            check_int("eval_lengths[i]", T, low=1, high=self.pool)
+
+
+@dataclass
+class LengthRun:
+    """One trained model with its task and training history."""
+
+    name: str
+    task: STSTask
+    model: TheoryTransformer
+    history: History
+
+
+def make_pe_family(name: str, cfg: LengthConfig) -> PositionalEncoding:
+    """The PE called ``name`` (one of :data:`PE_NAMES`), sized for ``cfg``.
+
+    >>> make_pe_family("stochastic one-hot", LengthConfig()).m
+    40
+    """
+    kind = PE_KINDS[PE_NAMES.index(check_choice("name", name, PE_NAMES))]
+    if kind == "near_orthogonal":
+        return NearOrthogonalPE(cfg.m_near, cfg.pool, kind="rademacher", seed=0)
+    return make_pe(kind, max_len=cfg.pool)
+
+
+def train_length_runs(cfg: LengthConfig | None = None, names=PE_NAMES, *, progress: bool = False,
+                      device="cpu") -> dict[str, LengthRun]:
+    """Train one zero-initialised theory transformer per PE in ``names`` on D_{T,q}."""
+    cfg = LengthConfig() if cfg is None else cfg
+    runs = {}
+    for name in names:
+        task = STSTask(d=cfg.d, T=cfg.T, q=cfg.q, pe=make_pe_family(name, cfg))
+        model = TheoryTransformer(cfg.d, task.m)
+        tc = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, log_every=cfg.log_every,
+                         eval_batch=cfg.eval_batch, eval_lengths=cfg.eval_lengths, eval_qs=cfg.eval_qs,
+                         seed=cfg.seed)
+        runs[name] = LengthRun(name, task, model, train(model, task, tc, progress=progress, device=device))
+    return runs
+
+
+def ray_model(d: int, m: int, c: float, gamma: float = 1.0) -> TheoryTransformer:
+    """A theory transformer set to W = c W*, V = gamma V* (the ground-truth ray), for Monte-Carlo checks."""
+    model = TheoryTransformer(check_int("d", d, low=1), check_int("m", m, low=1))
+    with torch.no_grad():
+        model.W[d:, d:] = check_float("c", c) * torch.eye(m)
+        model.V[:, :d] = check_float("gamma", gamma) * torch.eye(d)
+    return model
+
+
+# -- reading a trained model ----------------------------------------------------------
+def symmetric_params(model: TheoryTransformer, slots: int | None = None) -> dict[str, float]:
+    """alpha, beta (from W_EE on its first ``slots`` slots; default all) and gamma (mean diag of V_X)."""
+    W, V, d = model.full_W().detach().double(), model.full_V().detach().double(), model.d
+    n = model.m if slots is None else check_int("slots", slots, low=2, high=model.m)
+    E = W[d:d + n, d:d + n]
+    off = (E.sum() - E.trace()) / (n * (n - 1))
+    return {"alpha": float(E.diagonal().mean() - off), "beta": float(off),
+            "gamma": float(V[:, :d].diagonal().mean())}
+
+
+def unseen_block(model: TheoryTransformer, T: int) -> torch.Tensor:
+    """W_EE[T:, T:], the PE block of the slots a fixed one-hot model never saw in training."""
+    d = model.d
+    return model.full_W().detach()[d + T:, d + T:]
+
+
+def span_residual(model: TheoryTransformer, pe: NearOrthogonalPE, T: int) -> float:
+    """||W_EE - Pi W_EE Pi|| / ||W_EE|| with Pi the projector onto span(p_1..p_T) (0 = inside the span)."""
+    E = model.full_W().detach().double()[model.d:, model.d:]
+    Q, _ = torch.linalg.qr(pe.table[:T].double().T)                # (m, T) orthonormal basis
+    Pi = Q @ Q.T
+    return float((E - Pi @ E @ Pi).norm() / E.norm().clamp_min(1e-300))
+
+
+def score_groups(model: TheoryTransformer, task: STSTask, T_test: int, seen: int, *, batch: int = 2048,
+                 seed: int = 7) -> dict[str, float]:
+    """Mean PE part of the attention score, <p_i, W_EE p_query>, by (selected?, position < seen?)."""
+    b = task.sample(batch, T=T_test, generator=make_generator(seed))
+    u = b.pe_query @ model.full_W().detach()[model.d:, model.d:].T
+    s = b.pe.scores(u)                                               # (B, T_test)
+    pos_seen = (torch.arange(T_test) < seen).expand_as(s)
+    sel = b.mask.bool()
+    out = {}
+    for name, m in (("selected, seen", sel & pos_seen), ("selected, unseen", sel & ~pos_seen),
+                    ("unselected, seen", ~sel & pos_seen), ("unselected, unseen", ~sel & ~pos_seen)):
+        out[name] = float(s[m].mean()) if m.any() else float("nan")
+    return out
+
+
+def predicted_loss(run: LengthRun, T_test: int, q_test: int | None = None) -> float:
+    """Closed-form loss at (T_test, q_test) from the run's (alpha, beta, gamma); NaN where none applies."""
+    q_test = run.task.q if q_test is None else q_test
+    if run.name == "stochastic one-hot" or (run.name == "fixed one-hot" and T_test <= run.task.T):
+        slots = None if run.name == "stochastic one-hot" else run.task.T
+        p = symmetric_params(run.model, slots)
+        return reduced_loss(p["alpha"], p["gamma"], run.task.d, T_test, q_test)
+    if run.name == "fixed one-hot" and q_test == run.task.q:
+        p = symmetric_params(run.model, run.task.T)
+        return fixed_onehot_loss(p["alpha"], p["beta"], p["gamma"], run.task.d, run.task.T, T_test, q_test)
+    return float("nan")
+
+
+def measured_loss(run: LengthRun, T_test: int, q_test: int | None = None, *, batch: int = 4096,
+                  seed: int = 99) -> float:
+    """Monte-Carlo loss of the trained model at (T_test, q_test) on fresh data."""
+    b = run.task.sample(batch, T=T_test, q=q_test, generator=make_generator(seed))
+    with torch.no_grad():
+        return float(sts_loss(run.model(b), b.target))

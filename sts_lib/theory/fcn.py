@@ -1,0 +1,70 @@
+"""The fully-connected net's lower bound: no FCN whose first layer has width m1 < Td can solve STS_q.
+
+:func:`fcn_lower_bound` is the bound on the population error of *any* FCN (any depth,
+any activation) as a function of the first-layer width, and :func:`fcn_bayes_error` the
+exact Bayes error of a given first layer W_X (the best any later layers can do with what
+it passes on). Both are derived in this course (paper_spec §5.6, tag [R]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .._validate import check_int, check_T_q
+
+
+def fcn_lower_bound(T: int, d: int, q: int, width) -> float:
+    """Average-case lower bound on the squared error of any FCN with first-layer width ``width``:
+
+        E||f - STS_q||^2 >= (T - q) (T d - width)_+ / (q T (T - 1))
+
+    for any encoding of y and any layers after the first (paper_spec §5.6, derived here).
+    ``width`` may be an int or an array of widths.
+
+    >>> round(fcn_lower_bound(10, 4, 3, 15), 3)
+    0.648
+    >>> fcn_lower_bound(10, 4, 3, 40)
+    0.0
+    """
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    if isinstance(width, (int, np.integer)) and not isinstance(width, bool):
+        width = check_int("width", width, low=0)
+        return 0.0 if T == 1 else (T - q) * max(T * d - width, 0) / (q * T * (T - 1))
+    w = np.asarray(width)
+    if w.dtype.kind not in "iu" or (w < 0).any():
+        raise TypeError("width must be a non-negative integer or an array of them")
+    if T == 1:
+        return np.zeros(w.shape)
+    return (T - q) * np.clip(T * d - w, 0, None) / (q * T * (T - 1))
+
+
+def fcn_bayes_error(W_X: torch.Tensor, T: int, d: int, q: int) -> float:
+    """Exact error of the best predictor that sees X only through ``h = W_X vec X`` (and sees y).
+
+    ``W_X``: ``(width, T*d)``, the token block of a first layer, with vec X stacking
+    the tokens x_1, ..., x_T. The Bayes predictor is (1/q) S_y P vec X, where P
+    projects onto the row space of W_X; its error is averaged over all q-subsets in
+    closed form. By construction it is >= :func:`fcn_lower_bound`.
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> err = fcn_bayes_error(torch.randn(15, 40, generator=g), T=10, d=4, q=3)
+    >>> err >= fcn_lower_bound(10, 4, 3, 15)
+    True
+    """
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    if W_X.ndim != 2 or W_X.shape[1] != T * d:
+        raise ValueError(f"W_X must have shape (width, T*d) = (width, {T * d}), got {tuple(W_X.shape)}")
+    A = W_X.double()
+    # Orthonormal basis of the row space, robust to rank deficiency.
+    U, S, Vh = torch.linalg.svd(A, full_matrices=False)
+    rank = int((S > S.max() * 1e-10).sum()) if S.numel() else 0
+    Q = Vh[:rank].T                                                # (T*d, rank)
+    P_perp = torch.eye(T * d, dtype=torch.float64) - Q @ Q.T
+    # M_ij = trace of the (i, j) d x d block of P_perp.
+    M = P_perp.reshape(T, d, T, d).diagonal(dim1=1, dim2=3).sum(-1)
+    trM, sumM = M.trace().item(), M.sum().item()
+    pair = q * (q - 1) / (T * (T - 1)) if T > 1 else 0.0
+    return (q / T * trM + pair * (sumM - trM)) / q ** 2

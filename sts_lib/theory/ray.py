@@ -1,0 +1,224 @@
+"""Closed forms for the attention family W_EE = alpha I + beta 11^T, V_X = gamma I: losses, plateaus, dynamics.
+
+Every formula here is *derived in this course* (paper_spec §4.2, §4.4, tag [R]); the
+paper's own constants and normalisation may differ. The loss is E||f - STS_q||^2 summed
+over the d coordinates, without a factor 1/2 (see :func:`sts_lib.task.sts_loss`). With a
+one-hot PE on the training slots, the selected tokens score alpha more than the others, so
+a_s = e^alpha / D and a_u = 1 / D with D = q e^alpha + T - q: :func:`reduced_loss` is the
+population loss of that family (the one formula; :func:`loss_on_ray` is its gamma = 1 slice),
+:func:`optimal_gamma` and :func:`profile_loss` minimise it over gamma, and
+:func:`reduced_dynamics` runs population gradient descent on the two scalars.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .._validate import check_float, check_int, check_T_q
+
+
+def _numbers(name: str, x) -> np.ndarray:
+    """``x`` as a float array; a TypeError naming ``name`` if it is not a number or an array of numbers."""
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number or an array of numbers, got {x!r}") from None
+
+
+def _dTq(d, T, q):
+    d = check_int("d", d, low=1)
+    T, q = check_T_q(T, q)
+    return d, T, q
+
+
+def zero_predictor_loss(d: int, q: int) -> float:
+    """Loss of f = 0, i.e. E||STS_q||^2 = d/q (the loss at zero initialisation).
+
+    >>> zero_predictor_loss(5, 3)
+    1.6666666666666667
+    """
+    return check_int("d", d, low=1) / check_int("q", q, low=1)
+
+
+def uniform_plateau(d: int, T: int, q: int) -> float:
+    """Loss of uniform attention with V = V*: d (T - q) / (q T), the plateau before W takes off.
+
+    >>> round(uniform_plateau(5, 20, 3), 4)
+    1.4167
+    """
+    d, T, q = _dTq(d, T, q)
+    return d * (T - q) / (q * T)
+
+
+def loss_on_ray(c, d: int, T: int, q: int):
+    """L(c) = d T (T - q) / (q (q e^c + T - q)^2): loss at W = c W*, V = V* (one-hot PE, keys Z).
+
+    ``c`` may be a float, a numpy array or a tensor. ``L(0)`` is the uniform plateau and
+    ``L(c) -> 0`` only as ``c -> infinity``: the infimum is not attained.
+
+    >>> round(loss_on_ray(1.3, 4, 10, 3), 4)
+    0.2878
+    >>> loss_on_ray(0.0, 5, 20, 3) == uniform_plateau(5, 20, 3)
+    True
+    """
+    d, T, q = _dTq(d, T, q)
+    if isinstance(c, torch.Tensor):
+        e = torch.exp(c)
+    else:
+        e = np.exp(c)
+        e = float(e) if np.ndim(e) == 0 else e
+    return d * T * (T - q) / (q * (q * e + T - q) ** 2)
+
+
+def c_for_loss(target: float, d: int, T: int, q: int) -> float:
+    """The scale c >= 0 at which ``loss_on_ray(c) == target`` (inverse of :func:`loss_on_ray`).
+
+    Requires 0 < target <= the uniform plateau.
+
+    >>> c = c_for_loss(0.01, 5, 20, 3)
+    >>> round(loss_on_ray(c, 5, 20, 3), 6)
+    0.01
+    """
+    d, T, q = _dTq(d, T, q)
+    target = check_float("target", target, low=0.0, strict_low=True)
+    plateau = uniform_plateau(d, T, q)
+    if T == q:
+        raise ValueError("with T == q the loss on the ray is 0 for every c; no c to find")
+    if target > plateau:
+        raise ValueError(f"target must be <= the uniform plateau d(T-q)/(qT) = {plateau:.6g}, got {target}")
+    root = math.sqrt(d * T * (T - q) / (q * target))
+    return math.log((root - (T - q)) / q)
+
+
+def reduced_loss(alpha, gamma, d: int, T: int, q: int):
+    """Population loss at W_EE = alpha I + beta 11^T, V_X = gamma I, other blocks 0 (one-hot PE).
+
+    With a_s = e^alpha / D, a_u = 1 / D, D = q e^alpha + T - q (selected / unselected
+    attention): L = d [q (gamma a_s - 1/q)^2 + (T - q) gamma^2 a_u^2]. At gamma = 1 this is
+    :func:`sts_lib.theory.loss_on_ray`. Works elementwise on numpy arrays.
+
+    >>> from sts_lib.theory import loss_on_ray
+    >>> bool(np.isclose(reduced_loss(1.3, 1.0, 4, 10, 3), loss_on_ray(1.3, 4, 10, 3)))
+    True
+    """
+    d = check_int("d", d, low=1)
+    T, q = check_T_q(T, q)
+    a_s, a_u = _attention(_numbers("alpha", alpha), T, q)
+    gamma = _numbers("gamma", gamma)
+    out = d * (q * (gamma * a_s - 1.0 / q) ** 2 + (T - q) * (gamma * a_u) ** 2)
+    return out if out.ndim else float(out)
+
+
+def _attention(alpha, T, q):
+    # Divide through by e^alpha when alpha > 0 so large alphas do not overflow.
+    big = alpha > 0
+    e = np.exp(np.where(big, -alpha, alpha))
+    a_s = np.where(big, 1.0 / (q + (T - q) * e), e / (q * e + T - q))
+    a_u = np.where(big, e / (q + (T - q) * e), 1.0 / (q * e + T - q))
+    return a_s, a_u
+
+
+def optimal_gamma(alpha, T: int, q: int):
+    """The value scale gamma*(alpha) minimising :func:`reduced_loss` at gap alpha [R]:
+
+        gamma* = e^alpha (q e^alpha + T - q) / (q e^(2 alpha) + T - q),
+
+    equal to 1 at alpha = 0 and as alpha -> infinity, and above 1 in between (V scales up
+    to make up for the attention that still leaks onto unselected tokens).
+
+    >>> float(optimal_gamma(0.0, 20, 3)), round(float(optimal_gamma(1.3, 20, 3)), 3)
+    (1.0, 1.791)
+    """
+    T, q = check_T_q(T, q)
+    alpha = np.asarray(alpha, dtype=float)
+    # Written in e^{-|alpha|} so that large alphas do not overflow.
+    e = np.exp(-np.abs(alpha))
+    pos = (q + (T - q) * e) / (q + (T - q) * e ** 2)
+    neg = e * (q * e + T - q) / (q * e ** 2 + T - q)
+    out = np.where(alpha > 0, pos, neg)
+    return out if out.ndim else float(out)
+
+
+def profile_loss(alpha, d: int, T: int, q: int):
+    """min over gamma of :func:`reduced_loss`: L*(alpha) = d (T - q) / (q (q e^(2 alpha) + T - q)) [R].
+
+    Strictly positive for every finite alpha, so on the symmetric family the infimum 0
+    is approached only as alpha -> infinity; and 1/L* is affine in e^(2 alpha).
+
+    >>> bool(np.isclose(profile_loss(1.3, 5, 20, 3), reduced_loss(1.3, optimal_gamma(1.3, 20, 3), 5, 20, 3)))
+    True
+    """
+    d = check_int("d", d, low=1)
+    T, q = check_T_q(T, q)
+    alpha = np.asarray(alpha, dtype=float)
+    out = d * (T - q) / (q * (q * np.exp(2 * alpha) + T - q))
+    return out if out.ndim else float(out)
+
+
+def _reduced_grad(alpha: float, gamma: float, d: int, T: int, q: int) -> tuple[float, float]:
+    """(dL/dalpha, dL/dgamma) of :func:`reduced_loss`, in Python floats (the recursion's hot loop)."""
+    # d a_s / d alpha = a_s (1 - q a_s); d a_u / d alpha = -q a_s a_u.
+    if alpha > 0:
+        e = math.exp(-alpha)
+        a_s, a_u = 1.0 / (q + (T - q) * e), e / (q + (T - q) * e)
+    else:
+        e = math.exp(alpha)
+        a_s, a_u = e / (q * e + T - q), 1.0 / (q * e + T - q)
+    r = gamma * a_s - 1.0 / q
+    g_alpha = d * (2 * q * r * gamma * a_s * (1 - q * a_s) - 2 * (T - q) * gamma ** 2 * a_u ** 2 * q * a_s)
+    g_gamma = d * (2 * q * r * a_s + 2 * (T - q) * gamma * a_u ** 2)
+    return g_alpha, g_gamma
+
+
+def reduced_dynamics(d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps: int,
+                     pool: int | None = None) -> dict[str, np.ndarray]:
+    """Population gradient descent from zero, reduced to the scalars (alpha, gamma).
+
+    Derived here [R]: by permutation symmetry the gradient in W_EE is a I + b 11^T with
+    <grad, 11^T> = 0 (softmax ignores a common shift), so b = -a/N for a one-hot pool of
+    N slots (N = T for fixed one-hot PE) and dL/dalpha = a (N - 1). By rotation
+    symmetry the gradient in V_X is g I with dL/dgamma = g d. Full-matrix GD with
+    rates lr_W, lr_V is therefore
+
+        alpha <- alpha - lr_W / (N - 1) * dL/dalpha,   gamma <- gamma - lr_V / d * dL/dgamma.
+
+    ``pool`` is N (default T). Returns arrays ``step``, ``alpha``, ``gamma``, ``loss``
+    of length steps + 1.
+
+    >>> r = reduced_dynamics(5, 20, 3, lr_W=1.0, lr_V=1.0, steps=2)
+    >>> r["alpha"][:2].tolist(), round(float(r["gamma"][1]), 6)   # W cannot move before V has
+    ([0.0, 0.0], 0.1)
+    """
+    d = check_int("d", d, low=1)
+    T, q = check_T_q(T, q)
+    steps = check_int("steps", steps, low=0)
+    lr_W = check_float("lr_W", lr_W, low=0.0)
+    lr_V = check_float("lr_V", lr_V, low=0.0)
+    N = T if pool is None else check_int("pool", pool, low=T)
+    if N < 2:
+        raise ValueError("the reduced model needs at least 2 positions (pool >= 2)")
+    alpha, gamma = np.zeros(steps + 1), np.zeros(steps + 1)
+    a, g = 0.0, 0.0
+    for t in range(steps):
+        g_a, g_g = _reduced_grad(a, g, d, T, q)
+        a, g = a - lr_W / (N - 1) * g_a, g - lr_V / d * g_g
+        alpha[t + 1], gamma[t + 1] = a, g
+    return {"step": np.arange(steps + 1), "alpha": alpha, "gamma": gamma,
+            "loss": reduced_loss(alpha, gamma, d, T, q)}
+
+
+def predicted_inverse_slope(lr_W: float, pool: int) -> float:
+    """Late-time slope of 1/loss per step under the reduced model: 4 lr_W / (N - 1) [R].
+
+    On the ray (gamma = 1), dL/dalpha -> -2L, so d(1/L)/dt = lr_W/(N-1) (dL/dalpha)^2 / L^2
+    -> 4 lr_W/(N-1), whatever d and q. ``pool`` is N (T for fixed one-hot PE).
+
+    >>> predicted_inverse_slope(1.0, 21)
+    0.2
+    """
+    lr_W = check_float("lr_W", lr_W, low=0.0, strict_low=True)
+    pool = check_int("pool", pool, low=2)
+    return 4.0 * lr_W / (pool - 1)
