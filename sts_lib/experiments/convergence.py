@@ -108,7 +108,7 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
     }
 
 
-def per_seed(cfg: dict, ctx: Context, one) -> dict:
+def run_seeds(cfg: dict, ctx: Context, one) -> dict:
     """Run ``one(spec, seed, hist)`` for every seed and run; collects runs/final/data/claims."""
     runs, final, data, per_seed = {}, {}, {}, {}
     for seed in cfg["seeds"]:
@@ -139,7 +139,7 @@ def run_fig1(cfg: dict, ctx: Context) -> dict:
             "plateau": plateau, "inv_loss_slope": slope, "wall_time": hist.wall_time,
             "cos_W_mod_shift": shift_free_cosine(hist.snapshots[-1]["W"], t["d"])}
         return final, None, _convergence_claims(spec["label"], hist, plateau, t["d"])
-    return per_seed(cfg, ctx, one)
+    return run_seeds(cfg, ctx, one)
 
 
 def _crop(M: torch.Tensor, k: int) -> list:
@@ -177,4 +177,4 @@ def run_fig3(cfg: dict, ctx: Context) -> dict:
                 "out (diagnostic)"),
         }
         return final, data, claims
-    return per_seed(cfg, ctx, one)
+    return run_seeds(cfg, ctx, one)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._core import claim
-from .convergence import per_seed
+from .convergence import run_seeds
 from ._runs import Context, run_spec
 
 _PES = {"stochastic": {"name": "stochastic_onehot"}, "fixed": {"name": "onehot"},
@@ -149,7 +149,7 @@ def _q_claims(hists: dict, q_tests: list[int], prefix: str = "") -> tuple[dict, 
 def _run(cfg: dict, ctx: Context, analyse) -> dict:
     """Train every PE's run for every seed, then analyse each seed's set of runs together."""
     kinds = [_kind(s["label"]) for s in cfg["runs"]]
-    per = per_seed(cfg, ctx, lambda spec, hist: ({"loss": hist.last("loss"), "wall_time": hist.wall_time},
+    per = run_seeds(cfg, ctx, lambda spec, hist: ({"loss": hist.last("loss"), "wall_time": hist.wall_time},
                                                   None, {}))
     from ..results import histories
     from ._core import over_seeds
