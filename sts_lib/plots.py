@@ -70,18 +70,22 @@ def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64)
 
 
 def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None, floor: float | None = None,
-             title: str | None = None, color=None, axes=None) -> Figure:
+             title: str | None = None, titles: list[str] | None = None, color=None, axes=None) -> Figure:
     """Held-out loss at other lengths (``loss_T*``) or subset sizes (``prefix='loss_q'``) against the step.
 
-    One panel per key, one curve per run. ``histories`` is a History or ``{label: History}``;
-    ``color(label, i)`` picks a run's colour (default ``C0, C1, ...``); ``floor`` draws a
-    dotted line; ``axes`` (one per key) draws into an existing figure. The figure is a bare
-    Figure, not pyplot's, so a notebook shows it exactly once.
+    One panel per key, one curve per run. ``histories`` is a History or ``{label: run}``, where
+    a run is a History or ``{seed: History}`` (several seeds: a thin line per seed and, when
+    they are logged at the same steps, their mean). ``color(label, i)`` picks a run's colour
+    (default ``C0, C1, ...``); ``floor`` draws a dotted line; ``titles`` names the panels;
+    ``axes`` (one per key) draws into an existing figure. A new figure is a bare Figure, not
+    pyplot's, so a notebook shows it exactly once. This is the library's one OOD plotter: the
+    chapters and the experiments' figures both draw with it.
     """
     if hasattr(histories, "metrics"):
         histories = {"run": histories}
+    runs = {label: ({0: h} if hasattr(h, "metrics") else dict(h)) for label, h in histories.items()}
     if keys is None:
-        keys = sorted({k for h in histories.values() for k in h.metrics if k.startswith(prefix)},
+        keys = sorted({k for seeds in runs.values() for h in seeds.values() for k in h.metrics if k.startswith(prefix)},
                       key=lambda k: int(k[len(prefix):]))
     if not keys:
         raise ValueError(f"no metric starting with {prefix!r} in these histories")
@@ -89,13 +93,23 @@ def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None
         fig = Figure(figsize=(3.0 * len(keys), 2.9), layout="constrained")
         axes = fig.subplots(1, len(keys), sharey=True, squeeze=False)[0]
     fig = axes[0].figure
-    for ax, key in zip(axes, keys):
-        for i, (label, h) in enumerate(histories.items()):
-            if key in h.metrics:
-                ax.semilogy(h["step"], h[key], label=label, color=color(label, i) if color else f"C{i % 10}")
+    titles = titles or [k.replace("loss_", "").replace("T", "T_test=").replace("q", "q_test=") for k in keys]
+    for ax, key, panel in zip(axes, keys, titles):
+        for i, (label, seeds) in enumerate(runs.items()):
+            c = color(label, i) if color else f"C{i % 10}"
+            hs = [h for h in seeds.values() if key in h.metrics]
+            if len(hs) == 1:
+                ax.semilogy(hs[0]["step"], hs[0][key], label=label, color=c)
+                continue
+            for j, h in enumerate(hs):
+                ax.semilogy(h["step"], h[key], color=c, lw=0.7, alpha=0.55,
+                            label=f"{label} (one line per seed)" if j == 0 else None)
+            if len(hs) > 1 and len({len(h.steps) for h in hs}) == 1:
+                ax.semilogy(hs[0]["step"], np.mean([h[key] for h in hs], axis=0), color=c, lw=1.8,
+                            label=f"{label}, mean of {len(hs)} seeds")
         if floor is not None:
             ax.axhline(floor, ls=":", c="gray", lw=1)
-        ax.set(title=key.replace("loss_", "").replace("T", "T_test=").replace("q", "q_test="), xlabel="step")
+        ax.set(title=panel, xlabel="step")
     axes[0].set_ylabel("held-out loss")
     axes[-1].legend(fontsize=7)
     if title:

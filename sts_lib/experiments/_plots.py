@@ -12,7 +12,8 @@ import numpy as np
 from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
-from ..plots import plot_fcn_bound
+from ..plots import plot_fcn_bound, plot_ood
+from ..results import histories
 
 _COLORS = {"stochastic": "C0", "fixed": "C3", "fixed_nearorth": "C1"}
 
@@ -109,15 +110,9 @@ def plot_heatmaps(doc: dict) -> Figure:
 
 
 def _ood_row(axes, doc: dict, keys: list[str], titles: list[str], floor: float | None = None) -> None:
-    for ax, key, title in zip(axes, keys, titles):
-        for run in doc["runs"]:
-            kind = run.rsplit("-", 1)[0]
-            _lines(ax, _seeds(doc, run), key, _COLORS.get(kind, "C7"), f"{kind} PE", log=True)
-        if floor is not None:
-            ax.axhline(floor, ls=":", c="gray", label=f"{floor}")
-        ax.set(xlabel="step", title=title)
-    axes[0].set_ylabel("held-out loss")
-    axes[0].legend(fontsize=6)
+    runs = {f"{run.rsplit('-', 1)[0]} PE": histories(doc, run) for run in doc["runs"]}
+    plot_ood(runs, keys=keys, titles=titles, floor=floor, axes=list(axes),
+             color=lambda label, i: _COLORS.get(label[:-len(" PE")], "C7"))
 
 
 def plot_length(doc: dict) -> Figure:
