@@ -23,7 +23,6 @@ import pickle
 import queue
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -92,36 +91,25 @@ class KernelSession:
         os.chmod(self._root, 0o755)
 
     def __enter__(self) -> "KernelSession":
-        self._start()
-        self.run_notebook()
+        try:
+            self._start()
+            self.run_notebook()
+        except BaseException:
+            self.close()                      # no kernel, socket or folder outlives a failed start
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _kernel_spec(self) -> tuple[dict, str]:
-        """(kernel.json content, transport)."""
-        python = sys.executable
-        self.uid = sb.new_uid() if self.sandbox and os.geteuid() == 0 else None
-        if self.sandbox:
-            comm = self._root / "comm"
-            argv = sb.kernel_argv(python=python, submission=str(self._root / "submission"), comm_dir=str(comm),
-                                  limits=self.limits, uid=self.uid, bwrap=self.sandbox)
-            # Interrupt by message: a signal would reach bwrap, not the kernel inside it.
-            return {"argv": argv, "display_name": "sts sandbox", "language": "python",
-                    "interrupt_mode": "message"}, "ipc"
-        argv = [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-        if shutil.which("prlimit"):             # limits without isolation, where the OS allows
-            mb = 2 ** 20
-            argv = ["prlimit", f"--as={self.limits.memory_mb * mb}", f"--fsize={self.limits.file_mb * mb}",
-                    "--core=0", "--", *argv]
-        return {"argv": argv, "display_name": "sts unsandboxed", "language": "python"}, "tcp"
-
     def _start(self) -> None:
         from jupyter_client import KernelManager
         from jupyter_client.kernelspec import KernelSpecManager
 
-        spec, transport = self._kernel_spec()
+        self.uid = sb.new_uid() if self.sandbox and os.geteuid() == 0 else None
+        spec, transport = sb.kernel_spec(sys.executable, submission=str(self._root / "submission"),
+                                         comm_dir=str(self._root / "comm"), limits=self.limits, uid=self.uid,
+                                         bwrap=self.sandbox)
         kernels = self._root / "kernels"
         (kernels / "sts-grade").mkdir(parents=True, exist_ok=True)
         (kernels / "sts-grade" / "kernel.json").write_text(json.dumps(spec))
@@ -196,7 +184,7 @@ class KernelSession:
             except Exception:  # noqa: BLE001
                 pass
         if self.uid is not None:
-            kill_user_processes(self.uid)
+            sb.kill_user_processes(self.uid)
 
     def close(self) -> None:
         self._stop_kernel()
@@ -351,33 +339,6 @@ class KernelSession:
         line = out.get("line")
         raise StudentError(str(out.get("ename", "Error"))[:60], str(out.get("evalue", ""))[:500],
                            line if isinstance(line, int) else None)
-
-
-def kill_user_processes(uid: int) -> int:
-    """SIGKILL every process of ``uid`` (a sandbox user); returns how many were found.
-
-    The PID namespace already ends them with the sandbox; this is the belt to its braces.
-    """
-    found = 0
-    for _ in range(3):
-        pids = []
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    if entry.stat().st_uid == uid:
-                        pids.append(int(entry.name))
-                except OSError:
-                    continue
-        if not pids:
-            break
-        found += len(pids)
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.05)
-    return found
 
 
 class RemoteFunction:

@@ -21,14 +21,17 @@ import functools
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Limits", "SANDBOX_HOME", "SUBMISSION_DIR", "detect", "kernel_argv", "new_uid"]
+__all__ = ["Limits", "SANDBOX_HOME", "SUBMISSION_DIR", "detect", "kernel_argv", "kernel_spec", "kill_user_processes",
+           "new_uid"]
 
 SANDBOX_HOME = "/home/student"          # the kernel's working folder and $HOME (tmpfs)
 SUBMISSION_DIR = "/submission"          # the read-only private copy of the student's files
@@ -171,3 +174,50 @@ def detect() -> tuple[str | None, str]:
     if proc.returncode != 0:
         return None, f"bwrap cannot create namespaces here: {proc.stderr.strip()[:200]}"
     return path, ""
+
+
+def kernel_spec(python: str, *, submission: str, comm_dir: str, limits: Limits, uid: int | None,
+                bwrap: str | None) -> tuple[dict, str]:
+    """``(kernel.json content, transport)`` for one kernel: sandboxed over ``ipc`` when ``bwrap`` is given.
+
+    Unsandboxed, the kernel is a plain child over TCP, still under ``prlimit`` where it exists.
+    """
+    if bwrap:
+        argv = kernel_argv(python=python, submission=submission, comm_dir=comm_dir, limits=limits, uid=uid,
+                           bwrap=bwrap)
+        # Interrupt by message: a signal would reach bwrap, not the kernel inside it.
+        return {"argv": argv, "display_name": "sts sandbox", "language": "python",
+                "interrupt_mode": "message"}, "ipc"
+    argv = [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    if shutil.which("prlimit"):
+        mb = 2 ** 20
+        argv = ["prlimit", f"--as={limits.memory_mb * mb}", f"--fsize={limits.file_mb * mb}", "--core=0", "--",
+                *argv]
+    return {"argv": argv, "display_name": "sts unsandboxed", "language": "python"}, "tcp"
+
+
+def kill_user_processes(uid: int) -> int:
+    """SIGKILL every process of ``uid`` (a sandbox user); returns how many were found.
+
+    The PID namespace already ends them with the sandbox; this is the belt to its braces.
+    """
+    found = 0
+    for _ in range(3):
+        pids = []
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    if entry.stat().st_uid == uid:
+                        pids.append(int(entry.name))
+                except OSError:
+                    continue
+        if not pids:
+            break
+        found += len(pids)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.05)
+    return found
