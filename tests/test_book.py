@@ -392,3 +392,24 @@ def test_book_extension_docstring_fixes():
     assert dedupe_scripts(["a.js", "b.js", "a.js"]) == ["a.js", "b.js"]
     assert protect_property_summary(["", "Dense matrix: ``(B, T)``."]) == ["", ": Dense matrix: ``(B, T)``."]
     assert protect_property_summary(["``(B, T)``.", "more: text"]) == ["``(B, T)``.", "more: text"]
+
+
+def test_figure_text_is_enlarged_once_for_narrow_columns():
+    """The chapters' set-up cell calls sts_lib.plots.readable_figures(): small legends become legible."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sts_lib.plots import enlarge_text, readable_figures
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], label="curve")
+    ax.legend(fontsize=7)
+    ax.set_title("title", fontsize=12)
+    enlarge_text(fig)
+    sizes = {t.get_text(): t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()}
+    assert sizes["curve"] == 10.5 and sizes["title"] == 15.0
+    enlarge_text(fig)                                   # a second call (a redraw) changes nothing
+    assert {t.get_text(): t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()} == sizes
+    plt.close(fig)
+    assert readable_figures() is False                  # outside IPython it does nothing
