@@ -135,34 +135,29 @@ def test_committed_results_are_schema_2(name, no_env):
         assert row["rule"] in R.RULES and set(row["per_seed"]) == set(doc["seeds"])
 
 
-def _v1_from_v2(doc):
-    """The schema-1 document a v2 single-seed document was migrated from (inverse of migrate_v1)."""
-    (s,) = [str(x) for x in doc["seeds"]]
-    old = {k: v for k, v in doc.items() if k not in ("schema", "seeds", "runs", "final", "data", "claims")}
-    old["runs"] = {}
-    for name, per in doc["data"].items():
-        if name not in doc["runs"]:
-            old["runs"][name] = per[s]
-    for name, per in doc["runs"].items():
-        h = per[s]
-        old["runs"][name] = {**({"label": h["config"]["label"]} if "label" in h["config"] else {}),
-                             "wall_time": h["wall_time"], "metrics": {"step": h["steps"], **h["metrics"]},
-                             **doc["data"].get(name, {}).get(s, {})}
-    old["final"] = {k: v[s] for k, v in doc["final"].items()}
-    old["claims"] = {k: {"value": c["value"], "threshold": c["threshold"], "op": c["rule"],
-                         "passed": c["passed"], "description": c["text"]} for k, c in doc["claims"].items()}
-    return old
+V1_FILE = Path(__file__).parent / "data" / "fig1-convergence.schema1.json"   # results/ as committed before schema 2
 
 
 def test_migrate_v1_of_a_committed_file(tmp_path, no_env):
-    doc = R.load_result("fig2-length-generalization", root=REPO / "results")
-    v1 = _v1_from_v2(doc)
-    assert v1["runs"]["stochastic"]["metrics"]["step"][:2] == [0, doc["runs"]["stochastic"]["0"]["steps"][1]]
-    assert R.migrate_v1(v1) == {**doc, "data": doc.get("data", {})}
-    (tmp_path / "old.json").write_text(json.dumps(v1))
+    v1 = json.loads(V1_FILE.read_text())
+    assert "schema" not in v1 and v1["runs"]["T20-sgd"]["metrics"]["step"][0] == 0
+    doc = R.migrate_v1(v1)
+    assert doc["schema"] == 2 and doc["seeds"] == [0] and doc["config"] == v1["config"]
+    for run, r in v1["runs"].items():
+        h = R.history(doc, run)
+        assert h.steps == r["metrics"]["step"] and h.wall_time == r["wall_time"]
+        assert all(h.metrics[k] == v for k, v in r["metrics"].items() if k != "step")
+        assert doc["data"][run]["0"]["plateau"] == r["plateau"]          # scalars beside the history
+    assert doc["final"] == {k: {"0": v} for k, v in v1["final"].items()}
+    for row in R.claims_table(doc):
+        c = v1["claims"][row["id"]]
+        assert (row["value"], row["min"], row["max"], row["per_seed"]) == (c["value"], c["value"], c["value"], {0: c["value"]})
+        assert (row["threshold"], row["rule"], row["passed"], row["text"]) == (c["threshold"], c["op"], c["passed"],
+                                                                             c["description"])
+    (tmp_path / "old.json").write_text(V1_FILE.read_text())
     with pytest.warns(UserWarning, match="schema-1 result"):
         again = R.load_result("old", root=tmp_path)
-    assert R.history(again, "fixed")["loss_T400"].tolist() == R.history(doc, "fixed")["loss_T400"].tolist()
+    assert again == json.loads(json.dumps(doc))
     with pytest.raises(ValueError, match="converts schema 1"):
         R.migrate_v1(doc)
 
