@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from matplotlib import colormaps
+from matplotlib import pyplot as plt  # noqa: F401 (the doctests close their figures)
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
