@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..results import jsonable
+
 #: Bump when experiment code changes in a way that changes results: old caches then miss.
 CODE_VERSION = 2
 
@@ -54,7 +56,7 @@ def claim(value, threshold, op: str, description: str) -> dict:
         raise ValueError(f"op must be one of {sorted(_OPS)}, got {op!r}")
     value = float(value)
     passed = bool(not math.isnan(value) and _OPS[op](value, float(threshold)))
-    return {"value": _clean(value), "threshold": float(threshold), "op": op, "passed": passed,
+    return {"value": jsonable(value), "threshold": float(threshold), "op": op, "passed": passed,
             "description": description}
 
 
@@ -96,28 +98,12 @@ def r_squared(x, y) -> float:
     return 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan")
 
 
-def _clean(obj):
-    """Make numbers JSON-safe: numpy scalars to Python, nan/inf to None."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, (np.floating, float)):
-        f = float(obj)
-        return f if math.isfinite(f) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    return obj
-
-
 def write_json(path: Path, data: dict) -> None:
     """Write ``data`` as indented JSON, atomically (a crash never leaves half a file)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(_clean(data), indent=1, allow_nan=False))
+    tmp.write_text(json.dumps(jsonable(data), indent=1, allow_nan=False))
     os.replace(tmp, path)
 
 
