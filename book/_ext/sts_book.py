@@ -27,6 +27,8 @@
    inside their own box instead of being clipped, keeps widget labels on one line on a phone,
    and ``static/sts-static-widgets.js`` puts a note above every widget of the static page saying
    that its controls need a running kernel (and replaces the live-only status text).
+8. Reference lists label each entry the way the text cites it ("Wang et al., 2024"), through the
+   pybtex style ``authoryear`` registered here (``bibtex_default_style`` in ``_config.yml``).
 """
 
 from __future__ import annotations
@@ -138,11 +140,53 @@ def _anchor_paths(app, config):
         config.bibtex_bibfiles = [_anchor(app.confdir, p) for p in config.bibtex_bibfiles]
 
 
+def _register_author_year_labels() -> None:
+    """Fix 8: bibliography entries labelled like their citations ("Wang et al., 2024"), not "[WWHL24]".
+
+    The book cites with ``bibtex_reference_style: author_year``; pybtex's default *labels* in the
+    reference lists are alpha ("WWHL24"), so a reader could not match a citation with its entry.
+    Registers the pybtex formatting style ``authoryear`` (unsrt with author-year labels), which
+    ``_config.yml`` selects with ``bibtex_default_style``.
+    """
+    from collections import Counter
+
+    from pybtex.plugin import find_plugin, register_plugin
+    from pybtex.style.formatting.unsrt import Style as Unsrt
+    from pybtex.style.labels import BaseLabelStyle
+
+    class AuthorYearLabels(BaseLabelStyle):
+        def format_label(self, entry):
+            people = entry.persons.get("author") or entry.persons.get("editor") or []
+            last = [" ".join(p.last_names) for p in people] or [entry.fields.get("title", "Anon.")[:20]]
+            names = last[0] if len(last) == 1 else (f"{last[0]} and {last[1]}" if len(last) == 2
+                                                     else f"{last[0]} et al.")
+            return f"{names}, {entry.fields.get('year', 'n.d.')}"
+
+        def format_labels(self, sorted_entries):
+            labels = [self.format_label(e) for e in sorted_entries]
+            count, seen = Counter(labels), Counter()
+            for label in labels:
+                if count[label] == 1:
+                    yield label
+                else:                                      # Wang et al., 2024a / 2024b
+                    yield label + chr(ord("a") + seen[label])
+                    seen[label] += 1
+
+    class AuthorYearStyle(Unsrt):
+        default_label_style = AuthorYearLabels
+
+    try:
+        find_plugin("pybtex.style.formatting", "authoryear")
+    except Exception:
+        register_plugin("pybtex.style.formatting", "authoryear", AuthorYearStyle)
+
+
 def _add_static_path(app):
     app.config.html_static_path.append(str(_STATIC))
 
 
 def setup(app):
+    _register_author_year_labels()
     app.connect("config-inited", _anchor_paths, priority=100)
     app.set_html_assets_policy("always")
     app.connect("builder-inited", _add_static_path)
