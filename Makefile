@@ -11,7 +11,7 @@ HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/
 TORCH_SPEC ?= $(if $(HAS_GPU),torch>=2.2,torch==2.13.0)
 JB_FLAGS ?= -W --keep-going
 
-.PHONY: help venv install book test test-fast bench reproduce notebooks clean vendor exercises
+.PHONY: help venv install book test test-fast bench reproduce reproduce-lane-a reproduce-lane-b notebooks clean vendor exercises
 
 help:
 	@echo "make book   - create .venv, install, build the book into _build/html"
@@ -45,8 +45,18 @@ test-fast: $(VENV)/.stamp-install
 bench: $(VENV)/.stamp-install
 	@$(PY) -m sts_lib.fast.bench
 
+# Every experiment at paper scale into results/, in two lanes that run side by side (one core each):
+# each lane keeps the experiments that share training runs together (Figures 1/3, Figures 2/4).
+# Interrupted, the same command resumes from the checkpoints in results/.ckpt.
+REPRO_ARGS ?= --scale paper --out results --threads 1 --no-progress
+LANE_A := fig1-convergence fig3-heatmaps fig5-adam pe-samplers
+LANE_B := fig2-length-generalization fig4-q-generalization tf-width fcn-width
 reproduce: $(VENV)/.stamp-install
-	$(PY) -m sts_lib.experiments run all --scale paper --out results
+	@$(MAKE) --no-print-directory -j2 reproduce-lane-a reproduce-lane-b
+reproduce-lane-a:
+	$(PY) -m sts_lib.experiments run $(LANE_A) $(REPRO_ARGS)
+reproduce-lane-b:
+	$(PY) -m sts_lib.experiments run $(LANE_B) $(REPRO_ARGS)
 
 # Rebuild exercises/student and exercises/solutions from exercises/source.
 exercises: $(VENV)/.stamp-install

@@ -1,4 +1,4 @@
-"""Command line: ``python -m sts_lib.experiments list`` and ``... run NAME|all --scale quick|paper --out DIR``.
+"""Command line: ``python -m sts_lib.experiments list`` and ``... run NAME [NAME...]|all --scale quick|paper --out DIR``.
 
 Bad arguments exit with status 2 and a message that names the argument.
 """
@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="name every experiment")
     r = sub.add_parser("run", help="run one experiment (or 'all') and write DIR/NAME.json and DIR/NAME.png")
-    r.add_argument("name", metavar="NAME", help="an experiment name from `list`, or 'all'")
+    r.add_argument("name", metavar="NAME", nargs="+", help="experiment names from `list` (run in order), or 'all'")
     r.add_argument("--scale", choices=SCALES, default="quick",
                    help="quick: under a minute each on a laptop CPU; paper: the paper's sizes")
     r.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results)")
@@ -48,10 +48,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<{width}}  {exp.description}")
         return 0
     run_parser = parser.run_parser
-    names = list(EXPERIMENTS) if args.name == "all" else [args.name]
-    if args.name != "all" and args.name not in EXPERIMENTS:
-        run_parser.error(f"argument NAME: unknown experiment {args.name!r}; choose from "
-                         f"{', '.join(EXPERIMENTS)} or 'all'")
+    names = list(EXPERIMENTS) if args.name == ["all"] else list(dict.fromkeys(args.name))
+    for name in names:
+        if name not in EXPERIMENTS:
+            run_parser.error(f"argument NAME: unknown experiment {name!r}; choose from "
+                             f"{', '.join(EXPERIMENTS)} or 'all'")
     if args.seed is not None and args.seed < 0:
         run_parser.error(f"argument --seed: must be >= 0, got {args.seed}")
     seeds = None if args.seed is None else [args.seed]
