@@ -269,7 +269,9 @@ def _open_and_inspect(context, url: str, shot: Path, redirect: str | None = None
         page.evaluate("() => document.fonts.ready.then(() => true)")
         page.evaluate("() => window.scrollTo(0, 0)")
         report = page.evaluate(_INSPECT_JS)
-        page.screenshot(path=str(shot), full_page=True)
+        # A full-page screenshot of the long API page takes tens of seconds on a busy two-core machine:
+        # it is for a person to look at, so it gets more time than loading does.
+        page.screenshot(path=str(shot), full_page=True, timeout=4 * PAGE_TIMEOUT_MS)
     except Exception as exc:  # a timeout or a crash is a problem of this page, not of the test
         problems.append(f"could not check the page: {exc}")
         page.close()
