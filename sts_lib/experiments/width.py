@@ -206,17 +206,22 @@ def _tf_seed(cfg: dict, seed: int, ctx: Context) -> tuple[list, dict, dict]:
     return points, final, claims
 
 
-def run_tf(cfg: dict, ctx: Context) -> dict:
+def _over_seeds(cfg: dict, ctx: Context, one_seed, data_key: str) -> dict:
+    """Run the sweep ``one_seed(cfg, seed, ctx) -> (data, final, claims)`` for every seed and collect it."""
     final, data, per_seed = {}, {}, {}
     for seed in cfg["seeds"]:
         ctx.seed = seed
-        points, f, c = _tf_seed(cfg, seed, ctx)
-        data.setdefault("points", {})[str(seed)] = points
+        points, f, c = one_seed(cfg, seed, ctx)
+        data.setdefault(data_key, {})[str(seed)] = points
         for k, v in f.items():
             final.setdefault(k, {})[str(seed)] = v
         per_seed[seed] = c
     ctx.seed = None
     return {"runs": {}, "final": final, "data": data, "claims": over_seeds(per_seed)}
+
+
+def run_tf(cfg: dict, ctx: Context) -> dict:
+    return _over_seeds(cfg, ctx, _tf_seed, "points")
 
 
 def _fcn_point(T: int, d: int, q: int, width: int, fc: dict, max_steps: int, seed: int, device) -> dict:
@@ -288,13 +293,4 @@ def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> tuple[dict, dict, dict]:
 
 
 def run_fcn(cfg: dict, ctx: Context) -> dict:
-    final, data, per_seed = {}, {}, {}
-    for seed in cfg["seeds"]:
-        ctx.seed = seed
-        sweeps, f, c = _fcn_seed(cfg, seed, ctx)
-        data.setdefault("sweeps", {})[str(seed)] = sweeps
-        for k, v in f.items():
-            final.setdefault(k, {})[str(seed)] = v
-        per_seed[seed] = c
-    ctx.seed = None
-    return {"runs": {}, "final": final, "data": data, "claims": over_seeds(per_seed)}
+    return _over_seeds(cfg, ctx, _fcn_seed, "sweeps")
