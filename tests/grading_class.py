@@ -90,10 +90,6 @@ def _int_when_integral(v):
     return int(v) if isinstance(v, float) and v.is_integer() else v
 
 
-def _tuple_as_list(v):
-    return v
-
-
 VARIANTS = {
     "numpy (arrays and NumPy scalars)": lambda out: _map(out, _numpy),
     "Python lists": lambda out: _map(out, _lists),

@@ -137,8 +137,7 @@ class KernelSession:
             env.update(HOME=str(self._root / "submission"), PATH=os.environ.get("PATH", env["PATH"]))
             cwd = str(self._root / "submission")
             os.chmod(cwd, 0o700)
-        self.km.start_kernel(cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                             stderr=None if os.environ.get("STS_GRADER_DEBUG") else subprocess.DEVNULL)
+        self.km.start_kernel(cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.kc = self.km.client(context=self._ctx)
         self.kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
         self._wait_ready(120.0)
