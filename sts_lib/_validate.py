@@ -68,21 +68,39 @@ def check_T_q(T, q) -> tuple[int, int]:
     return T, q
 
 
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    # cuda and cuda:0 are the same device when 0 is the current one.
+    if a.type != b.type:
+        return False
+    if a.index is None or b.index is None:
+        if a.type == "cuda":
+            cur = torch.cuda.current_device()
+            return (cur if a.index is None else a.index) == (cur if b.index is None else b.index)
+        return True
+    return a.index == b.index
+
+
 def check_generator(generator, device: torch.device) -> torch.Generator | None:
     """Reject a generator living on another device than the tensors it will fill."""
     if generator is None:
         return None
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
-    if torch.device(generator.device).type != torch.device(device).type:
+    if not _same_device(torch.device(generator.device), torch.device(device)):
         raise ValueError(
             f"generator is on device '{generator.device}' but device is '{device}'; "
-            "create it with torch.Generator(device=device)")
+            "create it with sts.make_generator(seed, device)")
     return generator
 
 
-def check_same_device(name: str, tensor: torch.Tensor, device: torch.device) -> None:
-    """Raise ValueError if ``tensor`` is not on ``device`` (compared by type and index)."""
-    if tensor.device.type != torch.device(device).type:
-        raise ValueError(f"{name} is on device '{tensor.device}' but the model is on '{device}'; "
-                         "move one of them with .to(device)")
+def check_init_generator(generator) -> None:
+    """A model's initial weights are drawn on the CPU: reject a generator on another device."""
+    if generator is None:
+        return
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    if torch.device(generator.device).type != "cpu":
+        raise ValueError(
+            f"generator is on '{generator.device}', but a model's initial weights are drawn on the CPU "
+            "(the same seed gives the same model on every device) and then moved with model.to(device); "
+            "pass a CPU generator, e.g. sts.make_generator(seed)")

@@ -14,7 +14,7 @@ from typing import Callable, Mapping
 import torch
 
 from ._validate import check_int
-from .device import get_device, make_generator
+from .device import get_device, make_generator, module_device, to_cpu
 from .models import OneLayerTransformer, ground_truth
 from .task import Batch, STSTask, sts_loss
 
@@ -33,7 +33,8 @@ def cosine(A: torch.Tensor, B: torch.Tensor) -> float:
 
 
 def attention_mass(model: OneLayerTransformer, batch: Batch) -> float:
-    """Mean total attention on the selected positions y (1.0 = perfect selection)."""
+    """Mean total attention on the selected positions y (1.0 = perfect selection); the batch follows the model."""
+    batch = batch.to(module_device(model))
     with torch.no_grad():
         a = model.attention(batch)[:, : batch.X.shape[1]]
         return float((a * batch.mask).sum(-1).mean())
@@ -46,7 +47,7 @@ def block_norms(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float]:
     >>> block_norms(W, V, 2)["W_EE"], block_norms(W, V, 2)["V_X"]
     (1.0, 1.0)
     """
-    W, V = W.detach().double(), V.detach().double()
+    W, V = to_cpu(W).double(), to_cpu(V).double()
     w_blocks = {"W_XX": W[:d, :d], "W_XE": W[:d, d:], "W_EX": W[d:, :d], "W_EE": W[d:, d:]}
     v_blocks = {"V_X": V[:, :d], "V_E": V[:, d:]}
     out = {}
@@ -96,7 +97,8 @@ def monte_carlo_errors(predictors: Mapping[str, Callable[[Batch], torch.Tensor]]
     ``predictors`` maps a name to a callable from a :class:`~sts_lib.task.Batch` to ``(B, d)``
     (a model, or a lambda such as ``lambda b: b.X.mean(1)``). Samples are drawn in chunks of
     ``chunk`` from a generator seeded with ``seed`` on ``device`` (default: the first model's
-    device, else the CPU). Returns ``{name: (mean, standard error)}``.
+    device, else the CPU); a lambda that closes over tensors must keep them on that device.
+    Returns ``{name: (mean, standard error)}``.
 
     >>> task = STSTask(d=4, T=10, q=3)
     >>> out = monte_carlo_errors({"zero": lambda b: torch.zeros_like(b.target)}, task, n=20000, seed=0)

@@ -22,7 +22,8 @@ import math
 import torch
 from torch import nn
 
-from ._validate import check_choice, check_float, check_int, check_same_device
+from ._validate import check_choice, check_float, check_init_generator, check_int
+from .device import module_device
 from .fast.kernel import OneHotAttention, column_major, onehot_loss_and_grad, token_dot
 from .task import Batch, sts_loss
 
@@ -44,6 +45,8 @@ def ground_truth(d: int, m: int, *, dtype=torch.float32) -> tuple[torch.Tensor, 
 
 
 def _init_param(shape, init: str, scale: float, generator) -> nn.Parameter:
+    # Weights are drawn on the CPU (so a seed gives the same model everywhere), then moved with .to().
+    check_init_generator(generator)
     if init == "zero":
         return nn.Parameter(torch.zeros(shape))
     return nn.Parameter(scale * torch.randn(shape, generator=generator))
@@ -100,14 +103,16 @@ class OneLayerTransformer(nn.Module):
         return {"attention": [self.W], "value": [self.V]}
 
     # -- forward ------------------------------------------------------------------------
-    def _check(self, batch: Batch) -> None:
+    def _check(self, batch: Batch) -> Batch:
+        """``batch`` validated against the model, on the model's device (the batch follows the model)."""
         if not isinstance(batch, Batch):
             raise TypeError(f"batch must be a sts_lib.Batch (from STSTask.sample), got {type(batch).__name__}")
         B, T, d, m = batch.shape
         if d != self.d or m != self.m:
             raise ValueError(f"batch has token dim d={d} and PE dim m={m}, but the model was built "
                              f"with d={self.d}, m={self.m}")
-        check_same_device("batch", batch.X, next(self.parameters()).device)
+        device = module_device(self)
+        return batch if batch.X.device == device else batch.to(device)
 
     def query_map(self, batch: Batch) -> torch.Tensor:
         """u = W z_query ``(B, d+m)`` (position-only: W_EE p_query ``(B, m)``).
@@ -127,7 +132,7 @@ class OneLayerTransformer(nn.Module):
 
     def scores(self, batch: Batch) -> torch.Tensor:
         """Attention logits Z^T W z_q: ``(B, T)``, or ``(B, T+1)`` with the query's own score last."""
-        self._check(batch)
+        batch = self._check(batch)
         u = self.query_map(batch)
         if self.position_only:
             return batch.pe.scores(u)
@@ -142,7 +147,7 @@ class OneLayerTransformer(nn.Module):
 
     def forward(self, batch: Batch) -> torch.Tensor:
         """Prediction f(Z) = V Z softmax(Z^T W z_q): ``(B, d)`` (keys and values [Z, z_q] when ``attend_query``)."""
-        self._check(batch)
+        batch = self._check(batch)
         if self.uses_kernel(batch):
             # Fast path, the same function: with one-hot PEs, sts_lib.fast.kernel gathers and
             # scatters instead of multiplying by Z, and its backward is written in closed form.
@@ -184,7 +189,7 @@ class OneLayerTransformer(nn.Module):
         autograd graph and added to ``.grad`` (what :func:`sts_lib.train.train` calls each step).
         A subclass that changes :meth:`forward` must override this method too.
         """
-        self._check(batch)
+        batch = self._check(batch)
         if not self.uses_kernel(batch):
             loss = sts_loss(self(batch), batch.target)
             loss.backward()
@@ -243,6 +248,7 @@ class FCN(nn.Module):
     def __init__(self, T: int, d: int, width: int, *, depth: int = 1, hidden: int | None = None,
                  activation: str = "relu", generator: torch.Generator | None = None):
         super().__init__()
+        check_init_generator(generator)
         self.T = check_int("T", T, low=1)
         self.d = check_int("d", d, low=1)
         self.width = check_int("width", width, low=1)
@@ -279,8 +285,8 @@ class FCN(nn.Module):
         if T != self.T or d != self.d:
             raise ValueError(f"this FCN was built for T={self.T}, d={self.d}; got a batch with T={T}, d={d} "
                              "(an FCN cannot change length)")
-        check_same_device("batch", batch.X, self.first_layer.weight.device)
-        return self.net(batch.fcn_input)
+        device = self.first_layer.weight.device
+        return self.net((batch if batch.X.device == device else batch.to(device)).fcn_input)
 
 
 def dense_reference_forward(W: torch.Tensor, V: torch.Tensor, batch: Batch,

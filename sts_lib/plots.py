@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
+from .device import to_numpy
 from .theory import fcn_lower_bound, zero_predictor_loss
 
 matplotlib.rcParams.setdefault("figure.dpi", 100)
@@ -53,7 +54,7 @@ def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64)
 
     Only the top-left ``max_size`` rows/columns are drawn, so large one-hot PEs stay legible.
     """
-    W, V = np.asarray(W, dtype=float), np.asarray(V, dtype=float)
+    W, V = to_numpy(W, dtype=float), to_numpy(V, dtype=float)
     k = min(W.shape[0], max_size)
     fig, (a1, a2) = _new(2, width=4.0, height=3.6)
     for ax, M, name in ((a1, W[:k, :k], "W"), (a2, V[:, :k], "V")):

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from ._validate import check_choice, check_float, check_int
-from .device import get_device, make_generator
+from .device import get_device, make_generator, to_cpu
 from .fast.prefetch import BatchStream, draw_ahead
 from .loop import Callback, fit
 from .metrics import transformer_metrics
@@ -241,7 +241,8 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
         (anything whose ``forward(batch)`` returns ``(B, d)``); moved to ``device``.
     task : the data distribution; ``config.eval_lengths``/``eval_qs`` re-sample it at other T, q.
     config : a :class:`TrainConfig` (default: ``TrainConfig()``).
-    device : None picks CUDA when available, else CPU (see :func:`sts_lib.get_device`).
+    device : None: the process-wide default (:func:`sts_lib.get_device`: CUDA when available, else
+        the CPU, unless set otherwise).
     progress : show a tqdm progress bar (terminal or notebook).
     checkpoint : file to save to every ``checkpoint_every`` steps and at the end; if it
         exists when ``train`` starts, training resumes from it (same config required).
@@ -277,13 +278,15 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
     start = 0
     ckpt = Path(checkpoint) if checkpoint is not None else None
     if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, map_location=device, weights_only=False)
+        # Load to the CPU whatever the device: Generator.set_state takes only a CPU ByteTensor (also for
+        # a CUDA generator), snapshots stay CPU tensors, and load_state_dict copies to the model's device.
+        state = torch.load(ckpt, map_location="cpu", weights_only=False)
         if state["config"] != hist.config:
             raise ValueError(f"checkpoint {ckpt} was written by a different configuration; "
                              "delete it or pass another checkpoint path")
         model.load_state_dict(state["model"])
         learner.opt.load_state_dict(state["optimizer"])
-        gen.set_state(state["generator"])
+        gen.set_state(state["generator"].cpu())
         hist = History.from_dict(state["history"])
         hist.snapshots = state["snapshots"]
         start = state["step"]
@@ -299,9 +302,10 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
         source = _FixedDataset(task.sample(cfg.dataset_size, generator=data_gen, device=device), cfg, gen)
 
     def save(step: int) -> None:
-        _save_checkpoint(ckpt, {"config": hist.config, "model": model.state_dict(),
-                                "optimizer": learner.opt.state_dict(), "generator": source.state()[0],
-                                "history": hist.to_dict(), "snapshots": hist.snapshots, "step": step})
+        # CPU tensors only: a checkpoint written on a GPU resumes on any device that has the same generator.
+        _save_checkpoint(ckpt, to_cpu({"config": hist.config, "model": model.state_dict(),
+                                       "optimizer": learner.opt.state_dict(), "generator": source.state()[0],
+                                       "history": hist.to_dict(), "snapshots": hist.snapshots, "step": step}))
 
     fit(learner, source, evals, cfg, [hist], start=start, t0=time.perf_counter() - hist.wall_time,
         progress=progress, callbacks=callbacks, save=None if ckpt is None else save, save_every=checkpoint_every)

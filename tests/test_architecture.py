@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "sts_lib"
 FAST_LEAVES = {"sts_lib.fast.kernel", "sts_lib.fast.sampling", "sts_lib.fast.prefetch"}
-TOOLING = ("sts_lib.experiments", "sts_lib.exercises", "sts_lib.grading")
+TOOLING = ("sts_lib.experiments", "sts_lib.exercises", "sts_lib.grading", "sts_lib.testing")
 
 
 def _name(path: Path) -> str:

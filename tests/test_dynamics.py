@@ -287,9 +287,11 @@ def test_make_sampler_validates():
     assert pea.make_sampler("stochastic_codebook", 8, T=10).max_len == 20
 
 
-def test_compare_samplers_scales_the_attention_rate():
+def test_compare_samplers_scales_the_attention_rate(device):
+    """On the virtual accelerator too (it crashed on a GPU: symmetry_report mixed a CPU eye with GPU weights)."""
     samplers = {"fixed": sts.OneHotPE(16), "pool": pea.make_sampler("stochastic_onehot", 16, T=16)}
-    rows, hists = pea.compare_samplers(samplers, d=3, T=8, q=2, T_test=16, steps=40, log_every=10)
+    rows, hists = pea.compare_samplers(samplers, d=3, T=8, q=2, T_test=16, steps=40, log_every=10, device=device)
+    assert all(h.device == str(device) for h in hists.values())
     by = {r["sampler"]: r for r in rows}
     assert by["fixed"]["lr_W"] == 0.5 and by["pool"]["lr_W"] == pytest.approx(0.5 * 15 / 7)
     assert set(hists) == {"fixed", "pool"} and "loss_T16" in hists["pool"].metrics

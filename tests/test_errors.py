@@ -56,14 +56,14 @@ def test_model_and_batch_shape_mismatch():
         model(torch.zeros(2, 8, 13))
 
 
-def test_mismatched_devices():
-    model = sts.TheoryTransformer(3, 8).to("meta")
-    batch = sts.STSTask(d=3, T=8, q=2).sample(2)
-    with pytest.raises(ValueError, match=r"batch is on device 'cpu' but the model is on 'meta'"):
-        model(batch)
+def test_unavailable_devices_are_named():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="device='cuda' was requested"):
             sts.get_device("cuda")
+    with pytest.raises(ValueError, match="device must be one of 'auto', 'cpu', 'cuda'"):
+        sts.get_device("gpu0")
+    with pytest.raises(ValueError, match="'meta' is not available"):
+        sts.get_device("meta")
 
 
 def test_fcn_cannot_be_evaluated_at_other_lengths():

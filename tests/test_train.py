@@ -83,12 +83,35 @@ def test_fcn_trains(gen):
     assert "cos_W" not in hist.metrics
 
 
-def test_same_seed_same_history():
+def test_same_seed_same_history(device):
     def run():
         task = sts.STSTask(d=3, T=10, q=2, pe=sts.StochasticRandomPE(m=16))
         return sts.train(sts.TheoryTransformer(3, 16), task, sts.TrainConfig(steps=40, log_every=20),
-                         progress=False)
+                         progress=False, device=device)
     assert run().metrics == run().metrics
+
+
+@pytest.mark.parametrize("pe", ["onehot", "near_orthogonal"])
+def test_training_on_the_accelerator_matches_the_cpu(pe):
+    """The virtual accelerator draws with the CPU's generator, so with a fixed PE its data are the CPU's
+    (a stochastic PE's slot sampler has a device branch of its own, as on CUDA, so its data differ); what
+    differs is the device branches of the kernel (fused token_dot, deterministic backward): the same run
+    to rounding."""
+    from sts_lib.testing import virtual_accelerator as va
+
+    def run(device):
+        task = sts.STSTask(d=3, T=10, q=2, pe=sts.make_pe(pe, max_len=16, **({"m": 12} if pe == "near_orthogonal" else {})))
+        model = sts.TheoryTransformer(3, task.m)
+        hist = sts.train(model, task, sts.TrainConfig(steps=60, log_every=20, lr=0.5, eval_lengths=(14,)),
+                         progress=False, device=device)
+        return hist, sts.to_cpu(model.full_W())
+    h_cpu, W_cpu = run("cpu")
+    with va.activate() as dev:
+        h_dev, W_dev = run(dev)
+    assert h_dev.device == "vgpu:0" and h_cpu.device == "cpu"
+    for k in h_cpu.metrics:
+        assert h_dev[k] == pytest.approx(h_cpu[k], rel=1e-4, abs=1e-6), k
+    assert torch.allclose(W_dev, W_cpu, rtol=1e-4, atol=1e-6)
 
 
 class _Interrupt(Exception):
@@ -109,25 +132,31 @@ class _FlakyTask(sts.STSTask):
 
 
 @pytest.mark.parametrize("prefetch", [False, True])
-def test_interrupted_run_resumes_to_identical_result(tmp_path, prefetch):
-    """Also while drawing ahead: the generator state saved at step t excludes the batch drawn for t + 1."""
-    cfg = sts.TrainConfig(steps=40, batch_size=32, lr=0.5, log_every=10, eval_batch=64)
+def test_interrupted_run_resumes_to_identical_result(tmp_path, prefetch, device):
+    """Also while drawing ahead (CPU only): the generator state saved at step t excludes the batch drawn for
+    t + 1. On the virtual accelerator too: a device generator's state is restored from a CPU checkpoint."""
+    cfg = sts.TrainConfig(steps=40, batch_size=32, lr=0.5, log_every=10, eval_batch=64, snapshot_every=10)
     reference = sts.TheoryTransformer(3, 12)
     ref_hist = sts.train(reference, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg,
-                         progress=False, prefetch=prefetch)
+                         progress=False, prefetch=prefetch, device=device)
 
     ckpt = tmp_path / "run.pt"
     _FlakyTask.calls, _FlakyTask.fail_at = 0, 27
     flaky = _FlakyTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12))
     with pytest.raises(_Interrupt):
         sts.train(sts.TheoryTransformer(3, 12), flaky, cfg, progress=False, checkpoint=ckpt, checkpoint_every=10,
-                  prefetch=prefetch)
-    assert torch.load(ckpt, weights_only=False)["step"] == 20
+                  prefetch=prefetch, device=device)
+    state = torch.load(ckpt, weights_only=False)
+    assert state["step"] == 20
+    # The checkpoint holds CPU tensors only, whatever the device: it resumes anywhere.
+    assert all(t.device.type == "cpu" for t in torch.utils._pytree.tree_leaves(state) if isinstance(t, torch.Tensor))
     resumed = sts.TheoryTransformer(3, 12)
     hist = sts.train(resumed, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg, progress=False,
-                     checkpoint=ckpt, checkpoint_every=10, prefetch=prefetch)
+                     checkpoint=ckpt, checkpoint_every=10, prefetch=prefetch, device=device)
     assert hist.steps == ref_hist.steps and hist.metrics == ref_hist.metrics
-    assert torch.equal(resumed.W, reference.W) and torch.equal(resumed.V, reference.V)
+    assert resumed.W.device == device and torch.equal(resumed.W, reference.W) and torch.equal(resumed.V, reference.V)
+    assert [s["step"] for s in hist.snapshots] == [0, 10, 20, 30, 40]
+    assert all(s["W"].device.type == "cpu" for s in hist.snapshots)       # snapshots stay CPU tensors
     with pytest.raises(ValueError, match="different configuration"):
         other = sts.TrainConfig(steps=41, batch_size=32, lr=0.5, log_every=10, eval_batch=64)
         sts.train(sts.TheoryTransformer(3, 12), sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), other,

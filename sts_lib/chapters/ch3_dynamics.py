@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .._validate import check_float, check_int
-from ..device import make_generator
+from ..device import make_generator, to_cpu
 from ..models import TheoryTransformer, ground_truth
 from ..task import STSTask, sts_loss
 from ..theory import optimal_gamma
@@ -112,7 +112,7 @@ def symmetry_report(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float
     (1.0, 0.0, 1.0, 0.0, 0.0)
     """
     d = check_int("d", d, low=1)
-    W, V = torch.as_tensor(W).detach().double(), torch.as_tensor(V).detach().double()
+    W, V = to_cpu(torch.as_tensor(W)).double(), to_cpu(torch.as_tensor(V)).double()   # analysis runs on the CPU
     D = W.shape[0]
     if W.ndim != 2 or W.shape[1] != D or D <= d:
         raise ValueError(f"W must be square (d+m, d+m) with m >= 1, got shape {tuple(W.shape)} for d={d}")

@@ -30,8 +30,9 @@ DEFAULTS = {"lr_W": 0.3, "lr_V": 1.0, "T": 12, "q": 3, "steps": 400}
 
 
 def run_small(lr_W: float = 0.3, lr_V: float = 1.0, T: int = 12, q: int = 3, steps: int = 400, *,
-              d: int = 5, batch_size: int = 128, log_every: int = 10, seed: int = 0) -> dict:
-    """Train a small theory transformer (one-hot PE, zero init) and its reduced scalar model.
+              d: int = 5, batch_size: int = 128, log_every: int = 10, seed: int = 0, device=None) -> dict:
+    """Train a small theory transformer (one-hot PE, zero init) on ``device`` (None:
+    :func:`sts_lib.get_device`) and its reduced scalar model.
 
     Returns ``{'hist', 'report', 'reduced', 'fit', 'params'}``: the History (with W/V
     snapshots), :func:`~sts_lib.chapters.ch3_dynamics.snapshot_reports` of it, the
@@ -46,7 +47,7 @@ def run_small(lr_W: float = 0.3, lr_V: float = 1.0, T: int = 12, q: int = 3, ste
     task = STSTask(d=d, T=T, q=q)
     cfg = TrainConfig(steps=steps, batch_size=batch_size, lr_W=lr_W, lr_V=lr_V, log_every=log_every,
                       snapshot_every=log_every, eval_batch=512, seed=seed)
-    hist = train(TheoryTransformer(d, T), task, cfg, progress=False)
+    hist = train(TheoryTransformer(d, T), task, cfg, progress=False, device=device)
     return {"hist": hist, "report": snapshot_reports(hist, d),
             "reduced": reduced_dynamics(d, T, q, lr_W=lr_W, lr_V=lr_V, steps=steps),
             "fit": fit_inverse_loss_rate(hist["step"], hist["loss"]),
@@ -104,7 +105,7 @@ def dynamics_figure(fig: Figure | None = None, **params) -> Figure:
     return plot_dynamics(run_small(**{**DEFAULTS, **params}), fig=fig)
 
 
-def dynamics_widget(fig: Figure | None = None, **params):
+def dynamics_widget(fig: Figure | None = None, *, device=None, **params):
     """Sliders for lr_W, lr_V, T, q and steps that retrain and redraw ``fig`` in place.
 
     ``fig`` is a figure from :func:`dynamics_figure` (drawn with defaults when None).
@@ -115,7 +116,7 @@ def dynamics_widget(fig: Figure | None = None, **params):
     from IPython.display import clear_output, display
 
     init = {**DEFAULTS, **params}
-    fig = dynamics_figure(**init) if fig is None else fig
+    fig = dynamics_figure(**init, device=device) if fig is None else fig
     controls = {
         "lr_W": w.FloatLogSlider(value=init["lr_W"], base=10, min=-1.5, max=0.5, step=0.1, continuous_update=False),
         "lr_V": w.FloatLogSlider(value=init["lr_V"], base=10, min=-1.5, max=0.5, step=0.1, continuous_update=False),
@@ -134,7 +135,7 @@ def dynamics_widget(fig: Figure | None = None, **params):
             return
         status.value = "training..."
         try:
-            run = run_small(**values)
+            run = run_small(**values, device=device)
         except FloatingPointError as err:      # a step size far beyond the stability limit
             status.value = f"<b>diverged</b>: {err}"
             return

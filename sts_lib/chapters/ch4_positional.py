@@ -243,8 +243,10 @@ def fit_through_origin(x, y) -> dict[str, float]:
 # -- training under each sampler ---------------------------------------------------
 def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_test: int = 40,
                      steps: int = 800, lr_W: float = 0.5, lr_V: float = 0.5, batch_size: int = 256,
-                     log_every: int = 20, eval_batch: int = 1024, seed: int = 0) -> tuple[list[dict], dict]:
-    """Train the theory transformer from zero under each PE in ``samplers`` (name -> PE).
+                     log_every: int = 20, eval_batch: int = 1024, seed: int = 0,
+                     device=None) -> tuple[list[dict], dict]:
+    """Train the theory transformer from zero under each PE in ``samplers`` (name -> PE), on ``device``
+    (None: :func:`sts_lib.get_device`).
 
     For a stochastic PE the attention learning rate is rescaled to ``lr_W * (m - 1) / (T - 1)``,
     which gives the diagonal of W_EE the same speed as fixed one-hot PE at length T: the
@@ -264,7 +266,7 @@ def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_t
         scale = (pe.m - 1) / (T - 1) if pe.stochastic else 1.0
         cfg = TrainConfig(steps=steps, batch_size=batch_size, lr_W=lr_W * scale, lr_V=lr_V,
                           log_every=log_every, eval_batch=eval_batch, eval_lengths=(T_test,), seed=seed)
-        hist = train(model, task, cfg, progress=False)
+        hist = train(model, task, cfg, progress=False, device=device)
         rep = symmetry_report(model.full_W(), model.full_V(), d)
         fit = fit_inverse_loss_rate(hist["step"], hist["loss"])
         rows.append({"sampler": name, "m": pe.m, "lr_W": cfg.lr_W, "loss": hist.last("loss"),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from .._validate import check_choice, check_float, check_int, check_T_q
-from ..device import make_generator
+from ..device import make_generator, module_device, to_cpu
 from ..models import TheoryTransformer
 from ..positional import PE_LABELS, NearOrthogonalPE, PositionalEncoding, make_pe
 from ..task import STSTask, sts_loss
@@ -79,8 +79,9 @@ def make_pe_family(name: str, cfg: LengthConfig) -> PositionalEncoding:
 
 
 def train_length_runs(cfg: LengthConfig | None = None, names=PE_NAMES, *, progress: bool = False,
-                      device="cpu") -> dict[str, LengthRun]:
-    """Train one zero-initialised theory transformer per PE in ``names`` on D_{T,q}."""
+                      device=None) -> dict[str, LengthRun]:
+    """Train one zero-initialised theory transformer per PE in ``names`` on D_{T,q}, on ``device``
+    (None: :func:`sts_lib.get_device`). The readers below take the models from any device."""
     cfg = LengthConfig() if cfg is None else cfg
     runs = {}
     for name in names:
@@ -105,7 +106,7 @@ def ray_model(d: int, m: int, c: float, gamma: float = 1.0) -> TheoryTransformer
 # -- reading a trained model ----------------------------------------------------------
 def symmetric_params(model: TheoryTransformer, slots: int | None = None) -> dict[str, float]:
     """alpha, beta (from W_EE on its first ``slots`` slots; default all) and gamma (mean diag of V_X)."""
-    W, V, d = model.full_W().detach().double(), model.full_V().detach().double(), model.d
+    W, V, d = to_cpu(model.full_W()).double(), to_cpu(model.full_V()).double(), model.d
     n = model.m if slots is None else check_int("slots", slots, low=2, high=model.m)
     E = W[d:d + n, d:d + n]
     off = (E.sum() - E.trace()) / (n * (n - 1))
@@ -116,12 +117,12 @@ def symmetric_params(model: TheoryTransformer, slots: int | None = None) -> dict
 def unseen_block(model: TheoryTransformer, T: int) -> torch.Tensor:
     """W_EE[T:, T:], the PE block of the slots a fixed one-hot model never saw in training."""
     d = model.d
-    return model.full_W().detach()[d + T:, d + T:]
+    return to_cpu(model.full_W())[d + T:, d + T:]
 
 
 def span_residual(model: TheoryTransformer, pe: NearOrthogonalPE, T: int) -> float:
     """||W_EE - Pi W_EE Pi|| / ||W_EE|| with Pi the projector onto span(p_1..p_T) (0 = inside the span)."""
-    E = model.full_W().detach().double()[model.d:, model.d:]
+    E = to_cpu(model.full_W()).double()[model.d:, model.d:]
     Q, _ = torch.linalg.qr(pe.table[:T].double().T)                # (m, T) orthonormal basis
     Pi = Q @ Q.T
     return float((E - Pi @ E @ Pi).norm() / E.norm().clamp_min(1e-300))
@@ -131,7 +132,7 @@ def score_groups(model: TheoryTransformer, task: STSTask, T_test: int, seen: int
                  seed: int = 7) -> dict[str, float]:
     """Mean PE part of the attention score, <p_i, W_EE p_query>, by (selected?, position < seen?)."""
     b = task.sample(batch, T=T_test, generator=make_generator(seed))
-    u = b.pe_query @ model.full_W().detach()[model.d:, model.d:].T
+    u = b.pe_query @ to_cpu(model.full_W())[model.d:, model.d:].T     # on the CPU, like the batch
     s = b.pe.scores(u)                                               # (B, T_test)
     pos_seen = (torch.arange(T_test) < seen).expand_as(s)
     sel = b.mask.bool()
@@ -157,7 +158,10 @@ def predicted_loss(run: LengthRun, T_test: int, q_test: int | None = None) -> fl
 
 def measured_loss(run: LengthRun, T_test: int, q_test: int | None = None, *, batch: int = 4096,
                   seed: int = 99) -> float:
-    """Monte-Carlo loss of the trained model at (T_test, q_test) on fresh data."""
-    b = run.task.sample(batch, T=T_test, q=q_test, generator=make_generator(seed))
+    """Monte-Carlo loss of the trained model at (T_test, q_test) on fresh data.
+
+    The data are drawn on the CPU (the same sample whatever the model's device) and moved to the model.
+    """
+    b = run.task.sample(batch, T=T_test, q=q_test, generator=make_generator(seed)).to(module_device(run.model))
     with torch.no_grad():
         return float(sts_loss(run.model(b), b.target))

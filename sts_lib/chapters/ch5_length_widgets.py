@@ -15,7 +15,7 @@ import torch
 from matplotlib.figure import Figure
 
 from .._validate import check_choice, check_int
-from ..device import make_generator
+from ..device import make_generator, to_numpy
 from ..plots import plot_ood
 from ..train import History
 from .ch5_length import PE_NAMES, LengthRun, measured_loss, predicted_loss
@@ -80,7 +80,7 @@ class LengthExplorer:
         ax.clear()
         b = run.task.sample(1, T=T_test, generator=make_generator(self.seed))
         with torch.no_grad():
-            a = run.model.attention(b)[0].numpy()
+            a = to_numpy(run.model.attention(b)[0])
         sel = b.mask[0].bool().numpy()
         pos = np.arange(T_test)
         ax.bar(pos[~sel], a[~sel], color="0.6", label="not selected")

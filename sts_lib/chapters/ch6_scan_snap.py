@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from .._validate import check_float, check_generator, check_int
-from ..device import make_generator
+from ..device import get_device, make_generator, to_numpy
 
 
 def syn_small_probs(n_common: int = 10, n_distinct: int = 10, common_mass: float = 0.8,
@@ -208,10 +208,13 @@ def sample_stream(cfg: ScanSnapConfig, *, chunk: int = 100) -> tuple[torch.Tenso
     return torch.cat(counts), torch.cat(labels)
 
 
-def train_scan_snap(cfg: ScanSnapConfig | None = None, stream=None) -> tuple[YZModel, ScanSnapHistory]:
+def train_scan_snap(cfg: ScanSnapConfig | None = None, stream=None, *,
+                    device=None) -> tuple[YZModel, ScanSnapHistory]:
     """SGD on the cross-entropy of the class from zero initialisation; returns the model and its history.
 
-    ``stream`` (from :func:`sample_stream`) reuses pre-drawn data; by default it is drawn here.
+    ``stream`` (from :func:`sample_stream`) reuses pre-drawn data; by default it is drawn here (on the
+    CPU, so a seed gives the same data on every device). Training runs on ``device`` (None:
+    :func:`sts_lib.get_device`); the history holds NumPy arrays.
     """
     cfg = ScanSnapConfig() if cfg is None else cfg
     P = cfg.probs()
@@ -219,18 +222,21 @@ def train_scan_snap(cfg: ScanSnapConfig | None = None, stream=None) -> tuple[YZM
     if counts.shape[0] < cfg.steps or counts.shape[2] != P.shape[1]:
         raise ValueError(f"stream has {counts.shape[0]} steps of width {counts.shape[2]}; "
                          f"need {cfg.steps} steps of width {P.shape[1]}")
-    model = YZModel(P.shape[1], P.shape[0])
+    device = get_device(device)
+    model = YZModel(P.shape[1], P.shape[0]).to(device)
+    counts, labels, P_dev = counts.to(device), labels.to(device), P.to(device)
     opt = torch.optim.SGD([{"params": [model.Y], "lr": cfg.lr_Y}, {"params": [model.z], "lr": cfg.lr_Z}])
     steps, losses, zs, atts = [], [], [], []
-    running, n = 0.0, 0
+    # The running loss stays on the device (float64, as a Python float sum was): one host sync per record.
+    running, n = torch.zeros((), dtype=torch.float64, device=device), 0
     # Log-spaced records: the scan phase is over in tens of steps, the snap lasts the rest.
     when = set(np.unique(np.geomspace(1, cfg.steps, cfg.n_records).round().astype(int)).tolist())
 
     def record(step):
         steps.append(step)
-        losses.append(running / n if n else float(np.log(P.shape[0])))
-        zs.append(model.z.detach().clone().numpy())
-        atts.append(model.limit_attention(P).numpy())
+        losses.append(float(running) / n if n else float(np.log(P.shape[0])))
+        zs.append(to_numpy(model.z).copy())
+        atts.append(to_numpy(model.limit_attention(P_dev)))
 
     record(0)
     for step in range(1, cfg.steps + 1):
@@ -238,10 +244,10 @@ def train_scan_snap(cfg: ScanSnapConfig | None = None, stream=None) -> tuple[YZM
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        running, n = running + loss.item(), n + 1
+        running, n = running + loss.detach(), n + 1
         if step in when or step == cfg.steps:
             record(step)
-            running, n = 0.0, 0
+            running, n = torch.zeros((), dtype=torch.float64, device=device), 0
     hist = ScanSnapHistory(np.asarray(steps), np.asarray(losses), np.stack(zs), np.stack(atts), asdict(cfg))
     return model, hist
 
@@ -264,12 +270,12 @@ def logit_growth(hist: ScanSnapHistory, token: int, *, tail: float = 0.5) -> dic
             "r2": float(1 - (resid ** 2).sum() / ss) if ss > 0 else 1.0}
 
 
-def lr_ratio_sweep(ratios, cfg: ScanSnapConfig | None = None) -> dict[float, ScanSnapHistory]:
+def lr_ratio_sweep(ratios, cfg: ScanSnapConfig | None = None, *, device=None) -> dict[float, ScanSnapHistory]:
     """One run per eta_Y / eta_Z in ``ratios`` (eta_Z fixed at ``cfg.lr_Z``), all on the same data stream."""
     cfg = ScanSnapConfig() if cfg is None else cfg
     stream = sample_stream(cfg)
     out = {}
     for r in ratios:
         r = check_float("ratio", r, low=0.0, strict_low=True)
-        out[r] = train_scan_snap(ScanSnapConfig(**{**asdict(cfg), "lr_Y": r * cfg.lr_Z}), stream)[1]
+        out[r] = train_scan_snap(ScanSnapConfig(**{**asdict(cfg), "lr_Y": r * cfg.lr_Z}), stream, device=device)[1]
     return out

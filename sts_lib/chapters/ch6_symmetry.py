@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from .._validate import check_int
-from ..device import make_generator
+from ..device import make_generator, to_cpu
 from ..models import TheoryTransformer
 from ..positional import PEBatch
 from ..task import Batch, STSTask, sts_loss
@@ -136,8 +136,9 @@ class StripTokenPE(Callback):
 
 def train_without_token_pe(task: STSTask, *, strip: bool = True, steps: int = 600, batch_size: int = 256,
                            lr: float = 1.0, log_every: int = 25, seed: int = 0,
-                           eval_batch: int = 2048) -> tuple[TheoryTransformer, dict[str, np.ndarray]]:
-    """GD on the theory transformer from zero init, with the tokens' PEs zeroed when ``strip``.
+                           eval_batch: int = 2048, device=None) -> tuple[TheoryTransformer, dict[str, np.ndarray]]:
+    """GD on the theory transformer from zero init, with the tokens' PEs zeroed when ``strip``, on
+    ``device`` (None: :func:`sts_lib.get_device`).
 
     Returns the model and ``{"step", "loss", "best_symmetric"}``: the held-out loss on a
     fixed batch (drawn from ``seed + 1``) and, on that same batch, the loss of the best
@@ -149,7 +150,7 @@ def train_without_token_pe(task: STSTask, *, strip: bool = True, steps: int = 60
     cfg = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, log_every=log_every, seed=seed,
                       eval_seed=seed + 1, eval_batch=eval_batch)
     model = TheoryTransformer(task.d, task.m)
-    hist = train(model, task, cfg, device="cpu", progress=False, callbacks=[StripTokenPE()] if strip else ())
+    hist = train(model, task, cfg, device=device, progress=False, callbacks=[StripTokenPE()] if strip else ())
     held = task.sample(eval_batch, generator=make_generator(seed + 1))
     best = float(sts_loss(held.X.mean(1), held.target))
     return model, {"step": np.asarray(hist.steps), "loss": hist["loss"], "best_symmetric": best}
@@ -169,7 +170,7 @@ def relabel_gap(M: torch.Tensor, *, n_perms: int = 8, generator: torch.Generator
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
         raise ValueError(f"M must be a square matrix, got shape {tuple(M.shape)}")
     n_perms = check_int("n_perms", n_perms, low=1)
-    M = M.detach().double()
+    M = to_cpu(M).double()       # any device: the analysis runs on the CPU
     norm = M.norm()
     if norm == 0:
         return 0.0

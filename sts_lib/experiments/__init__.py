@@ -32,7 +32,7 @@ from .._validate import check_choice, check_int
 from ..device import get_device
 from ..results import save_result
 from . import _plots, convergence, generalization, pe_samplers, width
-from ._core import command_line, config_hash, read_json, versions
+from ._core import command_line, config_hash, device_key, read_json, versions
 from ._runs import Context
 
 SCALES = ("quick", "paper")
@@ -119,14 +119,15 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
                    log: Callable[[str], None] = print, argv: list[str] | None = None) -> dict:
     """Run experiment ``name`` (or reuse its cached result) and write ``out/NAME.json`` and ``out/NAME.png``.
 
-    Returns the result document. ``device=None`` picks CUDA when available. ``force`` ignores
+    Returns the result document. ``device=None``: :func:`sts_lib.get_device` (CUDA when available). The
+    device's type is part of the config hash: results computed on the CPU are not served to a GPU run. ``force`` ignores
     finished results (an interrupted run still resumes from its checkpoint).
     """
     cfg = experiment_config(name, scale, seeds)
     device = get_device(device)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    h = config_hash(cfg)
+    h = config_hash(cfg | device_key(device))   # a GPU run never serves or reuses the CPU's results
     json_path, png_path = out / f"{name}.json", out / f"{name}.png"
     exp = EXPERIMENTS[name]
     old = read_json(json_path)
@@ -162,7 +163,9 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
 def _device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return f"cuda ({torch.cuda.get_device_name(device)})"
-    return f"cpu ({torch.get_num_threads()} threads)"
+    if device.type == "cpu":
+        return f"cpu ({torch.get_num_threads()} threads)"
+    return device.type
 
 
 def _save_png(fig, path: Path) -> None:

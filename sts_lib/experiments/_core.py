@@ -41,6 +41,21 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+def device_key(device) -> dict:
+    """What of the device goes into every config and sub-run hash: its type, off the CPU.
+
+    A CUDA generator is not the CPU's, so the same seed trains on other data on a GPU: a GPU run
+    must never reuse a CPU result, nor the other way round. The CPU adds nothing to the hash, so
+    the results computed on the CPU before the device was hashed keep their hashes.
+
+    >>> device_key("cpu"), device_key("cuda:1")
+    ({}, {'device': 'cuda'})
+    """
+    import torch
+    kind = torch.device(device).type
+    return {} if kind == "cpu" else {"device": kind}
+
+
 def claim(value, threshold, op: str, description: str) -> dict:
     """One measured claim: ``passed`` is ``value op threshold``, computed here.
 

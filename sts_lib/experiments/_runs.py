@@ -30,12 +30,13 @@ from ..models import PracticalTransformer, TheoryTransformer
 from ..positional import make_pe
 from ..task import STSTask
 from ..train import History, TrainConfig, train
-from ._core import CODE_VERSION, config_hash, read_json, write_json
+from ._core import CODE_VERSION, config_hash, device_key, read_json, write_json
 
 
 @dataclass
 class Context:
-    """Where and how an experiment runs (not part of its config: it does not change results)."""
+    """Where and how an experiment runs. Not part of its config, except the device's type, which is
+    in every hash (:func:`device_key`): a seed draws other data on a GPU than on the CPU."""
 
     out: Path                        # output folder: NAME.json, NAME.png, .runs/, .ckpt/
     device: torch.device             # where training runs
@@ -76,10 +77,10 @@ def run_spec(label: str, *, task: dict, model: dict, train_cfg: dict, checkpoint
             "checkpoint_every": int(checkpoint_every)}
 
 
-def spec_hash(spec: dict) -> str:
-    """Hash of everything in a spec that changes the numbers (not the label)."""
+def spec_hash(spec: dict, device="cpu") -> str:
+    """Hash of everything in a spec that changes the numbers (not the label), the device's type included."""
     return config_hash({k: v for k, v in spec.items() if k not in ("label", "checkpoint_every")}
-                       | {"code": CODE_VERSION})
+                       | {"code": CODE_VERSION} | device_key(device))
 
 
 def build(spec: dict):
@@ -96,7 +97,7 @@ def build(spec: dict):
 
 def train_run(spec: dict, ctx: Context) -> History:
     """Train one sub-run, or load it if a finished run with the same spec exists."""
-    h = spec_hash(spec)
+    h = spec_hash(spec, ctx.device)
     done = ctx.runs_dir / f"{h}.pt"
     if done.exists() and not ctx.force:
         data = torch.load(done, map_location="cpu", weights_only=False)
@@ -126,7 +127,7 @@ def train_run(spec: dict, ctx: Context) -> History:
 
 def cached_call(kind: str, params: dict, fn: Callable[[], dict], ctx: Context, label: str) -> dict:
     """``fn()`` (a JSON-able dict), cached in ``OUT/.runs/`` under a hash of ``(kind, params)``."""
-    h = config_hash({"kind": kind, "params": params, "code": CODE_VERSION})
+    h = config_hash({"kind": kind, "params": params, "code": CODE_VERSION} | device_key(ctx.device))
     path = ctx.runs_dir / f"{kind}-{h}.json"
     cached = None if ctx.force else read_json(path)
     if cached is not None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..device import to_cpu
+
 from .._validate import check_int, check_T_q
 
 
@@ -57,7 +59,7 @@ def fcn_bayes_error(W_X: torch.Tensor, T: int, d: int, q: int) -> float:
     d = check_int("d", d, low=1)
     if W_X.ndim != 2 or W_X.shape[1] != T * d:
         raise ValueError(f"W_X must have shape (width, T*d) = (width, {T * d}), got {tuple(W_X.shape)}")
-    A = W_X.double()
+    A = to_cpu(W_X).double()     # any device: the float64 SVD runs on the CPU
     # Orthonormal basis of the row space, robust to rank deficiency.
     U, S, Vh = torch.linalg.svd(A, full_matrices=False)
     rank = int((S > S.max() * 1e-10).sum()) if S.numel() else 0
