@@ -80,3 +80,14 @@ def test_outside_the_block_the_cpu_is_untouched():
         pass
     assert torch.zeros(2).device.type == "cpu"
     assert torch.randn(2, generator=torch.Generator().manual_seed(0)).shape == (2,)
+
+
+def test_allocation_works_on_a_thread_without_the_modes():
+    """Autograd's device thread materialises zero gradients without our dispatch modes."""
+    import threading
+    dev = va.register()
+    out = {}
+    t = threading.Thread(target=lambda: out.update(x=torch.zeros(2, 3, device=dev)))
+    t.start()
+    t.join()
+    assert out["x"].device == dev and out["x"].cpu().sum().item() == 0.0

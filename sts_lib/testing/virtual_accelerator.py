@@ -238,6 +238,25 @@ _registered = False
 _permanent: list | None = None
 
 
+_LIB = None
+
+
+def _register_factories() -> None:
+    """Kernels for the two allocating ops at the backend itself, for the threads where no mode is
+    active: autograd's device thread materialises zero gradients with them."""
+    global _LIB
+    _LIB = torch.library.Library("aten", "IMPL")
+
+    def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+        return VirtualTensor(torch.empty_strided(size, stride, dtype=dtype, layout=layout, device="cpu"))
+
+    def empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        return VirtualTensor(torch.empty(size, dtype=dtype, layout=layout, device="cpu", memory_format=memory_format))
+
+    _LIB.impl("empty_strided", empty_strided, "PrivateUse1")
+    _LIB.impl("empty.memory_format", empty, "PrivateUse1")
+
+
 def register() -> torch.device:
     """Name the backend ``vgpu`` and make ``torch.Generator(device='vgpu')`` work (once per process).
 
@@ -253,6 +272,7 @@ def register() -> torch.device:
             _setup_privateuseone_for_python_backend(NAME, backend_module=_Backend())
             torch.Generator = _Generator
             DEVICE = torch.device(NAME, 0)
+            _register_factories()
             _registered = True
     return DEVICE
 
