@@ -42,8 +42,10 @@ test: $(VENV)/.stamp-install
 test-fast: $(VENV)/.stamp-install
 	$(PY) -m pytest -m "not slow"
 
+# Extra arguments of the benchmark, e.g.  make bench BENCH_ARGS="--device cuda --compare-cpu"
+BENCH_ARGS ?=
 bench: $(VENV)/.stamp-install
-	@$(PY) -m sts_lib.fast.bench
+	@$(PY) -m sts_lib.fast.bench $(BENCH_ARGS)
 
 # Every experiment at paper scale into results/, in two lanes that run side by side (one core each):
 # each lane keeps the experiments that share training runs together (Figures 1/3, Figures 2/4).

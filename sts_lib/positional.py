@@ -167,13 +167,41 @@ class NearOrthogonalPE(PositionalEncoding):
         self.seed = check_int("seed", seed, low=0)
         g = torch.Generator().manual_seed(self.seed)
         self.table = _random_vectors(self.max_len, self.m, self.kind, g, "cpu")
+        self._copies: dict[torch.device, tuple] = {}
+
+    def table_on(self, device: str | torch.device) -> torch.Tensor:
+        """``self.table`` ``(max_len, m)`` on ``device``, copied there once per device and then reused.
+
+        Every :meth:`sample` needs the table on the batch's device; copying it each time would
+        be a blocking host-to-device copy per training step on a GPU. The copy is redone only if
+        ``self.table`` was replaced or edited in place since.
+
+        >>> pe = NearOrthogonalPE(m=4, max_len=6)
+        >>> pe.table_on("cpu") is pe.table
+        True
+        """
+        device = torch.device(device)
+        if device.type == "cpu":
+            return self.table.to(device)
+        src = self.table
+        hit = self._copies.get(device)
+        if hit is None or hit[0] is not src or hit[1] != src._version:
+            hit = self._copies[device] = (src, src._version, src.to(device))
+        return hit[2]
+
+    def __getstate__(self):
+        # Device copies are a cache: a pickled or copied PE starts without them.
+        return {**self.__dict__, "_copies": {}}
+
+    def __setstate__(self, state):
+        self.__dict__.update({"_copies": {}, **state})
 
     def _spec(self):
         return {"m": self.m, "max_len": self.max_len, "kind": self.kind, "seed": self.seed}
 
     def _sample(self, batch, T, generator, device):
         slots = torch.arange(T, device=device).expand(batch, T)
-        return PEBatch(m=self.m, slots=slots, table=self.table.to(device))
+        return PEBatch(m=self.m, slots=slots, table=self.table_on(device))
 
 
 class StochasticOneHotPE(PositionalEncoding):
@@ -231,7 +259,7 @@ class StochasticCodebookPE(NearOrthogonalPE):
 
     def _sample(self, batch, T, generator, device):
         slots = random_injection(batch, T, self.max_len, generator, device)
-        return PEBatch(m=self.m, slots=slots, table=self.table.to(device))
+        return PEBatch(m=self.m, slots=slots, table=self.table_on(device))
 
 
 _REGISTRY = {cls.name: cls for cls in (OneHotPE, NearOrthogonalPE, StochasticOneHotPE,

@@ -164,9 +164,11 @@ class STSTask:
         check_generator(generator, device)
         pe = self.pe.sample(batch, T, generator=generator, device=device)
         X = torch.randn(batch, T, self.d, generator=generator, device=device, dtype=self.dtype)
-        # Stored coordinate-major (same values, X.transpose(1, 2) contiguous): the models'
-        # per-token inner products and pools then run over contiguous rows of length T.
-        X = X.transpose(1, 2).contiguous().transpose(1, 2)
+        if device.type == "cpu":
+            # Stored coordinate-major (same values, X.transpose(1, 2) contiguous): the models'
+            # per-token inner products and pools then run over contiguous rows of length T.
+            # Off the CPU those are single fused ops that need no layout: the copy would be waste.
+            X = X.transpose(1, 2).contiguous().transpose(1, 2)
         y = sample_subsets(batch, T, q, generator=generator, device=device)
         mask = torch.zeros(batch, T, device=device, dtype=self.dtype).scatter_(1, y, 1.0)
         target = X.gather(1, y.unsqueeze(-1).expand(-1, -1, self.d)).mean(1)

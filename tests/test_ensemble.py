@@ -1,14 +1,37 @@
-"""train_ensemble: K models trained together equal K sequential train() runs (loop vs batched)."""
+"""train_ensemble: K models trained together equal K sequential train() runs (loop vs batched).
+
+The ``device`` tests (tests/conftest.py) run on the CPU and on the virtual accelerator, a
+CPU-backed device that places tensors like CUDA, where the stacks' GPU paths run.
+"""
 
 import copy
 
 import numpy as np
 import pytest
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_flatten
 
 import sts_lib as sts
 from sts_lib.fast.ensemble import train_ensemble
-from sts_lib.fast.stack import StackedOptimizer, TransformerStack, lr_vector, transformer_chunk
+from sts_lib.fast.stack import FCNGroups, StackedOptimizer, TransformerStack, lr_vector, transformer_chunk
+
+
+class HostData(TorchFunctionMode):
+    """Records every torch call inside the block that receives host data: a CPU tensor of one or
+    more dimensions, or a Python list (each a host-to-device copy when the rest is on a GPU)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        leaves = tree_flatten((args, kwargs))[0]
+        if any(isinstance(a, list) and all(isinstance(i, int) for i in a) for a in args) or any(
+                isinstance(t, torch.Tensor) and t.device.type == "cpu" and t.dim() > 0 for t in leaves):
+            self.calls.append(getattr(func, "__name__", str(func)))
+        return func(*args, **kwargs)
 
 
 def _assert_same(batched, looped, models, loop_models, rtol=1e-4, atol=1e-6):
@@ -27,8 +50,8 @@ def _assert_same(batched, looped, models, loop_models, rtol=1e-4, atol=1e-6):
             assert torch.allclose(p, q, rtol=rtol, atol=atol)
 
 
-def _loop(models, tasks, configs):
-    return [sts.train(m, t, c, progress=False) for m, t, c in zip(models, tasks, configs)]
+def _loop(models, tasks, configs, device=None):
+    return [sts.train(m, t, c, progress=False, device=device) for m, t, c in zip(models, tasks, configs)]
 
 
 @pytest.mark.parametrize("optimizer", ["gd", "sgd", "adam"])
@@ -115,6 +138,61 @@ def test_padding_of_smaller_models_stays_exactly_zero():
     W, V = stack.W[0], stack.V[0]
     assert W[:8, :8].abs().sum() > 0
     assert W[8:].abs().max() == 0 and W[:, 8:].abs().max() == 0 and V[:, 8:].abs().max() == 0
+
+
+@pytest.mark.parametrize("data", ["independent", "shared"])
+def test_transformers_on_a_device_equal_the_loop_on_it(data, device):
+    """Own pools (padded), a Gaussian query and lr_W, on the device: the GPU branches of the kernel,
+    of the sampler and of stack_batches, against K sequential train() calls on the same device."""
+    pools = (10, 14) if data == "independent" else (14, 14)
+    tasks = [sts.STSTask(d=3, T=8, q=2, pe=sts.StochasticOneHotPE(n), x_query="gaussian", query_pe="mean")
+             for n in pools]
+    if data == "shared":
+        tasks = tasks[:1] * 2
+    configs = [sts.TrainConfig(steps=12, batch_size=16, lr=0.5, lr_W=lr_W, log_every=6, eval_batch=32,
+                               eval_lengths=(10,), seed=0 if data == "shared" else s)
+               for s, lr_W in enumerate((1.0, 2.0))]
+    models = [sts.TheoryTransformer(3, n, init="normal", init_scale=0.3, generator=torch.Generator().manual_seed(n))
+              for n in pools]
+    loop_models = copy.deepcopy(models)
+    batched = train_ensemble(models, tasks if data == "independent" else tasks[0], configs, data=data,
+                             device=device, progress=False)
+    assert all(p.device == device for m in models for p in m.parameters())
+    _assert_same(batched, _loop(loop_models, tasks, configs, device), models, loop_models, atol=1e-5)
+
+
+def test_fcn_width_sweep_on_a_device_equals_the_loop_on_it(device):
+    """Widths that the groups reorder, each model its own data: the groups' rows and order on the device."""
+    task = sts.STSTask(d=2, T=6, q=2)
+    widths = (4, 16, 9, 8, 10)              # groups [0], [3, 2, 4], [1]: out of the models' order
+    nets = [sts.FCN(6, 2, w, generator=torch.Generator().manual_seed(i)) for i, w in enumerate(widths)]
+    loop_nets = copy.deepcopy(nets)
+    configs = [sts.TrainConfig(steps=12, batch_size=16, optimizer="adam", lr=1e-2, log_every=6, eval_batch=32,
+                               seed=s) for s in range(5)]
+    batched = train_ensemble(nets, task, configs, device=device, progress=False)
+    _assert_same(batched, _loop(loop_nets, [task] * 5, configs, device), nets, loop_nets)
+
+
+@pytest.mark.parametrize("widths", [(4, 16, 9, 8, 10), (4, 8, 9, 16)], ids=["reordered", "in-order"])
+def test_fcn_groups_keep_their_indices_on_the_device(widths, device):
+    nets = [sts.FCN(6, 2, w, generator=torch.Generator().manual_seed(i)).to(device) for i, w in enumerate(widths)]
+    configs = [sts.TrainConfig()] * len(nets)
+    groups = FCNGroups(nets, configs, "gd", device)
+    in_order = [k for g in groups.groups for k in g] == list(range(len(nets)))
+    assert (groups.order is None) == in_order
+    assert groups.order is None or groups.order.device == device
+    assert all(isinstance(r, slice) or r.device == device for r in groups.rows)
+    g = sts.make_generator(0, device)
+    shared = torch.randn(8, 6 * 2 + 6, generator=g, device=device)
+    own = torch.randn(len(nets), 8, 6 * 2 + 6, generator=g, device=device)
+    with HostData() as log:
+        out_shared, out_own = groups(shared), groups(own)
+    if device.type != "cpu":
+        assert not log.calls, log.calls     # no host-to-device copy in a forward
+    with torch.no_grad():
+        for k, net in enumerate(nets):
+            assert torch.allclose(out_shared[k], net.net(shared), atol=1e-6)
+            assert torch.allclose(out_own[k], net.net(own[k]), atol=1e-6)
 
 
 def test_errors_name_the_problem():

@@ -1,5 +1,10 @@
-"""Property tests for the task sampler and the positional encodings."""
+"""Property tests for the task sampler and the positional encodings, on the CPU and on a device.
 
+``device`` (tests/conftest.py) is the CPU or the virtual accelerator, a CPU-backed device that
+places tensors like CUDA and draws the CPU's numbers from its generators.
+"""
+
+import copy
 import math
 
 import pytest
@@ -23,9 +28,11 @@ def test_subsets_are_q_distinct_in_range(T, data, batch, seed):
         assert len(set(row)) == q and row == sorted(row)
 
 
-def test_subset_marginals_are_uniform(gen):
+def test_subset_marginals_are_uniform(device):
     T, q, n = 10, 3, 200_000
-    y = sts.sample_subsets(n, T, q, generator=gen)
+    y = sts.sample_subsets(n, T, q, generator=sts.make_generator(1234, device), device=device)
+    assert y.device == device
+    y = y.cpu()
     counts = torch.bincount(y.flatten(), minlength=T).double()
     expected = n * q / T
     # Each count is Binomial(n, q/T); 5 standard deviations.
@@ -75,28 +82,65 @@ PES = {
 
 
 @pytest.mark.parametrize("name", PES)
-def test_stochastic_pes_differ_per_sequence_fixed_do_not(name, gen):
-    pe = PES[name]()
-    E = pe.sample(6, 10, generator=gen).to_dense()
+def test_stochastic_pes_differ_per_sequence_fixed_do_not(name, device):
+    pe, gen = PES[name](), sts.make_generator(1234, device)
+    E = pe.sample(6, 10, generator=gen, device=device).to_dense()
+    assert E.device == device
     same = all(torch.equal(E[0], E[i]) for i in range(1, 6))
     assert same != pe.stochastic
     # fixed PEs are also identical across calls
-    E2 = pe.sample(6, 10, generator=gen).to_dense()
+    E2 = pe.sample(6, 10, generator=gen, device=device).to_dense()
     assert torch.equal(E, E2) != pe.stochastic
 
 
 @pytest.mark.parametrize("name", PES)
-def test_pebatch_sparse_ops_match_dense(name, gen):
+def test_pebatch_sparse_ops_match_dense(name, device):
     """scores/pool/select_sum of the sparse layout equal the dense matrix products."""
-    pe = PES[name]().sample(5, 12, generator=gen)
+    gen = sts.make_generator(1234, device)
+    pe = PES[name]().sample(5, 12, generator=gen, device=device)
     E = pe.to_dense()                                   # (5, 12, m)
-    v = torch.randn(5, pe.m, generator=gen)
-    a = torch.rand(5, 12, generator=gen)
-    idx = sts.sample_subsets(5, 12, 3, generator=gen)
+    v = torch.randn(5, pe.m, generator=gen, device=device)
+    a = torch.rand(5, 12, generator=gen, device=device)
+    idx = sts.sample_subsets(5, 12, 3, generator=gen, device=device)
     assert torch.allclose(pe.scores(v), torch.einsum("btm,bm->bt", E, v), atol=1e-5)
     assert torch.allclose(pe.pool(a), torch.einsum("btm,bt->bm", E, a), atol=1e-5)
     loop = torch.stack([E[b, idx[b]].sum(0) for b in range(5)])
     assert torch.allclose(pe.select_sum(idx), loop, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["near_orthogonal", "stochastic_codebook"])
+def test_codebook_tables_are_copied_to_a_device_once(name, device):
+    pe, gen = PES[name](), sts.make_generator(0, device)
+    first = pe.sample(4, 10, generator=gen, device=device).table
+    assert first.device == device and torch.equal(first.cpu(), pe.table)
+    # every later batch reuses the same copy: one host-to-device copy per device, not one per sample()
+    assert pe.sample(4, 10, generator=gen, device=device).table is first
+    assert pe.table_on(device) is first
+    if device.type == "cpu":
+        assert first is pe.table                        # nothing copied at all
+    # a replaced or edited table is copied again
+    pe.table = pe.table * 2
+    second = pe.sample(4, 10, generator=gen, device=device).table
+    assert torch.equal(second.cpu(), pe.table)
+    pe.table.mul_(0.5)
+    assert torch.equal(pe.sample(4, 10, generator=gen, device=device).table.cpu(), pe.table)
+    # the copies are a cache: a copied PE starts without them and fills its own
+    twin = copy.deepcopy(pe)
+    assert torch.equal(twin.table, pe.table) and torch.equal(twin.table_on(device).cpu(), pe.table)
+
+
+def test_task_sample_lays_x_out_for_the_device_and_draws_the_same_values(device):
+    task = sts.STSTask(d=4, T=12, q=3, pe=sts.NearOrthogonalPE(m=8, max_len=16), x_query="gaussian")
+    b = task.sample(16, generator=sts.make_generator(5, device), device=device)
+    assert b.X.device == b.target.device == b.pe.table.device == device
+    if device.type == "cpu":
+        assert b.X.transpose(1, 2).is_contiguous()       # coordinate-major, for the CPU's token loops
+    else:
+        assert b.X.is_contiguous()                       # no layout copy off the CPU
+    # the layout changes no value: the device's generator draws the CPU's numbers here
+    ref = task.sample(16, generator=torch.Generator().manual_seed(5))
+    for key in ("X", "y", "mask", "x_query", "pe_query", "target"):
+        assert torch.equal(getattr(b, key).cpu(), getattr(ref, key)), key
 
 
 @settings(max_examples=25, deadline=None)

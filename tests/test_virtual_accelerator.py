@@ -48,6 +48,8 @@ def test_it_allows_what_cuda_allows(dev):
     y.copy_(torch.full((3, 2), 7.0))                               # copy_ crosses devices
     assert y.cpu().tolist() == [[7.0, 7.0]] * 3 and y.to("cpu").device.type == "cpu"
     assert torch.ones(2).to(dev).device == dev and y.to(dev) is y
+    assert torch.tensor([1.0, 2.0], device=dev).device == dev          # C++'s own host-to-device copy
+    assert x[[2, 0]].tolist() == [[4.0, 5.0], [0.0, 1.0]]               # a Python list index
     v = x[1]
     v.add_(10.0)                                                   # views alias as on a real device
     assert x[1].tolist() == [12.0, 13.0]

@@ -111,7 +111,7 @@ class _Stacked:
             self.stack = TransformerStack(models, device)
             lrs = [lr_vector(configs, "attention", 3, device), lr_vector(configs, "value", 3, device)]
             self.opt = StackedOptimizer([self.stack.W, self.stack.V], lrs, cfg.optimizer,
-                                        torch.tensor([c.momentum for c in configs], device=device))
+                                        torch.tensor([c.momentum for c in configs]).to(device))
         else:
             self.stack = FCNGroups(models, configs, cfg.optimizer, device)
         self.chunks = chunks

@@ -8,8 +8,11 @@ written straight into W's memory layout, so a training step costs little more th
 sampling its batch. Every function here takes a leading model axis K, which is what lets
 :mod:`sts_lib.fast.ensemble` train K models in one call. The module imports nothing from
 the rest of ``sts_lib``: the core's :meth:`OneLayerTransformer.forward` calls it in one
-documented branch, as nanoGPT calls flash attention. ``tests/test_fast.py`` checks it
-against autograd through the dense formula.
+documented branch, as nanoGPT calls flash attention. The readable path is tuned for a CPU;
+where that tuning costs on a GPU (a Python loop of tiny launches, float atomics) a function
+has one explicit branch for tensors off the CPU (``X.device.type != "cpu"``), with the same
+values to float rounding. ``tests/test_fast.py`` checks both against autograd through the
+dense formula, the GPU branches on a virtual accelerator.
 """
 
 from __future__ import annotations
@@ -31,14 +34,17 @@ def column_major(p: nn.Parameter) -> nn.Parameter:
 def token_dot(X: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """``out[..., t] = <X[..., t, :], v>`` for X ``(..., T, d)``, v ``(..., d)``.
 
-    One multiply-add per token coordinate: d is small, and a batched (T, d) x (d, 1)
-    matmul costs several times more on a CPU. Fastest when X is stored coordinate-major,
-    as :meth:`STSTask.sample` lays it out (``X.transpose(-1, -2)`` contiguous).
+    On a CPU, one multiply-add per token coordinate: d is small, and a batched (T, d) x (d, 1)
+    matmul costs several times more there. Fastest when X is stored coordinate-major, as
+    :meth:`STSTask.sample` lays it out on a CPU (``X.transpose(-1, -2)`` contiguous). Off the
+    CPU, one broadcast product and sum instead: there each of the d steps would be a launch.
 
     >>> X = torch.arange(6.0).view(1, 3, 2)
     >>> token_dot(X, torch.tensor([[1.0, 10.0]])).tolist()
     [[10.0, 32.0, 54.0]]
     """
+    if X.device.type != "cpu":
+        return (X * v.unsqueeze(-2)).sum(-1)
     out = X[..., 0] * v[..., 0:1]
     for j in range(1, X.shape[-1]):
         out.addcmul_(X[..., j], v[..., j:j + 1])
@@ -46,7 +52,13 @@ def token_dot(X: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 
 def token_pool(X: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-    """``X^T a``: X ``(..., T, d)``, a ``(..., T)`` -> ``(..., d)``, for either memory layout of X."""
+    """``X^T a``: X ``(..., T, d)``, a ``(..., T)`` -> ``(..., d)``, for either memory layout of X.
+
+    Off the CPU one broadcast product and sum, whatever the layout: a matmul would first copy
+    an X expanded over the model axis (the shared batch of an ensemble).
+    """
+    if X.device.type != "cpu":
+        return (X * a.unsqueeze(-1)).sum(-2)
     Xt = X.transpose(-1, -2)
     if Xt.stride(-1) == 1:                 # coordinate-major (possibly expanded over models)
         return (Xt * a.unsqueeze(-2)).sum(-1)
@@ -91,6 +103,12 @@ def onehot_backward(g, W, V, X, slots, q_slots, x_query, scale, a, pool):
     dL/dW = sum_b (dL/du_b) z_q^T touches only the columns of z_q's q slots (and the first d
     when x_query is not zero); it is written row-wise into W^T and returned as a transposed
     view, which matches a column-major W without a copy. W only supplies its size.
+
+    On a CPU the slot rows are accumulated by q ``index_add_`` calls. Off the CPU,
+    ``index_add_`` adds with float atomics in a varying order (results move in the last bits
+    from run to run), so there dL/dW^T = Z_q^T (dL/du) is one batched matmul, with Z_q
+    ``(K, B, D)`` the dense query tokens [x_query; scale * sum of the one-hot slot vectors]
+    built by a scatter: cuBLAS gives the same bits on every run for a fixed shape and GPU.
     """
     K, B, T, d = X.shape
     D = W.shape[-1]
@@ -108,6 +126,13 @@ def onehot_backward(g, W, V, X, slots, q_slots, x_query, scale, a, pool):
     else:
         gu[..., :d] = token_pool(X, gs)
         gu[..., d:].scatter_(2, slots, gs)
+    if X.device.type != "cpu":
+        zq = gu.new_zeros(K, B, D)
+        # Equal addends (scale) only, so even a repeated slot sums to the same bits in any order.
+        zq.scatter_add_(2, q_slots + off, gu.new_full(q_slots.shape, scale))
+        if x_query is not None and not position_only:
+            zq[..., :d] = x_query
+        return torch.bmm(zq.transpose(1, 2), gu).transpose(1, 2), grad_V
     gWT = gu.new_zeros(K, D, D)
     flat, src = gWT.view(K * D, D), gu.view(K * B, D)
     rows = q_slots + off + D * torch.arange(K, device=X.device).view(K, 1, 1)

@@ -69,7 +69,9 @@ def lr_vector(configs, role: str, ndim: int, device) -> torch.Tensor:
     for c in configs:
         own = {"attention": c.lr_W, "value": c.lr_V}.get(role)
         vals.append(c.lr if own is None else own)
-    return torch.tensor(vals, device=device).view(-1, *([1] * (ndim - 1)))
+    # Built on the host and moved once (what torch.tensor(..., device=) does; the virtual test
+    # accelerator implements only the explicit form).
+    return torch.tensor(vals).to(device).view(-1, *([1] * (ndim - 1)))
 
 
 class TransformerStack:
@@ -134,8 +136,11 @@ def stack_batches(batches: list[Batch], sl: slice) -> tuple:
     q_slots = [b.onehot_query.slots for b in batches]
     scale = [b.onehot_query.scale for b in batches]
     x_zero = [b.onehot_query.x_is_zero for b in batches]
-    # Stack the coordinate-major layout the sampler produces (see STSTask.sample).
-    X = torch.stack([b.X.transpose(1, 2) for b in batches]).transpose(-1, -2)
+    if batches[0].X.device.type == "cpu":
+        # Stack the coordinate-major layout the sampler produces on a CPU (see STSTask.sample).
+        X = torch.stack([b.X.transpose(1, 2) for b in batches]).transpose(-1, -2)
+    else:
+        X = torch.stack([b.X for b in batches])
     return (X, torch.stack([b.pe.slots for b in batches]), torch.stack(q_slots),
             None if all(x_zero) else torch.stack([b.x_query for b in batches]), scale[0],
             torch.stack([b.target for b in batches]), torch.stack([b.mask for b in batches]))
@@ -199,7 +204,12 @@ class FCNStack:
 
 class FCNGroups:
     """K FCNs as groups of similar width: each group is one zero-padded :class:`FCNStack` with its
-    own optimizer, so padding never costs more than 25% (a width sweep is compute-bound on a CPU)."""
+    own optimizer, so padding never costs more than 25% (a width sweep is compute-bound on a CPU).
+
+    ``groups[i]`` lists the models of group i (by width); ``rows[i]`` selects their rows of a
+    per-model input ``(K, B, n)`` and ``order`` ``(K,)`` puts the groups' outputs back in the
+    models' order (None when they already are), both on the device.
+    """
 
     def __init__(self, models, configs, optimizer: str, device):
         width = [max(l.out_features for l in m.net if isinstance(l, torch.nn.Linear)) for m in models]
@@ -215,13 +225,20 @@ class FCNGroups:
             cfgs = [configs[k] for k in g]
             lrs = [lr_vector(cfgs, "other", p.dim(), device) for p in st.params()]
             self.opts.append(StackedOptimizer(st.params(), lrs, optimizer,
-                                               torch.tensor([c.momentum for c in cfgs], device=device)))
-        self.order = torch.tensor([k for g in self.groups for k in g]).argsort()
+                                               torch.tensor([c.momentum for c in cfgs]).to(device)))
+        # Built once on the device, so a forward copies nothing from the host: each group's rows
+        # of a per-model input (a slice when the group's models are consecutive, a view), and
+        # the permutation from group order back to model order (None when that is the identity).
+        self.rows = [slice(g[0], g[-1] + 1) if g == list(range(g[0], g[-1] + 1))
+                     else torch.tensor(g).to(device) for g in self.groups]
+        concat = [k for g in self.groups for k in g]
+        self.order = None if concat == sorted(concat) else torch.tensor(concat).argsort().to(device)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """x ``(B, n)`` shared or ``(K, B, n)`` per model -> ``(K, B, d)`` in the models' order."""
-        outs = [st(x if x.dim() == 2 else x[g]) for g, st in zip(self.groups, self.stacks)]
-        return torch.cat(outs)[self.order.to(outs[0].device)]
+        outs = [st(x if x.dim() == 2 else x[rows]) for rows, st in zip(self.rows, self.stacks)]
+        out = outs[0] if len(outs) == 1 else torch.cat(outs)
+        return out if self.order is None else out[self.order]
 
     def step(self, loss: torch.Tensor) -> None:
         """Backpropagate ``loss.sum()`` and update every group."""

@@ -242,8 +242,9 @@ _LIB = None
 
 
 def _register_factories() -> None:
-    """Kernels for the two allocating ops at the backend itself, for the threads where no mode is
-    active: autograd's device thread materialises zero gradients with them."""
+    """Kernels at the backend itself for allocation and host-to-device copies, which C++ reaches without
+    the dispatch modes: autograd's device thread materialises zero gradients with them, and
+    ``torch.tensor(data, device=)`` and indexing with a Python list copy through ``_copy_from``."""
     global _LIB
     _LIB = torch.library.Library("aten", "IMPL")
 
@@ -253,8 +254,14 @@ def _register_factories() -> None:
     def empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
         return VirtualTensor(torch.empty(size, dtype=dtype, layout=layout, device="cpu", memory_format=memory_format))
 
+    def copy_from(src, dst, non_blocking=False):   # what C++ calls inside torch.tensor(..., device=) and x[list]
+        inner = src.elem if isinstance(src, VirtualTensor) else src
+        (dst.elem if isinstance(dst, VirtualTensor) else dst).copy_(inner)
+        return dst
+
     _LIB.impl("empty_strided", empty_strided, "PrivateUse1")
     _LIB.impl("empty.memory_format", empty, "PrivateUse1")
+    _LIB.impl("_copy_from", copy_from, "PrivateUse1")
 
 
 def register() -> torch.device:
