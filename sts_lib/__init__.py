@@ -24,7 +24,7 @@ from .metrics import (attention_mass, block_norms, cosine, evaluate, monte_carlo
 from .models import (FCN, OneLayerTransformer, PracticalTransformer, TheoryTransformer,
                      dense_reference_forward, ground_truth)
 from .plots import plot_fcn_bound, plot_heatmaps, plot_ood, plot_training
-from .positional import (PE_KINDS, PE_LABELS, NearOrthogonalPE, OneHotPE, PEBatch, PositionalEncoding,
+from .positional import (PE_COLORS, PE_KINDS, PE_LABELS, NearOrthogonalPE, OneHotPE, PEBatch, PositionalEncoding,
                          StochasticCodebookPE, StochasticOneHotPE, StochasticRandomPE, make_pe)
 from .results import load_result
 from .task import Batch, OneHotQuery, STSTask, sample_subsets, sts_loss
@@ -36,7 +36,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Batch", "Callback", "FCN", "History", "NearOrthogonalPE", "OneHotPE", "OneHotQuery", "OneLayerTransformer",
-    "PEBatch", "PE_KINDS", "PE_LABELS", "PositionalEncoding", "PracticalTransformer", "STSTask",
+    "PEBatch", "PE_COLORS", "PE_KINDS", "PE_LABELS", "PositionalEncoding", "PracticalTransformer", "STSTask",
     "StochasticCodebookPE", "StochasticOneHotPE", "StochasticRandomPE", "TheoryTransformer", "TrainConfig",
     "attention_mass", "block_norms", "c_for_loss", "cosine", "dense_reference_forward", "describe_device",
     "evaluate", "fcn_bayes_error", "fcn_lower_bound", "get_device", "ground_truth", "load_result", "loss_on_ray",

@@ -271,6 +271,9 @@ PE_KINDS = tuple(_REGISTRY)
 PE_LABELS = {"onehot": "fixed one-hot", "near_orthogonal": "fixed near-orthogonal",
              "stochastic_onehot": "stochastic one-hot", "stochastic_random": "stochastic random vectors",
              "stochastic_codebook": "stochastic codebook"}
+#: ... and the one colour of each kind in every figure of the library and the book.
+PE_COLORS = {"onehot": "C3", "near_orthogonal": "C1", "stochastic_onehot": "C0", "stochastic_random": "C2",
+             "stochastic_codebook": "C4"}
 
 
 def make_pe(name: str, **kwargs) -> PositionalEncoding:
