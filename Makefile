@@ -90,3 +90,10 @@ vendor:
 	cp $(VENDOR_TMP)/html-manager/package/dist/embed.js $(VENDOR_TMP)/html-manager/package/dist/embed.js.LICENSE.txt \
 	   $(VENDOR_TMP)/html-manager/package/dist/*.woff2 _vendor/html-manager/
 	du -sh _vendor
+
+# The student edition: the same book without solutions (hints and check-your-understanding questions stay,
+# their answers go) into _build/student/html. It reads the execution cache of `make book`, so after
+# `make book` it only renders; see the instructor guide for when to publish which edition.
+.PHONY: book-student
+book-student: $(VENV)/.stamp-install notebooks
+	$(PY) -m sts_lib.exercises student-book

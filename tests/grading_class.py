@@ -9,7 +9,10 @@ must score 0, so the gradebook itself proves the isolation held.
 
 from __future__ import annotations
 
+import base64
 import copy
+import json
+import os
 from fractions import Fraction
 from pathlib import Path
 
@@ -19,7 +22,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 EX = ROOT / "exercises"
-STEMS = ["ex1_task", "ex2_fcn", "ex3_dynamics", "ex4_positional", "ex5_length"]
+STEMS = ["ex1_task", "ex2_fcn", "ex3_dynamics", "ex4_positional", "ex5_length", "ex7_practical"]
 MARKER = "sts-grader-test-daemon"       # in the argv of every process a hostile notebook leaves behind
 
 
@@ -219,6 +222,18 @@ def make_class(folder: Path, grader_out: Path) -> None:
     # trent: exhausts memory, file size and disk, returns a huge value; fiona: a fork bomb.
     _write(folder / "trent.ipynb", _trent(sol))
     _write(folder / "fiona.ipynb", _fiona(sol))
+    # oscar: a correct ex2 notebook saved with 30 MB of outputs (a loop that printed, and plots).
+    (folder / "oscar").mkdir()
+    (folder / "oscar" / "ex2_fcn.ipynb").write_text(with_stored_outputs(_nb("ex2_fcn"), 30), encoding="utf-8")
+    # peggy: library answers through aliases and a dynamic import; walter: chapter 7, clumsy.
+    nb = _lean(_nb("ex3_dynamics"))
+    for ex_id, source in ALIASED.items():
+        _set(nb, ex_id, source)
+    _write(folder / "peggy_ex3_dynamics.ipynb", nb)
+    nb = _lean(_nb("ex7_practical"))
+    for ex_id, source in WALTER.items():
+        _set(nb, ex_id, source)
+    _write(folder / "walter" / "ex7_practical.ipynb", nb)
 
 
 _ATTACKS = r'''
@@ -308,10 +323,86 @@ def _fiona(sol):
     return nb
 
 
-EXPECTED = {  # student: total over all 17 exercises (alice: every solution, 43 points)
-    "alice": 43, "nick": 8 + 8 + 12, "bob": 0, "ivan": 0, "judy": 8, "carol": 5, "dave": 5, "erin": 5,
-    "frank": 3, "grace": 4, "heidi": 6, "mallory": 6, "trent": 5, "fiona": 5}
-EXPECTED_EX1 = {  # student: (sample_batch, attention_forward, baseline_losses)
-    "alice": (3, 3, 2), "nick": (3, 3, 2), "bob": (0, 0, 0), "ivan": (0, 0, 0), "judy": (3, 3, 2),
-    "carol": (0, 3, 2), "dave": (3, 0, 2), "erin": (3, 0, 2), "frank": (3, 0, 0), "grace": (3, 0, 1),
-    "heidi": (3, 3, 0), "mallory": (3, 3, 0), "trent": (3, 0, 2), "fiona": (3, 0, 2)}
+def with_stored_outputs(nb, megabytes: float) -> str:
+    """``nb`` as saved after a run that printed a lot and drew plots: about ``megabytes`` MB of stored
+    outputs (progress lines with block characters, base64 images), spread over its code cells."""
+    nb = copy.deepcopy(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    line = "step 100000: loss 0.123456 \u2588\u2588\u2588\u2588\u2588\u2588\u258c 98% |\n"
+    image = base64.b64encode(os.urandom(3 * 2 ** 19)).decode()                  # a 2 MB "plot"
+    lines = 50_000
+    per_cell = len(line.encode()) * lines + len(image)
+    k = 0
+    while k * per_cell < megabytes * 2 ** 20:
+        code[k % len(code)].outputs += [
+            nbformat.v4.new_output("stream", name="stdout", text=line * lines),
+            nbformat.v4.new_output("display_data", data={"image/png": image, "text/plain": "<Figure>"})]
+        k += 1
+    return json.dumps(nbformat.from_dict(nb), ensure_ascii=False)          # as Jupyter saves it: UTF-8
+
+
+# peggy: correct answers computed by the library, reached through an alias, a renamed import and
+# a dynamic import with a computed name; scored in full, and flagged for the instructor.
+ALIASED = {
+    "ex3.loss_on_ray": "import sts_lib as sts\n_L = sts.loss_on_ray\n\ndef loss_on_ray(c, d, T, q):\n"
+                       "    return _L(c, d, T, q)",
+    "ex3.ground_truth": "from sts_lib.models import ground_truth as _gt\n\ndef ground_truth(d, m):\n"
+                        "    return _gt(d, m)",
+    "ex3.c_for_loss": "import importlib\n_mod = importlib.import_module('sts_lib.' + 'theory')\n\n"
+                      "def c_for_loss(target, d, T, q):\n    return getattr(_mod, 'c_for' + '_loss')(target, d, T, q)",
+}
+PEGGY_FLAGS = ["ex3.ground_truth calls sts_lib's ground_truth", "ex3.loss_on_ray calls sts_lib's loss_on_ray",
+               "imports a module whose name is computed at run time (importlib.import_module)",
+               "uses getattr with a name computed at run time"]
+
+# walter: chapter 7. The theory model's forward pass (no attention to the query), a scale that
+# overflows for huge c, and a correct shift-free cosine written another way (in float32, through J).
+WALTER = {
+    "ex7.practical_forward": "def practical_forward(W, V, Z, z_query):\n"
+                             "    a = torch.softmax(torch.einsum('btD,DE,bE->bt', Z, W, z_query), dim=1)\n"
+                             "    return torch.einsum('dD,btD,bt->bd', V, Z, a)",
+    "ex7.value_scale": "def value_scale(c, T, q):\n    e = math.exp(c / q)\n    D = (q + 1) * e + T - q\n"
+                       "    a_s, a_u = e / D, 1 / D\n    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2)",
+    "ex7.shift_free_cosine": "def shift_free_cosine(W, d):\n    W = torch.as_tensor(W).float()\n"
+                             "    J = torch.zeros_like(W)\n    J[d:, d:] = 1.0\n    J = J / J.norm()\n"
+                             "    S = torch.zeros_like(W)\n    S[d:, d:] = torch.eye(W.shape[0] - d)\n"
+                             "    A, B = W - (W * J).sum() * J, S - (S * J).sum() * J\n"
+                             "    return float((A * B).sum() / (A.norm() * B.norm()))",
+}
+
+
+# Every student's score on every exercise, by notebook, in registry order (a notebook not listed: 0):
+# ex1 (sample_batch 3, attention_forward 3, baseline_losses 2), ex2 (fcn_lower_bound 2, min_width 2,
+# bayes_error 4), ex3 (ground_truth 2, loss_on_ray 3, c_for_loss 2, ray_gradient 2, fit_rate 3),
+# ex4 (stochastic_pe 3, max_coherence 2, selection_margin 2), ex5 (ood_loss 3, leakage 2, fixed_pe_loss 3),
+# ex7 (practical_forward 3, value_scale 3, shift_free_cosine 2).
+FULL = {"ex1": (3, 3, 2), "ex2": (2, 2, 4), "ex3": (2, 3, 2, 2, 3), "ex4": (3, 2, 2), "ex5": (3, 2, 3),
+        "ex7": (3, 3, 2)}
+EXPECTED_SCORES = {
+    "alice": FULL,
+    "nick": {"ex1": FULL["ex1"], "ex2": FULL["ex2"], "ex3": FULL["ex3"]},
+    "bob": {}, "ivan": {}, "judy": {"ex1": (3, 3, 2)}, "carol": {"ex1": (0, 3, 2)}, "dave": {"ex1": (3, 0, 2)},
+    "erin": {"ex1": (3, 0, 2)}, "frank": {"ex1": (3, 0, 0)}, "grace": {"ex1": (3, 0, 1)},
+    "heidi": {"ex1": (3, 3, 0)}, "mallory": {"ex1": (3, 3, 0)}, "trent": {"ex1": (3, 0, 2)},
+    "fiona": {"ex1": (3, 0, 2)},
+    "oscar": {"ex2": (2, 2, 4)},                   # 30 MB of stored outputs cost nothing
+    "peggy": {"ex3": FULL["ex3"]},                 # library answers: full points, and flags
+    "walter": {"ex7": (0, 2, 2)},
+}
+
+
+def expected_row(student: str) -> dict[str, int]:
+    """exercise id -> the points ``student`` must score, for every registered exercise."""
+    from sts_lib.exercises import REGISTRY
+
+    by_notebook: dict[str, list[str]] = {}
+    for ex in REGISTRY.values():
+        by_notebook.setdefault(ex.id.split(".")[0], []).append(ex.id)
+    row = {ex_id: 0 for ex_id in REGISTRY}
+    for nb, points in EXPECTED_SCORES[student].items():
+        assert len(points) == len(by_notebook[nb]), (student, nb)
+        row.update(zip(by_notebook[nb], points))
+    return row
+
+
+EXPECTED = {s: sum(expected_row(s).values()) for s in EXPECTED_SCORES}   # totals, out of 51

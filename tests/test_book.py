@@ -415,3 +415,72 @@ def test_figure_text_is_enlarged_once_for_narrow_columns():
     assert {t.get_text(): t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()} == sizes
     plt.close(fig)
     assert readable_figures() is False                  # outside IPython it does nothing
+
+
+# ---------------------------------------------------------------------------------------------
+# The student edition (`make book-student`): the same book without the solutions
+# ---------------------------------------------------------------------------------------------
+
+STUDENT_HTML = ROOT / "_build" / "student" / "html"
+
+
+def _site_text(folder: Path) -> dict[Path, str]:
+    """Every text file of a built site, HTML as the text a reader sees (tags dropped), whitespace collapsed."""
+    import html
+
+    out = {}
+    for p in folder.rglob("*"):
+        if p.is_file() and p.suffix in (".html", ".js", ".txt", ".ipynb", ".md", ".json"):
+            raw = p.read_text(encoding="utf-8", errors="replace")
+            if p.suffix == ".html":
+                raw = html.unescape(re.sub(r"<[^>]+>", "", raw))
+            out[p] = " ".join(raw.split())
+    return out
+
+
+def _solution_texts() -> dict[str, list[str]]:
+    """What must not reach students, by origin: the distinctive lines of every exercise solution, and the
+    first plain-text run (six words or more, no math or markup) of every answer and `{solution}` in the chapters."""
+    import nbformat
+
+    from sts_lib.exercises.build import solution_lines
+
+    out = {}
+    for src in sorted((ROOT / "exercises" / "source").glob("ex*.ipynb")):
+        lines = solution_lines(nbformat.read(str(src), as_version=4))
+        out[src.stem] = sorted(ln for ln in lines if len(ln) >= 16 and not re.search(r"[$`]|\*\*", ln))  # code
+    for md in sorted((ROOT / "book" / "src").glob("*.md")):
+        blocks = re.findall(r"```\{(?:admonition\} Answer|solution\}[^\n]*)\n(?::[^\n]*\n)*\n(.*?)\n```",
+                            md.read_text(), re.S)
+        for body in blocks:
+            runs = [" ".join(r.split()) for r in re.split(r"\$[^$]*\$|`[^`]*`|\{[^}]*\}|[*_()\[\]]", body)]
+            out.setdefault(md.stem, []).extend([r for r in runs if len(r.split()) >= 6][:1])
+    return out
+
+
+@pytest.mark.slow
+def test_student_edition_has_no_solutions(build):
+    """`make book-student` builds warning-free; no solution text is anywhere in it (pages, search index),
+    while the same texts are in the full book (so the check can fail); statements, hints and questions stay."""
+    with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run([sys.executable, "-m", "sts_lib.exercises", "student-book"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    full, student = _site_text(HTML), _site_text(STUDENT_HTML)
+    secrets = _solution_texts()
+    assert len(secrets) >= 13 and all(secrets.values()), secrets
+    unseen, leaked = [], []
+    for origin, needles in secrets.items():
+        for needle in needles:
+            needle = " ".join(needle.split())
+            if not any(needle in t for t in full.values()):
+                unseen.append(f"{origin}: {needle[:80]!r}")
+            leaked += [f"{p.relative_to(ROOT)}: {needle[:80]!r}" for p, t in student.items() if needle in t]
+    assert not unseen, "the full book should show these solutions (is the check looking in the right place?):\n" + \
+        "\n".join(unseen[:20])
+    assert not leaked, "solution text in the student edition:\n" + "\n".join(leaked[:20])
+    chapter = student[STUDENT_HTML / "book" / "07_practical_model.html"]
+    assert "Write practical_forward(W, V, Z, z_query)" in chapter and chapter.count("Hint 1") == 3
+    assert "positional part be the mean, not the sum, of the selected encodings?" in chapter
+    assert not (STUDENT_HTML / "_sources").exists()

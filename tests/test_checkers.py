@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import torch
 
+import sts_lib as sts
 from sts_lib.exercises import REGISTRY, check, run_check
 from sts_lib.exercises.build import make_solution
 
@@ -38,7 +39,7 @@ SOL = _solutions()
 
 def test_registry_is_complete():
     assert len(REGISTRY) >= 12
-    assert {ex.chapter for ex in REGISTRY.values()} == {1, 2, 3, 4, 5}
+    assert {ex.chapter for ex in REGISTRY.values()} == {1, 2, 3, 4, 5, 7}
     functions = [ex.function for ex in REGISTRY.values()]
     assert len(set(functions)) == len(functions), "function names must be unique across the course"
     for ex in REGISTRY.values():
@@ -158,11 +159,42 @@ def _combinations_bayes(W_X, T, d, q):
     return sum(float(M[list(y)][:, list(y)].sum()) for y in subsets) / len(subsets) / q ** 2
 
 
+def _loop_practical(W, V, Z, z_query):
+    out = []
+    for b in range(Z.shape[0]):
+        keys = torch.cat([Z[b], z_query[b][None]])                       # (T+1, D)
+        s = keys @ (W @ z_query[b])
+        a = torch.exp(s - s.max())
+        out.append(V @ (keys.T @ (a / a.sum())))
+    return torch.stack(out)
+
+
+def _numeric_scale(c, T, q):
+    """gamma* from the attention weights (a stable softmax over the T + 1 scores), then the normal equation."""
+    s = torch.tensor([c / q] * q + [c / q] + [0.0] * (T - q), dtype=torch.float64)
+    a = torch.softmax(s, 0)
+    a_s, a_u = float(a[0]), float(a[-1])
+    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2)
+
+
+def _projection_cosine(W, d):
+    W = torch.as_tensor(W).float()
+    J = torch.zeros_like(W)
+    J[d:, d:] = 1.0
+    J = J / J.norm()
+    S = torch.zeros_like(W)
+    S[d:, d:] = torch.eye(W.shape[0] - d)
+    A, B = W - (W * J).sum() * J, S - (S * J).sum() * J
+    return np.float32((A * B).sum() / (A.norm() * B.norm()))
+
+
 ALTERNATIVES = [("ex1.sample_batch", _loop_sampler), ("ex1.attention_forward", _loop_attention),
                 ("ex3.c_for_loss", _bisection_c), ("ex3.ray_gradient", _autograd_gradient),
                 ("ex4.stochastic_pe", _sorted_slots_pe), ("ex4.max_coherence", _loop_coherence),
                 ("ex2.bayes_error", _combinations_bayes),
-                ("ex1.baseline_losses", lambda d, T, q: (np.float32(d / q), torch.tensor(d / q - d / T)))]
+                ("ex1.baseline_losses", lambda d, T, q: (np.float32(d / q), torch.tensor(d / q - d / T))),
+                ("ex7.practical_forward", _loop_practical), ("ex7.value_scale", _numeric_scale),
+                ("ex7.shift_free_cosine", _projection_cosine)]
 
 
 @pytest.mark.parametrize("ex_id,fn", ALTERNATIVES, ids=[a[0] for a in ALTERNATIVES])
@@ -210,6 +242,49 @@ def _ood(T_train=False, per_coordinate=False, use_gen=True):
     return fn
 
 
+def _practical_naive(W, V, Z, z_query):
+    keys = torch.cat([Z, z_query[:, None]], 1)
+    e = torch.exp(torch.einsum("btD,DE,bE->bt", keys, W, z_query))
+    return torch.einsum("dD,btD,bt->bd", V, keys, e / e.sum(1, keepdim=True))
+
+
+def _practical_scale(c, T, q, query="mean", leak_error=True):
+    s, own = (c / q, c / q) if query == "mean" else (c, q * c)
+    top = max(s, own)
+    den = q * math.exp(s - top) + math.exp(own - top) + (T - q) * math.exp(-top)
+    a_s, a_u = math.exp(s - top) / den, math.exp(-top) / den
+    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2) if leak_error else 1 / (q * a_s)
+
+
+def _theory_scale(c, T, q):
+    den = q + (T - q) * math.exp(-c / q)
+    a_s, a_u = 1 / den, math.exp(-c / q) / den
+    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2)
+
+
+def _naive_scale(c, T, q):
+    e = math.exp(c / q)
+    D = (q + 1) * e + T - q
+    return (e / D) / (q * (e / D) ** 2 + (T - q) / D ** 2)
+
+
+def _naive_scale_np(c, T, q):
+    e = np.exp(np.float64(c) / q)
+    D = (q + 1) * e + T - q
+    return (e / D) / (q * (e / D) ** 2 + (T - q) / D ** 2)
+
+
+def _star(W, d):
+    return sts.ground_truth(d, W.shape[0] - d, dtype=W.dtype)[0]
+
+
+def _centre(W, d, off=False):
+    W = W.clone()
+    block = W[d:, d:]
+    W[d:, d:] -= block[~torch.eye(block.shape[0], dtype=torch.bool)].mean() if off else block.mean()
+    return W
+
+
 MISTAKES = [
     ("ex1.sample_batch", _sampler(target="sum"), 0, "off by a factor q"),
     ("ex1.sample_batch", _sampler(X_fn=torch.rand), 1, "torch.rand is uniform"),
@@ -252,6 +327,29 @@ MISTAKES = [
     ("ex5.leakage", lambda c, T, q: (T - q) / (q * math.exp(c) + T - q), 1, "math.exp(c) overflows"),
     ("ex5.leakage", lambda c, T, q: 1 - SOL["leakage"](c, T, q), 0, "attention on the selected tokens"),
     ("ex5.fixed_pe_loss", lambda c, d, T, Tt, q: SOL["loss_on_ray"](c, d, Tt, q), 1, "every position trained"),
+    ("ex7.practical_forward", lambda W, V, Z, zq: SOL["attention_forward"](W, V, Z, zq), 0, "the theory model"),
+    ("ex7.practical_forward", lambda W, V, Z, zq: SOL["practical_forward"](W, V, Z, zq).T, 0, "shape"),
+    ("ex7.practical_forward", lambda W, V, Z, zq: torch.einsum("dD,btD,bt->bd", V, Z, torch.softmax(
+        torch.einsum("btD,DE,bE->bt", torch.cat([Z, zq[:, None]], 1), W, zq), 1)[:, :-1]), 0, "not in the output"),
+    ("ex7.practical_forward", lambda W, V, Z, zq: SOL["practical_forward"](W.T, V, Z, zq), 0, "W is transposed"),
+    ("ex7.practical_forward", _practical_naive, 2, "exp overflowed"),
+    ("ex7.value_scale", lambda c, T, q: (q + 1) / q, 0, "that is the limit (q+1)/q"),
+    ("ex7.value_scale", _theory_scale, 0,
+     "theory model's scale"),
+    ("ex7.value_scale", lambda c, T, q: _practical_scale(c, T, q, query="sum"), 0, "*sum* query"),
+    ("ex7.value_scale", lambda c, T, q: SOL["value_scale"](c * q, T, q), 0, "= c/q, not c"),
+    ("ex7.value_scale", lambda c, T, q: _practical_scale(c, T, q, leak_error=False), 0,
+     "only the error on the selected tokens"),
+    ("ex7.value_scale", _naive_scale, 2, "math.exp(c / q) overflows"),
+    ("ex7.value_scale", lambda c, T, q: np.float64(_naive_scale_np(c, T, q)), 2, "e^(c/q) overflowed"),
+    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(W, sts.ground_truth(d, W.shape[0] - d, dtype=W.dtype)[0]), 0,
+     "plain cos(W, W*)"),
+    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(_centre(W, d), sts.ground_truth(d, W.shape[0] - d,
+                                                                                       dtype=W.dtype)[0]), 0, "W* too"),
+    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(W - W.mean(), _star(W, d) - _star(W, d).mean()), 0,
+     "of the W_EE block only"),
+    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(_centre(W, d, off=True), _centre(_star(W, d), d, off=True)),
+     0, "off-diagonal"),
 ]
 
 
@@ -263,3 +361,48 @@ def test_mistakes_get_targeted_feedback(ex_id, fn, points, needle):
 
 def test_every_exercise_has_a_targeted_mistake_test():
     assert {m[0] for m in MISTAKES} == set(REGISTRY)
+
+
+# -- chapter 7: the checkers' references are the library's model and diagnostic ------------------------
+
+def test_practical_forward_reference_is_the_library_model():
+    from sts_lib.exercises._ch7_practical import _forward_ref
+
+    task = sts.STSTask(d=3, T=9, q=3, pe=sts.StochasticOneHotPE(max_len=20), query_pe="mean")
+    model = sts.PracticalTransformer(d=3, m=task.m, generator=torch.Generator().manual_seed(0))
+    batch = task.sample(16, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        ref = _forward_ref(model.full_W().double(), model.full_V().double(), batch.Z.double(), batch.z_query.double())
+        assert torch.allclose(ref, model(batch).double(), atol=1e-5)
+
+
+@pytest.mark.parametrize("c", [0.0, 1.5, 4.0])
+def test_value_scale_minimises_the_practical_models_loss(c):
+    """Along W = c W*, the loss of V = gamma V* is a quadratic in gamma on any batch: its minimiser on a large
+    batch of the library's task and model must be the checker's closed form (within Monte-Carlo error)."""
+    from sts_lib.exercises._ch7_practical import _scale
+
+    d, T, q, N = 4, 12, 3, 24
+    task = sts.STSTask(d=d, T=T, q=q, pe=sts.StochasticOneHotPE(max_len=N), query_pe="mean")
+    model = sts.PracticalTransformer(d=d, m=N, generator=torch.Generator().manual_seed(0))
+    batch = task.sample(40_000, generator=torch.Generator().manual_seed(2))
+    W_star, V_star = sts.ground_truth(d, N)
+    losses = []
+    with torch.no_grad():
+        model.W.copy_(c * W_star)
+        for gamma in (0.0, 1.0, 2.0):
+            model.V.copy_(gamma * V_star)
+            losses.append(float(sts.sts_loss(model(batch).double(), batch.target.double())))
+    a = (losses[2] - 2 * losses[1] + losses[0]) / 2                 # L(g) = a g^2 + b g + L(0)
+    b = losses[1] - losses[0] - a
+    assert -b / (2 * a) == pytest.approx(_scale(c, T, q), rel=0.02)
+
+
+def test_shift_free_reference_is_the_experiments_diagnostic():
+    from sts_lib.exercises._ch7_practical import shift_free_reference
+    from sts_lib.experiments.convergence import shift_free_cosine
+
+    g = torch.Generator().manual_seed(0)
+    for d, m in [(2, 5), (5, 40)]:
+        W = torch.randn(d + m, d + m, generator=g, dtype=torch.float64) + 3.0
+        assert shift_free_reference(W, d) == pytest.approx(shift_free_cosine(W, d), abs=1e-12)

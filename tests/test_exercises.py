@@ -30,7 +30,7 @@ from sts_lib.exercises.build import (build, expected_student, find_leaks, make_s
 
 ROOT = Path(__file__).resolve().parents[1]
 EX = ROOT / "exercises"
-STEMS = ["ex1_task", "ex2_fcn", "ex3_dynamics", "ex4_positional", "ex5_length"]
+STEMS = ["ex1_task", "ex2_fcn", "ex3_dynamics", "ex4_positional", "ex5_length", "ex7_practical"]
 
 
 def _read(path: Path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import json
 from fractions import Fraction
 
@@ -20,13 +21,15 @@ from hypothesis import strategies as st
 
 from sts_lib.exercises import REGISTRY, Opaque, Result, run_check
 from sts_lib.grading import GradeConfig, find_submissions, select
-from sts_lib.grading._scan import read_code_cells, scan_notebook
+from sts_lib.grading import _reader
+from sts_lib.grading._reader import read_code_cells, read_notebook
+from sts_lib.grading._scan import scan_notebook
 from sts_lib.grading._wire import (MAX_BYTES, ValueTooLarge, WireError, dumps, encode, loads,
                                    safe_decode)
 from sts_lib.grading.gradebook import PartStore, StudentGrade, gradescope_results, write_csv, write_json
 from sts_lib.grading.sandbox import Limits
 
-from grading_class import EX, VARIANTS, solution_functions, variant
+from grading_class import EX, VARIANTS, solution_functions, variant, with_stored_outputs
 
 
 def _roundtrip(value):
@@ -163,8 +166,103 @@ def test_scan_flags_tampering_and_library_answers():
                    "touches sys.modules", "looks like a checker result", "ex3.loss_on_ray calls sts_lib's loss_on_ray",
                    "ex1.baseline_losses calls sts_lib's uniform_plateau"]:
         assert any(needle in f for f in flags), (needle, flags)
-    clean, _ = read_code_cells((EX / "solutions" / "ex1_task.ipynb").read_bytes())
-    assert scan_notebook(clean) == []
+    for path in sorted((EX / "solutions").glob("*.ipynb")):               # the reference answers: no flag
+        assert scan_notebook(read_notebook(path).code) == [], path.name
+
+
+_ANSWER = {"ex3.loss_on_ray": "def loss_on_ray(c, d, T, q):\n    return {}(c, d, T, q)",
+           "ex3.c_for_loss": "def c_for_loss(t, d, T, q):\n    return {}(t, d, T, q)",
+           "ex3.ray_gradient": "def ray_gradient(c, d, T, q):\n    return {}(c, d, T, q)"}
+LIBRARY_CALLS = [      # (cells before the answer, the answer, how it names the library function, the flag)
+    ("import sts_lib as sts\n_L = sts.loss_on_ray", "ex3.loss_on_ray", "_L", "calls sts_lib's loss_on_ray"),
+    ("from sts_lib.theory import c_for_loss as _c", "ex3.c_for_loss", "_c", "calls sts_lib's c_for_loss"),
+    ("import sts_lib", "ex3.c_for_loss", "sts_lib.theory.ray.c_for_loss", "calls sts_lib's c_for_loss"),
+    ("import sts_lib as s\nth = s.theory", "ex3.loss_on_ray", "th.loss_on_ray", "calls sts_lib's loss_on_ray"),
+    ("import sts_lib.theory as th\nL = th.ray\nL2 = L.loss_on_ray", "ex3.loss_on_ray", "L2",
+     "calls sts_lib's loss_on_ray"),
+    ("import sts_lib as sts", "ex3.c_for_loss", "getattr(sts.theory, 'c_for_loss')", "calls sts_lib's c_for_loss"),
+    ("import functools, sts_lib as sts\n_L = functools.partial(sts.loss_on_ray)", "ex3.loss_on_ray", "_L",
+     "calls sts_lib's loss_on_ray"),
+    ("import sts_lib as sts\nF = {'L': sts.loss_on_ray}", "ex3.loss_on_ray", "F['L']", "calls sts_lib's loss_on_ray"),
+    ("import sts_lib as sts\n_L = lambda *a: sts.loss_on_ray(*a)", "ex3.loss_on_ray", "_L",
+     "calls sts_lib's loss_on_ray"),
+    ("import sts_lib as sts\ndef _helper(*a):\n    return sts.theory.loss_on_ray(*a)\ndef _h2(*a):\n"
+     "    return _helper(*a)", "ex3.loss_on_ray", "_h2", "calls sts_lib's loss_on_ray"),
+    ("import sts_lib as sts\nclass H:\n    f = staticmethod(sts.c_for_loss)", "ex3.c_for_loss", "H.f",
+     "calls sts_lib's c_for_loss"),
+    ("from sts_lib.theory import *", "ex3.ray_gradient", "loss_on_ray", "calls sts_lib's loss_on_ray"),
+    ("import sys", "ex3.c_for_loss", "sys.modules['sts_lib'].c_for_loss", "calls sts_lib's c_for_loss"),
+    ("", "ex3.c_for_loss", "__import__('sts_lib').c_for_loss", "calls sts_lib's c_for_loss"),
+    ("from importlib import import_module as im\nm = im('sts_lib')", "ex3.c_for_loss", "m.c_for_loss",
+     "imports a module dynamically (im('sts_lib'))"),
+    ("import importlib\nm = importlib.import_module('sts_' + 'lib')", "ex3.c_for_loss", "m.c_for_loss",
+     "imports a module whose name is computed at run time (importlib.import_module)"),
+    ("import sts_lib as sts\nname = 'c_for' + '_loss'", "ex3.c_for_loss", "getattr(sts, name)",
+     "looks up an sts_lib name computed at run time (getattr)"),
+    ("import sts_lib as sts", "ex3.c_for_loss", "eval('sts.' + 'c_for_loss')", "runs code built from a string (eval)"),
+]
+
+
+@pytest.mark.parametrize("setup, ex_id, called, flag", LIBRARY_CALLS, ids=[c[2][:30] for c in LIBRARY_CALLS])
+def test_library_answers_are_flagged_however_they_are_written(setup, ex_id, called, flag):
+    flags = scan_notebook([setup, _ANSWER[ex_id].format(called)])
+    assert (f"{ex_id} {flag}" if flag.startswith("calls") else flag) in flags, flags
+
+
+@pytest.mark.parametrize("cells", [
+    ["import sts_lib as sts\n_L = sts.loss_on_ray\n_L = lambda c, d, T, q: 0.0",      # rebound before grading
+     "def loss_on_ray(c, d, T, q):\n    return _L(c, d, T, q)"],
+    ["import sts_lib as sts\nloss = sts.loss_on_ray",                                 # a parameter shadows it
+     "def loss_on_ray(c, d, T, q, loss=None):\n    return loss"],
+    ["def loss_on_ray(c, d, T, q):\n    return 1.0",                                  # the student's own helper
+     "def ray_gradient(c, d, T, q):\n    return loss_on_ray(c, d, T, q)"],
+    ["import sts_lib as sts\nW, V = sts.ground_truth(4, 8)\nW[0, 0] = 2.0",            # results, not the library
+     "model = sts.TheoryTransformer(2, 3)\nmodel.W = None"],
+])
+def test_no_flag_for_what_only_looks_like_a_library_call(cells):
+    assert scan_notebook(cells) == []
+
+
+# -- stored outputs never cost points: the reader keeps the code and nothing else ---------------------
+
+def test_reader_keeps_exactly_the_code_and_drops_outputs(tmp_path):
+    nb = nbformat.read(str(EX / "solutions" / "ex2_fcn.ipynb"), as_version=4)
+    nb.cells[3].source = "# gr\u00fc\u00dfe, \u03b3 \u2192 \U0001f600\n" + nb.cells[3].source   # non-ASCII code
+    want = [c.source for c in nb.cells if c.cell_type == "code"]
+    big = tmp_path / "big.ipynb"
+    big.write_text(with_stored_outputs(nb, 30), encoding="utf-8")            # raw UTF-8, as Jupyter saves
+    escaped = tmp_path / "escaped.ipynb"
+    escaped.write_text(json.dumps(json.loads(big.read_text(encoding="utf-8"))))    # \u escapes, ASCII only
+    mixed = tmp_path / "mixed.ipynb"                                          # both at once, and a BOM
+    mixed.write_bytes(b"\xef\xbb\xbf" + big.read_bytes().replace("\u2588".encode(), b"\\u2588"))
+    for path in (big, escaped, mixed):
+        got = read_notebook(path)
+        assert got.problems == [] and got.code == want, path.name
+        assert got.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() and got.size == path.stat().st_size
+        copy = nbformat.reads(got.stripped().decode(), as_version=4)            # the kernel's copy: valid, small
+        nbformat.validate(copy)
+        assert [c.source for c in copy.cells if c.cell_type == "code"] == want
+        assert len(got.stripped()) < 100_000 < 30 * 2 ** 20 < path.stat().st_size
+
+
+def test_reader_limits_code_and_file_size_not_outputs(tmp_path, monkeypatch):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="y" * (6 * 2 ** 20))]
+    ok = tmp_path / "ok.ipynb"
+    nbformat.write(nb, str(ok))
+    assert read_notebook(ok).code == ["x = 1"]                                # 6 MB of output: read
+    nb.cells[0].source = "s = '" + "y" * (_reader.MAX_CODE_BYTES + 1) + "'"
+    nbformat.write(nb, str(tmp_path / "code.ipynb"))
+    got = read_notebook(tmp_path / "code.ipynb")
+    assert got.cells is None and "MB the grader runs; not run" in got.problems[0]
+    monkeypatch.setattr(_reader, "MAX_FILE_BYTES", 2 ** 20)
+    got = read_notebook(ok)
+    assert got.cells is None and got.sha256 == hashlib.sha256(ok.read_bytes()).hexdigest()
+    assert "MB the grader reads; not read (clear its outputs" in got.problems[0]
+    bad = tmp_path / "bad.ipynb"                                  # invalid UTF-8 in a source: that cell only
+    bad.write_bytes(b'{"cells": [{"cell_type": "code", "source": "a = \xff"}, {"cell_type": "code", "source": "b"}]}')
+    assert (read_notebook(bad).code, read_notebook(bad).problems) == (["b"], ["cell 1 has no readable source"])
+    assert read_notebook(tmp_path / "missing.ipynb").problems == ["could not be read (FileNotFoundError)"]
 
 
 def test_find_submissions_groups_by_student(tmp_path):
@@ -181,7 +279,7 @@ def test_find_submissions_groups_by_student(tmp_path):
 
 def test_select_scope_and_config_errors():
     assert [ex.id for ex in select(["ex1"])] == ["ex1.sample_batch", "ex1.attention_forward", "ex1.baseline_losses"]
-    assert len(select()) == 17
+    assert len(select()) == 20
     with pytest.raises(ValueError, match="ex9"):
         select(["ex9"])
     with pytest.raises(ValueError, match="sandbox"):

@@ -18,12 +18,14 @@ import sys
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import sts_lib
 from sts_lib.grading.sandbox import detect
 
-from grading_class import EX, EXPECTED, EXPECTED_EX1, MARKER, make_class
+from grading_class import EX, EXPECTED, EXPECTED_SCORES, MARKER, PEGGY_FLAGS, expected_row, make_class, \
+    with_stored_outputs
 
 pytestmark = pytest.mark.slow
 BWRAP, WHY = detect()
@@ -74,11 +76,14 @@ def test_grading_a_hostile_and_clumsy_class(tmp_path):
     wall = time.monotonic() - t0
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     print(f"graded {len(EXPECTED)} students in {wall:.0f} s")
-    # exact scores
+    print("\n".join(f"{s:8s} " + " ".join(str(v) for v in expected_row(s).values()) + f"  = {EXPECTED[s]}"
+                     for s in EXPECTED_SCORES))
+    # exact scores: every student on every exercise, and the totals
     rows = {r["student"]: r for r in csv.DictReader(out.open())}
+    assert sorted(rows) == sorted(EXPECTED_SCORES)
+    got = {s: {k: int(v) for k, v in r.items() if k.startswith("ex")} for s, r in rows.items()}
+    assert got == {s: expected_row(s) for s in EXPECTED_SCORES}
     assert {s: int(r["total"]) for s, r in rows.items()} == EXPECTED
-    ex1 = ["ex1.sample_batch", "ex1.attention_forward", "ex1.baseline_losses"]
-    assert {s: tuple(int(r[k]) for k in ex1) for s, r in rows.items()} == EXPECTED_EX1
     assert all(r["sandbox"] == "bwrap" for r in rows.values())
     report = {s["student"]: s for s in json.loads(out.with_suffix(".json").read_text())["students"]}
     fb = {k: "\n".join(v["feedback"]) for k, v in report.items()}
@@ -96,7 +101,12 @@ def test_grading_a_hostile_and_clumsy_class(tmp_path):
     frank = " ".join(report["frank"]["flags"])
     assert "redefines check()" in frank and "modifies sts_lib at run time" in frank
     assert report["alice"]["flags"] == [] and report["alice"]["problems"] == []
-    assert len(report["alice"]["files"]) == 5 and all(len(h) == 64 for h in report["alice"]["files"].values())
+    assert len(report["alice"]["files"]) == 6 and all(len(h) == 64 for h in report["alice"]["files"].values())
+    # stored outputs cost nothing and are no problem; library answers are flagged (not zeroed), however named
+    assert report["oscar"]["problems"] == [] and report["oscar"]["flags"] == []
+    assert (subs / "oscar" / "ex2_fcn.ipynb").stat().st_size > 30 * 2 ** 20
+    assert report["peggy"]["flags"] == [f"peggy_ex3_dynamics.ipynb: {f}" for f in PEGGY_FLAGS]
+    assert "that is the theory model of chapters 1-5" in fb["walter"] and "math.exp(c / q) overflows" in fb["walter"]
     # nothing outside the grader's own output changed: submissions, the library, the instructor's files
     after = _tree_hashes(subs, LIB, out_dir)
     changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
@@ -172,3 +182,43 @@ def test_unsandboxed_run_says_so_loudly(tmp_path):
     assert [r["sandbox"] for r in csv.DictReader(out.open())] == ["none"]
     bad = _grade(["grade", str(subs), "--out", str(out), "--only", "ex9"], tmp_path)
     assert bad.returncode == 2 and "ex9" in bad.stderr
+
+
+# The grader's own peak resident memory (VmHWM: unlike ru_maxrss, not inherited from the pytest process
+# across fork and exec), after its imports and at the end of the run.
+_MEASURE = """
+import json, re, sys
+import jupyter_client, nbformat, torch, zmq                    # what the grader imports anyway
+import sts_lib.grading, sts_lib.grading._session
+from sts_lib.grading.__main__ import main
+def hwm():
+    return int(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1))
+base = hwm()
+rc = main(sys.argv[1:])
+print(json.dumps({"rc": rc, "baseline_kb": base, "peak_kb": hwm()}))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the peak memory from /proc (Linux)")
+def test_grader_memory_on_a_200_mb_notebook(tmp_path):
+    """A correct notebook carrying 200 MB of stored outputs scores in full, and the grader's own peak memory
+    (its process, not the kernel's) grows by at most 2.5 times the file's size: its bytes and its text."""
+    subs = tmp_path / "subs"
+    (subs / "zoe").mkdir(parents=True)
+    nb = subs / "zoe" / "ex2_fcn.ipynb"
+    nb.write_text(with_stored_outputs(nbformat.read(str(EX / "solutions" / "ex2_fcn.ipynb"), as_version=4), 200),
+                  encoding="utf-8")
+    size = nb.stat().st_size
+    assert size > 200 * 2 ** 20
+    out = tmp_path / "gb.csv"
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, "grade", str(subs), "--out", str(out), "--only", "ex2",
+                           "--sandbox", "none", *FAST], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    m = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["student"], r["total"], r["problems"]) for r in rows] == [("zoe", "8", "")]
+    grown = (m["peak_kb"] - m["baseline_kb"]) * 1024
+    print(f"notebook {size / 2 ** 20:.0f} MiB: grader peak {m['peak_kb'] / 1024:.0f} MiB, "
+          f"{grown / 2 ** 20:.0f} MiB above its {m['baseline_kb'] / 1024:.0f} MiB after imports "
+          f"({grown / size:.2f} x the file)")
+    assert grown < 2.5 * size

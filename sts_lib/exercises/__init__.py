@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from . import _ch1_task, _ch2_fcn, _ch3_dynamics, _ch4_positional, _ch5_length  # noqa: F401 (registration)
+from . import _ch1_task, _ch2_fcn, _ch3_dynamics, _ch4_positional, _ch5_length, _ch7_practical  # noqa: F401
 from ._check import run_check
 from ._core import NOTEBOOKS, REGISTRY, Exercise, Missing, Opaque, Result, StudentError, student_line
 

@@ -1,10 +1,11 @@
-"""Command line: ``python -m sts_lib.exercises build`` (student + solution notebooks) and ``list``.
+"""Command line: ``build`` (student + solution notebooks, book pages), ``list``, ``student-book``.
 
 Run from the repository root::
 
     python -m sts_lib.exercises build              # all notebooks, solutions executed
     python -m sts_lib.exercises build --only ex1_task --no-execute
     python -m sts_lib.exercises list               # the exercises, their points and notebooks
+    python -m sts_lib.exercises student-book       # the book without solutions (make book-student)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 import sys
 
 from . import REGISTRY, total_points
+from ._student_book import STUDENT_HTML, build_student_book
 from .build import build
 
 
@@ -25,7 +27,18 @@ def main(argv=None) -> int:
     b.add_argument("--only", nargs="*", help="notebook stems to build (default: all)")
     b.add_argument("--no-execute", action="store_true", help="do not execute the solution notebooks")
     sub.add_parser("list", help="list the exercises with their points")
+    sb = sub.add_parser("student-book", help="build the book without solutions into _build/student/html")
+    sb.add_argument("--out", default=STUDENT_HTML, help=f"output folder (default {STUDENT_HTML})")
     args = parser.parse_args(argv)
+    if args.cmd == "student-book":
+        try:
+            status = build_student_book(".", args.out)
+        except (FileNotFoundError, RuntimeError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        if status == 0:
+            print(f"Student edition built (no solutions): open {args.out}/index.html")
+        return status
     if args.cmd == "build":
         try:
             build(args.source, args.out, execute_solutions=not args.no_execute, only=args.only)

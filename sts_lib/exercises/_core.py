@@ -24,7 +24,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-NOTEBOOKS = {1: "ex1_task", 2: "ex2_fcn", 3: "ex3_dynamics", 4: "ex4_positional", 5: "ex5_length"}
+NOTEBOOKS = {1: "ex1_task", 2: "ex2_fcn", 3: "ex3_dynamics", 4: "ex4_positional", 5: "ex5_length",
+             7: "ex7_practical"}
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Exercise:
     """One graded exercise: where it lives, what it is worth, and how it is checked."""
 
     id: str                         # "ex<chapter>.<name>", e.g. "ex1.sample_batch"
-    chapter: int                    # book chapter 1-5
+    chapter: int                    # book chapter (1-5 and 7)
     points: int                     # maximum points
     title: str                      # short human title
     function: str                   # name of the learner's function in the notebook

@@ -14,9 +14,9 @@ always compared.
   ``try-it`` cells ``raises-exception`` so nbval expects their error.
 * The **solution** notebook drops the marker lines and is executed, so its stored
   ``check`` lines (full points) are what ``pytest --nbval`` compares against.
-* The **book page** ``book/exercises/<stem>.md`` (:func:`book_page`) shows each exercise's
-  statement, hints and code skeleton in a sphinx-exercise ``{exercise}`` and its solution in a
-  closed ``{solution}`` dropdown; each chapter includes it.
+* The **book page** ``book/exercises/<stem>.md`` (:func:`book_page`, from :mod:`._book_pages`)
+  shows each exercise's statement, hints and code skeleton in a sphinx-exercise ``{exercise}``
+  and its solution in a closed ``{solution}`` dropdown; each chapter includes it.
 
 :func:`find_leaks` is the guard that no solution line reaches a student notebook.
 """
@@ -29,52 +29,14 @@ from pathlib import Path
 
 import nbformat
 
-REPO_URL = "https://github.com/sts-course/sparse-token-selection"
+from ._book_pages import BOOK_DIR, book_page, build_book_pages
+from ._markers import BEGIN, END, MARKERS, MD_BEGIN, MD_END, replace_blocks, solution_blocks, cell_tags
+
+__all__ = ["BOOK_DIR", "book_page", "build", "build_book_pages", "execute", "expected_student", "find_leaks",
+           "make_solution", "make_student", "solution_lines", "stored_check_lines"]
+
 COLAB = "https://colab.research.google.com/github/sts-course/sparse-token-selection/blob/main"
-_BEGIN, _END = "### BEGIN SOLUTION", "### END SOLUTION"
-_MD_BEGIN, _MD_END = "<!-- BEGIN SOLUTION -->", "<!-- END SOLUTION -->"
-_MARKERS = (_BEGIN, _END, _MD_BEGIN, _MD_END)
 STUB_MESSAGE = "Exercise {id}: replace this line with your code"
-BOOK_DIR = "book/exercises"   # the book's exercise pages, one per source notebook
-
-
-def _tags(cell) -> list[str]:
-    return list(cell.get("metadata", {}).get("tags", []))
-
-
-def _replace_blocks(source: str, begin: str, end: str, stub) -> str:
-    """Replace each ``begin``..``end`` block (marker lines included) by ``stub(indent)``."""
-    out, inside, indent = [], False, ""
-    for line in source.splitlines():
-        key = line.strip()
-        if key == begin:
-            if inside:
-                raise ValueError(f"nested {begin!r}")
-            inside, indent = True, line[: len(line) - len(line.lstrip())]
-            out.extend(stub(indent))
-        elif key == end:
-            if not inside:
-                raise ValueError(f"{end!r} without {begin!r}")
-            inside = False
-        elif not inside:
-            out.append(line)
-    if inside:
-        raise ValueError(f"{begin!r} without {end!r}")
-    return "\n".join(out)
-
-
-def _solution_blocks(source: str, begin: str, end: str) -> list[str]:
-    """The lines inside every solution block of ``source``."""
-    lines, inside = [], False
-    for line in source.splitlines():
-        key = line.strip()
-        if key == begin:
-            inside = True
-        elif key == end:
-            inside = False
-        elif inside:
-            lines.append(line)
-    return lines
 
 
 def _badge(kind: str, stem: str) -> nbformat.NotebookNode:
@@ -93,20 +55,20 @@ def make_student(source_nb, stem: str) -> nbformat.NotebookNode:
     nb = copy.deepcopy(source_nb)
     cells = [_badge("student", stem)]
     for cell in nb.cells:
-        tags = _tags(cell)
+        tags = cell_tags(cell)
         if "solution" in tags:
             continue
         if cell.cell_type == "code":
             ex_id = cell.metadata.get("exercise", "")
             if "exercise" in tags:
                 msg = STUB_MESSAGE.format(id=ex_id)
-                cell.source = _replace_blocks(cell.source, _BEGIN, _END, lambda ind: [
+                cell.source = replace_blocks(cell.source, BEGIN, END, lambda ind: [
                     f"{ind}# YOUR CODE HERE", f"{ind}raise NotImplementedError({msg!r})"])
             if "try-it" in tags and "raises-exception" not in tags:
                 cell.metadata["tags"] = tags + ["raises-exception"]
             cell.outputs, cell.execution_count = [], None
-        elif cell.cell_type == "markdown" and _MD_BEGIN in cell.source:
-            cell.source = _replace_blocks(cell.source, _MD_BEGIN, _MD_END, lambda ind: [f"{ind}*Your answer here.*"])
+        elif cell.cell_type == "markdown" and MD_BEGIN in cell.source:
+            cell.source = replace_blocks(cell.source, MD_BEGIN, MD_END, lambda ind: [f"{ind}*Your answer here.*"])
         cells.append(cell)
     nb.cells = cells
     nb.metadata["sts_exercises"] = {"version": "student", "source": f"exercises/source/{stem}.ipynb"}
@@ -118,7 +80,7 @@ def make_solution(source_nb, stem: str) -> nbformat.NotebookNode:
     nb = copy.deepcopy(source_nb)
     cells = [_badge("solution", stem)]
     for cell in nb.cells:
-        lines = [ln for ln in cell.source.splitlines() if ln.strip() not in _MARKERS]
+        lines = [ln for ln in cell.source.splitlines() if ln.strip() not in MARKERS]
         cell.source = "\n".join(lines)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -141,7 +103,7 @@ def expected_student(student_nb) -> nbformat.NotebookNode:
     for n, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        tags, ex_id = _tags(cell), cell.metadata.get("exercise")
+        tags, ex_id = cell_tags(cell), cell.metadata.get("exercise")
         if "try-it" in tags:
             cell.outputs = [nbformat.v4.new_output("error", ename="NotImplementedError",
                                                    evalue=STUB_MESSAGE.format(id=ex_id), traceback=[])]
@@ -160,12 +122,12 @@ def solution_lines(source_nb) -> set[str]:
     """Distinctive solution lines: inside solution blocks or cells, and nowhere else in the source."""
     inside, outside = [], []
     for cell in source_nb.cells:
-        if "solution" in _tags(cell):
+        if "solution" in cell_tags(cell):
             inside += cell.source.splitlines()
             continue
-        inside += _solution_blocks(cell.source, _BEGIN, _END) + _solution_blocks(cell.source, _MD_BEGIN, _MD_END)
-        outside += _replace_blocks(_replace_blocks(cell.source, _BEGIN, _END, lambda i: []),
-                                   _MD_BEGIN, _MD_END, lambda i: []).splitlines()
+        inside += solution_blocks(cell.source, BEGIN, END) + solution_blocks(cell.source, MD_BEGIN, MD_END)
+        outside += replace_blocks(replace_blocks(cell.source, BEGIN, END, lambda i: []),
+                                   MD_BEGIN, MD_END, lambda i: []).splitlines()
     seen = {ln.strip() for ln in outside}
     return {ln.strip() for ln in inside
             if len(ln.strip()) >= 8 and not ln.strip().startswith("#") and ln.strip() not in seen}
@@ -176,10 +138,10 @@ def find_leaks(source_nb, student_nb) -> list[str]:
     leaks = []
     secret = solution_lines(source_nb)
     for k, cell in enumerate(student_nb.cells):
-        for marker in _MARKERS:
+        for marker in MARKERS:
             if marker in cell.source:
                 leaks.append(f"cell {k}: solution marker {marker!r}")
-        if "solution" in _tags(cell):
+        if "solution" in cell_tags(cell):
             leaks.append(f"cell {k}: a cell tagged 'solution'")
         if cell.cell_type == "code" and cell.get("outputs"):
             leaks.append(f"cell {k}: stored outputs")
@@ -239,140 +201,6 @@ def build(source_dir: str | Path = "exercises/source", out_dir: str | Path = "ex
             log(f"wrote {target}")
     if book_dir is not None:
         written += build_book_pages(source_dir, book_dir, only=only, log=log)
-    return written
-
-
-# -- the book's exercise pages (book/exercises/*.md), generated from the same source -------------
-
-_HEADING = re.compile(r"^##\s+Exercise\s+(\d+)\.(\d+):\s*(.+?)\s*$")
-_DETAILS = re.compile(r"<details>\s*<summary>(.*?)</summary>(.*?)</details>", re.S)
-_GENERATED = ("<!-- Generated by `python -m sts_lib.exercises build` from exercises/source/{stem}.ipynb: "
-              "do not edit; edit the source notebook. tests/test_book.py fails when this page drifts. -->")
-
-
-def _fence(body: str, char: str = ":") -> str:
-    """A colon (or backtick) fence one longer than any run of the same character at a line start in ``body``."""
-    runs = [len(m.group(0)) for m in re.finditer(rf"^\s*{re.escape(char)}{{3,}}", body, flags=re.M)]
-    return char * max([3] + [r + 1 for r in runs])
-
-
-_DISPLAY = re.compile(r"[ \t]*\$\$(.+?)\$\$([.,:;]?)[ \t]*\n?", re.S)
-
-
-def _display_math_blocks(text: str) -> str:
-    """Put every ``$$...$$`` on lines of its own: MyST reads display math only as a block of its own
-    (a notebook's Markdown also accepts it inside a paragraph); trailing punctuation moves inside."""
-    return _DISPLAY.sub(lambda m: f"\n\n$$\n{m.group(1).strip()}{m.group(2)}\n$$\n\n", text).replace("\n\n\n", "\n\n")
-
-
-def _split_markdown(source: str) -> tuple[str, str]:
-    """(statement, solution) of a markdown cell: the text outside and inside its solution blocks."""
-    statement = _replace_blocks(source, _MD_BEGIN, _MD_END, lambda ind: [f"{ind}*Your answer here.*"])
-    solution = "\n".join(_solution_blocks(source, _MD_BEGIN, _MD_END))
-    return _display_math_blocks(statement), _display_math_blocks(solution)
-
-
-def _directive(name: str, arg: str, options: list[str], body: str) -> str:
-    body = body.strip("\n")
-    fence = _fence(body)
-    return "\n".join([f"{fence}{{{name}}} {arg}".rstrip(), *options, "", body, fence])
-
-
-def _code_block(code: str) -> str:
-    code = code.strip("\n")
-    fence = _fence(code, "`")
-    return f"{fence}python\n{code}\n{fence}"
-
-
-def book_page(source_nb, stem: str) -> str:
-    """The MyST page for the book: each exercise's statement, hints and a code skeleton in an
-    ``{exercise}`` directive, and its solution in a closed ``{solution}`` dropdown.
-
-    Generated from the same source notebook as the student and solution notebooks, so the three
-    cannot drift apart. A chapter includes it with ``{include}``; labels are ``ex-<id>``.
-    """
-    chapter_intro = ""
-    first = source_nb.cells[0] if source_nb.cells else None
-    if first is not None and first.cell_type == "markdown":
-        lines = [ln for ln in first.source.splitlines() if not ln.startswith("# ")]
-        chapter_intro = "\n".join(lines).strip()
-    parts = [_GENERATED.format(stem=stem), "",
-             f"{chapter_intro} Here you can read each exercise, its hints and, for self-study, a solution; "
-             f"the checker in the student notebook `{stem}.ipynb` grades your code and says what is wrong.", ""]
-    exercises, current = [], None
-    for cell in source_nb.cells:
-        tags = _tags(cell)
-        m = _HEADING.match(cell.source.splitlines()[0]) if cell.cell_type == "markdown" and cell.source else None
-        if m:
-            current = {"number": f"{m.group(1)}.{m.group(2)}", "title": m.group(3), "statement": [],
-                       "hints": [], "code": [], "stub": [], "solution_md": [], "discussion": [], "id": None}
-            exercises.append(current)
-            body = "\n".join(cell.source.splitlines()[1:]).strip()
-            st, sol = _split_markdown(body)
-            current["statement"].append(st)
-            if sol:
-                current["solution_md"].append(sol)
-            continue
-        if current is None:
-            continue
-        if cell.cell_type == "code":
-            if "exercise" in tags:
-                current["id"] = current["id"] or cell.metadata.get("exercise")
-                current["stub"].append(_replace_blocks(cell.source, _BEGIN, _END, lambda ind: [
-                    f"{ind}# YOUR CODE HERE", f"{ind}raise NotImplementedError"]))
-                current["code"].append("\n".join(ln for ln in cell.source.splitlines()
-                                                  if ln.strip() not in _MARKERS))
-            elif "solution" in tags:
-                current["code"].append(cell.source)
-            continue
-        if "solution" in tags:
-            current["solution_md"].append(cell.source)
-            continue
-        hints = _DETAILS.findall(cell.source)
-        if hints:
-            current["hints"] += [(t.strip(), _display_math_blocks(b.strip())) for t, b in hints]
-            continue
-        if cell.source.lstrip().startswith("That is all"):
-            continue
-        st, sol = _split_markdown(cell.source)
-        if current["stub"]:
-            current["discussion"].append(st)               # after the code: interprets the try-it output
-        else:
-            current["statement"].append(st)
-            if sol:
-                current["solution_md"].append(sol)
-    for ex in exercises:
-        label = "ex-" + (ex["id"] or ex["number"]).replace(".", "-").replace("_", "-")
-        body = ["\n\n".join(s for s in ex["statement"] if s.strip())]
-        if ex["stub"]:
-            body += ["", "Complete:", "", _code_block("\n\n".join(ex["stub"]))]
-        for title, text in ex["hints"]:
-            body += ["", _directive("admonition", title, [":class: dropdown"], text)]
-        parts += [_directive("exercise", ex["title"], [f":label: {label}"], "\n".join(body)), ""]
-        sol = []
-        if ex["code"]:
-            sol += [_code_block("\n\n".join(ex["code"]))]
-        sol += [s.strip() for s in ex["solution_md"] + ex["discussion"] if s.strip()]
-        if sol:
-            parts += [_directive("solution", label, [":class: dropdown"], "\n\n".join(sol)), ""]
-    return "\n".join(parts).rstrip() + "\n"
-
-
-def build_book_pages(source_dir: str | Path = "exercises/source", book_dir: str | Path = BOOK_DIR, *,
-                     only: list[str] | None = None, log=print) -> list[Path]:
-    """Write ``book_dir/<stem>.md`` (see :func:`book_page`) for every source notebook."""
-    source_dir, book_dir = Path(source_dir), Path(book_dir)
-    written = []
-    for path in sorted(source_dir.glob("ex*.ipynb")):
-        if only and path.stem not in only:
-            continue
-        text = book_page(nbformat.read(str(path), as_version=4), path.stem)
-        target = book_dir / f"{path.stem}.md"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not target.exists() or target.read_text() != text:
-            target.write_text(text)
-            log(f"wrote {target}")
-        written.append(target)
     return written
 
 

@@ -6,7 +6,9 @@ of other students, the grader or the instructor's files, limits on memory, proce
 size and time), then scores each exercise with the genuine checkers of
 :mod:`sts_lib.exercises`, which run **in the grader's process**: the learner's function stays
 in the kernel and is called through :class:`~._session.RemoteFunction`, and only its encoded
-return values come back (:mod:`._wire`, never a pickle). So a notebook that redefines
+return values come back (:mod:`._wire`, never a pickle). Only a notebook's code is read
+(:mod:`._reader` drops stored outputs while parsing, so they never cost a point, whatever
+their size), and only that code reaches the kernel's copy. So a notebook that redefines
 ``check``, patches the checkers or prints fake result lines gains nothing, and one that
 raises, loops, kills its kernel, forks or fills its disk loses only the exercises affected.
 Every submitted file is hashed before grading (and checked after); each student's grade is
@@ -30,13 +32,14 @@ from pathlib import Path
 
 from ..exercises import NOTEBOOKS, REGISTRY, Exercise, Result, run_check
 from . import sandbox as sb
-from ._scan import read_code_cells, scan_notebook
+from ._reader import NotebookFile, file_sha256, read_notebook
+from ._scan import scan_notebook
 from .gradebook import PartStore, StudentGrade, gradescope_results, write_csv, write_json
 
 __all__ = ["GradeConfig", "StudentGrade", "find_submissions", "grade_folder", "grade_student", "resolve_sandbox",
            "select", "write_csv", "write_json", "gradescope_results"]
 
-MAX_STUDENT_BYTES = 50 * 2 ** 20      # the private copy a kernel gets holds at most this much
+MAX_STUDENT_BYTES = 50 * 2 ** 20      # the kernel's private copy (the cells' sources only) holds at most this
 
 
 @dataclass
@@ -136,24 +139,24 @@ def _names(notebooks: list[Path]) -> dict[str, Path]:
     return {p.relative_to(root).as_posix(): p for p in notebooks}
 
 
-def _hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _read_all(paths: dict[str, Path]) -> tuple[dict[str, bytes], list[str]]:
-    data, problems, total = {}, [], 0
+def _read_all(paths: dict[str, Path]) -> tuple[dict[str, NotebookFile], dict[str, bytes], list[str]]:
+    """Every notebook read for its code (:func:`._reader.read_notebook`), and the kernel's private copy:
+    the notebooks with their cells' sources only, at most MAX_STUDENT_BYTES in all."""
+    read, copies, problems, total = {}, {}, [], 0
     for name, path in paths.items():
-        try:
-            blob = path.read_bytes()
-        except OSError as e:
-            problems.append(f"{name}: could not be read ({type(e).__name__})")
+        nb = read[name] = read_notebook(path, name)
+        problems += [f"{name}: {p}" for p in nb.problems]
+        if nb.cells is None:
             continue
-        total += len(blob)
+        copy = nb.stripped()
+        total += len(copy)
         if total > MAX_STUDENT_BYTES:
-            problems.append(f"{name}: the submission is larger than {MAX_STUDENT_BYTES >> 20} MB; file left out")
+            problems.append(f"{name}: the submission's cells hold more than {MAX_STUDENT_BYTES >> 20} MB; "
+                            "file left out")
+            nb.cells = None
             continue
-        data[name] = blob
-    return data, problems
+        copies[name] = copy
+    return read, copies, problems
 
 
 def grade_student(student: str, notebooks: list[Path], config: GradeConfig | None = None, *,
@@ -166,15 +169,13 @@ def grade_student(student: str, notebooks: list[Path], config: GradeConfig | Non
     scope = select(config.only)
     paths = _names(notebooks)
     grade = StudentGrade(student, notebooks=sorted(paths), sandbox="bwrap" if bwrap else "none")
-    blobs, grade.problems = _read_all(paths)
-    grade.files = {name: _hash(b) for name, b in blobs.items()}
+    read, blobs, grade.problems = _read_all(paths)
+    grade.files = {name: nb.sha256 for name, nb in read.items() if nb.sha256}
     cells = {}
-    for name, blob in blobs.items():
-        sources, problems = read_code_cells(blob)
-        grade.problems += [f"{name}: {p}" for p in problems]
-        if sources is not None:
-            cells[name] = sources
-            grade.flags += [f"{name}: {f}" for f in scan_notebook(sources)]
+    for name, nb in read.items():
+        if nb.cells is not None:
+            cells[name] = nb.code
+            grade.flags += [f"{name}: {f}" for f in scan_notebook(cells[name])]
     # Each exercise is looked for in the notebooks named after its chapter, or anywhere if none is.
     homes = {ex.id: [n for n in cells if _chapter_match(n, ex)] or list(cells) for ex in scope}
     for name in cells:
@@ -203,7 +204,7 @@ def grade_student(student: str, notebooks: list[Path], config: GradeConfig | Non
     grade.results = {ex.id: grade.results[ex.id] for ex in scope}
     for name, path in paths.items():          # integrity: nothing may have changed what was submitted
         try:
-            now = _hash(path.read_bytes())
+            now = file_sha256(path)
         except OSError:
             now = "unreadable"
         if name in grade.files and now != grade.files[name]:
@@ -232,10 +233,11 @@ def grade_folder(folder: str | Path, config: GradeConfig | None = None, *, parts
         files = {}
         for name, p in _names(notebooks).items():
             try:
-                files[name] = _hash(p.read_bytes())
+                files[name] = file_sha256(p)
             except OSError:
                 files[name] = "unreadable"
-        return _hash((config.key() + json.dumps(files, sort_keys=True) + str(bool(bwrap))).encode())
+        key = config.key() + json.dumps(files, sort_keys=True) + str(bool(bwrap))
+        return hashlib.sha256(key.encode()).hexdigest()
 
     def one(item):
         student, notebooks = item
