@@ -17,7 +17,6 @@ path); ``sts_lib.chapters`` (each chapter's analyses and widgets); ``sts_lib.exp
 
 from . import results
 from .device import describe_device, get_device, make_generator, module_device, set_default_device, to_cpu, to_numpy
-from .fast.ensemble import train_ensemble
 from .loop import Callback
 from .metrics import (attention_mass, block_norms, cosine, evaluate, monte_carlo_error, monte_carlo_errors,
                       transformer_metrics, weight_metrics)
@@ -42,5 +41,5 @@ __all__ = [
     "evaluate", "fcn_bayes_error", "fcn_lower_bound", "get_device", "ground_truth", "load_result", "loss_on_ray",
     "make_generator", "make_pe", "module_device", "set_default_device", "to_cpu", "to_numpy", "monte_carlo_error", "monte_carlo_errors", "plot_fcn_bound", "plot_heatmaps",
     "plot_ood", "plot_training", "reduced_loss", "results", "sample_subsets", "save_history", "sts_loss", "train",
-    "train_ensemble", "transformer_metrics", "uniform_plateau", "weight_metrics", "zero_predictor_loss",
+    "transformer_metrics", "uniform_plateau", "weight_metrics", "zero_predictor_loss",
 ]

@@ -238,12 +238,16 @@ class FCN(nn.Module):
     units (default: ``width``). The lower bound of :func:`sts_lib.theory.fcn_lower_bound`
     holds whatever ``depth``, ``hidden`` and ``activation`` are: the first layer is the
     bottleneck. Weights use PyTorch's default uniform(+-1/sqrt(fan_in)) law, drawn from
-    ``generator``.
+    ``generator``. ``activation`` (its name) and :attr:`linears` (the ``nn.Linear`` layers, in
+    order) are what code outside reads of the structure (the stacked nets of :mod:`sts_lib.fast.stack`).
 
     >>> net = FCN(T=6, d=2, width=16, generator=torch.Generator().manual_seed(0))
-    >>> sum(p.numel() for p in net.parameters())
-    338
+    >>> sum(p.numel() for p in net.parameters()), net.activation, [l.out_features for l in net.linears]
+    (338, 'relu', [16, 2])
     """
+
+    #: The activations by name (an ``nn.Module`` class each).
+    ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
     def __init__(self, T: int, d: int, width: int, *, depth: int = 1, hidden: int | None = None,
                  activation: str = "relu", generator: torch.Generator | None = None):
@@ -254,8 +258,8 @@ class FCN(nn.Module):
         self.width = check_int("width", width, low=1)
         self.depth = check_int("depth", depth, low=1)
         hidden = self.width if hidden is None else check_int("hidden", hidden, low=1)
-        act = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}[check_choice(
-            "activation", activation, ("relu", "tanh", "gelu"))]
+        self.activation = check_choice("activation", activation, tuple(self.ACTIVATIONS))
+        act = self.ACTIVATIONS[self.activation]
         sizes = [T * d + T, self.width] + [hidden] * (self.depth - 1) + [d]
         layers: list[nn.Module] = []
         for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
@@ -273,6 +277,11 @@ class FCN(nn.Module):
     @property
     def first_layer(self) -> nn.Linear:
         return self.net[0]
+
+    @property
+    def linears(self) -> list[nn.Linear]:
+        """The linear layers, input to output: ``depth + 1`` of them."""
+        return [layer for layer in self.net if isinstance(layer, nn.Linear)]
 
     def param_groups(self) -> dict[str, list[nn.Parameter]]:
         return {"other": list(self.parameters())}

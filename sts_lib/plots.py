@@ -1,8 +1,8 @@
-"""Plot helpers: data in, a matplotlib Figure out; nothing is shown or saved here.
+"""Plot helpers: data in, a bare matplotlib Figure out (never pyplot's); nothing is shown or saved here.
 
 Chapters call these and let Jupyter Book render the returned figure; tests check
-the returned object. Each helper also accepts an existing ``ax`` (or axes) so a
-widget can redraw into the same figure.
+the returned object; :mod:`sts_lib.figures` builds the paper's figures on them. Each
+helper also accepts an existing ``ax`` (or axes) so a widget can redraw into the same figure.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import matplotlib
 
 import numpy as np
-from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
 from .device import to_numpy
@@ -20,8 +19,9 @@ matplotlib.rcParams.setdefault("figure.dpi", 100)
 
 
 def _new(ncols: int = 1, width: float = 4.2, height: float = 3.2):
-    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), layout="constrained", squeeze=False)
-    return fig, list(axes[0])
+    """A bare Figure (never pyplot's: the caller owns it, and a notebook shows it once) with a row of axes."""
+    fig = Figure(figsize=(width * ncols, height), layout="constrained")
+    return fig, list(fig.subplots(1, ncols, squeeze=False)[0])
 
 
 def plot_training(hist, *, plateau: float | None = None, title: str | None = None) -> Figure:
@@ -49,35 +49,94 @@ def plot_training(hist, *, plateau: float | None = None, title: str | None = Non
     return fig
 
 
-def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64) -> Figure:
+def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64, axes=None,
+                  label: str | None = None, ticks: bool = True) -> Figure:
     """Heat maps of W ``(d+m, d+m)`` and V ``(d, d+m)`` with the token/PE blocks marked.
 
     Only the top-left ``max_size`` rows/columns are drawn, so large one-hot PEs stay legible.
+    Each matrix gets its own symmetric colour scale. ``axes`` (a pair) draws into an existing
+    figure; ``label`` titles the panels "W {label}" and "V {label}"; ``ticks=False`` hides the
+    index ticks. :func:`plot_heatmap_grid` puts several pairs side by side.
     """
     W, V = to_numpy(W, dtype=float), to_numpy(V, dtype=float)
     k = min(W.shape[0], max_size)
-    fig, (a1, a2) = _new(2, width=4.0, height=3.6)
-    for ax, M, name in ((a1, W[:k, :k], "W"), (a2, V[:, :k], "V")):
+    if axes is None:
+        fig, axes = _new(2, width=4.0, height=3.6)
+    fig = axes[0].figure
+    for ax, M, name in ((axes[0], W[:k, :k], "W"), (axes[1], V[:, :k], "V")):
         lim = np.abs(M).max() or 1.0
         im = ax.imshow(M, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest")
         ax.axvline(d - 0.5, c="k", lw=0.8)
         if name == "W":
             ax.axhline(d - 0.5, c="k", lw=0.8)
-        ax.set_title(f"{name} (X | E blocks{', first %d' % k if k < W.shape[0] else ''})")
+        if label is None:
+            ax.set_title(f"{name} (X | E blocks{', first %d' % k if k < W.shape[0] else ''})")
+        else:
+            ax.set_title(f"{name} {label}")
+        if not ticks:
+            ax.set(xticks=[], yticks=[])
         fig.colorbar(im, ax=ax, shrink=0.8)
     if title:
         fig.suptitle(title)
     return fig
 
 
+def plot_heatmap_grid(pairs: dict, d: int, *, title: str | None = None, max_size: int = 64) -> Figure:
+    """:func:`plot_heatmaps` for several ``{label: (W, V)}`` pairs: a column per pair, W above V.
+
+    W ``(d+m, d+m)`` gets four times the height of V ``(d, d+m)``; the ticks are hidden. A bare
+    Figure (not pyplot's), so a notebook shows it exactly once.
+    """
+    if not pairs:
+        raise ValueError("pairs must hold at least one (W, V) pair")
+    fig = Figure(figsize=(3.75 * len(pairs), 5.4), layout="constrained")
+    axes = fig.subplots(2, len(pairs), squeeze=False, gridspec_kw={"height_ratios": [4, 1]})
+    for col, (label, (W, V)) in enumerate(pairs.items()):
+        plot_heatmaps(W, V, d, max_size=max_size, axes=(axes[0, col], axes[1, col]), label=label, ticks=False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_convergence(runs, *, title: str | None = None) -> Figure:
+    """The paper's Figure 1 panels: held-out loss (log), 1/loss, cos(W, W*) and cos(V, V*) in a 2 x 2 grid.
+
+    ``runs`` is a History or ``{label: run}``, a run being a History or ``{seed: History}``; every
+    seed is one thin line in its run's colour (``C0, C1, ...``), only the first one labelled. A
+    bare Figure (not pyplot's), so a notebook shows it exactly once.
+    """
+    if hasattr(runs, "metrics"):
+        runs = {"run": runs}
+    fig = Figure(figsize=(7.5, 5.6), layout="constrained")
+    axes = fig.subplots(2, 2, sharex=True)
+    for k, (label, seeds) in enumerate(runs.items()):
+        seeds = {0: seeds} if hasattr(seeds, "metrics") else seeds
+        for i, h in enumerate(seeds.values()):
+            name = label if i == 0 else None
+            loss = np.asarray(h["loss"], dtype=float)
+            for ax, y in zip(axes.ravel(), (loss, 1 / loss, h["cos_W"], h["cos_V"])):
+                ax.plot(h.steps, y, color=f"C{k % 10}", lw=1, label=name)
+    axes[0, 0].set(yscale="log", title="held-out loss")
+    axes[0, 1].set(title="1 / loss")
+    axes[1, 0].set(title="cos(W, W*)", xlabel="step", ylim=(0, 1.02))
+    axes[1, 1].set(title="cos(V, V*)", xlabel="step", ylim=(0, 1.02))
+    axes[0, 0].legend()
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
 def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None, floor: float | None = None,
-             title: str | None = None, titles: list[str] | None = None, color=None, axes=None) -> Figure:
+             title: str | None = None, titles: list[str] | None = None, color=None, linestyle=None,
+             axes=None) -> Figure:
     """Held-out loss at other lengths (``loss_T*``) or subset sizes (``prefix='loss_q'``) against the step.
 
     One panel per key, one curve per run. ``histories`` is a History or ``{label: run}``, where
     a run is a History or ``{seed: History}`` (several seeds: a thin line per seed and, when
     they are logged at the same steps, their mean). ``color(label, i)`` picks a run's colour
-    (default ``C0, C1, ...``); ``floor`` draws a dotted line; ``titles`` names the panels;
+    (default ``C0, C1, ...``) and ``linestyle(label, i)`` its line style (default solid), so that
+    two runs of one PE kind share the kind's colour and still differ; ``floor`` draws a dotted
+    line; ``titles`` names the panels;
     ``axes`` (one per key) draws into an existing figure. A new figure is a bare Figure, not
     pyplot's, so a notebook shows it exactly once. This is the library's one OOD plotter: the
     chapters and the experiments' figures both draw with it.
@@ -98,15 +157,16 @@ def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None
     for ax, key, panel in zip(axes, keys, titles):
         for i, (label, seeds) in enumerate(runs.items()):
             c = color(label, i) if color else f"C{i % 10}"
+            ls = linestyle(label, i) if linestyle else "-"
             hs = [h for h in seeds.values() if key in h.metrics]
             if len(hs) == 1:
-                ax.semilogy(hs[0]["step"], hs[0][key], label=label, color=c)
+                ax.semilogy(hs[0]["step"], hs[0][key], label=label, color=c, ls=ls)
                 continue
             for j, h in enumerate(hs):
-                ax.semilogy(h["step"], h[key], color=c, lw=0.7, alpha=0.55,
+                ax.semilogy(h["step"], h[key], color=c, ls=ls, lw=0.7, alpha=0.55,
                             label=f"{label} (one line per seed)" if j == 0 else None)
             if len(hs) > 1 and len({len(h.steps) for h in hs}) == 1:
-                ax.semilogy(hs[0]["step"], np.mean([h[key] for h in hs], axis=0), color=c, lw=1.8,
+                ax.semilogy(hs[0]["step"], np.mean([h[key] for h in hs], axis=0), color=c, ls=ls, lw=1.8,
                             label=f"{label}, mean of {len(hs)} seeds")
         if floor is not None:
             ax.axhline(floor, ls=":", c="gray", lw=1)
@@ -183,7 +243,6 @@ def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
         pylabtools.print_figure = print_figure      # used by every later `%matplotlib inline`
     from functools import partial
 
-    from matplotlib.figure import Figure
     shell.display_formatter.formatters["image/png"].for_type(
         Figure, partial(pylabtools.print_figure, fmt="png", base64=True, bbox_inches="tight"))
     return True

@@ -30,9 +30,11 @@ import math
 import os
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
+from .files import atomic_write
 from .train import History
 
 SCHEMA = 2
@@ -78,12 +80,7 @@ def save_result(doc: dict, path: str | os.PathLike) -> Path:
     missing = [k for k in REQUIRED if k not in doc]
     if missing:
         raise ValueError(f"a result document needs the keys {list(REQUIRED)}; missing {missing}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(jsonable({"schema": SCHEMA, **doc}), indent=1, allow_nan=False))
-    os.replace(tmp, path)
-    return path
+    return atomic_write(path, json.dumps(jsonable({"schema": SCHEMA, **doc}), indent=1, allow_nan=False))
 
 
 def claim(text: str, per_seed: dict, threshold: float, rule: str, *, require: str = "mean") -> dict:
@@ -112,6 +109,37 @@ def claim(text: str, per_seed: dict, threshold: float, rule: str, *, require: st
     return jsonable({"text": text, "per_seed": vals, "value": mean, "min": float(arr.min()),
                      "max": float(arr.max()), "threshold": float(threshold), "rule": rule,
                      "require": require, "passed": passed})
+
+
+class Measured(NamedTuple):
+    """One seed's measurement of a claim, before :func:`over_seeds` combines the seeds into a :func:`claim`."""
+
+    value: float          # the measured number (nan: could not be measured, which fails)
+    threshold: float
+    rule: str             # '<', '<=', '>' or '>='
+    text: str             # what is measured, one line
+
+
+def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
+    """``{seed: {claim id: Measured}}`` -> ``{claim id: claim}``, each claim over every seed that measured it.
+
+    A seed that did not measure a claim counts as a missing value (which fails). Claims keep the order
+    in which the seeds first measured them; the text, threshold and rule are the first seed's. The
+    experiments' rule is ``require='all'``: a claim passes only when it holds for every seed.
+
+    >>> c = over_seeds({0: {"x": Measured(0.2, 0.5, "<", "small")}, 1: {"x": Measured(0.7, 0.5, "<", "small")}})
+    >>> round(c["x"]["value"], 12), c["x"]["min"], c["x"]["max"], c["x"]["passed"]
+    (0.45, 0.2, 0.7, False)
+    """
+    ids: list[str] = []
+    for measured in per_seed.values():
+        ids += [k for k in measured if k not in ids]
+    out = {}
+    for cid in ids:
+        first = next(m[cid] for m in per_seed.values() if cid in m)
+        vals = {s: (jsonable(float(m[cid].value)) if cid in m else None) for s, m in per_seed.items()}
+        out[cid] = claim(first.text, vals, first.threshold, first.rule, require=require)
+    return out
 
 
 def per_seed_histories(hists: dict) -> dict:
@@ -281,6 +309,6 @@ def migrate_v1(doc: dict) -> dict:
     return out
 
 
-__all__ = ["SCHEMA", "claim", "claims_table", "format_claim", "histories", "history", "jsonable", "list_results",
-           "load_result", "migrate_v1", "per_seed", "per_seed_histories", "result_path", "save_result",
-           "search_path"]
+__all__ = ["SCHEMA", "Measured", "claim", "claims_table", "format_claim", "histories", "history", "jsonable",
+           "list_results", "load_result", "migrate_v1", "over_seeds", "per_seed", "per_seed_histories", "result_path",
+           "save_result", "search_path"]

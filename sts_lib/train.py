@@ -10,7 +10,8 @@ V. The loop itself is :func:`sts_lib.loop.fit`, which also trains K stacked mode
 and log. The hot loop keeps the running loss on the device and synchronises with the host
 only at logging points, so it does not stall a GPU; ``prefetch`` draws the next batch in a
 background thread on a CPU (same batches, same numbers). A checkpoint file, if given, makes
-a long run resumable after an interruption.
+a long run resumable after an interruption; it keeps the callbacks' state and any learning-rate
+scaling they applied, so a resumed run is the uninterrupted one.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import torch
 from ._validate import check_choice, check_float, check_int
 from .device import get_device, make_generator, to_cpu
 from .fast.prefetch import BatchStream, draw_ahead
+from .files import atomic_write, save_torch
 from .loop import Callback, fit
 from .metrics import transformer_metrics
 from .models import OneLayerTransformer
@@ -170,6 +172,7 @@ class _OneModel:
         self.model, self.cfg = model, cfg
         self.opt = make_optimizer(model, cfg)
         self.base_lrs = [g["lr"] for g in self.opt.param_groups]
+        self.lr_scale = 1.0          # product of the factors of scale_lr (kept in checkpoints)
         self.is_tf = isinstance(model, OneLayerTransformer)
         # The theory transformer's closed form when it applies; autograd for every other model.
         self.loss_and_grad = getattr(model, "loss_and_grad", self._autograd)
@@ -182,11 +185,18 @@ class _OneModel:
     def train_step(self, batches: list[Batch], step: int) -> torch.Tensor:
         if self.cfg.lr_decay_after is not None:       # 1/t decay: lr_t = lr * t0 / t for t > t0
             for group, lr0 in zip(self.opt.param_groups, self.base_lrs):
-                group["lr"] = lr0 * min(1.0, self.cfg.lr_decay_after / step)
+                group["lr"] = lr0 * self.lr_scale * min(1.0, self.cfg.lr_decay_after / step)
         self.opt.zero_grad(set_to_none=True)
         loss = self.loss_and_grad(batches[0])
         self.opt.step()
         return loss.view(1)
+
+    def scale_lr(self, factor: float) -> None:
+        # In place, lr *= factor: the very arithmetic of a hand-written `g["lr"] /= 10` for factor 0.1
+        # at the rates the experiments use (checked in tests/test_train.py).
+        self.lr_scale *= factor
+        for group in self.opt.param_groups:
+            group["lr"] *= factor
 
     def measure(self, evals: dict[str, list[Batch]]) -> tuple[list[dict], list[dict]]:
         with torch.no_grad():
@@ -223,10 +233,7 @@ class _FixedDataset:
 
 
 def _save_checkpoint(path: Path, state: dict) -> None:
-    # Write-then-rename so an interrupt during the save never leaves a corrupt file.
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    save_torch(state, path)          # atomic: an interrupt during the save never leaves a corrupt file
 
 
 def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = None, *,
@@ -245,8 +252,9 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
         the CPU, unless set otherwise).
     progress : show a tqdm progress bar (terminal or notebook).
     checkpoint : file to save to every ``checkpoint_every`` steps and at the end; if it
-        exists when ``train`` starts, training resumes from it (same config required).
-    callbacks : :class:`Callback` objects, called in order.
+        exists when ``train`` starts, training resumes from it (same config and the same
+        callbacks required); a checkpoint of a finished (or stopped) run returns its History.
+    callbacks : :class:`Callback` objects, called in order; ``on_log`` returning True stops the run.
     prefetch : draw the next batch in a background thread on a CPU: True, False, or 'auto'
         (when a core is idle); the batches, hence the numbers, are the same either way.
 
@@ -285,11 +293,19 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
             raise ValueError(f"checkpoint {ckpt} was written by a different configuration; "
                              "delete it or pass another checkpoint path")
         model.load_state_dict(state["model"])
-        learner.opt.load_state_dict(state["optimizer"])
+        learner.opt.load_state_dict(state["optimizer"])      # the learning rates as scaled so far, too
+        learner.lr_scale = state.get("lr_scale", 1.0)
         gen.set_state(state["generator"].cpu())
         hist = History.from_dict(state["history"])
         hist.snapshots = state["snapshots"]
         start = state["step"]
+        saved = state.get("callbacks", [{} for _ in callbacks])
+        if len(saved) != len(callbacks):
+            raise ValueError(f"checkpoint {ckpt} was written with {len(saved)} callbacks, not {len(callbacks)}")
+        for cb, cb_state in zip(callbacks, saved):
+            cb.load_state_dict(cb_state)
+        if state.get("finished"):
+            return hist
 
     evals = {name: [b] for name, b in eval_batches(task, cfg, device).items()}
     for cb in callbacks:
@@ -301,11 +317,13 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
         data_gen = gen if start == 0 else make_generator(cfg.seed, device)
         source = _FixedDataset(task.sample(cfg.dataset_size, generator=data_gen, device=device), cfg, gen)
 
-    def save(step: int) -> None:
+    def save(step: int, finished: bool) -> None:
         # CPU tensors only: a checkpoint written on a GPU resumes on any device that has the same generator.
         _save_checkpoint(ckpt, to_cpu({"config": hist.config, "model": model.state_dict(),
                                        "optimizer": learner.opt.state_dict(), "generator": source.state()[0],
-                                       "history": hist.to_dict(), "snapshots": hist.snapshots, "step": step}))
+                                       "history": hist.to_dict(), "snapshots": hist.snapshots, "step": step,
+                                       "lr_scale": learner.lr_scale, "finished": finished,
+                                       "callbacks": [cb.state_dict() for cb in callbacks]}))
 
     fit(learner, source, evals, cfg, [hist], start=start, t0=time.perf_counter() - hist.wall_time,
         progress=progress, callbacks=callbacks, save=None if ckpt is None else save, save_every=checkpoint_every)
@@ -313,5 +331,5 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
 
 
 def save_history(hist: History, path: str | os.PathLike, snapshots: bool = False) -> None:
-    """Write a history as JSON (``snapshots=True`` includes W/V matrices)."""
-    Path(path).write_text(json.dumps(hist.to_dict(snapshots=snapshots)))
+    """Write a history as JSON (``snapshots=True`` includes W/V matrices), atomically."""
+    atomic_write(path, json.dumps(hist.to_dict(snapshots=snapshots)))

@@ -226,3 +226,58 @@ def test_divergence_names_the_models():
     configs = [sts.TrainConfig(steps=200, lr=lr, log_every=10) for lr in (0.5, 50.0)]
     with pytest.raises(FloatingPointError, match=r"models \[1\]"):
         train_ensemble([sts.TheoryTransformer(5, 20) for _ in configs], task, configs, data="shared", progress=False)
+
+
+class _Scale(sts.Callback):
+    def __init__(self, factor, stop_at=None):
+        self.factor, self.stop_at, self.learner = factor, stop_at, None
+
+    def on_start(self, learner, step):
+        self.learner = learner
+
+    def on_log(self, step, values):
+        if step == 0:
+            self.learner.scale_lr(self.factor)
+        return step == self.stop_at
+
+
+@pytest.mark.parametrize("kind", ["transformer", "fcn"])
+def test_callbacks_scale_and_stop_every_model_of_an_ensemble(kind):
+    """scale_lr(f) on the stack equals configs built at the scaled rates (exactly: f = 0.5); a stop ends all K."""
+    task = sts.STSTask(d=2, T=6, q=2, pe=sts.StochasticOneHotPE(8))
+
+    def models():
+        if kind == "fcn":
+            return [sts.FCN(6, 2, w, generator=torch.Generator().manual_seed(w)) for w in (4, 5, 12)]
+        return [sts.TheoryTransformer(2, 8) for _ in range(3)]
+
+    def configs(scale):
+        return [sts.TrainConfig(steps=40, batch_size=32, optimizer="adam", lr=scale * lr, log_every=10, eval_batch=64,
+                                seed=s) for s, lr in enumerate((0.02, 0.04, 0.08))]
+    a, b = models(), models()
+    scaled = train_ensemble(a, task, configs(1.0), progress=False, callbacks=[_Scale(0.5)])
+    built = train_ensemble(b, task, configs(0.5), progress=False)
+    for h, r in zip(scaled, built):
+        assert h.steps == r.steps and h.metrics == r.metrics
+    for m, n in zip(a, b):
+        assert all(torch.equal(p, q) for p, q in zip(m.parameters(), n.parameters()))
+    stopped = train_ensemble(models(), task, configs(1.0), progress=False, callbacks=[_Scale(0.5, stop_at=20)])
+    for h, r in zip(stopped, scaled):
+        assert h.steps == [0, 10, 20] and h.metrics == {k: v[:3] for k, v in r.metrics.items()}
+
+
+def test_fcns_are_read_through_their_public_structure():
+    """The stacks read an FCN's activation and linear layers by name, not net[1] by position."""
+    nets = [sts.FCN(6, 2, w, depth=2, hidden=5, activation="gelu", generator=torch.Generator().manual_seed(w))
+            for w in (3, 8)]
+    groups = FCNGroups(nets, [sts.TrainConfig()] * 2, "gd", torch.device("cpu"))
+    st = groups.stacks[0] if len(groups.stacks) == 1 else groups.stacks[-1]
+    assert isinstance(st.act, torch.nn.GELU) and [n.activation for n in nets] == ["gelu", "gelu"]
+    assert [len(n.linears) for n in nets] == [3, 3] and nets[1].linears[0] is nets[1].first_layer
+    x = torch.randn(4, 6 * 2 + 6)
+    out = groups(x)
+    for k, n in enumerate(nets):
+        assert torch.allclose(out[k], n.net(x), atol=1e-6)
+    with pytest.raises(ValueError, match="activation"):
+        train_ensemble([nets[0], sts.FCN(6, 2, 4, depth=2, hidden=5)], sts.STSTask(d=2, T=6, q=2),
+                       sts.TrainConfig(steps=1), progress=False)

@@ -9,9 +9,12 @@ import pytest
 import torch
 
 from sts_lib import experiments
-from sts_lib.experiments import EXPERIMENTS, __main__ as cli, experiment_config
-from sts_lib.experiments._core import claim, config_hash, over_seeds
-from sts_lib.experiments._runs import Context, run_spec, train_run
+import sts_lib as sts
+from sts_lib.device import make_generator as sts_make_generator
+from sts_lib.experiments import EXPERIMENTS, __main__ as cli, experiment_config, width
+from sts_lib.experiments._core import config_hash
+from sts_lib.experiments._runs import Context, SeedResult, cached_call, for_each_seed, run_spec, train_run
+from sts_lib.results import Measured, over_seeds
 
 # `sts_lib.train` is also the name of the train() function exported by the package.
 train_mod = importlib.import_module("sts_lib.train")
@@ -43,13 +46,36 @@ def test_every_experiment_runs_several_seeds(name):
 
 
 def test_claims_over_seeds_hold_for_every_seed():
-    per = {0: {"a": claim(0.9, 0.5, ">", "a")}, 1: {"a": claim(0.4, 0.5, ">", "a")}, 2: {"a": claim(0.8, 0.5, ">", "a")}}
+    per = {0: {"a": Measured(0.9, 0.5, ">", "a")}, 1: {"a": Measured(0.4, 0.5, ">", "a")},
+           2: {"a": Measured(0.8, 0.5, ">", "a")}}
     c = over_seeds(per)["a"]
     assert c["per_seed"] == {"0": 0.9, "1": 0.4, "2": 0.8}
     assert c["value"] == pytest.approx(0.7) and (c["min"], c["max"]) == (0.4, 0.9)
     assert c["passed"] is False                      # the mean passes, but seed 1 does not
-    per[1]["a"] = claim(0.6, 0.5, ">", "a")
+    per[1]["a"] = Measured(0.6, 0.5, ">", "a")
     assert over_seeds(per)["a"]["passed"] is True
+    # a seed that could not measure a claim (nan), or did not measure it at all, fails it
+    assert over_seeds({0: {"a": Measured(float("nan"), 0.5, ">", "a")}, 1: per[1]})["a"]["passed"] is False
+    c = over_seeds({0: {"a": Measured(0.9, 0.5, ">", "a")}, 1: {}})["a"]
+    assert c["per_seed"]["1"] is None and c["passed"] is False
+
+
+def test_for_each_seed_files_everything_under_its_seed(tmp_path):
+    """The one seed loop: runs, final, data and claims per seed, in order, with each seed's compute time."""
+    ctx = Context(out=tmp_path, device=torch.device("cpu"), progress=False, log=lambda s: None)
+    hist = train_mod.History([0, 10], {"loss": [1.0, 0.5]})
+
+    def one(seed):
+        ctx.add_time(1.0 + seed)
+        return SeedResult(runs={"r": hist}, final={"f": {"x": seed}}, data={"d": [seed]},
+                          claims={"c": Measured(seed, 0.5, ">", "seed above a half")})
+    out = for_each_seed({"seeds": [2, 0]}, ctx, one)
+    assert list(out["runs"]["r"]) == ["2", "0"] and out["runs"]["r"]["0"] == hist.to_dict()
+    assert out["final"] == {"f": {"2": {"x": 2}, "0": {"x": 0}}} and out["data"] == {"d": {"2": [2], "0": [0]}}
+    assert out["claims"]["c"]["per_seed"] == {"2": 2.0, "0": 0.0} and out["claims"]["c"]["passed"] is False
+    assert ctx.stats["seed_times"] == {"2": 3.0, "0": 1.0}
+    with pytest.raises(TypeError, match="Measured"):
+        for_each_seed({"seeds": [0]}, ctx, lambda s: SeedResult(claims={"c": {"value": 1.0}}))
 
 
 def test_paper_scale_uses_the_papers_lengths():
@@ -213,7 +239,7 @@ def test_all_runs_every_experiment_in_order(monkeypatch, tmp_path, capsys):
 
     def fake(name, **kw):
         seen.append((name, kw["scale"], kw["device"]))
-        return {"claims": over_seeds({0: {"x": claim(1.0, 0.5, ">", "one above a half")}})}
+        return {"claims": over_seeds({0: {"x": Measured(1.0, 0.5, ">", "one above a half")}})}
 
     monkeypatch.setattr(cli, "run_experiment", fake)
     assert cli.main(["run", "all", "--scale", "paper", "--out", str(tmp_path), "--device", "cpu"]) == 0
@@ -230,3 +256,87 @@ def test_run_experiment_validates_its_arguments(tmp_path):
         experiments.run_experiment("fig1-convergence", seeds=[-3], out=tmp_path)
     with pytest.raises(ValueError, match="distinct"):
         experiments.run_experiment("fig1-convergence", seeds=[1, 1], out=tmp_path)
+
+
+# -- the width sweep's stopping rule, trained through sts_lib.train.train ----------------------------------
+def _hand_loop(model, task, *, lr, batch_size, max_steps, rule, seed):
+    """The width sweep's own Adam loop before it trained through train() (kept here as the oracle)."""
+    gen = sts_make_generator(seed)
+    val = task.sample(rule["val_batch"], generator=sts_make_generator(777 + seed))
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    best, bad, drops, curve, reason, step = float("inf"), 0, 0, [], "max_steps", 0
+    for step in range(1, max_steps + 1):
+        batch = task.sample(batch_size, generator=gen)
+        opt.zero_grad(set_to_none=True)
+        sts.sts_loss(model(batch), batch.target).backward()
+        opt.step()
+        if step % rule["check_every"] == 0:
+            with torch.no_grad():
+                v = float(sts.sts_loss(model(val), val.target))
+            curve.append([step, v])
+            if v < best * (1 - rule["min_rel_improvement"]):
+                best, bad = v, 0
+            else:
+                bad += 1
+            if bad >= rule["patience"]:
+                if drops >= rule["lr_drops"]:
+                    reason = "plateau"
+                    break
+                drops, bad = drops + 1, 0
+                for g in opt.param_groups:
+                    g["lr"] /= 10
+    return {"steps": step, "stopped": reason, "lr_drops": drops, "val_curve": curve}
+
+
+_RULE = {"check_every": 20, "patience": 1, "min_rel_improvement": 0.05, "lr_drops": 2, "val_batch": 256}
+_POINTS = {   # model, task, lr: an FCN (autograd), the one-hot transformer (closed-form kernel), random PE (autograd)
+    "fcn": (lambda: sts.FCN(6, 2, 6, generator=sts_make_generator(3)), lambda: sts.STSTask(d=2, T=6, q=3), 1e-2),
+    "onehot": (lambda: sts.TheoryTransformer(2, 6), lambda: sts.STSTask(d=2, T=6, q=3, pe=sts.OneHotPE(6)), 0.03),
+    "random": (lambda: sts.TheoryTransformer(2, 8, position_only=True),
+               lambda: sts.STSTask(d=2, T=6, q=1, pe=sts.StochasticRandomPE(8)), 3e-2),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_POINTS))
+def test_width_points_train_through_train_with_the_numbers_of_the_hand_loop(kind):
+    make_model, make_task, lr = _POINTS[kind]
+    old, new = make_model(), make_model()
+    ref = _hand_loop(old, make_task(), lr=lr, batch_size=64, max_steps=400, rule=_RULE, seed=1)
+    rec, hist = width.train_to_convergence(new, make_task(), lr=lr, batch_size=64, max_steps=400, rule=_RULE, seed=1,
+                                           device="cpu")
+    assert {k: rec[k] for k in ref} == ref                      # steps, why it stopped, drops, curve: bit for bit
+    assert all(torch.equal(p, q) for p, q in zip(old.state_dict().values(), new.state_dict().values()))
+    assert isinstance(hist, train_mod.History) and hist.steps[1:] == [s for s, _ in ref["val_curve"]]
+    assert hist.config["train"]["eval_seed"] == 777 + 1 and "train_loss" in hist.metrics
+    with pytest.raises(ValueError, match="multiple of check_every"):
+        width.train_to_convergence(make_model(), make_task(), lr=lr, batch_size=64, max_steps=410, rule=_RULE,
+                                   seed=1, device="cpu")
+
+
+def test_an_interrupted_width_point_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+    """Checkpoints every 10 checks; interrupted at step 200, after an lr drop, the point resumes to the same record."""
+    make_model, make_task, lr = _POINTS["fcn"]
+    rule = _RULE | {"check_every": 10, "patience": 3, "min_rel_improvement": 0.01}
+    ref, _ = width.train_to_convergence(make_model(), make_task(), lr=lr, batch_size=64, max_steps=400, rule=rule,
+                                        seed=1, device="cpu")
+    assert ref["lr_drops"] == 2 and ref["stopped"] == "plateau" and ref["steps"] > 200   # the rule was exercised
+    real_save, calls = train_mod._save_checkpoint, []
+
+    def save_then_die(path, state):
+        real_save(path, state)
+        calls.append((state["step"], state["lr_scale"]))
+        if state["step"] == 200:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(train_mod, "_save_checkpoint", save_then_die)
+    ctx = Context(out=tmp_path, device=torch.device("cpu"), name="w", progress=False, log=lambda s: None)
+    point = lambda ckpt: width.train_to_convergence(make_model(), make_task(), lr=lr, batch_size=64,  # noqa: E731
+                                                    max_steps=400, rule=rule, seed=1, device="cpu",
+                                                    checkpoint=ckpt)[0]
+    with pytest.raises(KeyboardInterrupt):
+        cached_call("fcn-test", {"seed": 1}, point, ctx, "point", checkpoint=True)
+    assert [p.name for p in ctx.ckpt_dir.glob("*.pt")] and [c[0] for c in calls] == [100, 200] and calls[-1][1] < 1
+    monkeypatch.setattr(train_mod, "_save_checkpoint", real_save)
+    rec = cached_call("fcn-test", {"seed": 1}, point, ctx, "point", checkpoint=True)
+    assert {k: rec[k] for k in ("steps", "stopped", "lr_drops", "val_curve")} == \
+        {k: ref[k] for k in ("steps", "stopped", "lr_drops", "val_curve")}
+    assert not list(ctx.ckpt_dir.glob("*.pt")), "a cached point removes its checkpoint"

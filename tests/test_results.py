@@ -194,3 +194,103 @@ def test_wheel_ships_the_committed_results(tmp_path):
                          cwd=away, env=env).stdout.split()
     assert Path(out[0]) == site / "sts_lib" / "data" / "results" / "fig1-convergence.json"
     assert float(out[1]) == R.history(R.load_result("fig1-convergence", root=REPO / "results"), "T20-sgd").last("cos_W")
+
+
+# -- the one atomic writer (sts_lib.files): results, checkpoints, sub-runs -------------------------------
+def test_atomic_write_text_bytes_and_torch(tmp_path):
+    import torch
+
+    from sts_lib import files
+    p = files.atomic_write(tmp_path / "a" / "b.json", '{"x": "é"}\n')
+    assert p.read_bytes() == '{"x": "é"}\n'.encode() and oct(p.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    files.atomic_write(p, b"\x00\x01")
+    assert p.read_bytes() == b"\x00\x01"
+    files.save_torch({"w": torch.arange(3)}, tmp_path / "t.pt")
+    assert torch.equal(torch.load(tmp_path / "t.pt")["w"], torch.arange(3))
+    assert sorted(f.name for f in tmp_path.rglob("*")) == ["a", "b.json", "t.pt"]
+    with pytest.raises(TypeError, match="str or bytes"):
+        files.atomic_write(p, {"x": 1})
+
+
+def _umask() -> int:
+    old = os.umask(0)
+    os.umask(old)
+    return old
+
+
+@pytest.mark.parametrize("where", ["fsync", "replace"])
+def test_a_crash_while_writing_leaves_the_old_file_and_no_partial_one(tmp_path, monkeypatch, where):
+    from sts_lib import files
+    R.save_result(_doc(), tmp_path / "demo.json")
+    before = (tmp_path / "demo.json").read_bytes()
+
+    def crash(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(files.os, where, crash)
+    doc = _doc()
+    doc["description"] = "new"
+    with pytest.raises(KeyboardInterrupt):
+        R.save_result(doc, tmp_path / "demo.json")
+    assert (tmp_path / "demo.json").read_bytes() == before
+    assert [f.name for f in tmp_path.iterdir()] == ["demo.json"]      # no temporary file left behind
+
+
+def test_a_crash_while_checkpointing_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    import torch
+
+    import sts_lib as sts
+    from sts_lib import files
+    task, cfg = sts.STSTask(d=2, T=5, q=2), sts.TrainConfig(steps=20, batch_size=16, log_every=10, eval_batch=32)
+    real, saves = files.os.replace, []
+
+    def replace_once(src, dst):
+        saves.append(dst)
+        if len(saves) == 2:                 # the second checkpoint dies between write and rename
+            raise KeyboardInterrupt
+        real(src, dst)
+    monkeypatch.setattr(files.os, "replace", replace_once)
+    with pytest.raises(KeyboardInterrupt):
+        sts.train(sts.TheoryTransformer(2, 5), task, cfg, progress=False, checkpoint=tmp_path / "c.pt",
+                  checkpoint_every=10, prefetch=False)
+    assert torch.load(tmp_path / "c.pt", weights_only=False)["step"] == 10
+    assert [f.name for f in tmp_path.iterdir()] == ["c.pt"]
+
+
+def test_committed_fitted_claims_are_what_sts_lib_fits_computes(no_env):
+    """Every committed number that comes from a line fit is reproduced by sts_lib.fits.linear_fit (within 1e-9:
+    numpy.polyfit's last bit depends on the BLAS kernel of the machine that wrote the file)."""
+    from sts_lib.fits import linear_fit
+    close = lambda a, b: abs(a - b) <= 1e-9 * max(1.0, abs(b))   # noqa: E731
+    fig1, pes = (R.load_result(n, root=REPO / "results") for n in ("fig1-convergence", "pe-samplers"))
+    n = 0
+    for doc, claim_id in ((fig1, "{}.inv_loss_linear_R2"), (pes, "{}.inv_loss_linear_R2")):
+        for run in doc["runs"]:
+            for seed, h in R.histories(doc, run).items():
+                half = h["step"] >= h["step"][-1] / 2
+                r2 = linear_fit(h["step"][half], 1.0 / h["loss"][half]).r2
+                if claim_id.format(run) in doc["claims"]:
+                    assert close(r2, doc["claims"][claim_id.format(run)]["per_seed"][str(seed)]), run
+                    n += 1
+                if doc is pes:
+                    tail = h["step"] >= 0.8 * h["step"][-1]
+                    f = doc["final"][run][str(seed)]
+                    assert close(r2, f["inv_loss_R2"])
+                    assert close(linear_fit(h["step"][tail], h["loss"][tail], log_y=True).slope * 1000,
+                                 f["tail_trend_per_1000_steps"])
+                    n += 2
+    tf = R.load_result("tf-width", root=REPO / "results")
+    for seed, fin in R.per_seed(tf, "final", "m_needed").items():
+        x = np.array([r["q_log_T"] for r in fin])
+        y = np.array([np.nan if r["m_needed"] is None else r["m_needed"] for r in fin])
+        ok = np.isfinite(y)
+        fit = linear_fit(x[ok], y[ok])
+        assert close(fit.r2, tf["claims"]["m_needed_linear_in_qlogT.R2"]["per_seed"][str(seed)])
+        assert close(fit.slope, tf["final"]["fit"][str(seed)]["slope"])
+        n += 2
+    fcn = R.load_result("fcn-width", root=REPO / "results")
+    for seed, summary in R.per_seed(fcn, "final", "summary").items():
+        slope = linear_fit([s["Td"] for s in summary], [s["fcn_width_at_target"] for s in summary],
+                           log_x=True, log_y=True).slope
+        assert close(slope, fcn["claims"]["fcn_width_grows_like_Td.loglog_slope"]["per_seed"][str(seed)])
+        n += 1
+    assert n >= 30

@@ -1,4 +1,10 @@
-"""Closed forms against Monte Carlo, and the FCN lower bound against the best read-outs."""
+"""Closed forms against Monte Carlo, and the FCN lower bound against the best read-outs.
+
+Every function of ``sts_lib.theory`` is checked here against a simulation of what it
+describes: exact formulas to within 4 Monte-Carlo standard errors (or to float32 rounding
+where the simulation is deterministic), the Gaussian heuristics of ``theory.positional`` to
+the stated factor of their measured value.
+"""
 
 import math
 
@@ -7,6 +13,11 @@ import pytest
 import torch
 
 import sts_lib as sts
+from sts_lib import theory as th
+from sts_lib.chapters.ch2_fcn import optimal_first_layer
+from sts_lib.chapters.ch3_dynamics import ray_loss_mc
+from sts_lib.chapters.ch4_positional import margin_success_rate, pairwise_coherence, query_scores
+from sts_lib.chapters.ch5_length import ray_model
 
 
 @pytest.mark.parametrize("c", [0.0, 1.3, 3.0])
@@ -110,3 +121,145 @@ def test_best_linear_readout_of_random_first_layer_never_beats_bound():
         bayes = sts.fcn_bayes_error(W1[:, :T * d], T, d, q)
         assert err >= bound, (width, err, bound)
         assert err == pytest.approx(bayes, rel=0.05), (width, err, bayes)
+
+
+def _within(per: torch.Tensor, exact: float, k: float = 4.0):
+    """Assert that the mean of the per-sample values ``per`` is within k standard errors of ``exact``."""
+    per = per.double()
+    mc, se = float(per.mean()), float(per.std()) / math.sqrt(per.numel())
+    assert abs(mc - exact) < k * se, (mc, exact, se)
+
+
+# -- theory.ray: the attention, the mean predictor, the gradient at zero ------------------------------
+@pytest.mark.parametrize("gamma", [0.5, 1.0, 1.5])
+def test_monte_carlo_mean_predictor_loss(gamma):
+    d, T, q = 5, 20, 3
+    b = sts.STSTask(d=d, T=T, q=q).sample(200_000, generator=torch.Generator().manual_seed(1))
+    _within((gamma * b.X.mean(1) - b.target).pow(2).sum(-1), th.mean_predictor_loss(gamma, d, T, q))
+    # it is the alpha = 0 slice of the reduced loss, best at gamma = 1 where it is the plateau
+    assert th.mean_predictor_loss(gamma, d, T, q) == pytest.approx(th.reduced_loss(0.0, gamma, d, T, q), rel=1e-12)
+    assert th.mean_predictor_loss(gamma, d, T, q) >= th.uniform_plateau(d, T, q) - 1e-12
+    gs = np.array([0.5, 1.0, 1.5])
+    assert th.mean_predictor_loss(gs, d, T, q).tolist() == [th.mean_predictor_loss(g, d, T, q) for g in gs]
+
+
+def test_zero_init_value_gradient_matches_autograd_and_monte_carlo():
+    d, T, q, n = 4, 12, 3, 100_000
+    task = sts.STSTask(d=d, T=T, q=q)
+    b = task.sample(n, generator=torch.Generator().manual_seed(2))
+    model = sts.TheoryTransformer(d, task.m)
+    sts.sts_loss(model(b), b.target).backward()
+    autograd = float(model.V.grad[:, :d].diagonal().mean())
+    # per sequence: f = 0 and uniform attention, so d||f - y||^2 / dV_X = -2 y x_bar^T; its mean diagonal entry
+    per = (-2 * b.target * b.X.mean(1)).mean(-1)
+    assert autograd == pytest.approx(float(per.double().mean()), abs=1e-6)
+    _within(per, th.zero_init_value_gradient(T))
+    assert float(model.W.grad.abs().max()) == 0.0              # W cannot move before V has
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.3, 4.0, -1.0])
+def test_attention_weights_are_the_models_softmax(alpha):
+    d, T, q = 4, 10, 3
+    task = sts.STSTask(d=d, T=T, q=q)
+    model = sts.TheoryTransformer(d, task.m)
+    W_star, V_star = sts.ground_truth(d, task.m)
+    with torch.no_grad():
+        model.W.copy_(alpha * W_star)
+        model.V.copy_(V_star)
+    b = task.sample(2000, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        a = model.attention(b)[:, :T].double()
+    a_s, a_u = th.attention_weights(alpha, T, q)
+    assert torch.allclose(a[b.mask == 1], torch.full_like(a[b.mask == 1], a_s), atol=1e-6)
+    assert torch.allclose(a[b.mask == 0], torch.full_like(a[b.mask == 0], a_u), atol=1e-6)
+    assert q * a_s + (T - q) * a_u == pytest.approx(1.0, abs=1e-12)
+    arr = th.attention_weights(np.array([alpha, 800.0, -800.0]), T, q)
+    assert arr[0][0] == a_s and arr[0][1] == q ** -1 and np.isfinite(arr[1]).all()     # no overflow either way
+
+
+@pytest.mark.parametrize("T_test", [16, 30, 40])
+def test_leaked_attention_at_longer_lengths(T_test):
+    """Chapter 5's check: on the ray with a stochastic one-hot pool, 1 - (attention on y) at any length."""
+    d, T, q, N, alpha = 4, 16, 3, 40, 2.5
+    task = sts.STSTask(d=d, T=T, q=q, pe=sts.StochasticOneHotPE(N))
+    b = task.sample(4096, T=T_test, generator=torch.Generator().manual_seed(4))
+    measured = 1 - sts.attention_mass(ray_model(d, N, alpha), b)
+    assert measured == pytest.approx(th.leaked_attention(alpha, T_test, q), abs=1e-5)
+    assert th.leaked_attention(alpha, T_test, q) == pytest.approx(
+        (T_test - q) * th.attention_weights(alpha, T_test, q)[1], rel=1e-12)
+    assert th.leaked_attention(800.0, T_test, q) == 0.0 and th.leaked_attention(0.0, T_test, q) == (T_test - q) / T_test
+
+
+def test_loss_on_ray_is_zero_past_float_overflow():
+    assert sts.loss_on_ray(400.0, 5, 20, 3) == 0.0 and isinstance(sts.loss_on_ray(400.0, 5, 20, 3), float)
+    assert sts.loss_on_ray(np.array([400.0]), 5, 20, 3).tolist() == [0.0]
+
+
+# -- theory.fcn: a random first layer, the width a bound asks for --------------------------------------
+def test_random_first_layer_error_is_the_mean_over_gaussian_layers():
+    T, d, q, width, n = 6, 3, 2, 8, 400
+    g = torch.Generator().manual_seed(5)
+    errs = torch.tensor([sts.fcn_bayes_error(torch.randn(width, T * d, generator=g, dtype=torch.float64), T, d, q)
+                         for _ in range(n)])
+    _within(errs, th.random_first_layer_error(T, d, q, width))
+    assert th.random_first_layer_error(T, d, q, np.array([width, 0]))[0] == th.random_first_layer_error(T, d, q, width)
+
+
+def test_bound_width_for_error_is_attained_by_the_optimal_layer_in_monte_carlo():
+    """At the width the inverse returns, the layer that meets the bound errs by exactly the target."""
+    T, d, q, target = 10, 4, 3, 7 / 36                 # chosen so that the width is a whole number, 30
+    width = th.bound_width_for_error(T, d, q, target)
+    assert width == pytest.approx(30.0, abs=1e-9)
+    W = optimal_first_layer(T, d, 30)                  # (30, Td), orthonormal rows
+    P = W.T @ W
+    b = sts.STSTask(d=d, T=T, q=q).sample(200_000, generator=torch.Generator().manual_seed(6))
+    h = (b.X.double().reshape(-1, T * d) @ P).reshape(-1, T, d)          # E[vec X | W vec X]
+    bayes = (h * b.mask.double().unsqueeze(-1)).sum(1) / q               # (1/q) S_y P vec X
+    _within((bayes - b.target.double()).pow(2).sum(-1), target * d / q)
+    assert sts.fcn_lower_bound(T, d, q, 29) > target * d / q >= sts.fcn_lower_bound(T, d, q, 30) - 1e-12
+
+
+# -- theory.positional: scales of random PEs (heuristics, checked as scales) ---------------------------
+@pytest.mark.parametrize("T,m", [(16, 64), (64, 256), (256, 256)])
+def test_coherence_lies_between_the_two_reference_scales(T, m):
+    measured = float(pairwise_coherence(sts.StochasticRandomPE(m), T, n=200,
+                                        generator=torch.Generator().manual_seed(7)).mean())
+    ref = th.coherence_reference(T, m)
+    assert ref["paper_scale"] < measured < ref["union_bound"]
+    assert measured / ref["union_bound"] > 0.75
+    arr = th.coherence_reference(T, np.array([m, 4 * m]))
+    assert arr["paper_scale"][0] == pytest.approx(ref["paper_scale"], rel=1e-15)
+
+
+@pytest.mark.parametrize("T,q,m", [(64, 3, 64), (256, 3, 64), (256, 8, 256)])
+def test_max_unselected_score_is_the_scale_of_the_largest_unselected_score(T, q, m):
+    s, mask = query_scores(sts.StochasticRandomPE(m), T, q, n=400, generator=torch.Generator().manual_seed(8))
+    measured = float(s.masked_fill(mask == 1, -math.inf).amax(1).mean())
+    assert 0.7 < measured / th.max_unselected_score(T, q, m) < 1.0
+
+
+@pytest.mark.parametrize("T,q", [(64, 4), (256, 8)])
+def test_margin_width_heuristic_is_where_the_margin_opens(T, q):
+    m = th.margin_width_heuristic(T, q)
+    assert margin_success_rate(round(m), T, q, n=400, seed=1) >= 0.9
+    assert margin_success_rate(round(m / 4), T, q, n=400, seed=1) <= 0.6
+
+
+def test_random_pe_ray_floor_matches_monte_carlo():
+    d, T, q, m = 4, 50, 3, 128
+    floor = th.random_pe_ray_floor(d, T, q, m)
+    assert floor["floor"] == th.random_pe_ray_loss(floor["c"], d, T, q, m) < th.uniform_plateau(d, T, q)
+    task = sts.STSTask(d=d, T=T, q=q, pe=sts.StochasticRandomPE(m))
+    c = floor["c"]
+    mc = ray_loss_mc(task, [c - 1.5, c, c + 1.5], gamma=None, batch_size=4000, seed=0)
+    assert mc[1] == pytest.approx(floor["floor"], rel=0.1)       # the expansion, at its own minimum
+    assert mc[1] < min(mc[0], mc[2])                              # and the Monte-Carlo curve has its minimum there too
+
+
+@pytest.mark.parametrize("q", [2, 3, 5])
+def test_random_pe_limit_loss_matches_monte_carlo(q):
+    d, T, m = 4, 20, 64
+    task = sts.STSTask(d=d, T=T, q=q, pe=sts.StochasticRandomPE(m))
+    mc = float(ray_loss_mc(task, [300.0], gamma=None, batch_size=20_000, seed=0)[0])
+    limit = th.random_pe_limit_loss(d, q)
+    assert mc == pytest.approx(limit, rel=0.04, abs=0.02)

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -179,3 +180,101 @@ def test_divergence_raises_a_clear_error():
     with pytest.raises(FloatingPointError, match="learning rate"):
         sts.train(sts.TheoryTransformer(5, 20), task, sts.TrainConfig(steps=400, lr=50.0, log_every=10),
                   progress=False)
+
+
+# -- hooks that stop a run and scale its learning rate ------------------------------------------------
+class _StopAt(sts.Callback):
+    def __init__(self, step):
+        self.step, self.seen = step, []
+
+    def on_log(self, step, values):
+        self.seen.append(step)
+        return step == self.step
+
+
+class _ScaleAt(sts.Callback):
+    """Multiply the learning rates by ``factor`` at the log of ``step``."""
+
+    def __init__(self, step, factor):
+        self.step, self.factor, self.learner = step, factor, None
+
+    def on_start(self, learner, step):
+        self.learner = learner
+
+    def on_log(self, step, values):
+        if step == self.step:
+            self.learner.scale_lr(self.factor)
+
+
+def _run(cfg, callbacks=(), **kw):
+    model = sts.TheoryTransformer(3, 12, init="normal", generator=torch.Generator().manual_seed(1))
+    hist = sts.train(model, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg, progress=False,
+                     callbacks=callbacks, **kw)
+    return model, hist
+
+
+def test_a_callback_that_stops_gives_the_first_steps_of_the_full_run():
+    cfg = sts.TrainConfig(steps=60, batch_size=32, lr=0.5, log_every=10, eval_batch=64)
+    _, full = _run(cfg)
+    stopper = _StopAt(30)
+    model, hist = _run(cfg, [stopper])
+    assert stopper.seen == [0, 10, 20, 30] and hist.steps == [0, 10, 20, 30]
+    assert hist.metrics == {k: v[:4] for k, v in full.metrics.items()}
+    short, _ = _run(sts.TrainConfig(steps=30, batch_size=32, lr=0.5, log_every=10, eval_batch=64))
+    assert torch.equal(model.W, short.W) and torch.equal(model.V, short.V)   # trained exactly 30 steps
+    assert [s["step"] for s in hist.snapshots] == [0]                      # no end-of-run snapshot was due
+
+
+@pytest.mark.parametrize("optimizer, decay", [("gd", None), ("adam", None), ("sgd", 5)])
+def test_scaling_the_learning_rate_matches_an_optimizer_built_at_the_scaled_rate(optimizer, decay):
+    kw = dict(steps=30, batch_size=32, optimizer=optimizer, log_every=10, eval_batch=64, lr_decay_after=decay,
+              momentum=0.5 if optimizer == "sgd" else 0.0)
+    scaled, h1 = _run(sts.TrainConfig(lr=0.4, lr_W=0.8, **kw), [_ScaleAt(0, 0.5)])
+    built, h2 = _run(sts.TrainConfig(lr=0.2, lr_W=0.4, **kw))
+    assert h1.metrics == h2.metrics and torch.equal(scaled.W, built.W) and torch.equal(scaled.V, built.V)
+    # scaled mid-run: the first steps are the unscaled run's, the rest differ
+    _, h3 = _run(sts.TrainConfig(lr=0.4, lr_W=0.8, **kw), [_ScaleAt(10, 0.5)])
+    _, h4 = _run(sts.TrainConfig(lr=0.4, lr_W=0.8, **kw))
+    assert h3["loss"][:2].tolist() == h4["loss"][:2].tolist() and h3["loss"][2] != h4["loss"][2]
+
+
+def test_lr_times_a_tenth_is_the_old_division_by_ten():
+    """The width sweep's hand loop divided by 10; scale_lr multiplies by 0.1: the same doubles at its rates."""
+    for lr in (1e-2, 3e-2, 0.03):
+        assert lr * 0.1 == lr / 10 and lr * 0.1 * 0.1 == lr / 10 / 10
+
+
+def test_a_plateau_schedule_resumes_from_its_checkpoint_exactly(tmp_path):
+    """Callback state (best, counters, lr drops) and the scaled learning rate are in the checkpoint."""
+    cfg = sts.TrainConfig(steps=200, batch_size=32, optimizer="adam", lr=0.05, log_every=10, eval_batch=64)
+    rule = dict(patience=1, min_rel_improvement=0.05, lr_drops=2)
+    ref_sched = sts.loop.PlateauSchedule(**rule)
+    ref_model, ref = _run(cfg, [ref_sched])
+    assert ref_sched.drops == 2 and ref_sched.reason == "plateau" and ref.steps[-1] < 200
+
+    ckpt, stop_at = tmp_path / "run.pt", ref.steps[-2]        # interrupt after the lr drops, before the stop
+    _run(cfg, [sts.loop.PlateauSchedule(**rule), _StopAt(stop_at)], checkpoint=ckpt, checkpoint_every=10)
+    state = torch.load(ckpt, weights_only=False)
+    assert state["step"] == stop_at and state["finished"] and state["lr_scale"] == pytest.approx(0.01)
+    # a stopped run's checkpoint is a finished run: resuming returns it without training
+    again = _run(cfg, [sts.loop.PlateauSchedule(**rule), _StopAt(stop_at)], checkpoint=ckpt)[1]
+    assert again.steps[-1] == stop_at
+    # rewrite it as an interruption at stop_at and resume with the schedule alone
+    state["finished"] = False
+    state["callbacks"] = state["callbacks"][:1]
+    torch.save(state, ckpt)
+    sched = sts.loop.PlateauSchedule(**rule)
+    model, hist = _run(cfg, [sched], checkpoint=ckpt)
+    assert hist.steps == ref.steps and hist.metrics == ref.metrics
+    assert (sched.drops, sched.reason, sched.best) == (2, "plateau", ref_sched.best)
+    assert torch.equal(model.W, ref_model.W) and torch.equal(model.V, ref_model.V)
+    with pytest.raises(ValueError, match="callbacks"):
+        _run(cfg, [], checkpoint=ckpt)
+
+
+def test_a_callback_that_stops_on_a_non_finite_loss_handles_it():
+    task = sts.STSTask(d=5, T=20, q=3)
+    sched = sts.loop.PlateauSchedule(patience=100, min_rel_improvement=0.0, lr_drops=0)
+    hist = sts.train(sts.TheoryTransformer(5, 20), task, sts.TrainConfig(steps=400, lr=50.0, log_every=10),
+                     progress=False, callbacks=[sched])
+    assert sched.reason == "diverged" and not np.isfinite(hist.last("loss")) and hist.steps[-1] < 400

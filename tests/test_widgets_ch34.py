@@ -9,12 +9,14 @@ import sts_lib as sts
 from sts_lib.chapters import ch3_dynamics_widgets as wdyn
 from sts_lib.chapters import ch4_positional as pea
 from sts_lib.chapters import ch4_positional_widgets as wpos
+from sts_lib.chapters.panel import figure_png
 from sts_lib.train import TrainConfig, train
 
 pytest.importorskip("ipywidgets")
 
 
 SMALL = dict(T=8, q=2, steps=60, lr_W=0.3, lr_V=1.0)
+PANEL = dict(SMALL, steps=100)                             # the steps slider starts at 100
 
 
 def _lines(fig):
@@ -22,25 +24,28 @@ def _lines(fig):
 
 
 def test_dynamics_widget_redraws_the_same_figure():
-    fig = wdyn.dynamics_figure(**SMALL)
+    panel = wdyn.dynamics_widget(**PANEL)
+    fig = panel.figure
     assert isinstance(fig, Figure) and len(fig.axes) == 3
-    before = _lines(fig)
-    box = wdyn.dynamics_widget(fig, **SMALL)
-    assert box.figure is fig and set(box.controls) == {"lr_W", "lr_V", "T", "q", "steps"}
-    box.controls["lr_W"].value = 0.1
-    assert box.figure is fig and len(fig.axes) == 3
+    assert set(panel.inputs) == {"lr_W", "lr_V", "T", "q", "steps"} and panel.values["steps"] == 100
+    before, png = _lines(fig), panel.image.value
+    panel.inputs["lr_W"].value = 0.1                       # what a user does: retrain and redraw
+    assert panel.figure is fig and len(fig.axes) == 3 and panel.error is None
     after = _lines(fig)
     assert len(after) == len(before)
     assert any(a.shape != b.shape or not np.allclose(a, b) for a, b in zip(after, before))
-    assert "final loss" in box.children[2].value
-    assert "lr_W=0.1" in fig._suptitle.get_text()
+    assert "lr_W=0.1" in fig.get_suptitle() and panel.image.value != png
+    # pure: the same values retrain to the same figure (training is seeded)
+    assert panel.image.value == figure_png(wdyn.dynamics_figure(**panel.values))
 
 
 def test_dynamics_widget_reports_q_not_below_T():
-    box = wdyn.dynamics_widget(wdyn.dynamics_figure(**SMALL), **SMALL)
-    box.controls["T"].min = 2                              # the slider itself never allows q >= T
-    box.controls["T"].value = 2                            # q == T == 2: reported, nothing retrained
-    assert "q must be smaller than T" in box.children[2].value
+    panel = wdyn.dynamics_widget(**PANEL)
+    png = panel.image.value
+    panel.inputs["T"].min = 2                              # the slider itself never allows q >= T
+    panel.inputs["T"].value = 2                            # q == T == 2: reported, nothing redrawn
+    assert "q must be < T" in panel.error and "q must be &lt; T" in panel.status.value
+    assert panel.image.value == png and "T=8" in panel.figure.get_suptitle()
 
 
 def test_run_small_and_plot_dynamics_validate():
@@ -51,8 +56,8 @@ def test_run_small_and_plot_dynamics_validate():
     with pytest.raises(ValueError, match="lr_W"):
         wdyn.run_small(lr_W=0.0, T=8, q=2, steps=60)
     run = wdyn.run_small(**SMALL)
-    with pytest.raises(ValueError, match="3 axes"):
-        wdyn.plot_dynamics(run, fig=Figure())
+    fig = wdyn.plot_dynamics(run)
+    assert wdyn.plot_dynamics(run, fig=fig) is fig and len(fig.axes) == 3
 
 
 def test_chapter3_static_figures():
@@ -65,16 +70,19 @@ def test_chapter3_static_figures():
 
 
 def test_positional_widget_redraws_in_place():
-    fig = wpos.score_histogram(m=32, T=16, q=2, n=40)
+    panel = wpos.positional_widget(m=32, T=16, q=2)
+    fig = panel.figure
     title = fig.axes[0].get_title()
-    box = wpos.positional_widget(fig, m=32, T=16, q=2)
-    box.controls["sampler"].value = "stochastic_onehot"
-    assert box.figure is fig and len(fig.axes) == 1
+    panel.inputs["sampler"].value = "stochastic_onehot"
+    assert panel.figure is fig and len(fig.axes) == 1
     assert fig.axes[0].get_title() != title and "one-hot pool" in fig.axes[0].get_title()
     assert "100.0%" in fig.axes[0].get_title()            # exact margins for the pool
-    box.controls["m"].value = 8                            # a pool smaller than T: reported
-    assert "N = m >= T" in box.children[2].value
+    assert panel.image.value == figure_png(wpos.score_histogram(**panel.values))
+    png = panel.image.value
+    panel.inputs["m"].value = 8                            # a pool smaller than T: reported
+    assert "N = m >= T" in panel.error and "N = m &gt;= T" in panel.status.value
     assert "one-hot pool" in fig.axes[0].get_title()       # the figure keeps its last good state
+    assert panel.image.value == png
 
 
 def test_score_histogram_validates():

@@ -12,6 +12,7 @@ from sts_lib.chapters import ch5_length as wlen
 from sts_lib.chapters import ch5_length_widgets as wlenw
 from sts_lib.chapters import ch6_related_widgets as wrel
 from sts_lib.chapters import ch6_scan_snap as ss
+from sts_lib.chapters.panel import figure_png
 from sts_lib.theory import fixed_onehot_floor, fixed_onehot_loss, reduced_loss
 from sts_lib.theory.length import _hypergeom
 
@@ -82,8 +83,10 @@ def test_closed_form_bad_input():
         reduced_loss("big", 1.0, 5, 20, 3)
     with pytest.raises(ValueError, match="pool"):
         wlen.LengthConfig(T=20, pool=10)
-    with pytest.raises(ValueError, match="name"):
+    with pytest.raises(ValueError, match="kind"):
         wlen.make_pe_family("sinusoidal", wlen.LengthConfig())
+    with pytest.raises(ValueError, match="kind"):
+        wlen.make_pe_family("fixed one-hot", wlen.LengthConfig())     # a label is not a kind
 
 
 # -- what training does to unseen positions -------------------------------------------------
@@ -127,6 +130,30 @@ def test_history_logs_the_ood_metrics(runs):
     assert h.last("loss_T40") < h["loss_T40"][0]
 
 
+def test_runs_are_labelled_by_kind_and_built_by_make_pe(runs):
+    assert {n: r.task.pe.name for n, r in runs.items()} == {sts.PE_LABELS[k]: k for k in wlen.LENGTH_PES}
+    near = wlen.make_pe_family("near_orthogonal", wlen.LengthConfig())
+    assert (near.m, near.max_len) == (64, 40)
+    assert torch.equal(near.table, sts.NearOrthogonalPE(64, 40, kind="rademacher", seed=0).table)
+
+
+def test_chapter_tables(runs):
+    """The tables the chapter prints: one line per run, the closed forms where they apply."""
+    lines = wlen.final_losses(runs).splitlines()
+    assert lines[0].startswith("trained in ") and len(lines) == 4
+    h = runs["fixed one-hot"].history
+    assert lines[1] == (f"{'fixed one-hot':21s} T=20: {h.last('loss'):.4f}  "
+                        f"T'=30: {h.last('loss_T30'):.3f}  T'=40: {h.last('loss_T40'):.3f}")
+    st = runs["stochastic one-hot"]
+    leak = wlen.leak_table(st, (20, 40)).splitlines()
+    assert len(leak) == 4 and leak[3].startswith("  T' = 40")
+    alpha = wlen.symmetric_params(st.model)["alpha"]
+    assert float(leak[3].split()[-1]) == pytest.approx(sts.theory.leaked_attention(alpha, 40, 3), abs=1e-4)
+    q = wlen.q_table(runs, (2, 4)).splitlines()
+    assert q[0] == "loss at T = 20: measured (closed form where it applies)" and len(q) == 5
+    assert "(" not in q[3] and q[3].startswith("fixed near-orthogonal")   # no closed form for it
+
+
 # -- plots and widgets ---------------------------------------------------------------------------
 def test_ood_panels(runs):
     hs = {n: r.history for n, r in runs.items()}
@@ -137,18 +164,21 @@ def test_ood_panels(runs):
         wlenw.plot_ood_panels(hs, prefix="loss_zzz")
 
 
-def test_length_explorer_updates_in_place(runs):
+def test_length_explorer_draws_purely(runs):
     ex = wlenw.LengthExplorer(runs, lengths=[20, 30, 40])
-    fig = ex.update("fixed one-hot", 40)
-    assert fig is ex.fig and len(fig.axes) == 2
-    assert "T_test=40" in ex.ax_attn.get_title() and "fixed one-hot" in ex.ax_attn.get_title()
-    assert ex.update(T_test=25) is fig and "T_test=25" in ex.ax_attn.get_title()
-    assert ex.pe == "fixed one-hot"                               # kept from the previous call
-    assert len(fig.axes) == 2
+    fig = ex.draw(pe="fixed one-hot", T_test=40)
+    ax_loss, ax_attn = fig.axes
+    assert "T_test=40" in ax_attn.get_title() and "fixed one-hot" in ax_attn.get_title()
+    assert ex.draw(fig, pe="fixed one-hot", T_test=25) is fig and len(fig.axes) == 2
+    assert "T_test=25" in fig.axes[1].get_title()
+    # pure: the same setting gives the same picture, whatever the figure showed before
+    assert figure_png(fig) == figure_png(ex.draw(pe="fixed one-hot", T_test=25))
+    assert "stochastic one-hot" in ex.draw().axes[1].get_title()  # defaults: the last run, the pool size
+    assert "fixed one-hot" in ex.update("fixed one-hot", 40).axes[1].get_title()
     with pytest.raises(ValueError, match="pe must be one of"):
-        ex.update(pe="sinusoidal")
+        ex.draw(pe="sinusoidal")
     with pytest.raises(ValueError, match="T_test must be <= 40"):
-        ex.update(T_test=41)
+        ex.draw(T_test=41)
     assert isinstance(wlenw.plot_length_explorer(runs), Figure)
 
 
@@ -156,12 +186,13 @@ def test_length_widget_headless(runs):
     pytest.importorskip("ipywidgets")
     ex = wlenw.LengthExplorer(runs, lengths=[20, 40])
     panel = wlenw.length_widget(runs, ex)
-    assert panel.figure is ex.fig and len(panel.image.value) > 1000
-    before = panel.image.value
-    panel.update(pe="stochastic one-hot", T_test=30)
-    assert ex.pe == "stochastic one-hot" and ex.T_test == 30 and panel.image.value != before
-    panel.controls["T_test"].value = 35                           # moving the slider redraws too
-    assert ex.T_test == 35
+    fig, before = panel.figure, panel.image.value
+    assert len(before) > 1000 and panel.values == {"pe": "stochastic one-hot", "T_test": 40}
+    panel.update(pe="fixed one-hot", T_test=30)
+    assert panel.figure is fig and "fixed one-hot" in fig.axes[1].get_title() and panel.image.value != before
+    panel.inputs["T_test"].value = 35                             # moving the slider redraws too
+    assert "T_test=35" in fig.axes[1].get_title()
+    assert panel.image.value == figure_png(ex.draw(**panel.values))
 
 
 def test_scan_snap_plots_and_widget(sweep):
@@ -171,12 +202,16 @@ def test_scan_snap_plots_and_widget(sweep):
     assert isinstance(wrel.plot_nope_sts(curves, plateau=1.0, best_symmetric=0.9), Figure)
     with pytest.raises(ValueError, match="empty"):
         wrel.plot_ratio_sweep({})
-    ex = wrel.ScanSnapExplorer(sweep)
-    fig = ex.update(1.0)
-    assert fig is ex.fig and "= 1)" in ex.axes[0].get_title()
+    fig = wrel.plot_sweep_run(sweep=sweep, ratio=1.0)
+    assert "= 1)" in fig.axes[0].get_title()
+    assert wrel.plot_sweep_run(fig, sweep=sweep, ratio=10.0) is fig and len(fig.axes) == 3
     with pytest.raises(ValueError, match="ratio must be one of"):
-        ex.update(3.0)
+        wrel.plot_sweep_run(sweep=sweep, ratio=3.0)
     pytest.importorskip("ipywidgets")
-    panel = wrel.scan_snap_widget(sweep, ex)
-    panel.update(ratio=10.0)
-    assert ex.ratio == 10.0 and panel.figure is fig and len(panel.image.value) > 1000
+    panel = wrel.scan_snap_widget(sweep)
+    fig = panel.figure
+    assert panel.values == {"ratio": 10.0} and "= 10)" in fig.axes[0].get_title()
+    panel.update(ratio=1.0)
+    assert panel.figure is fig and "= 1)" in fig.axes[0].get_title() and len(panel.image.value) > 1000
+    assert panel.image.value == figure_png(wrel.plot_sweep_run(sweep=sweep, ratio=1.0))
+    assert panel.grid() == [{"ratio": 10.0}, {"ratio": 1.0}]

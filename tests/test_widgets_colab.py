@@ -97,7 +97,7 @@ def test_install_cells_only_add_sts_lib():
 
 def test_widget_modules_use_no_ipywidgets8_only_names():
     modules = _widget_modules()
-    assert len(modules) >= 7, modules
+    assert ROOT / "sts_lib" / "chapters" / "panel.py" in modules, modules   # the one module that builds widgets
     found = []
     for path in modules:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -116,7 +116,8 @@ def test_widget_modules_use_no_ipywidgets8_only_names():
 
 # -- building every panel ---------------------------------------------------------------------
 def build_every_panel() -> dict:
-    """Every chapter's widget panel, built small and with one control moved: name -> top widget."""
+    """Every chapter's panel (a FigurePanel), built small, with one control moved as a user would move it:
+    name -> panel. Each move must redraw the panel's one figure."""
     from sts_lib.chapters import ch3_dynamics_widgets as wdyn
     from sts_lib.chapters import ch4_positional_widgets as wpos
     from sts_lib.chapters import ch5_length as wlen
@@ -126,32 +127,26 @@ def build_every_panel() -> dict:
     from sts_lib.chapters.ch1_task import instance_explorer
     from sts_lib.chapters.ch2_fcn_widgets import bound_explorer
 
-    panels = {}
-    p = instance_explorer(T=8, q=2, d=3)
-    p.controls["T"].value = 10
-    panels["ch1 instance_explorer"] = p.widget
-    p = bound_explorer(T=8, d=3, q=2, width=10)
-    p.controls["width"].value = 12
-    panels["ch2 bound_explorer"] = p.widget
-    small = dict(T=8, q=2, steps=100, lr_W=0.3, lr_V=1.0)
-    box = wdyn.dynamics_widget(wdyn.dynamics_figure(**small), **small)
-    box.controls["q"].value = 3
-    assert "final loss" in box.children[2].value, box.children[2].value
-    panels["ch3 dynamics_widget"] = box
-    small = dict(m=16, T=16, q=2, sampler="stochastic_onehot")
-    box = wpos.positional_widget(wpos.score_histogram(**small), **small)
-    box.controls["q"].value = 3
-    assert box.children[2].value == "redrawn", box.children[2].value
-    panels["ch4 positional_widget"] = box
     runs = wlen.train_length_runs(wlen.LengthConfig(steps=10, batch_size=32, log_every=10, eval_batch=32,
                                                     eval_lengths=(30,), eval_qs=(5,)))
-    p = wlenw.length_widget(runs, wlenw.LengthExplorer(runs, lengths=[20, 40]))
-    p.controls["T_test"].value = 30
-    panels["ch5 length_widget"] = p.widget
-    p = wrel.scan_snap_widget(ss.lr_ratio_sweep((1.0, 10.0), ss.ScanSnapConfig(steps=10, n_records=4)))
-    p.controls["ratio"].value = 1.0
-    panels["ch6 scan_snap_widget"] = p.widget
-    return panels
+    panels = {
+        "ch1 instance_explorer": (instance_explorer(T=8, q=2, d=3), "T", 10),
+        "ch2 bound_explorer": (bound_explorer(T=8, d=3, q=2, width=10), "width", 12),
+        "ch3 dynamics_widget": (wdyn.dynamics_widget(T=8, q=2, steps=100, lr_W=0.3, lr_V=1.0), "q", 3),
+        "ch4 positional_widget": (wpos.positional_widget(m=16, T=16, q=2, sampler="stochastic_onehot"), "q", 3),
+        "ch5 length_widget": (wlenw.length_widget(runs, wlenw.LengthExplorer(runs, lengths=[20, 40])), "T_test", 30),
+        "ch6 scan_snap_widget": (wrel.scan_snap_widget(ss.lr_ratio_sweep((1.0, 10.0),
+                                                                         ss.ScanSnapConfig(steps=10, n_records=4))),
+                                 "ratio", 1.0),
+    }
+    out = {}
+    for name, (panel, control, value) in panels.items():
+        fig, png = panel.figure, panel.image.value
+        panel.inputs[control].value = value
+        assert panel.error is None, f"{name}: {panel.error}"
+        assert panel.figure is fig and panel.image.value != png, f"{name}: moving {control} did not redraw"
+        out[name] = panel
+    return out
 
 
 def _tree(widget):
@@ -168,18 +163,22 @@ def check_every_panel() -> dict:
     """Build every panel with unrecognised widget arguments as errors; report per panel what was checked."""
     import ipywidgets
 
+    from sts_lib.chapters.panel import figure_png
+
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="Passing unrecognized arguments", category=DeprecationWarning)
         panels = build_every_panel()
     report = {"ipywidgets": ipywidgets.__version__, "panels": {}}
-    for name, top in panels.items():
-        widgets = list(_tree(top))
+    for name, panel in panels.items():
+        widgets = list(_tree(panel.widget))
         stray = [f"{type(w).__name__}.{k}" for w in widgets for k in vars(w) if k in IPYWIDGETS8_ONLY]
         assert not stray, f"{name}: ipywidgets-8-only traits set as plain attributes: {stray}"
         state = [w.get_state() for w in widgets]      # what the front end receives: every trait serialises
         assert state and all(isinstance(s, dict) for s in state)
         images = [w for w in widgets if type(w).__name__ == "Image"]
         assert all(len(im.value) > 1000 for im in images), f"{name}: an empty picture"
+        # The idiom: the picture is exactly what the draw function alone gives for the controls' values.
+        assert panel.image.value == figure_png(panel.draw(None, **panel.values)), f"{name}: draw is not pure"
         report["panels"][name] = len(widgets)
     return report
 

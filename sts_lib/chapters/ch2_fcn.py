@@ -26,32 +26,11 @@ from ..models import FCN, TheoryTransformer
 from ..positional import make_pe
 from ..results import per_seed
 from ..task import STSTask
-from ..theory import fcn_bayes_error, fcn_lower_bound, zero_predictor_loss
+# bound_width_for_error and random_first_layer_error live in theory.fcn; the book and the widgets
+# still import them from this chapter, so they stay importable here.
+from ..theory import (bound_width_for_error, fcn_bayes_error, fcn_lower_bound, random_first_layer_error,
+                      zero_predictor_loss)
 from ..train import TrainConfig, train
-
-
-def random_first_layer_error(T: int, d: int, q: int, width) -> float:
-    """Expected Bayes error of a Gaussian random first layer: ``(T d - min(width, T d)) / (q T)``.
-
-    A Gaussian ``W_X`` has a uniformly random row space of dimension ``min(width, Td)``, so
-    ``E[P_perp] = (1 - width/(Td)) I`` and only the diagonal of the trace argument survives.
-    It exceeds :func:`sts_lib.theory.fcn_lower_bound` by the factor ``(T-1)/(T-q)``.
-    ``width`` may be an int or an integer array.
-
-    >>> random_first_layer_error(10, 4, 3, 10)
-    1.0
-    >>> round(random_first_layer_error(10, 4, 3, 10) / fcn_lower_bound(10, 4, 3, 10), 4) == round(9 / 7, 4)
-    True
-    """
-    T, q = check_T_q(T, q)
-    d = check_int("d", d, low=1)
-    if isinstance(width, (int, np.integer)) and not isinstance(width, bool):
-        width = check_int("width", width, low=0)
-        return max(T * d - width, 0) / (q * T)
-    w = np.asarray(width)
-    if w.dtype.kind not in "iu" or (w < 0).any():
-        raise TypeError("width must be a non-negative integer or an array of them")
-    return np.clip(T * d - w, 0, None) / (q * T)
 
 
 def random_first_layer(T: int, d: int, width: int, *, seed: int = 0) -> torch.Tensor:
@@ -263,18 +242,3 @@ def width_for_error(rows: list[dict], rel_target: float) -> float:
         if e1 <= rel_target:
             return w0 + (w1 - w0) * (e0 - rel_target) / (e0 - e1)
     return float("nan")
-
-
-def bound_width_for_error(T: int, d: int, q: int, rel_target: float) -> float:
-    """The width below which the lower bound forbids relative error ``rel_target``:
-    ``T d (1 - rel_target (T-1)/(T-q))`` (0 if the bound never forbids it).
-
-    >>> round(bound_width_for_error(10, 4, 3, 0.25), 3)
-    27.143
-    """
-    T, q = check_T_q(T, q)
-    d = check_int("d", d, low=1)
-    rel_target = check_float("rel_target", rel_target, low=0.0)
-    if T == q:
-        return 0.0
-    return max(T * d * (1.0 - rel_target * (T - 1) / (T - q)), 0.0)

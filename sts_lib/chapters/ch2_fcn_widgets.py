@@ -3,24 +3,22 @@
 :func:`plot_bound_explorer` draws, for one ``(T, d, q)``, the relative lower bound
 ``(T-q)(Td - m1)_+ / ((T-1)(Td))`` against first-layer width ``m1``, the expected
 Bayes error of a Gaussian random first layer, and at the chosen width the exact
-Bayes error of one sampled random layer (closed form, no training).
-:func:`bound_explorer` puts sliders on the same figure and redraws it in place.
+Bayes error of one sampled random layer (closed form, no training); it is the draw
+function of :func:`bound_explorer`, whose sliders redraw the same figure in place.
 :func:`plot_width_sweep` and :func:`plot_width_scaling` draw the rows returned by
-:func:`sts_lib.chapters.ch2_fcn.fcn_width_sweep`. All return matplotlib Figures, registered
-with pyplot like every figure of the course (``fig = plot_...(...)`` shows it),
-except a widget's figure, which lives only inside its widget.
+:func:`sts_lib.chapters.ch2_fcn.fcn_width_sweep`. All return bare Figures, never pyplot's
+(:mod:`~sts_lib.chapters.panel`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
 from .._validate import check_float, check_int, check_T_q
 from .ch2_fcn import bound_width_for_error, random_first_layer, random_first_layer_error, width_for_error
 from ..theory import fcn_bayes_error, fcn_lower_bound, zero_predictor_loss
-from .panel import FigurePanel, new_figure
+from .panel import FigurePanel, Ints, new_figure, reuse
 
 
 def _bound_point(T: int, d: int, q: int, width: int, seed: int) -> dict:
@@ -33,84 +31,61 @@ def _bound_point(T: int, d: int, q: int, width: int, seed: int) -> dict:
             "random_sample": bayes / base}
 
 
-def _draw_bound(fig: Figure, *, T: int, d: int, q: int, width: int, seed: int = 0) -> None:
-    """Update the bound figure in place (axes and artists are created on the first call)."""
-    if not hasattr(fig, "_sts_bound"):
-        ax = fig.add_subplot()
-        art = {"ax": ax}
-        (art["bound"],) = ax.plot([], [], c="k", lw=2, label="lower bound, any FCN (derived here)")
-        (art["random"],) = ax.plot([], [], "--", c="0.5", label="Gaussian random first layer (expected)")
-        (art["sample"],) = ax.plot([], [], "X", c="C1", ms=11, label="one sampled random layer (exact)")
-        (art["mark"],) = ax.plot([], [], "o", c="k", ms=8)
-        art["vline"] = ax.axvline(0, c="C0", lw=1, alpha=0.6)
-        art["td"] = ax.axvline(0, ls=":", c="gray")
-        art["text"] = ax.text(0.97, 0.95, "", transform=ax.transAxes, ha="right", va="top", fontsize=9,
-                              bbox={"fc": "white", "ec": "0.8"})
-        ax.set(xlabel="first-layer width $m_1$", ylabel="error / (d/q)", ylim=(-0.02, 1.1))
-        ax.legend(fontsize=8, loc="lower left")
-        fig._sts_bound = art
-    art = fig._sts_bound
-    Td = T * d
-    grid = np.arange(0, 2 * Td + 1)
-    base = zero_predictor_loss(d, q)
-    art["bound"].set_data(grid, fcn_lower_bound(T, d, q, grid) / base)
-    art["random"].set_data(grid, random_first_layer_error(T, d, q, grid) / base)
-    pt = _bound_point(T, d, q, width, seed)
-    art["sample"].set_data([width], [pt["random_sample"]])
-    art["mark"].set_data([width], [pt["bound"]])
-    art["vline"].set_xdata([width, width])
-    art["td"].set_xdata([Td, Td])
-    art["ax"].set_xlim(0, 2 * Td)
-    art["text"].set_text(f"$m_1={width}$, $Td={Td}$\nbound: {pt['bound']:.3f}\n"
-                         f"random layer: {pt['random_sample']:.3f}\n(abs. bound {pt['bound'] * base:.3f})")
-    art["ax"].set_title(f"T={T}, d={d}, q={q}: relative error allowed by a width-$m_1$ first layer", fontsize=10)
-
-
-def plot_bound_explorer(T: int = 10, d: int = 4, q: int = 3, width: int = 20, *, seed: int = 0) -> Figure:
-    """Static version of :func:`bound_explorer`: a new Figure for one setting.
+def plot_bound_explorer(fig: Figure | None = None, *, T: int = 10, d: int = 4, q: int = 3, width: int = 20,
+                        seed: int = 0) -> Figure:
+    """The bound, the random-layer curve and the chosen width for one ``(T, d, q)``, drawn into ``fig``
+    (cleared) or a new Figure: the draw function of :func:`bound_explorer`.
 
     >>> fig = plot_bound_explorer(T=6, d=2, q=2, width=5)
     >>> len(fig.axes)
     1
-    >>> plt.close(fig)
     """
     T, q = check_T_q(T, q)
     d = check_int("d", d, low=1)
-    fig = new_figure((6.4, 3.8))
-    _draw_bound(fig, T=T, d=d, q=q, width=check_int("width", width, low=1), seed=check_int("seed", seed, low=0))
-    return fig
+    width, seed = check_int("width", width, low=1), check_int("seed", seed, low=0)
+    Td = T * d
+    grid = np.arange(0, 2 * Td + 1)
+    base = zero_predictor_loss(d, q)
+    pt = _bound_point(T, d, q, width, seed)
+    ax = reuse(fig, (6.4, 3.8)).add_subplot()
+    ax.plot(grid, fcn_lower_bound(T, d, q, grid) / base, c="k", lw=2, label="lower bound, any FCN (derived here)",
+            gid="bound")
+    ax.plot(grid, random_first_layer_error(T, d, q, grid) / base, "--", c="0.5",
+            label="Gaussian random first layer (expected)")
+    ax.plot([width], [pt["random_sample"]], "X", c="C1", ms=11, label="one sampled random layer (exact)",
+            gid="sample")
+    ax.plot([width], [pt["bound"]], "o", c="k", ms=8, gid="mark")
+    ax.axvline(width, c="C0", lw=1, alpha=0.6)
+    ax.axvline(Td, ls=":", c="gray")
+    ax.text(0.97, 0.95, f"$m_1={width}$, $Td={Td}$\nbound: {pt['bound']:.3f}\n"
+            f"random layer: {pt['random_sample']:.3f}\n(abs. bound {pt['bound'] * base:.3f})",
+            transform=ax.transAxes, ha="right", va="top", fontsize=9, bbox={"fc": "white", "ec": "0.8"})
+    ax.set(xlabel="first-layer width $m_1$", ylabel="error / (d/q)", xlim=(0, 2 * Td), ylim=(-0.02, 1.1))
+    ax.set_title(f"T={T}, d={d}, q={q}: relative error allowed by a width-$m_1$ first layer", fontsize=10)
+    ax.legend(fontsize=8, loc="lower left")
+    return ax.figure
 
 
-def _clamp_bound(state: dict, controls: dict) -> dict:
-    controls["q"].max = state["T"]
-    state["q"] = min(state["q"], state["T"])
-    controls["width"].max = 2 * state["T"] * state["d"]
-    state["width"] = min(state["width"], 2 * state["T"] * state["d"])
-    return state
+def _bound_bounds(values: dict) -> dict:
+    return {"q": (1, values["T"]), "width": (1, 2 * values["T"] * values["d"])}
 
 
 def bound_explorer(T: int = 10, d: int = 4, q: int = 3, width: int = 20, *, seed: int = 0,
                    max_T: int = 40, max_d: int = 10) -> FigurePanel:
-    """Sliders T, d, q, width (and the random layer's seed) over :func:`plot_bound_explorer`'s figure.
+    """Sliders T, d, q, width (and the random layer's seed) over :func:`plot_bound_explorer`.
 
     Display ``panel.widget``; ``panel.update(width=...)`` does what moving a slider does.
     """
-    import ipywidgets as w
     T, q = check_T_q(T, q)
     d = check_int("d", d, low=1)
-    max_T = check_int("max_T", max_T, low=T)
-    max_d = check_int("max_d", max_d, low=d)
-    width = check_int("width", width, low=1, high=2 * T * d)
-    style = {"description_width": "initial"}
-    kw = {"style": style, "continuous_update": False}
     controls = {
-        "T": w.IntSlider(value=T, min=2, max=max_T, description="T", **kw),
-        "d": w.IntSlider(value=d, min=1, max=max_d, description="d", **kw),
-        "q": w.IntSlider(value=q, min=1, max=T, description="q", **kw),
-        "width": w.IntSlider(value=width, min=1, max=2 * T * d, description="width m1", **kw),
-        "seed": w.IntSlider(value=check_int("seed", seed, low=0), min=0, max=99, description="seed", **kw),
+        "T": Ints(2, check_int("max_T", max_T, low=T), T),
+        "d": Ints(1, check_int("max_d", max_d, low=d), d),
+        "q": Ints(1, T, q),
+        "width": Ints(1, 2 * T * d, check_int("width", width, low=1, high=2 * T * d), label="width m1"),
+        "seed": Ints(0, 99, check_int("seed", seed, low=0)),
     }
-    return FigurePanel(new_figure((6.4, 3.8), for_widget=True), _draw_bound, controls, clamp=_clamp_bound)
+    return FigurePanel(plot_bound_explorer, controls, bounds=_bound_bounds)
 
 
 def _check_rows(rows) -> list[dict]:

@@ -20,21 +20,13 @@ import torch
 
 from .._validate import check_float, check_int
 from ..device import make_generator, to_cpu
+from ..fits import linear_fit
 from ..models import TheoryTransformer, ground_truth
 from ..task import STSTask, sts_loss
-from ..theory import optimal_gamma
+from ..theory import optimal_gamma, zero_init_value_gradient
 
 
-# -- fits ------------------------------------------------------------------------------
-def _linear_fit(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Least-squares line y = slope x + intercept, with R^2."""
-    slope, intercept = np.polyfit(x, y, 1)
-    resid = y - (slope * x + intercept)
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float((resid ** 2).sum()) / ss_tot if ss_tot > 0 else 1.0
-    return {"slope": float(slope), "intercept": float(intercept), "r2": r2}
-
-
+# -- fits (lines by sts_lib.fits.linear_fit: R^2 is nan for a flat curve) --------------------------
 def _tail(steps, values, tail: float, name: str) -> tuple[np.ndarray, np.ndarray]:
     steps = np.asarray(steps, dtype=float)
     values = np.asarray(values, dtype=float)
@@ -57,7 +49,8 @@ def fit_inverse_loss_rate(steps, loss, tail: float = 0.5) -> dict[str, float]:
 
     A loss decaying like ``1/(a t + b)`` gives a straight line, so ``r2`` close to 1
     is the O(1/t) signature of Figure 1 (left). Returns slope, intercept, r2 and the
-    first fitted step ``start``.
+    first fitted step ``start``. The fit is :func:`sts_lib.fits.linear_fit`, as in
+    ``results/`` (a constant loss has ``r2 = nan``: a stalled run is no 1/t law).
 
     >>> t = np.arange(0, 1001, 10)
     >>> fit = fit_inverse_loss_rate(t, 1.0 / (0.2 * t + 5.0))
@@ -67,9 +60,8 @@ def fit_inverse_loss_rate(steps, loss, tail: float = 0.5) -> dict[str, float]:
     x, loss = _tail(steps, loss, tail, "loss")
     if (loss <= 0).any():
         raise ValueError("loss must be > 0 to take its inverse")
-    out = _linear_fit(x, 1.0 / loss)
-    out["start"] = float(x[0])
-    return out
+    fit = linear_fit(x, 1.0 / loss)
+    return {"slope": fit.slope, "intercept": fit.intercept, "r2": fit.r2, "start": float(x[0])}
 
 
 def fit_log_growth(steps, values, tail: float = 0.5) -> dict[str, float]:
@@ -86,9 +78,8 @@ def fit_log_growth(steps, values, tail: float = 0.5) -> dict[str, float]:
     x, values = _tail(steps, values, tail, "values")
     if (x <= 0).any():
         raise ValueError("steps in the fitted range must be > 0 to take log(step)")
-    out = _linear_fit(np.log(x), values)
-    out["start"] = float(x[0])
-    return out
+    fit = linear_fit(x, values, log_x=True)
+    return {"slope": fit.slope, "intercept": fit.intercept, "r2": fit.r2, "start": float(x[0])}
 
 
 # -- the symmetric family ------------------------------------------------------------
@@ -160,8 +151,9 @@ def gradients_at_zero(task: STSTask, *, batch_size: int = 4096, seed: int = 0) -
     """Gradients of the loss at W = V = 0 on one batch: the value matrix moves first.
 
     Returns ``grad_W_norm`` (exactly 0: df/dW carries a factor V), ``grad_VX_diag``
-    (mean diagonal of dL/dV_X; the population value is -2/T), ``grad_VX_offdiag``
-    (largest off-diagonal |entry|) and ``grad_VE_norm``.
+    (mean diagonal of dL/dV_X), ``grad_VX_offdiag`` (largest off-diagonal |entry|),
+    ``grad_VE_norm`` and ``predicted_VX_diag``, the population value -2/T of
+    :func:`sts_lib.theory.zero_init_value_gradient`.
     """
     model = TheoryTransformer(task.d, task.m)
     batch = task.sample(check_int("batch_size", batch_size, low=1), generator=make_generator(seed))
@@ -173,7 +165,7 @@ def gradients_at_zero(task: STSTask, *, batch_size: int = 4096, seed: int = 0) -
     off = gVX - torch.diag(gVX.diagonal())
     return {"grad_W_norm": float(model.W.grad.norm()), "grad_VX_diag": float(gVX.diagonal().mean()),
             "grad_VX_offdiag": float(off.abs().max()), "grad_VE_norm": float(gV[:, d:].norm()),
-            "predicted_VX_diag": -2.0 / task.T}
+            "predicted_VX_diag": zero_init_value_gradient(task.T)}
 
 
 def ray_loss_mc(task: STSTask, cs, *, gamma: float | None = 1.0, batch_size: int = 20000,

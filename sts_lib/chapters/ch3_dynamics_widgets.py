@@ -4,16 +4,17 @@
 about a second on a CPU) and draws three panels: the loss against the uniform
 plateau and the reduced scalar model, 1/loss with a line fitted to its second half,
 and the two scalars alpha (attention gap) and gamma (value scale). It is the static
-figure the book shows; :func:`dynamics_widget` wraps the same drawing in sliders
-that retrain and redraw that one figure in place. The other helpers draw the
-chapter's fixed figures (the loss along the ground-truth ray, the symmetry report
-over training). All of them return a Figure and never show it.
+figure the book shows and the draw function of :func:`dynamics_widget`, a
+:class:`~sts_lib.chapters.panel.FigurePanel` whose sliders retrain and redraw that one
+figure in place. The other helpers draw the chapter's fixed figures (the loss along the
+ground-truth ray, the symmetry report over training). All of them return a bare Figure.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
-from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
 from .._validate import check_float, check_int, check_T_q
@@ -23,7 +24,7 @@ from ..task import STSTask
 from ..theory import (c_for_loss, loss_on_ray, optimal_gamma, predicted_inverse_slope, reduced_dynamics,
                       uniform_plateau)
 from ..train import TrainConfig, train
-from .panel import labelled
+from .panel import FigurePanel, Ints, LogFloats, new_figure, reuse
 
 # The panel's defaults: a clean run (lr_W below the W_XE stability limit) that shows both phases.
 DEFAULTS = {"lr_W": 0.3, "lr_V": 1.0, "T": 12, "q": 3, "steps": 400}
@@ -54,24 +55,13 @@ def run_small(lr_W: float = 0.3, lr_V: float = 1.0, T: int = 12, q: int = 3, ste
             "params": {"lr_W": lr_W, "lr_V": lr_V, "T": T, "q": q, "steps": steps, "d": d}}
 
 
-def _axes(fig: Figure | None, n: int):
-    """Three axes on a new figure, or the cleared axes of ``fig`` (so a widget redraws in place)."""
-    if fig is None:
-        fig, axes = plt.subplots(1, n, figsize=(3.5 * n, 3.2), layout="constrained")
-        return fig, list(axes)
-    axes = fig.axes
-    if len(axes) != n:
-        raise ValueError(f"fig must have {n} axes (one made by this function), got {len(axes)}")
-    for ax in axes:
-        ax.cla()
-    return fig, axes
-
-
 def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
     """Loss (log-log, with the uniform plateau and the reduced model), 1/loss with its tail fit,
-    and alpha, gamma against step (log x, with the reduced model and gamma*(alpha))."""
+    and alpha, gamma against step (log x, with the reduced model and gamma*(alpha)); drawn into
+    ``fig`` (cleared) or a new Figure."""
     p, hist, rep, red = run["params"], run["hist"], run["report"], run["reduced"]
-    fig, (ax1, ax2, ax3) = _axes(fig, 3)
+    fig = reuse(fig, (10.5, 3.2))
+    ax1, ax2, ax3 = fig.subplots(1, 3)
     steps, loss = hist["step"], hist["loss"]
     pos = steps > 0
     ax1.loglog(steps[pos], loss[pos], label="trained (held-out)")
@@ -100,58 +90,28 @@ def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
     return fig
 
 
-def dynamics_figure(fig: Figure | None = None, **params) -> Figure:
-    """Train with ``params`` (defaults :data:`DEFAULTS`) and draw :func:`plot_dynamics`."""
-    return plot_dynamics(run_small(**{**DEFAULTS, **params}), fig=fig)
+def dynamics_figure(fig: Figure | None = None, *, device=None, **params) -> Figure:
+    """Train with ``params`` (defaults :data:`DEFAULTS`) on ``device`` and draw :func:`plot_dynamics`
+    into ``fig`` (cleared) or a new Figure: the draw function of :func:`dynamics_widget`. On the CPU
+    the same ``params`` give the same figure (training is seeded)."""
+    return plot_dynamics(run_small(**{**DEFAULTS, **params}, device=device), fig=fig)
 
 
-def dynamics_widget(fig: Figure | None = None, *, device=None, **params):
-    """Sliders for lr_W, lr_V, T, q and steps that retrain and redraw ``fig`` in place.
-
-    ``fig`` is a figure from :func:`dynamics_figure` (drawn with defaults when None).
-    Returns an ``ipywidgets.VBox`` with attributes ``figure``, ``controls`` (name ->
-    slider), ``output`` and ``update()``; changing a slider calls ``update``.
+def dynamics_widget(*, device=None, **params) -> FigurePanel:
+    """Sliders for lr_W, lr_V, T, q and steps over :func:`dynamics_figure`: moving one retrains the model
+    and redraws the same figure in place. ``params`` set the sliders' starting values (default
+    :data:`DEFAULTS`); a setting that fails (q >= T, a diverging step size) is reported under the sliders.
     """
-    import ipywidgets as w
-    from IPython.display import clear_output, display
-
     init = {**DEFAULTS, **params}
-    fig = dynamics_figure(**init, device=device) if fig is None else fig
     controls = {
-        "lr_W": w.FloatLogSlider(value=init["lr_W"], base=10, min=-1.5, max=0.5, step=0.1, continuous_update=False),
-        "lr_V": w.FloatLogSlider(value=init["lr_V"], base=10, min=-1.5, max=0.5, step=0.1, continuous_update=False),
-        "T": w.IntSlider(value=init["T"], min=6, max=24, continuous_update=False),
-        "q": w.IntSlider(value=init["q"], min=1, max=5, continuous_update=False),
-        "steps": w.IntSlider(value=init["steps"], min=100, max=800, step=50, continuous_update=False),
+        "lr_W": LogFloats(-1.5, 0.5, init["lr_W"], label="lr of W"),
+        "lr_V": LogFloats(-1.5, 0.5, init["lr_V"], label="lr of V"),
+        "T": Ints(6, 24, init["T"]),
+        "q": Ints(1, 5, init["q"]),
+        "steps": Ints(100, 800, init["steps"], step=50),
     }
-    labels = {"lr_W": "lr of W", "lr_V": "lr of V", "T": "T", "q": "q", "steps": "steps"}
-    status = w.HTML("Move a slider: the model is retrained (about a second) and the figure redrawn here.")
-    output = w.Output()
-
-    def update(_change=None):
-        values = {k: c.value for k, c in controls.items()}
-        if values["q"] >= values["T"]:
-            status.value = f"<b>q must be smaller than T</b> (got q={values['q']}, T={values['T']})"
-            return
-        status.value = "training..."
-        try:
-            run = run_small(**values, device=device)
-        except FloatingPointError as err:      # a step size far beyond the stability limit
-            status.value = f"<b>diverged</b>: {err}"
-            return
-        plot_dynamics(run, fig=fig)
-        status.value = (f"final loss {run['hist'].last('loss'):.3g}; 1/loss slope {run['fit']['slope']:.3g} "
-                        f"(R<sup>2</sup> {run['fit']['r2']:.4f})")
-        with output:
-            clear_output(wait=True)
-            display(fig)
-
-    for c in controls.values():
-        c.observe(update, names="value")
-    rows = [labelled(w, labels[k], controls[k]) for k in controls]
-    box = w.VBox([w.HBox(rows[:2]), w.HBox(rows[2:]), status, output])
-    box.figure, box.controls, box.output, box.update = fig, controls, output, update
-    return box
+    return FigurePanel(partial(dynamics_figure, device=device), controls,
+                       note="Move a slider: the model is retrained (about a second) and the figure redrawn here.")
 
 
 # -- the chapter's fixed figures ---------------------------------------------------------
@@ -160,7 +120,8 @@ def plot_ray_loss(d: int, T: int, q: int, c_mc, loss_mc, *, c_max: float = 10.0,
     """L(c) along W = c W*, V = V* (closed form, log scale) with Monte-Carlo points and the
     scales c at which ``targets`` are reached (:func:`sts_lib.theory.c_for_loss`)."""
     c = np.linspace(0.0, c_max, 200)
-    fig, ax = plt.subplots(figsize=(5.6, 3.4), layout="constrained")
+    fig = new_figure((5.6, 3.4))
+    ax = fig.add_subplot()
     ax.semilogy(c, loss_on_ray(c, d, T, q), label=r"closed form $\mathcal{L}(c)$ [R]")
     ax.semilogy(c_mc, loss_mc, "o", c="C3", label="Monte Carlo (measured)")
     for tgt in targets:
@@ -177,7 +138,8 @@ def plot_symmetry(report: dict) -> Figure:
     """Over training: the share of ||W||^2 + ||V||^2 outside W_EE and V_X, and the relative
     distance of W_EE to alpha I + beta 11^T and of V_X to gamma I (log scale)."""
     s = report["step"] > 0
-    fig, ax = plt.subplots(figsize=(5.6, 3.4), layout="constrained")
+    fig = new_figure((5.6, 3.4))
+    ax = fig.add_subplot()
     for key, label in (("off_share", "share of norm outside $W_{EE}$, $V_X$"),
                        ("ee_residual", r"$\|W_{EE}-\alpha I-\beta 11^\top\| / \|W_{EE}\|$"),
                        ("vx_residual", r"$\|V_X-\gamma I\| / \|V_X\|$")):

@@ -8,6 +8,7 @@ functions below measure the coherence max |<p_i, p_j>|, the margin
 min_{i in y} s_i - max_{i not in y} s_i, the smallest width at which the margin is
 positive with a given probability, and they train the theory transformer under each
 stochastic sampler so the chapter can say which one behaves like the paper's figures.
+The scales these measurements are compared with are closed forms of :mod:`sts_lib.theory.positional`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,14 @@ import torch
 
 from .._validate import check_float, check_int, check_T_q
 from ..device import make_generator
+from ..fits import linear_fit
 from .ch3_dynamics import fit_inverse_loss_rate, symmetry_report
 from ..models import TheoryTransformer
 from ..positional import PositionalEncoding, StochasticCodebookPE, StochasticOneHotPE, StochasticRandomPE
 from ..task import STSTask, sample_subsets
+# coherence_reference and margin_width_heuristic live in theory.positional; the book calls them
+# through this chapter (pea.coherence_reference), so they stay importable here.
+from ..theory import coherence_reference, margin_width_heuristic
 from ..train import TrainConfig, train
 
 
@@ -94,23 +99,6 @@ def coherence_sweep(Ts, ms, *, n: int = 32, seed: int = 0) -> dict[int, np.ndarr
         out[int(T)] = np.array([float(pairwise_coherence(StochasticRandomPE(int(m)), T, n=n, generator=g).mean())
                                 for m in ms])
     return out
-
-
-def coherence_reference(T: int, m: int) -> dict[str, float]:
-    """Two reference scales for the coherence of T random unit vectors in R^m.
-
-    ``paper_scale`` = sqrt(2 log T / m) (paper_spec §3.3, up to O(1)) and ``union_bound`` =
-    sqrt(2 log(T (T - 1)) / m), the level that the largest of the T(T-1)/2 pairwise
-    products (each about N(0, 1/m)) reaches.
-
-    >>> r = coherence_reference(100, 400)
-    >>> round(r["paper_scale"], 4), round(r["union_bound"], 4)
-    (0.1517, 0.2145)
-    """
-    T = check_int("T", T, low=2)
-    m = check_int("m", m, low=1)
-    return {"paper_scale": math.sqrt(2 * math.log(T) / m),
-            "union_bound": math.sqrt(2 * math.log(T * (T - 1)) / m)}
 
 
 def query_scores(pe: PositionalEncoding, T: int, q: int, *, n: int = 256,
@@ -191,23 +179,6 @@ def min_width_for_margin(T: int, q: int, *, prob: float = 0.95, n: int = 400, ki
     return hi
 
 
-def margin_width_heuristic(T: int, q: int) -> float:
-    """m at which the typical margin closes: q (sqrt(2 log(T - q)) + sqrt(2 log q))^2 [R].
-
-    Unselected scores are about N(0, q/m), so their maximum is about sqrt(q/m) sqrt(2 log(T - q));
-    the q selected scores are about 1 + N(0, (q - 1)/m), so their minimum falls short of 1 by about
-    sqrt(q/m) sqrt(2 log q). The margin is positive when the two gaps add up to less than 1.
-    Compared with q log T it also charges the log q of the minimum over the selected tokens.
-
-    >>> round(margin_width_heuristic(256, 8), 1)
-    229.8
-    """
-    T, q = check_T_q(T, q)
-    if q >= T:
-        raise ValueError(f"q must be < T, got q={q}, T={T}")
-    return q * (math.sqrt(2 * math.log(T - q)) + math.sqrt(2 * math.log(q))) ** 2 if T - q > 1 else float(q)
-
-
 def success_curve(T: int, q: int, ms, *, n: int = 400, seed: int = 0) -> np.ndarray:
     """P(margin > 0) at each width in ``ms`` (fresh random unit vectors): one value per m."""
     return np.array([margin_success_rate(int(m), T, q, n=n, seed=seed) for m in ms])
@@ -226,7 +197,7 @@ def width_sweep(Ts, qs, *, prob: float = 0.95, n: int = 400, seed: int = 0) -> l
 
 
 def fit_through_origin(x, y) -> dict[str, float]:
-    """Least-squares y = slope * x (no intercept) with R^2 about the mean.
+    """Least-squares y = slope * x (no intercept) with R^2 about the mean (:func:`sts_lib.fits.linear_fit`).
 
     >>> fit_through_origin([1, 2, 3], [2, 4, 6])
     {'slope': 2.0, 'r2': 1.0}
@@ -234,10 +205,8 @@ def fit_through_origin(x, y) -> dict[str, float]:
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
         raise ValueError(f"x and y must be 1-d of the same length >= 2, got {x.shape} and {y.shape}")
-    slope = float((x * y).sum() / (x * x).sum())
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float(((y - slope * x) ** 2).sum()) / ss_tot if ss_tot > 0 else 1.0
-    return {"slope": slope, "r2": r2}
+    fit = linear_fit(x, y, through_origin=True)
+    return {"slope": fit.slope, "r2": fit.r2}
 
 
 # -- training under each sampler ---------------------------------------------------

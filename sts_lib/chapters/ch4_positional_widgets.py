@@ -3,9 +3,10 @@
 :func:`score_histogram` samples sequences from one of the three candidate samplers
 and draws the scores s_i = <p_i, sum_{j in y} p_j> of the selected and the unselected
 positions (the attention logits of the ground-truth direction). It is the static
-figure the book shows; :func:`positional_widget` redraws that figure in place when
-m, T, q or the sampler change. The other helpers draw the chapter's fixed figures
-from data computed by :mod:`sts_lib.chapters.ch4_positional`. All return a Figure, never show it.
+figure the book shows and the draw function of :func:`positional_widget`, whose controls
+redraw that figure in place when m, T, q or the sampler change. The other helpers draw the
+chapter's fixed figures from data computed by :mod:`sts_lib.chapters.ch4_positional` (each
+returns a bare Figure, never pyplot's) and the tables of the committed ``tf-width`` experiment.
 """
 
 from __future__ import annotations
@@ -13,25 +14,26 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from .._validate import check_int, check_T_q
 from ..device import make_generator
 from .ch4_positional import SAMPLERS, fit_through_origin, make_sampler, query_scores
-from ..theory import loss_on_ray
-from ..results import histories
-from .panel import labelled
+from ..theory import coherence_reference, loss_on_ray, max_unselected_score
+from ..report import Markdown, claims_markdown
+from ..results import histories, per_seed
+from .panel import Choice, FigurePanel, Ints, new_figure, reuse
 
 DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "stochastic_random"}
 _LABELS = {"stochastic_random": "random unit vectors", "stochastic_onehot": "one-hot pool",
            "stochastic_codebook": "codebook rows"}
 
 
-def score_histogram(m: int = 64, T: int = 64, q: int = 3, sampler: str = "stochastic_random", *, n: int | None = None,
-                    seed: int = 0, fig: Figure | None = None) -> Figure:
-    """Histogram of the selected and unselected scores <p_i, sum_y p_j> over ``n`` sequences.
+def score_histogram(fig: Figure | None = None, *, m: int = 64, T: int = 64, q: int = 3,
+                    sampler: str = "stochastic_random", n: int | None = None, seed: int = 0) -> Figure:
+    """Histogram of the selected and unselected scores <p_i, sum_y p_j> over ``n`` sequences, drawn
+    into ``fig`` (cleared) or a new Figure: the draw function of :func:`positional_widget`.
 
     ``n`` defaults to about 20 000 scores in all. The title reports the fraction of
     sequences whose margin (min selected minus max unselected) is positive.
@@ -44,19 +46,14 @@ def score_histogram(m: int = 64, T: int = 64, q: int = 3, sampler: str = "stocha
     s, mask = query_scores(pe, T, q, n=n, generator=make_generator(seed))
     sel, unsel = s[mask == 1], s[mask == 0]
     margin = s.masked_fill(mask == 0, math.inf).amin(1) - s.masked_fill(mask == 1, -math.inf).amax(1)
-    if fig is None:
-        fig, ax = plt.subplots(figsize=(6.0, 3.4), layout="constrained")
-    else:
-        ax = fig.axes[0]
-        ax.cla()
+    fig = reuse(fig, (6.0, 3.4))
+    ax = fig.add_subplot()
     lo, hi = float(s.min()) - 0.05, float(s.max()) + 0.05
     bins = np.linspace(lo, hi, 60)
     ax.hist(unsel.numpy(), bins=bins, density=True, alpha=0.6, label=f"unselected ({T - q} per sequence)")
     ax.hist(sel.numpy(), bins=bins, density=True, alpha=0.6, label=f"selected ({q} per sequence)")
     if sampler != "stochastic_onehot":
-        sd = math.sqrt(q / m)
-        ax.axvline(sd * math.sqrt(2 * math.log(T - q)) if T - q > 1 else sd, c="C0", ls=":", lw=1,
-                   label=r"$\sqrt{q/m}\,\sqrt{2\log(T-q)}$")
+        ax.axvline(max_unselected_score(T, q, m), c="C0", ls=":", lw=1, label=r"$\sqrt{q/m}\,\sqrt{2\log(T-q)}$")
     ax.set(xlabel=r"score $\langle p_i,\sum_{j\in y}p_j\rangle$", ylabel="density",
            title=f"{_LABELS[sampler]}: m={pe.m}, T={T}, q={q}; "
                  f"margin > 0 in {float((margin > 0).double().mean()):.1%} of {n} sequences")
@@ -65,43 +62,21 @@ def score_histogram(m: int = 64, T: int = 64, q: int = 3, sampler: str = "stocha
     return fig
 
 
-def positional_widget(fig: Figure | None = None, **params):
-    """Controls for m, T, q and the sampler that redraw ``fig`` (from :func:`score_histogram`) in place.
+def positional_widget(**params) -> FigurePanel:
+    """Controls for m, T, q and the sampler over :func:`score_histogram`, which redraws its figure in place.
 
-    Returns an ``ipywidgets.VBox`` with attributes ``figure``, ``controls``, ``output``, ``update()``.
+    ``params`` set the controls' starting values (default :data:`DEFAULTS`); a setting a sampler
+    rejects (a one-hot pool smaller than T) is reported under the controls.
     """
-    import ipywidgets as w
-    from IPython.display import clear_output, display
-
     init = {**DEFAULTS, **params}
-    fig = score_histogram(**init) if fig is None else fig
     controls = {
-        "m": w.SelectionSlider(options=[8, 16, 32, 64, 128, 256, 512], value=init["m"], continuous_update=False),
-        "T": w.SelectionSlider(options=[16, 32, 64, 128, 256], value=init["T"], continuous_update=False),
-        "q": w.IntSlider(value=init["q"], min=1, max=8, continuous_update=False),
-        "sampler": w.Dropdown(options=[(_LABELS[k], k) for k in SAMPLERS], value=init["sampler"]),
+        "m": Choice((8, 16, 32, 64, 128, 256, 512), init["m"], slider=True),
+        "T": Choice((16, 32, 64, 128, 256), init["T"], slider=True),
+        "q": Ints(1, 8, init["q"]),
+        "sampler": Choice(tuple((_LABELS[k], k) for k in SAMPLERS), init["sampler"]),
     }
-    status = w.HTML("Change a control: fresh sequences are drawn and the histogram is redrawn here.")
-    output = w.Output()
-
-    def update(_change=None):
-        values = {k: c.value for k, c in controls.items()}
-        try:
-            score_histogram(**values, fig=fig)
-        except ValueError as err:               # e.g. a one-hot pool smaller than T
-            status.value = f"<b>{err}</b>"
-            return
-        status.value = "redrawn"
-        with output:
-            clear_output(wait=True)
-            display(fig)
-
-    for c in controls.values():
-        c.observe(update, names="value")
-    rows = {k: labelled(w, k, c) for k, c in controls.items()}
-    box = w.VBox([w.HBox([rows["m"], rows["T"]]), w.HBox([rows["q"], rows["sampler"]]), status, output])
-    box.figure, box.controls, box.output, box.update = fig, controls, output, update
-    return box
+    return FigurePanel(score_histogram, controls,
+                       note="Change a control: fresh sequences are drawn and the histogram is redrawn here.")
 
 
 # -- the chapter's fixed figures ---------------------------------------------------------
@@ -110,8 +85,8 @@ def plot_pe_samples(samplers: dict, T: int, *, seed: int = 0) -> Figure:
     matrix <p_i, p_j> of the first. Fresh draws per sequence are visible as different rows."""
     T = check_int("T", T, low=2)
     g = make_generator(seed)
-    fig, axes = plt.subplots(3, len(samplers), figsize=(3.2 * len(samplers), 7.2), layout="constrained",
-                             squeeze=False)
+    fig = new_figure((3.2 * len(samplers), 7.2))
+    axes = fig.subplots(3, len(samplers), squeeze=False)
     for j, (name, pe) in enumerate(samplers.items()):
         P = pe.sample(2, T, generator=g).to_dense()
         lim = float(P.abs().max())
@@ -134,11 +109,13 @@ def plot_coherence(ms, measured: dict) -> Figure:
     """Measured max |<p_i, p_j>| against m (one curve per T) with sqrt(2 log T / m) and
     sqrt(2 log(T(T-1)) / m)."""
     ms = np.asarray(ms, dtype=float)
-    fig, ax = plt.subplots(figsize=(5.8, 3.6), layout="constrained")
+    fig = new_figure((5.8, 3.6))
+    ax = fig.subplots()
     for k, (T, vals) in enumerate(measured.items()):
+        ref = coherence_reference(T, ms)
         ax.loglog(ms, vals, "o-", c=f"C{k}", label=f"T={T} measured")
-        ax.loglog(ms, np.sqrt(2 * np.log(T) / ms), c=f"C{k}", ls=":", lw=1)
-        ax.loglog(ms, np.sqrt(2 * np.log(T * (T - 1)) / ms), c=f"C{k}", ls="--", lw=1)
+        ax.loglog(ms, ref["paper_scale"], c=f"C{k}", ls=":", lw=1)
+        ax.loglog(ms, ref["union_bound"], c=f"C{k}", ls="--", lw=1)
     ax.plot([], [], "k:", lw=1, label=r"$\sqrt{2\log T/m}$")
     ax.plot([], [], "k--", lw=1, label=r"$\sqrt{2\log(T(T-1))/m}$")
     ax.set(xlabel="PE dimension m", ylabel=r"max$_{i\neq j}|\langle p_i,p_j\rangle|$",
@@ -150,7 +127,8 @@ def plot_coherence(ms, measured: dict) -> Figure:
 def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95) -> Figure:
     """Left: P(margin > 0) against m for each (T, q). Right: the smallest m reaching ``prob``
     against q log T, with a line through the origin."""
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10.5, 3.6), layout="constrained")
+    fig = new_figure((10.5, 3.6))
+    a1, a2 = fig.subplots(1, 2)
     for (T, q), rates in curves.items():
         a1.semilogx(ms, rates, "o-", ms=3, label=f"T={T}, q={q}")
     a1.axhline(prob, c="gray", ls=":", lw=1)
@@ -176,7 +154,8 @@ def plot_ray_floors(cs, curves: dict, *, d: int, T: int, q: int) -> Figure:
     """Loss along W = c W* for random PEs of several widths (label -> losses over ``cs``),
     against the exact one-hot curve, which has no floor."""
     cs = np.asarray(cs, dtype=float)
-    fig, ax = plt.subplots(figsize=(5.8, 3.6), layout="constrained")
+    fig = new_figure((5.8, 3.6))
+    ax = fig.subplots()
     ax.semilogy(cs, loss_on_ray(cs, d, T, q), "k-", label="one-hot (fixed or pool): closed form")
     for k, (label, losses) in enumerate(curves.items()):
         losses = np.asarray(losses)
@@ -191,7 +170,8 @@ def plot_ray_floors(cs, curves: dict, *, d: int, T: int, q: int) -> Figure:
 
 def plot_sampler_runs(hists: dict, *, T_test: int) -> Figure:
     """Held-out loss, 1/loss and the loss at length ``T_test`` for each trained sampler (name -> History)."""
-    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(10.5, 3.3), layout="constrained")
+    fig = new_figure((10.5, 3.3))
+    a1, a2, a3 = fig.subplots(1, 3)
     for k, (name, h) in enumerate(hists.items()):
         a1.semilogy(h["step"], h["loss"], c=f"C{k}", label=name)
         a2.plot(h["step"], h["inv_loss"], c=f"C{k}", label=name)
@@ -213,7 +193,8 @@ def plot_result_histories(doc: dict, *, title: str = "") -> Figure | None:
                       if "loss" in h.metrics})
     if not hists:
         return None
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10.5, 3.4), layout="constrained")
+    fig = new_figure((10.5, 3.4))
+    a1, a2 = fig.subplots(1, 2)
     for k, (name, h) in enumerate(list(hists.items())[:8]):
         a1.semilogy(h["step"], h["loss"], c=f"C{k}", label=name)
         a2.plot(h["step"], 1.0 / np.maximum(h["loss"], 1e-300), c=f"C{k}", label=name)
@@ -222,3 +203,27 @@ def plot_result_histories(doc: dict, *, title: str = "") -> Figure | None:
     a1.legend(fontsize=7)
     return fig
 
+
+# -- the committed tf-width experiment, as tables ---------------------------------------------------
+def width_needed_table(doc: dict) -> Markdown:
+    """The ``tf-width`` document's smallest PE width m that reaches its target error, per (q, T): the mean
+    over seeds (with their range when there are several) and m / (q ln T), as a Markdown table."""
+    need = per_seed(doc, "final", "m_needed")      # {seed: [{q, T, m_needed, q_log_T}, ...]}
+    seeds = sorted(need)
+    rows = ["| $q$ | $T$ | $q\\ln T$ | $m$ needed | $m/(q\\ln T)$ |", "|---|---|---|---|---|"]
+    for i, point in enumerate(need[seeds[0]]):
+        vals = np.array([need[s][i]["m_needed"] for s in seeds], dtype=float)
+        spread = f" ({vals.min():.1f} to {vals.max():.1f}, {len(seeds)} seeds)" if len(seeds) > 1 else ""
+        rows.append(f"| {point['q']} | {point['T']} | {point['q_log_T']:.1f} | {vals.mean():.1f}{spread} "
+                    f"| {vals.mean() / point['q_log_T']:.2f} |")
+    return Markdown("\n".join(rows))
+
+
+def _is_scaling_claim(cid: str) -> bool:
+    return "spread" in cid or "R2" in cid
+
+
+def width_claims_table(doc: dict) -> Markdown:
+    """The ``tf-width`` claims on how m scales with q log T (the R^2 of the linear fit, the spread of
+    m / (q ln T)), rendered by :func:`sts_lib.report.claims_markdown`."""
+    return claims_markdown(doc, select=_is_scaling_claim)

@@ -7,27 +7,32 @@ closed forms of :mod:`sts_lib.theory.length` and :func:`sts_lib.theory.reduced_l
 predict those losses from three numbers read off a trained model (:func:`symmetric_params`),
 assuming the symmetric form ``W_EE = alpha I + beta 11^T`` on the slots it was trained on
 (zero elsewhere), ``V_X = gamma I`` and every other block 0 (derived in this course, tag
-[R]); :func:`predicted_loss` and :func:`measured_loss` put the two side by side. The
-figures and the widget are in :mod:`sts_lib.chapters.ch5_length_widgets`.
+[R]); :func:`predicted_loss` and :func:`measured_loss` put the two side by side, and
+:func:`final_losses`, :func:`leak_table` and :func:`q_table` print them as the chapter's tables. A
+run's PE is identified by its kind (``run.task.pe.name``, one of
+:data:`sts_lib.positional.PE_KINDS`), never by its label. The figures and the widget are in
+:mod:`sts_lib.chapters.ch5_length_widgets`.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
 
 from .._validate import check_choice, check_float, check_int, check_T_q
 from ..device import make_generator, module_device, to_cpu
+from ..metrics import attention_mass
 from ..models import TheoryTransformer
-from ..positional import PE_LABELS, NearOrthogonalPE, PositionalEncoding, make_pe
+from ..positional import PE_KINDS, PE_LABELS, NearOrthogonalPE, PositionalEncoding, make_pe
 from ..task import STSTask, sts_loss
-from ..theory import fixed_onehot_loss, reduced_loss
+from ..theory import fixed_onehot_loss, leaked_attention, reduced_loss
 from ..train import History, TrainConfig, train
 
-#: The chapter's three PEs, named by their labels in the one PE vocabulary (sts_lib.positional.PE_LABELS).
-PE_KINDS = ("onehot", "near_orthogonal", "stochastic_onehot")
-PE_NAMES = tuple(PE_LABELS[k] for k in PE_KINDS)
+#: The chapter's three PEs, as kinds of the one vocabulary (sts_lib.positional.PE_KINDS); runs are
+#: labelled by PE_LABELS[kind].
+LENGTH_PES = ("onehot", "near_orthogonal", "stochastic_onehot")
 
 
 @dataclass
@@ -58,7 +63,7 @@ class LengthConfig:
 
 @dataclass
 class LengthRun:
-    """One trained model with its task and training history."""
+    """One trained model with its task and training history; ``name`` is a label, ``task.pe`` the identity."""
 
     name: str
     task: STSTask
@@ -66,31 +71,37 @@ class LengthRun:
     history: History
 
 
-def make_pe_family(name: str, cfg: LengthConfig) -> PositionalEncoding:
-    """The PE called ``name`` (one of :data:`PE_NAMES`), sized for ``cfg``.
+def make_pe_family(kind: str, cfg: LengthConfig) -> PositionalEncoding:
+    """The PE of kind ``kind`` (a key of :data:`~sts_lib.positional.PE_KINDS`) sized for ``cfg``, by :func:`make_pe`.
 
-    >>> make_pe_family("stochastic one-hot", LengthConfig()).m
+    Every kind gets the pool ``cfg.pool`` (the longest test length); the fixed near-orthogonal PE
+    is ``cfg.m_near`` wide, with the table of seed 0.
+
+    >>> make_pe_family("stochastic_onehot", LengthConfig()).m
     40
     """
-    kind = PE_KINDS[PE_NAMES.index(check_choice("name", name, PE_NAMES))]
-    if kind == "near_orthogonal":
-        return NearOrthogonalPE(cfg.m_near, cfg.pool, kind="rademacher", seed=0)
-    return make_pe(kind, max_len=cfg.pool)
+    kind = check_choice("kind", kind, PE_KINDS)
+    sizes = {"near_orthogonal": {"m": cfg.m_near, "kind": "rademacher", "seed": 0},
+             "stochastic_random": {"m": cfg.m_near}, "stochastic_codebook": {"m": cfg.m_near, "seed": 0}}
+    pool = {} if kind == "stochastic_random" else {"max_len": cfg.pool}
+    return make_pe(kind, **pool, **sizes.get(kind, {}))
 
 
-def train_length_runs(cfg: LengthConfig | None = None, names=PE_NAMES, *, progress: bool = False,
+def train_length_runs(cfg: LengthConfig | None = None, kinds=LENGTH_PES, *, progress: bool = False,
                       device=None) -> dict[str, LengthRun]:
-    """Train one zero-initialised theory transformer per PE in ``names`` on D_{T,q}, on ``device``
-    (None: :func:`sts_lib.get_device`). The readers below take the models from any device."""
+    """Train one zero-initialised theory transformer per PE kind in ``kinds`` on D_{T,q}, on ``device``
+    (None: :func:`sts_lib.get_device`); the runs are keyed by ``PE_LABELS[kind]``. The readers below
+    take the models from any device."""
     cfg = LengthConfig() if cfg is None else cfg
     runs = {}
-    for name in names:
-        task = STSTask(d=cfg.d, T=cfg.T, q=cfg.q, pe=make_pe_family(name, cfg))
+    for kind in kinds:
+        task = STSTask(d=cfg.d, T=cfg.T, q=cfg.q, pe=make_pe_family(kind, cfg))
         model = TheoryTransformer(cfg.d, task.m)
         tc = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, log_every=cfg.log_every,
                          eval_batch=cfg.eval_batch, eval_lengths=cfg.eval_lengths, eval_qs=cfg.eval_qs,
                          seed=cfg.seed)
-        runs[name] = LengthRun(name, task, model, train(model, task, tc, progress=progress, device=device))
+        label = PE_LABELS[kind]
+        runs[label] = LengthRun(label, task, model, train(model, task, tc, progress=progress, device=device))
     return runs
 
 
@@ -144,15 +155,23 @@ def score_groups(model: TheoryTransformer, task: STSTask, T_test: int, seen: int
 
 
 def predicted_loss(run: LengthRun, T_test: int, q_test: int | None = None) -> float:
-    """Closed-form loss at (T_test, q_test) from the run's (alpha, beta, gamma); NaN where none applies."""
-    q_test = run.task.q if q_test is None else q_test
-    if run.name == "stochastic one-hot" or (run.name == "fixed one-hot" and T_test <= run.task.T):
-        slots = None if run.name == "stochastic one-hot" else run.task.T
-        p = symmetric_params(run.model, slots)
+    """Closed-form loss at (T_test, q_test) from the run's (alpha, beta, gamma); NaN where none applies.
+
+    Which form applies is decided by the run's PE (``run.task.pe``), not its label: a stochastic
+    one-hot PE trains every slot alike, so :func:`~sts_lib.theory.reduced_loss` holds on the whole
+    pool at any (T_test, q_test); a fixed one-hot PE obeys it on its T training slots (T_test <= T)
+    and :func:`~sts_lib.theory.fixed_onehot_loss` beyond them (q_test = q); other PEs have none.
+    """
+    pe, T, q = run.task.pe, run.task.T, run.task.q
+    q_test = q if q_test is None else q_test
+    if not pe.one_hot:
+        return float("nan")
+    if pe.stochastic or T_test <= T:
+        p = symmetric_params(run.model, None if pe.stochastic else T)
         return reduced_loss(p["alpha"], p["gamma"], run.task.d, T_test, q_test)
-    if run.name == "fixed one-hot" and q_test == run.task.q:
-        p = symmetric_params(run.model, run.task.T)
-        return fixed_onehot_loss(p["alpha"], p["beta"], p["gamma"], run.task.d, run.task.T, T_test, q_test)
+    if q_test == q:
+        p = symmetric_params(run.model, T)
+        return fixed_onehot_loss(p["alpha"], p["beta"], p["gamma"], run.task.d, T, T_test, q_test)
     return float("nan")
 
 
@@ -165,3 +184,46 @@ def measured_loss(run: LengthRun, T_test: int, q_test: int | None = None, *, bat
     b = run.task.sample(batch, T=T_test, q=q_test, generator=make_generator(seed)).to(module_device(run.model))
     with torch.no_grad():
         return float(sts_loss(run.model(b), b.target))
+
+
+# -- the chapter's tables (text, printed by the cells) ------------------------------------------------
+def final_losses(runs: dict[str, LengthRun]) -> str:
+    """The last held-out loss of each run at its training length and at every logged longer length."""
+    lines = [f"trained in {sum(r.history.wall_time for r in runs.values()):.1f} s; final held-out losses:"]
+    for name, r in runs.items():
+        h, lengths = r.history, r.history.config["train"]["eval_lengths"]
+        ood = "  ".join(f"T'={L}: {h.last(f'loss_T{L}'):.3f}" for L in lengths)
+        lines.append(f"{name:21s} T={r.task.T}: {h.last('loss'):.4f}  {ood}")
+    return "\n".join(lines)
+
+
+def leak_table(run: LengthRun, lengths) -> str:
+    """Measured loss and leaked attention (1 - attention on y) at each length, beside their closed forms.
+
+    The closed forms are :func:`predicted_loss` and :func:`~sts_lib.theory.leaked_attention` at the
+    run's fitted alpha; the leak is measured on 4096 fresh sequences per length (seed 5).
+    """
+    alpha = symmetric_params(run.model)["alpha"]
+    lines = ["measured loss and leaked attention (1 - attention on y) vs closed forms:",
+             f"{'':10s}{'loss':>10s}{'formula':>10s}{'leak':>10s}{'formula':>10s}"]
+    for L in lengths:
+        b = run.task.sample(4096, T=L, generator=torch.Generator().manual_seed(5))
+        leak = 1 - attention_mass(run.model, b)
+        lines.append(f"  T' = {L}{measured_loss(run, L):10.4f}{predicted_loss(run, L):10.4f}"
+                     f"{leak:10.4f}{leaked_attention(alpha, L, run.task.q):10.4f}")
+    return "\n".join(lines)
+
+
+def q_table(runs: dict[str, LengthRun], qs) -> str:
+    """Measured loss of each run at its training length and each subset size in ``qs`` (closed form beside it)."""
+    T = next(iter(runs.values())).task.T
+    lines = [f"loss at T = {T}: measured (closed form where it applies)",
+             " " * 22 + "".join(f"q' = {q:<12d}" for q in qs)]
+    for name, r in runs.items():
+        cells = []
+        for q in qs:
+            pred = predicted_loss(r, T, q)
+            pred = f"({pred:.4f})" if math.isfinite(pred) else ""
+            cells.append(f"{measured_loss(r, T, q):.4f} {pred:9s}")
+        lines.append(f"{name:22s}" + "".join(cells))
+    return "\n".join(lines)

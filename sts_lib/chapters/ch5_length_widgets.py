@@ -4,8 +4,9 @@
 test length or test q, a curve per PE). :class:`LengthExplorer` draws, on the left, the
 loss of each trained model against the test length, measured (solid) and from the closed
 forms (dashed) and, on the right, the attention of one model on one sequence of length
-T_test; :meth:`LengthExplorer.update` redraws that one figure in place, and
-:func:`length_widget` wraps it in ipywidgets (imported lazily). All return Figures.
+T_test; :meth:`LengthExplorer.draw` is the draw function of :func:`length_widget`, a
+:class:`~sts_lib.chapters.panel.FigurePanel` (ipywidgets imported lazily) whose controls
+redraw that one figure in place. All return bare Figures.
 """
 
 from __future__ import annotations
@@ -16,30 +17,29 @@ from matplotlib.figure import Figure
 
 from .._validate import check_choice, check_int
 from ..device import make_generator, to_numpy
+from ..figures import pe_colors
 from ..plots import plot_ood
+from ..positional import PE_COLORS
 from ..train import History
-from .ch5_length import PE_NAMES, LengthRun, measured_loss, predicted_loss
+from .ch5_length import LengthRun, measured_loss, predicted_loss
+from .panel import Choice, FigurePanel, Ints, reuse
 
-_COLORS = dict(zip(PE_NAMES, ("C3", "C1", "C0")))
-
-
-def pe_color(label: str, i: int) -> str:
-    """The chapter's colour of a run labelled ``label`` (a PE name, or a name containing one)."""
-    low = label.lower()
-    for name, c in _COLORS.items():
-        if name in low or (name.split()[0] in low and name.split()[-1] in low):
-            return c
-    return "C0" if "stoch" in low else ("C3" if "fix" in low else f"C{i % 10}")
+def run_color(run: LengthRun) -> str:
+    """The colour of the run's PE kind (``run.task.pe.name``) in :data:`sts_lib.positional.PE_COLORS`."""
+    return PE_COLORS[run.task.pe.name]
 
 
 def plot_ood_panels(histories: dict[str, History], **kw) -> Figure:
-    """:func:`sts_lib.plots.plot_ood` in the chapter's colours (fixed one-hot red, near-orthogonal orange,
-    stochastic blue): one panel per ``loss_T*`` (or ``prefix='loss_q'``), a curve per run."""
-    return plot_ood(histories, color=pe_color, **kw)
+    """:func:`sts_lib.plots.plot_ood` with each run in the colour of the PE kind its History recorded
+    (:data:`sts_lib.positional.PE_COLORS`): one panel per ``loss_T*`` (or ``prefix='loss_q'``), a curve per run."""
+    return plot_ood(histories, color=pe_colors(histories), **kw)
 
 
 class LengthExplorer:
-    """A figure (loss vs T_test | attention on one long sequence) redrawn in place by :meth:`update`."""
+    """What the length panel draws from, evaluated once: each run's measured and closed-form loss at
+    the test lengths ``lengths`` (default T, T+5, ..., the pool size). :meth:`draw` is the panel's pure
+    draw function; nothing here changes after construction.
+    """
 
     def __init__(self, runs: dict[str, LengthRun], *, lengths=None, seed: int = 3):
         if not runs:
@@ -48,65 +48,59 @@ class LengthExplorer:
         first = next(iter(runs.values()))
         self.T, self.pool = first.task.T, first.task.pe.max_len or first.task.T
         self.lengths = list(lengths or range(self.T, self.pool + 1, 5))
-        # Evaluate once: the widget only looks things up and redraws.
+        # Evaluated once: a redraw only looks the losses up.
         self.measured = {n: [measured_loss(r, L, batch=2048) for L in self.lengths] for n, r in runs.items()}
         self.predicted = {n: [predicted_loss(r, L) for L in self.lengths] for n, r in runs.items()}
-        self.fig = Figure(figsize=(10, 3.4), layout="constrained")
-        self.ax_loss, self.ax_attn = self.fig.subplots(1, 2)
-        self.pe, self.T_test = None, None
 
-    def update(self, pe: str | None = None, T_test: int | None = None) -> Figure:
-        """Redraw for PE ``pe`` and test length ``T_test`` (both default to the last choice)."""
-        pe = check_choice("pe", pe if pe is not None else (self.pe or list(self.runs)[-1]), self.runs)
-        T_test = check_int("T_test", T_test if T_test is not None else (self.T_test or self.pool),
-                           low=self.T, high=self.pool)
-        self.pe, self.T_test = pe, T_test
-        ax = self.ax_loss
-        ax.clear()
+    def draw(self, fig: Figure | None = None, *, pe: str | None = None, T_test: int | None = None) -> Figure:
+        """Loss against T_test (the run ``pe`` in bold) beside the attention of run ``pe`` on one sequence of
+        length ``T_test``, drawn into ``fig`` (cleared) or a new Figure. Defaults: the last run, the pool size."""
+        pe = check_choice("pe", list(self.runs)[-1] if pe is None else pe, self.runs)
+        T_test = check_int("T_test", self.pool if T_test is None else T_test, low=self.T, high=self.pool)
+        fig = reuse(fig, (10, 3.4))
+        ax, ax_attn = fig.subplots(1, 2)
         for i, (name, vals) in enumerate(self.measured.items()):
-            c = pe_color(name, i)
+            c = run_color(self.runs[name])
             ax.semilogy(self.lengths, vals, "o-", c=c, lw=2.5 if name == pe else 1, label=f"{name} (measured)")
             if np.isfinite(self.predicted[name]).any():
                 ax.semilogy(self.lengths, self.predicted[name], "--", c=c, lw=1, label=f"{name} (closed form)")
         ax.axvline(T_test, c="k", lw=0.8, ls=":")
         ax.set(xlabel="test length T_test", ylabel="held-out loss", title=f"trained at T={self.T}")
         ax.legend(fontsize=6.5)
-        self._draw_attention(self.runs[pe], T_test)
-        self.fig.canvas.draw_idle()
-        return self.fig
+        _draw_attention(ax_attn, self.runs[pe], T_test, self.seed)
+        return fig
 
-    def _draw_attention(self, run: LengthRun, T_test: int) -> None:
-        ax = self.ax_attn
-        ax.clear()
-        b = run.task.sample(1, T=T_test, generator=make_generator(self.seed))
-        with torch.no_grad():
-            a = to_numpy(run.model.attention(b)[0])
-        sel = b.mask[0].bool().numpy()
-        pos = np.arange(T_test)
-        ax.bar(pos[~sel], a[~sel], color="0.6", label="not selected")
-        ax.bar(pos[sel], a[sel], color="C3", label="selected (y)")
-        # Mark the selected positions too, so a selected token that gets no attention is still visible.
-        ax.plot(pos[sel], np.full(sel.sum(), 0.03), "v", c="C3", ms=7)
-        if not run.task.pe.stochastic and T_test > run.task.T:
-            ax.axvspan(run.task.T - 0.5, T_test - 0.5, color="C1", alpha=0.12, label="positions unseen in training")
-        ax.set(xlabel="position", ylabel="attention", ylim=(0, 1.02), title=f"{run.name}, one sequence, T_test={T_test}")
-        ax.legend(fontsize=7, loc="upper left")
+    def update(self, pe: str | None = None, T_test: int | None = None) -> Figure:
+        """The static figure for one setting, ``draw(None, pe=pe, T_test=T_test)`` (chapter 5's cells call this)."""
+        return self.draw(None, pe=pe, T_test=T_test)
+
+
+def _draw_attention(ax, run: LengthRun, T_test: int, seed: int) -> None:
+    """Bars: the attention of ``run`` on one sequence of length ``T_test`` drawn from ``seed``."""
+    b = run.task.sample(1, T=T_test, generator=make_generator(seed))
+    with torch.no_grad():
+        a = to_numpy(run.model.attention(b)[0])
+    sel = b.mask[0].bool().numpy()
+    pos = np.arange(T_test)
+    ax.bar(pos[~sel], a[~sel], color="0.6", label="not selected")
+    ax.bar(pos[sel], a[sel], color="C3", label="selected (y)")
+    # Mark the selected positions too, so a selected token that gets no attention is still visible.
+    ax.plot(pos[sel], np.full(sel.sum(), 0.03), "v", c="C3", ms=7)
+    if not run.task.pe.stochastic and T_test > run.task.T:
+        ax.axvspan(run.task.T - 0.5, T_test - 0.5, color="C1", alpha=0.12, label="positions unseen in training")
+    ax.set(xlabel="position", ylabel="attention", ylim=(0, 1.02), title=f"{run.name}, one sequence, T_test={T_test}")
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def plot_length_explorer(runs: dict[str, LengthRun], pe: str | None = None, T_test: int | None = None) -> Figure:
-    """Static twin of :func:`length_widget`: the explorer figure for one (pe, T_test)."""
-    return LengthExplorer(runs).update(pe, T_test)
+    """The panel's figure for one (pe, T_test), without a panel: ``LengthExplorer(runs).draw(...)``."""
+    return LengthExplorer(runs).draw(pe=pe, T_test=T_test)
 
 
-def length_widget(runs: dict[str, LengthRun], explorer: LengthExplorer | None = None):
-    """ipywidgets panel (a :class:`~sts_lib.chapters.panel.FigurePanel`): a PE dropdown and a T_test
-    slider that redraw the explorer's one figure in place. Display ``panel.widget``."""
-    import ipywidgets as W
-
-    from .panel import FigurePanel
-
+def length_widget(runs: dict[str, LengthRun], explorer: LengthExplorer | None = None) -> FigurePanel:
+    """A PE menu and a T_test slider over :meth:`LengthExplorer.draw` (``explorer``, or one evaluated
+    from ``runs``), which redraws the panel's one figure in place. Display ``panel.widget``."""
     ex = explorer or LengthExplorer(runs)
-    controls = {"pe": W.Dropdown(options=list(runs), value=ex.pe or list(runs)[-1], description="PE"),
-                "T_test": W.IntSlider(value=ex.T_test or ex.pool, min=ex.T, max=ex.pool, step=1,
-                                      description="T_test", continuous_update=False)}
-    return FigurePanel(ex.fig, lambda fig, **v: ex.update(**v), controls)
+    controls = {"pe": Choice(tuple(ex.runs), list(ex.runs)[-1], label="PE"),
+                "T_test": Ints(ex.T, ex.pool, ex.pool)}
+    return FigurePanel(ex.draw, controls)

@@ -2,12 +2,15 @@
 
 Every plot helper takes data (histories from :mod:`sts_lib.chapters.ch6_scan_snap`, loss curves
 from :mod:`sts_lib.chapters.ch6_symmetry`) and returns a bare matplotlib Figure (never pyplot's,
-so a notebook shows it exactly once). :class:`ScanSnapExplorer` redraws one figure
-in place for the chosen eta_Y / eta_Z; :func:`scan_snap_widget` wraps it in
-ipywidgets, which is imported only there.
+so a notebook shows it exactly once). :func:`plot_sweep_run` draws one run of a
+learning-rate sweep; it is the draw function of :func:`scan_snap_widget`, a
+:class:`~sts_lib.chapters.panel.FigurePanel` whose slider picks eta_Y / eta_Z and redraws
+that one figure in place (ipywidgets is imported only when a panel is built).
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 from matplotlib import cm
@@ -15,13 +18,12 @@ from matplotlib.figure import Figure
 
 from .._validate import check_choice
 from .ch6_scan_snap import ScanSnapHistory, token_groups
+from .panel import Choice, FigurePanel, new_figure, reuse
 
 
 def _draw_run(axes, hist: ScanSnapHistory, label: str = "") -> None:
     """Three panels: attention on class 0's tokens, attention logits z (log-time axis), entropy."""
     a1, a2, a3 = axes
-    for ax in axes:
-        ax.clear()
     g = token_groups(hist.config["n_common"], hist.config["n_distinct"])
     steps = np.maximum(hist.steps, 1)
     dist = g["distinct_0"].numpy()
@@ -43,10 +45,11 @@ def _draw_run(axes, hist: ScanSnapHistory, label: str = "") -> None:
            title="entropy over distinct tokens")
 
 
-def plot_scan_snap(hist: ScanSnapHistory, *, label: str = "") -> Figure:
+def plot_scan_snap(hist: ScanSnapHistory, *, label: str = "", fig: Figure | None = None) -> Figure:
     """Attention on the distinct tokens (lighter = more frequent) and the common tokens, the logits z
-    against log-time, and the entropy over the distinct tokens, for one run."""
-    fig = Figure(figsize=(12, 3.3), layout="constrained")
+    against log-time, and the entropy over the distinct tokens, for one run; drawn into ``fig``
+    (cleared) or a new Figure."""
+    fig = reuse(fig, (12, 3.3))
     _draw_run(fig.subplots(1, 3), hist, label)
     return fig
 
@@ -56,7 +59,7 @@ def plot_ratio_sweep(sweep: dict[float, ScanSnapHistory]) -> Figure:
     Right: final entropy and final common-token attention against the ratio."""
     if not sweep:
         raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
-    fig = Figure(figsize=(9.5, 3.3), layout="constrained")
+    fig = new_figure((9.5, 3.3))
     a1, a2 = fig.subplots(1, 2)
     ratios = sorted(sweep)
     colors = cm.plasma(np.linspace(0.1, 0.85, len(ratios)))
@@ -78,7 +81,7 @@ def plot_ratio_sweep(sweep: dict[float, ScanSnapHistory]) -> Figure:
 
 def plot_nope_sts(curves: dict[str, dict], *, plateau: float, best_symmetric: float | None = None) -> Figure:
     """Held-out loss of the STS_q theory transformer with and without token PEs, against the plateau."""
-    fig = Figure(figsize=(5.2, 3.2), layout="constrained")
+    fig = new_figure((5.2, 3.2))
     ax = fig.subplots()
     for i, (label, c) in enumerate(curves.items()):
         ax.semilogy(c["step"], c["loss"], label=label, c=f"C{i}")
@@ -90,34 +93,20 @@ def plot_nope_sts(curves: dict[str, dict], *, plateau: float, best_symmetric: fl
     return fig
 
 
-class ScanSnapExplorer:
-    """The three-panel Scan & Snap figure for one run of a sweep, redrawn in place by :meth:`update`."""
-
-    def __init__(self, sweep: dict[float, ScanSnapHistory]):
-        if not sweep:
-            raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
-        self.sweep = sweep
-        self.fig = Figure(figsize=(12, 3.3), layout="constrained")
-        self.axes = self.fig.subplots(1, 3)
-        self.ratio = None
-
-    def update(self, ratio: float | None = None) -> Figure:
-        """Redraw for eta_Y / eta_Z = ``ratio`` (one of the sweep's keys; default the largest)."""
-        ratio = check_choice("ratio", max(self.sweep) if ratio is None else ratio, self.sweep)
-        self.ratio = ratio
-        _draw_run(self.axes, self.sweep[ratio], f"(eta_Y/eta_Z = {ratio:g})")
-        self.fig.canvas.draw_idle()
-        return self.fig
+def plot_sweep_run(fig: Figure | None = None, *, sweep: dict[float, ScanSnapHistory],
+                   ratio: float | None = None) -> Figure:
+    """:func:`plot_scan_snap` of the sweep's run at eta_Y / eta_Z = ``ratio`` (a key of ``sweep``; default
+    the largest), drawn into ``fig`` (cleared) or a new Figure: the draw function of :func:`scan_snap_widget`."""
+    if not sweep:
+        raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
+    ratio = check_choice("ratio", max(sweep) if ratio is None else ratio, sweep)
+    return plot_scan_snap(sweep[ratio], label=f"(eta_Y/eta_Z = {ratio:g})", fig=fig)
 
 
-def scan_snap_widget(sweep: dict[float, ScanSnapHistory], explorer: ScanSnapExplorer | None = None):
-    """ipywidgets panel (a :class:`~sts_lib.chapters.panel.FigurePanel`): a slider over the sweep's
-    ratios that redraws the explorer's one figure in place. Display ``panel.widget``."""
-    import ipywidgets as W
-
-    from .panel import FigurePanel
-
-    ex = explorer or ScanSnapExplorer(sweep)
-    slider = W.SelectionSlider(options=sorted(sweep), value=ex.ratio if ex.ratio is not None else max(sweep),
-                               description="eta_Y/eta_Z", continuous_update=False)
-    return FigurePanel(ex.fig, lambda fig, ratio: ex.update(ratio), {"ratio": slider})
+def scan_snap_widget(sweep: dict[float, ScanSnapHistory]) -> FigurePanel:
+    """A slider over the sweep's ratios eta_Y / eta_Z over :func:`plot_sweep_run`, which redraws the panel's
+    one figure in place. Display ``panel.widget``."""
+    if not sweep:
+        raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
+    controls = {"ratio": Choice(tuple(sorted(sweep)), max(sweep), label="eta_Y/eta_Z", slider=True)}
+    return FigurePanel(partial(plot_sweep_run, sweep=sweep), controls)

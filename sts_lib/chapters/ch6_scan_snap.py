@@ -23,6 +23,7 @@ from torch import nn
 
 from .._validate import check_float, check_generator, check_int
 from ..device import get_device, make_generator, to_numpy
+from ..fits import linear_fit
 
 
 def syn_small_probs(n_common: int = 10, n_distinct: int = 10, common_mass: float = 0.8,
@@ -255,7 +256,8 @@ def train_scan_snap(cfg: ScanSnapConfig | None = None, stream=None, *,
 def logit_growth(hist: ScanSnapHistory, token: int, *, tail: float = 0.5) -> dict[str, float]:
     """Fit z_token = slope * log(step) + intercept over the last ``tail`` of the run (in log-time).
 
-    A good straight line (``r2`` near 1) is the logarithmic growth of the snap phase.
+    A good straight line (``r2`` near 1) is the logarithmic growth of the snap phase
+    (:func:`sts_lib.fits.linear_fit`; ``r2`` is nan for a logit that does not move).
     """
     token = check_int("token", token, low=0, high=hist.z.shape[1] - 1)
     tail = check_float("tail", tail, low=0.0, high=1.0, strict_low=True)
@@ -263,11 +265,8 @@ def logit_growth(hist: ScanSnapHistory, token: int, *, tail: float = 0.5) -> dic
     keep = t >= t[-1] * (1.0 - tail)
     if keep.sum() < 3:
         raise ValueError("too few records in the tail for a fit; raise tail or n_records")
-    slope, intercept = np.polyfit(t[keep], hist.z[keep, token], 1)
-    resid = hist.z[keep, token] - (slope * t[keep] + intercept)
-    ss = ((hist.z[keep, token] - hist.z[keep, token].mean()) ** 2).sum()
-    return {"slope": float(slope), "intercept": float(intercept),
-            "r2": float(1 - (resid ** 2).sum() / ss) if ss > 0 else 1.0}
+    fit = linear_fit(t[keep], hist.z[keep, token])
+    return {"slope": fit.slope, "intercept": fit.intercept, "r2": fit.r2}
 
 
 def lr_ratio_sweep(ratios, cfg: ScanSnapConfig | None = None, *, device=None) -> dict[float, ScanSnapHistory]:

@@ -1,28 +1,60 @@
-"""What every chapter's widget panel shares: figures, a PNG of a figure, labelled controls, the panel itself.
+"""The course's one widget idiom, ``FigurePanel(draw, controls)``, and the one rule for who owns a figure.
 
-A chapter's interactive figure is a static function that returns a Figure (what the
-rendered book shows) plus a :class:`FigurePanel` that puts ipywidgets controls next to
-the same figure and redraws it in place. ipywidgets is imported lazily inside the
-builders, so ``import sts_lib`` never needs it.
+**Figures.** Every function of the library that draws returns a bare matplotlib ``Figure``
+(:func:`new_figure`), never one registered with pyplot. The caller owns it and nothing global
+remembers it: drawing has no side effect, a script or a test leaks no figures, and a notebook shows
+a figure exactly once, as the value of its cell (``plot_x(...)`` on the last line) or with
+``display(fig)`` where a cell shows several things in order. No cell needs ``plt.close``.
+
+**Panels.** A panel is a pure draw function plus a declaration of its controls:
+
+* ``draw(fig=None, **values) -> Figure``: with ``fig`` None it draws a new figure; given a figure it
+  made before, it clears that same Figure object and draws ``values`` into it. The result depends on
+  ``values`` alone (the same values give the same figure data, whatever was drawn before), so the
+  static book and a build without a kernel can call it over a grid of values. Data a panel needs
+  besides its controls (trained runs, a sweep) is bound with ``functools.partial``.
+* ``controls``: name -> :class:`Ints`, :class:`LogFloats` or :class:`Choice`, each with its values,
+  default and label; :func:`value_grid` lists the settings they span.
+
+:class:`FigurePanel` turns the declaration into ipywidgets controls (ipywidgets 7.7 and 8; imported
+only when a panel is built), draws once with the defaults and redraws the same figure whenever a
+control moves. A setting that the draw function rejects (``ValueError``, or a diverging run) is
+reported under the controls and the picture keeps its last good state.
 """
 
 from __future__ import annotations
 
+import html
 import io
+import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
 
-def new_figure(figsize: tuple[float, float], *, for_widget: bool = False) -> Figure:
-    """A constrained-layout pyplot figure. Static figures stay registered with pyplot, so a notebook
-    shows them like every other figure of the course (``fig = plot_...(...)``); a widget's figure
-    is closed in pyplot at once, so it appears only inside the widget, never a second time."""
-    fig = plt.figure(figsize=figsize, layout="constrained")
-    if for_widget:
-        plt.close(fig)
+def new_figure(figsize: tuple[float, float]) -> Figure:
+    """A bare constrained-layout Figure (never pyplot's; see the module docstring).
+
+    >>> from matplotlib import pyplot as plt
+    >>> fig = new_figure((4, 3))
+    >>> fig.get_size_inches().tolist(), plt.get_fignums()
+    ([4.0, 3.0], [])
+    """
+    return Figure(figsize=figsize, layout="constrained")
+
+
+def reuse(fig: Figure | None, figsize: tuple[float, float]) -> Figure:
+    """``fig`` cleared and resized to ``figsize`` (a redraw in place), or a new figure when ``fig`` is None.
+
+    A draw function computes everything that can fail first and only then calls this, so a
+    rejected setting leaves the figure as it was.
+    """
+    if fig is None:
+        return new_figure(figsize)
+    fig.clear()
+    fig.set_size_inches(figsize)
     return fig
 
 
@@ -33,57 +65,116 @@ def figure_png(fig: Figure, dpi: int = 90) -> bytes:
     return buf.getvalue()
 
 
-@dataclass
-class FigurePanel:
-    """Controls above a picture of one matplotlib Figure that is redrawn in place.
+# -- the controls a panel declares ------------------------------------------------------------
+@dataclass(frozen=True)
+class Ints:
+    """An integer slider over ``low, low + step, ..., high`` starting at ``value``."""
 
-    ``draw(figure, **values)`` must update the figure's existing artists; ``clamp(values,
-    controls)`` (optional) fixes dependent ranges (e.g. ``q <= T``) before drawing and returns
-    the corrected values. ``update(**values)`` sets controls and redraws once; moving a
-    control calls it too. Works without a kernel: ipywidgets objects are plain Python objects.
-    """
-
-    figure: Figure                                   # the one Figure, never re-created
-    draw: Callable[..., None]                        # draw(figure, **values): update artists in place
-    controls: dict                                   # name -> ipywidgets value widget
-    clamp: Callable[[dict, dict], dict] | None = None  # fixes dependent slider ranges
-    image: Any = field(init=False)                   # ipywidgets.Image showing the figure
-    widget: Any = field(init=False)                  # the whole panel, to display in a notebook
-    _busy: bool = field(init=False, default=False)   # True while update() sets controls itself
+    low: int
+    high: int
+    value: int
+    step: int = 1
+    label: str = ""
 
     def __post_init__(self):
-        import ipywidgets as w
-        self.image = w.Image(format="png")
-        for control in self.controls.values():
-            control.observe(self._on_change, names="value")
-        self.widget = w.VBox([w.HBox(list(self.controls.values()), layout=w.Layout(flex_flow="row wrap")),
-                              self.image])
-        self.update()
+        if self.value not in self.values():
+            raise ValueError(f"value must be one of {self.low}..{self.high} in steps of {self.step}, got {self.value!r}")
 
-    @property
-    def values(self) -> dict:
-        return {k: c.value for k, c in self.controls.items()}
+    def values(self) -> tuple:
+        """Every value the slider can take.
 
-    def update(self, **values) -> None:
-        """Set some controls (others keep their value) and redraw the figure once."""
-        unknown = set(values) - set(self.controls)
-        if unknown:
-            raise ValueError(f"unknown control(s) {sorted(unknown)}; this panel has {sorted(self.controls)}")
-        state = {**self.values, **values}
-        self._busy = True
-        try:
-            if self.clamp is not None:
-                state = self.clamp(state, self.controls)
-            for k, v in state.items():
-                self.controls[k].value = v
-        finally:
-            self._busy = False
-        self.draw(self.figure, **state)
-        self.image.value = figure_png(self.figure)
+        >>> Ints(2, 8, 4, step=2).values()
+        (2, 4, 6, 8)
+        """
+        return tuple(range(self.low, self.high + 1, self.step))
 
-    def _on_change(self, change) -> None:
-        if not self._busy:
-            self.update()
+    def widget(self, w):
+        return w.IntSlider(value=self.value, min=self.low, max=self.high, step=self.step, continuous_update=False)
+
+
+@dataclass(frozen=True)
+class LogFloats:
+    """A float slider on a log scale: ``base ** e`` for exponents ``e`` from ``low`` to ``high`` in ``step``."""
+
+    low: float
+    high: float
+    value: float
+    step: float = 0.1
+    base: float = 10.0
+    label: str = ""
+
+    def __post_init__(self):
+        if not self.base ** self.low <= self.value <= self.base ** self.high:
+            raise ValueError(f"value must lie in [{self.base ** self.low:.3g}, {self.base ** self.high:.3g}], "
+                             f"got {self.value!r}")
+
+    def values(self) -> tuple:
+        """The slider's stops, ``base ** e`` (the default ``value`` need not be one of them).
+
+        >>> LogFloats(-1, 0, 0.3, step=0.5).values()
+        (0.1, 0.316, 1.0)
+        """
+        n = int(round((self.high - self.low) / self.step))
+        return tuple(float(f"{self.base ** (self.low + k * self.step):.3g}") for k in range(n + 1))
+
+    def widget(self, w):
+        return w.FloatLogSlider(value=self.value, base=self.base, min=self.low, max=self.high, step=self.step,
+                                continuous_update=False)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A menu (``slider=True``: a selection slider) over ``options``: values, or ``(label, value)`` pairs."""
+
+    options: tuple
+    value: Any
+    label: str = ""
+    slider: bool = False
+
+    def __post_init__(self):
+        if self.value not in self.values():
+            raise ValueError(f"value must be one of {list(self.values())}, got {self.value!r}")
+
+    def values(self) -> tuple:
+        """The option values, without their labels.
+
+        >>> Choice((("one-hot", "onehot"), ("random", "random")), "onehot").values()
+        ('onehot', 'random')
+        """
+        return tuple(o[1] if isinstance(o, tuple) else o for o in self.options)
+
+    def widget(self, w):
+        kind = w.SelectionSlider if self.slider else w.Dropdown
+        extra = {"continuous_update": False} if self.slider else {}
+        return kind(options=list(self.options), value=self.value, **extra)
+
+
+def _within(values: dict, bounds: Callable[[dict], dict] | None) -> bool:
+    return bounds is None or all(lo <= values[k] <= hi for k, (lo, hi) in bounds(values).items())
+
+
+def value_grid(controls: dict, bounds: Callable[[dict], dict] | None = None, *, limit: int = 64) -> list[dict]:
+    """The settings a panel's controls span, defaults first: every combination when there are at most
+    ``limit`` of them, else one control at a time from the defaults. Settings outside ``bounds``
+    (a panel's dependent ranges, e.g. q <= T) are left out.
+
+    >>> grid = value_grid({"T": Ints(2, 4, 3), "q": Ints(1, 4, 1)}, lambda v: {"q": (1, v["T"])})
+    >>> len(grid), grid[0], {"T": 2, "q": 3} in grid
+    (9, {'T': 3, 'q': 1}, False)
+    >>> len(value_grid({"T": Ints(2, 4, 3), "q": Ints(1, 4, 1)}, limit=4))   # 1 + 2 + 3
+    6
+    """
+    default = {k: c.value for k, c in controls.items()}
+    names = list(controls)
+    if math.prod(len(c.values()) for c in controls.values()) <= limit:
+        combos = [dict(zip(names, vals)) for vals in itertools.product(*(controls[k].values() for k in names))]
+    else:
+        combos = [{**default, k: v} for k in names for v in controls[k].values()]
+    grid = [default]
+    for values in combos:
+        if values not in grid and _within(values, bounds):
+            grid.append(values)
+    return grid
 
 
 def labelled(w, text: str, control):
@@ -95,4 +186,85 @@ def labelled(w, text: str, control):
     return w.HBox([w.HTML(f"<b>{text}</b>", layout=w.Layout(width="60px")), control])
 
 
-__all__ = ["FigurePanel", "figure_png", "labelled", "new_figure"]
+# -- the panel --------------------------------------------------------------------------------
+@dataclass
+class FigurePanel:
+    """Labelled controls above a picture of one Figure that ``draw`` redraws in place.
+
+    ``bounds(values) -> {name: (low, high)}`` (optional) gives ranges that follow other controls
+    (``q <= T``): the sliders' limits move and the values are clamped before drawing. ``note`` is a
+    line shown under the controls. ``update(**values)`` sets controls and redraws once; moving a
+    control calls it too. Works without a kernel: ipywidgets objects are plain Python objects.
+    """
+
+    draw: Callable[..., Figure]                      # draw(fig=None, **values) -> Figure
+    controls: dict                                   # name -> Ints | LogFloats | Choice
+    bounds: Callable[[dict], dict] | None = None     # dependent ranges, e.g. {"q": (1, T)}
+    note: str = ""                                   # a line under the controls
+    figure: Figure = field(init=False)               # the one Figure, never re-created
+    inputs: dict = field(init=False)                 # name -> ipywidgets control
+    image: Any = field(init=False)                   # ipywidgets.Image showing the figure
+    status: Any = field(init=False)                  # ipywidgets.HTML: the note, or why a setting failed
+    widget: Any = field(init=False)                  # the whole panel, to display in a notebook
+    error: str | None = field(init=False, default=None)   # why the last setting was rejected, if it was
+    _busy: bool = field(init=False, default=False)   # True while update() sets controls itself
+
+    def __post_init__(self):
+        import ipywidgets as w
+        self.inputs = {k: c.widget(w) for k, c in self.controls.items()}
+        self.image = w.Image(format="png")
+        self.status = w.HTML(self.note)
+        rows = [labelled(w, c.label or k, self.inputs[k]) for k, c in self.controls.items()]
+        self.widget = w.VBox([w.HBox(rows, layout=w.Layout(flex_flow="row wrap")), self.status, self.image])
+        for control in self.inputs.values():
+            control.observe(self._on_change, names="value")
+        self.figure = self.draw(None, **self._settle({}))
+        self.image.value = figure_png(self.figure)
+
+    @property
+    def values(self) -> dict:
+        return {k: c.value for k, c in self.inputs.items()}
+
+    def grid(self, limit: int = 64) -> list[dict]:
+        """:func:`value_grid` of this panel's controls and bounds."""
+        return value_grid(self.controls, self.bounds, limit=limit)
+
+    def _settle(self, values: dict) -> dict:
+        """Merge ``values`` into the controls' values, apply the bounds, and set the controls."""
+        unknown = set(values) - set(self.inputs)
+        if unknown:
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; this panel has {sorted(self.inputs)}")
+        state = {**self.values, **values}
+        self._busy = True
+        try:
+            for k, (lo, hi) in (self.bounds(state) if self.bounds else {}).items():
+                self.inputs[k].min, self.inputs[k].max = lo, hi
+                state[k] = min(max(state[k], lo), hi)
+            for k, v in state.items():
+                self.inputs[k].value = v
+        finally:
+            self._busy = False
+        return state
+
+    def update(self, **values) -> None:
+        """Set some controls (others keep their value) and redraw the figure once."""
+        state = self._settle(values)
+        try:
+            fig = self.draw(self.figure, **state)
+        except (ValueError, ArithmeticError) as err:  # a setting the model rejects, or a run that diverged
+            self.error = str(err)
+            self.status.value = f"<b>{html.escape(self.error)}</b>"
+            return
+        if fig is not self.figure:
+            raise RuntimeError("a panel's draw(fig, ...) must redraw the figure it is given and return it")
+        self.error = None
+        self.status.value = self.note
+        self.image.value = figure_png(fig)
+
+    def _on_change(self, change) -> None:
+        if not self._busy:
+            self.update()
+
+
+__all__ = ["Choice", "FigurePanel", "Ints", "LogFloats", "figure_png", "labelled", "new_figure", "reuse",
+           "value_grid"]

@@ -15,24 +15,12 @@ import math
 import numpy as np
 import torch
 
-from ..models import TheoryTransformer, ground_truth
+from ..chapters.ch5_length import ray_model
 from ..positional import StochasticOneHotPE
 from ..task import STSTask
+from ..theory import leaked_attention, loss_on_ray
 from ._core import exercise, fmt
 from ._tester import Tester
-
-
-def _ray_model(d: int, m: int, c: float) -> TheoryTransformer:
-    model = TheoryTransformer(d, m)
-    W, V = ground_truth(d, m)
-    with torch.no_grad():
-        model.W.copy_(c * W)
-        model.V.copy_(V)
-    return model
-
-
-def _L(c, d, T, q):
-    return d * T * (T - q) / (q * (q * math.exp(c) + T - q) ** 2)
 
 
 @exercise("ex5.ood_loss", points=3, title="Measure the loss at a longer length", function="ood_loss",
@@ -40,7 +28,7 @@ def _L(c, d, T, q):
 def _ood_loss(t: Tester, fn):
     d, T, q, N, c = 4, 16, 3, 64, 3.0
     T_test, n = 48, 4096
-    model = _ray_model(d, N, c)
+    model = ray_model(d, N, c)
     task = STSTask(d=d, T=T, q=q, pe=StochasticOneHotPE(N))
     got = t.number(t.call(fn, copy.deepcopy(model), copy.deepcopy(task), T_test, n, generator=t.gen(0)), "the loss")
     # Standard error of an n-sample estimate, from a reference sample of the same size.
@@ -48,7 +36,7 @@ def _ood_loss(t: Tester, fn):
     with torch.no_grad():
         per = (model(batch) - batch.target).pow(2).sum(-1).double()
     se = float(per.std()) / math.sqrt(n)
-    want, at_train = _L(c, d, T_test, q), _L(c, d, T, q)
+    want, at_train = loss_on_ray(c, d, T_test, q), loss_on_ray(c, d, T, q)
     ctx = f"(c={fmt(c)}, d={d}, T={T}, T_test={T_test}, q={q}, n={n})"
     if abs(got - want) > 6 * se:
         if abs(got - at_train) < 6 * se * at_train / want + 1e-9:
@@ -73,11 +61,8 @@ def _ood_loss(t: Tester, fn):
     t.award(1)
 
 
-def _leak(c, T, q):
-    return (T - q) / (q * np.exp(c) + T - q)
-
-
-@exercise("ex5.leakage", points=2, title="Attention leaking to unselected tokens", function="leakage")
+@exercise("ex5.leakage", points=2, title="Attention leaking to unselected tokens", function="leakage",
+          library_names=("leaked_attention",))
 def _leakage(t: Tester, fn):
     t.hints = {"OverflowError": "math.exp(c) overflows for large c: multiply the numerator and the denominator "
                                 "by e^(-c)"}
@@ -86,7 +71,7 @@ def _leakage(t: Tester, fn):
         got = torch.tensor([t.number(t.call(fn, *c), "the leakage") for c in cases])
         C, T, q = (np.array([c[i] for c in cases], dtype=float) for i in range(3))
         with np.errstate(over="ignore"):
-            want = _leak(C, T, q)
+            want = np.array([leaked_attention(c, T_, q_) for c, T_, q_ in cases])
             ctx = "for (c, T_test, q) in " + str(cases)
             t.close(got, torch.tensor(want), "the leakage", rtol=1e-6, atol=1e-300, context=ctx,
                     labels=[f"(c, T_test, q) = {c}" for c in cases], variants={
@@ -102,7 +87,7 @@ def _leakage(t: Tester, fn):
 def _fixed_pe_loss(c, d, T, T_test, q, *, all_trained=False):
     """Exact E||f - STS_q||^2 for W_EE = c diag(1[i <= T]) at length T_test (fixed one-hot PE, V = V*)."""
     if all_trained:
-        return _L(c, d, T_test, q)
+        return loss_on_ray(c, d, T_test, q)
     total = 0.0
     e = math.exp(c)
     for k in range(0, q + 1):

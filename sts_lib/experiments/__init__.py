@@ -7,8 +7,9 @@ writing ``DIR/NAME.json`` (schema 2 of :mod:`sts_lib.results`) and ``DIR/NAME.pn
 Every experiment runs several seeds (``--seeds``; the defaults are :data:`DEFAULT_SEEDS`). A seed
 sets the training data stream, the model's random initialisation (seed + 1) and the table of a
 fixed random PE, so data and initialisation both vary. Each claim is measured per seed and
-passes only when it **holds for every seed** (``_core.over_seeds``); the document keeps every
-seed's histories, end-of-run numbers and claim values, with their mean, min and max.
+passes only when it **holds for every seed** (:func:`sts_lib.results.over_seeds`, called by the one
+seed loop, ``_runs.for_each_seed``); the document keeps every seed's histories, end-of-run numbers
+and claim values, with their mean, min and max.
 
 A result is reused when ``DIR/NAME.json`` holds the same config hash; training runs checkpoint
 under ``DIR/.ckpt`` so an interrupted command resumes, and finished training runs are kept in
@@ -30,8 +31,9 @@ import torch
 
 from .._validate import check_choice, check_int
 from ..device import get_device
+from ..figures import FIGURES
 from ..results import save_result
-from . import _plots, convergence, generalization, pe_samplers, width
+from . import convergence, generalization, pe_samplers, width
 from ._core import command_line, config_hash, device_key, read_json, versions
 from ._runs import Context
 
@@ -51,23 +53,23 @@ class Experiment:
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     Experiment("fig1-convergence", "practical model, stochastic PE: loss -> 0 at rate O(1/t), cos(W,W*), cos(V,V*) -> 1",
-               convergence.config, convergence.run_fig1, _plots.plot_convergence),
+               convergence.config, convergence.run_fig1, FIGURES["fig1-convergence"]),
     Experiment("fig2-length-generalization", "train at T=200, q=3; OOD loss at T_test=250..400, stochastic vs fixed PE",
-               generalization.config_length, generalization.run_length, _plots.plot_length),
+               generalization.config_length, generalization.run_length, FIGURES["fig2-length-generalization"]),
     Experiment("fig3-heatmaps", "practical model from random init: only the PE-PE block of W and token block of V remain",
-               convergence.config, convergence.run_fig3, _plots.plot_heatmaps),
+               convergence.config, convergence.run_fig3, FIGURES["fig3-heatmaps"]),
     Experiment("fig4-q-generalization", "train at q=3; loss at unseen q_test (and T_test), stochastic vs fixed PE "
                "(one-hot and near-orthogonal)",
-               generalization.config_q, generalization.run_q, _plots.plot_q),
+               generalization.config_q, generalization.run_q, FIGURES["fig4-q-generalization"]),
     Experiment("fig5-adam", "Figures 2 and 4 trained with Adam",
-               generalization.config_adam, generalization.run_adam, _plots.plot_q),
+               generalization.config_adam, generalization.run_adam, FIGURES["fig5-adam"]),
     Experiment("fcn-width", "FCN error vs first-layer width against the lower bound, beside the transformer",
-               width.config_fcn, width.run_fcn, _plots.plot_fcn),
+               width.config_fcn, width.run_fcn, FIGURES["fcn-width"]),
     Experiment("tf-width", "transformer: PE dimension m needed (stochastic random PE) vs q log T",
-               width.config_tf, width.run_tf, _plots.plot_tf),
+               width.config_tf, width.run_tf, FIGURES["tf-width"]),
     Experiment("pe-samplers", "stochastic-PE samplers (random unit vectors at two widths, codebook, one-hot pool): "
                "measured loss floors beside the closed-form floors",
-               pe_samplers.config, pe_samplers.run, _plots.plot_samplers),
+               pe_samplers.config, pe_samplers.run, FIGURES["pe-samplers"]),
 ]}
 
 #: Seeds per experiment and scale: at least 3 at paper scale, 5 where one seed's runs take under a
@@ -106,12 +108,6 @@ def experiment_config(name: str, scale: str = "quick", seeds=None) -> dict:
     elif isinstance(seeds, int):
         seeds = [seeds]
     return {"experiment": name, **EXPERIMENTS[name].config(scale, _check_seeds(seeds))}
-
-
-def load_result(name: str, out: str | Path = "results") -> dict | None:
-    """The result document ``out/NAME.json`` (None if it does not exist)."""
-    check_choice("name", name, EXPERIMENTS)
-    return read_json(Path(out) / f"{name}.json")
 
 
 def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "results", device=None,
@@ -174,5 +170,4 @@ def _save_png(fig, path: Path) -> None:
     plt.close(fig)
 
 
-__all__ = ["DEFAULT_SEEDS", "EXPERIMENTS", "Experiment", "SCALES", "experiment_config", "load_result",
-           "run_experiment"]
+__all__ = ["DEFAULT_SEEDS", "EXPERIMENTS", "Experiment", "SCALES", "experiment_config", "run_experiment"]

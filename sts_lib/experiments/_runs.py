@@ -1,6 +1,10 @@
-"""Sub-runs: one training run (or one cached computation) inside an experiment.
+"""Sub-runs and seeds: one training run (or one cached computation) inside an experiment, and the seed loop.
 
-An experiment is a few sub-runs plus analysis. A training sub-run is described by
+An experiment is a few sub-runs per seed plus analysis. :func:`for_each_seed` is the one loop
+over the config's seeds: it calls the experiment's ``fn(seed) -> SeedResult`` (Histories,
+end-of-run numbers, other outputs and :class:`~sts_lib.results.Measured` claims), files each under
+its seed, times each seed, and combines the claims over the seeds with
+:func:`sts_lib.results.over_seeds`. A training sub-run is described by
 a :class:`RunSpec` (plain JSON: task, model, training config) and executed by
 :func:`train_run`, which
 
@@ -13,11 +17,13 @@ a :class:`RunSpec` (plain JSON: task, model, training config) and executed by
 * prints one line per sub-run (tqdm shows the steps).
 
 :func:`cached_call` does the same for any JSON-returning computation (an FCN width
-sweep point, say), at the granularity of one call.
+sweep point, say), at the granularity of one call, and hands it a checkpoint path if it trains.
+Every file here is written by :func:`sts_lib.files.atomic_write`.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +32,13 @@ from typing import Callable
 import torch
 
 from ..device import make_generator
+from ..files import atomic_write, save_torch
 from ..models import PracticalTransformer, TheoryTransformer
 from ..positional import make_pe
+from ..results import Measured, jsonable, over_seeds
 from ..task import STSTask
 from ..train import History, TrainConfig, train
-from ._core import CODE_VERSION, config_hash, device_key, read_json, write_json
+from ._core import CODE_VERSION, config_hash, device_key, read_json
 
 
 @dataclass
@@ -46,14 +54,10 @@ class Context:
     progress: bool = True            # tqdm bars
     log: Callable[[str], None] = print   # where the one-line-per-sub-run messages go
     stats: dict = field(default_factory=lambda: {"trained": 0, "cached": 0, "compute_time": 0.0, "seed_times": {}})
-    seed: int | None = None          # the seed being run (for the per-seed compute times)
 
     def add_time(self, seconds: float) -> None:
-        """Count ``seconds`` of training (or cached computation) towards the total and the current seed."""
+        """Count ``seconds`` of training (or cached computation) towards the total (and so the seed's)."""
         self.stats["compute_time"] += seconds
-        if self.seed is not None:
-            key = str(self.seed)
-            self.stats["seed_times"][key] = self.stats["seed_times"].get(key, 0.0) + seconds
 
     @property
     def ckpt_dir(self) -> Path:
@@ -75,6 +79,16 @@ def run_spec(label: str, *, task: dict, model: dict, train_cfg: dict, checkpoint
     TrainConfig(**train_cfg)   # validate now, not an hour later
     return {"label": label, "task": dict(task), "model": dict(model), "train": dict(train_cfg),
             "checkpoint_every": int(checkpoint_every)}
+
+
+def with_seed(spec: dict, seed: int) -> dict:
+    """The spec of one seed: the training stream (and, in ``build``, the init) from ``seed``;
+    a fixed random PE table (near-orthogonal, codebook) is drawn from ``seed`` too."""
+    out = {**spec, "train": {**spec["train"], "seed": int(seed)}, "label": spec["label"]}
+    pe = spec["task"]["pe"]
+    if pe["name"] in ("near_orthogonal", "stochastic_codebook"):
+        out["task"] = {**spec["task"], "pe": {**pe, "seed": int(seed)}}
+    return out
 
 
 def spec_hash(spec: dict, device="cpu") -> str:
@@ -114,10 +128,7 @@ def train_run(spec: dict, ctx: Context) -> History:
     ctx.log(f"[{ctx.name}] {spec['label']}: {how} {cfg.steps} steps on {ctx.device} (run {h})")
     hist = train(model, task, cfg, device=ctx.device, progress=ctx.progress, checkpoint=ckpt,
                  checkpoint_every=spec["checkpoint_every"])
-    ctx.runs_dir.mkdir(parents=True, exist_ok=True)
-    tmp = done.with_suffix(".tmp")
-    torch.save({"spec": spec, "history": hist.to_dict(), "snapshots": hist.snapshots}, tmp)
-    tmp.replace(done)
+    save_torch({"spec": spec, "history": hist.to_dict(), "snapshots": hist.snapshots}, done)
     ckpt.unlink(missing_ok=True)
     ctx.stats["trained"] += 1
     ctx.add_time(hist.wall_time)
@@ -125,8 +136,19 @@ def train_run(spec: dict, ctx: Context) -> History:
     return hist
 
 
-def cached_call(kind: str, params: dict, fn: Callable[[], dict], ctx: Context, label: str) -> dict:
-    """``fn()`` (a JSON-able dict), cached in ``OUT/.runs/`` under a hash of ``(kind, params)``."""
+def seed_runs(cfg: dict, seed: int, ctx: Context) -> list[tuple[dict, History]]:
+    """Every training run of ``cfg["runs"]`` at ``seed`` (:func:`with_seed`), in order: ``(spec, History)``."""
+    return [(spec, train_run(spec, ctx)) for spec in (with_seed(t, seed) for t in cfg["runs"])]
+
+
+def cached_call(kind: str, params: dict, fn: Callable, ctx: Context, label: str, *,
+                checkpoint: bool = False) -> dict:
+    """``fn()`` (a JSON-able dict), cached in ``OUT/.runs/`` under a hash of ``(kind, params)``.
+
+    With ``checkpoint``, ``fn`` is called as ``fn(path)`` with a checkpoint file of its own under
+    ``OUT/.ckpt/`` (pass it to :func:`sts_lib.train.train`): an interrupted call resumes from it
+    when the command is run again, and it is removed once the result is cached.
+    """
     h = config_hash({"kind": kind, "params": params, "code": CODE_VERSION} | device_key(ctx.device))
     path = ctx.runs_dir / f"{kind}-{h}.json"
     cached = None if ctx.force else read_json(path)
@@ -135,17 +157,47 @@ def cached_call(kind: str, params: dict, fn: Callable[[], dict], ctx: Context, l
         ctx.add_time(float(cached.get("_wall", 0.0)))
         ctx.log(f"[{ctx.name}] {label}: cached")
         return cached["result"]
+    ckpt = ctx.ckpt_dir / f"{kind}-{h}.pt" if checkpoint else None
+    if ckpt is not None and ckpt.exists():
+        ctx.log(f"[{ctx.name}] {label}: resuming from {ckpt.name}")
     t0 = time.perf_counter()
-    result = fn()
+    result = fn() if ckpt is None else fn(ckpt)
     wall = time.perf_counter() - t0
-    write_json(path, {"kind": kind, "params": params, "result": result, "_wall": wall})
+    atomic_write(path, json.dumps(jsonable({"kind": kind, "params": params, "result": result, "_wall": wall}),
+                                  indent=1, allow_nan=False))
+    if ckpt is not None:
+        ckpt.unlink(missing_ok=True)
     ctx.stats["trained"] += 1
     ctx.add_time(wall)
     ctx.log(f"[{ctx.name}] {label}: done in {wall:.1f} s")
     return read_json(path)["result"]   # the JSON round trip, so cached and fresh results are identical
 
 
-def history_summary(hist: History, keys: list[str] | None = None) -> dict:
-    """Per-step metrics of a history as JSON lists: ``{"step": [...], name: [...]}``."""
-    keys = sorted(hist.metrics) if keys is None else [k for k in keys if k in hist.metrics]
-    return {"step": list(hist.steps), **{k: list(hist.metrics[k]) for k in keys}}
+@dataclass
+class SeedResult:
+    """What one seed of an experiment produced; :func:`for_each_seed` files every entry under the seed."""
+
+    runs: dict = field(default_factory=dict)     # training run label -> History
+    final: dict = field(default_factory=dict)    # key -> end-of-run numbers (JSON-able)
+    data: dict = field(default_factory=dict)     # key -> other outputs: sweeps, heat maps (JSON-able)
+    claims: dict = field(default_factory=dict)   # claim id -> sts_lib.results.Measured
+
+
+def for_each_seed(cfg: dict, ctx: Context, fn: Callable[[int], SeedResult]) -> dict:
+    """``fn(seed)`` for every seed of ``cfg["seeds"]``, in order: the ``runs``, ``final``, ``data`` and
+    ``claims`` of the result document (``{key: {"seed": ...}}``; each claim holds only when it holds for
+    every seed). The compute time of each seed (trained or cached) goes to ``ctx.stats["seed_times"]``."""
+    runs, final, data, measured = {}, {}, {}, {}
+    for seed in cfg["seeds"]:
+        before = ctx.stats["compute_time"]
+        res = fn(seed)
+        ctx.stats["seed_times"][str(seed)] = ctx.stats["compute_time"] - before
+        for section, entries in ((runs, res.runs), (final, res.final), (data, res.data)):
+            for key, value in entries.items():
+                section.setdefault(key, {})[str(seed)] = value
+        bad = [cid for cid, m in res.claims.items() if not isinstance(m, Measured)]
+        if bad:
+            raise TypeError(f"claims must be sts_lib.results.Measured, got {bad}")
+        measured[seed] = res.claims
+    return {"runs": {label: {s: h.to_dict() for s, h in hs.items()} for label, hs in runs.items()},
+            "final": final, "data": data, "claims": over_seeds(measured)}

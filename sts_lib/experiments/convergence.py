@@ -24,14 +24,14 @@ makes cos(W, W*) = 0.82). ``cos_W_mod_shift`` projects that one direction out of
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
+from ..fits import linear_fit
 from ..metrics import block_norms, cosine
 from ..models import ground_truth
+from ..results import Measured
 from ..theory import uniform_plateau
-from ._core import claim, over_seeds, r_squared
-from ._runs import Context, run_spec, train_run
+from ._runs import Context, SeedResult, for_each_seed, run_spec, seed_runs
 
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]
 
@@ -47,16 +47,6 @@ def _practical_spec(label: str, *, T: int, N: int, steps: int, optimizer: str, l
                    "lr_V": lr_V, "lr_decay_after": lr_decay_after, "log_every": log_every,
                    "eval_batch": eval_batch, "seed": 0},
         checkpoint_every=max(steps // 10, 1))
-
-
-def with_seed(spec: dict, seed: int) -> dict:
-    """The spec of one seed: the training stream (and, in ``build``, the init) from ``seed``;
-    a fixed random PE table (near-orthogonal, codebook) is drawn from ``seed`` too."""
-    out = {**spec, "train": {**spec["train"], "seed": int(seed)}, "label": spec["label"]}
-    pe = spec["task"]["pe"]
-    if pe["name"] in ("near_orthogonal", "stochastic_codebook"):
-        out["task"] = {**spec["task"], "pe": {**pe, "seed": int(seed)}}
-    return out
 
 
 def config(scale: str, seeds: list) -> dict:
@@ -94,38 +84,33 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
     steps, loss = hist["step"], hist["loss"]
     half = steps >= steps[-1] / 2
     return {
-        f"{label}.loss_below_1pct_of_plateau": claim(
+        f"{label}.loss_below_1pct_of_plateau": Measured(
             loss[-1] / plateau, 0.01, "<", "final held-out loss / uniform-attention plateau d(T-q)/(qT)"),
-        f"{label}.inv_loss_linear_R2": claim(
-            r_squared(steps[half], 1.0 / loss[half]), 0.95, ">=",
+        f"{label}.inv_loss_linear_R2": Measured(
+            linear_fit(steps[half], 1.0 / loss[half]).r2, 0.95, ">=",
             "R^2 of a straight-line fit to 1/loss over the last half of training (O(1/t) rate)"),
-        f"{label}.cos_W": claim(hist.last("cos_W"), 0.95, ">=", "final cos(W, W*)"),
-        f"{label}.cos_V": claim(hist.last("cos_V"), 0.95, ">=", "final cos(V, V*)"),
-        f"{label}.cos_W_mod_shift": claim(
+        f"{label}.cos_W": Measured(hist.last("cos_W"), 0.95, ">=", "final cos(W, W*)"),
+        f"{label}.cos_V": Measured(hist.last("cos_V"), 0.95, ">=", "final cos(V, V*)"),
+        f"{label}.cos_W_mod_shift": Measured(
             shift_free_cosine(hist.snapshots[-1]["W"], d), 0.95, ">=",
             "final cos(W, W*) with the loss-invariant direction 11^T of W_EE projected out (diagnostic, "
             "added after seed 0 of the first run showed the shift)"),
     }
 
 
-def run_seeds(cfg: dict, ctx: Context, one) -> dict:
-    """Run ``one(spec, seed, hist)`` for every seed and run; collects runs/final/data/claims."""
-    runs, final, data, per_seed = {}, {}, {}, {}
-    for seed in cfg["seeds"]:
-        ctx.seed = seed
-        per_seed[seed] = {}
-        for template in cfg["runs"]:
-            spec = with_seed(template, seed)
-            hist = train_run(spec, ctx)
+def _per_run(cfg: dict, ctx: Context, one) -> dict:
+    """Every run of ``cfg`` at every seed; ``one(spec, hist) -> (final, data or None, claims)`` per run."""
+    def seed(s: int) -> SeedResult:
+        res = SeedResult()
+        for spec, hist in seed_runs(cfg, s, ctx):
             lab = spec["label"]
-            f, dt, c = one(spec, hist)
-            runs.setdefault(lab, {})[str(seed)] = hist.to_dict()
-            final.setdefault(lab, {})[str(seed)] = f
-            if dt is not None:
-                data.setdefault(lab, {})[str(seed)] = dt
-            per_seed[seed] |= c
-    ctx.seed = None
-    return {"runs": runs, "final": final, "data": data, "claims": over_seeds(per_seed)}
+            res.runs[lab] = hist
+            res.final[lab], data, claims = one(spec, hist)
+            if data is not None:
+                res.data[lab] = data
+            res.claims |= claims
+        return res
+    return for_each_seed(cfg, ctx, seed)
 
 
 def run_fig1(cfg: dict, ctx: Context) -> dict:
@@ -134,12 +119,12 @@ def run_fig1(cfg: dict, ctx: Context) -> dict:
         t = spec["task"]
         plateau = uniform_plateau(t["d"], t["T"], t["q"])
         half = hist["step"] >= hist["step"][-1] / 2
-        slope = float(np.polyfit(hist["step"][half], hist["inv_loss"][half], 1)[0])
+        slope = linear_fit(hist["step"][half], hist["inv_loss"][half]).slope
         final = {k: hist.last(k) for k in _METRICS} | {
             "plateau": plateau, "inv_loss_slope": slope, "wall_time": hist.wall_time,
             "cos_W_mod_shift": shift_free_cosine(hist.snapshots[-1]["W"], t["d"])}
         return final, None, _convergence_claims(spec["label"], hist, plateau, t["d"])
-    return run_seeds(cfg, ctx, one)
+    return _per_run(cfg, ctx, one)
 
 
 def _crop(M: torch.Tensor, k: int) -> list:
@@ -166,15 +151,15 @@ def run_fig3(cfg: dict, ctx: Context) -> dict:
                  "W_EE_offdiag_std": float(off.std()), "cos_W": hist.last("cos_W"), "cos_V": hist.last("cos_V")}
         lab = spec["label"]
         claims = {
-            f"{lab}.W_EE_share": claim(shares["final"]["W_EE"], 0.95, ">=",
+            f"{lab}.W_EE_share": Measured(shares["final"]["W_EE"], 0.95, ">=",
                                        "share of ||W||_F^2 in the PE-PE block after training"),
-            f"{lab}.V_X_share": claim(shares["final"]["V_X"], 0.95, ">=",
+            f"{lab}.V_X_share": Measured(shares["final"]["V_X"], 0.95, ">=",
                                       "share of ||V||_F^2 in the token block after training"),
-            f"{lab}.W_EE_identity_direction": claim(
+            f"{lab}.W_EE_identity_direction": Measured(
                 cos_I, 0.95, ">=", "cos(W_EE, I): the PE-PE block points to the identity"),
-            f"{lab}.W_EE_identity_direction_mod_shift": claim(
+            f"{lab}.W_EE_identity_direction_mod_shift": Measured(
                 cos_shift, 0.95, ">=", "cos(W, W*) with the loss-invariant direction 11^T of W_EE projected "
                 "out (diagnostic)"),
         }
         return final, data, claims
-    return run_seeds(cfg, ctx, one)
+    return _per_run(cfg, ctx, one)

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import claim
-from .convergence import run_seeds
-from ._runs import Context, run_spec
+from ..results import Measured
+from ._runs import Context, SeedResult, for_each_seed, run_spec, seed_runs
 
 _PES = {"stochastic": {"name": "stochastic_onehot"}, "fixed": {"name": "onehot"},
         "fixed_nearorth": {"name": "near_orthogonal", "kind": "rademacher", "seed": 0}}
@@ -100,14 +99,14 @@ def _length_claims(hists: dict, T_tests: list[int], prefix: str = "") -> tuple[d
         key = f"loss_T{T}"
         rel = s[key][-1] / s[key][0]
         final[key] = {"stochastic": s.last(key), "stochastic_rel": rel}
-        claims[f"{prefix}stochastic.T{T}.rel_final"] = claim(
+        claims[f"{prefix}stochastic.T{T}.rel_final"] = Measured(
             rel, 0.02, "<", f"stochastic PE: final OOD loss at T_test={T} / its initial value")
         for kind in FIXED:
             f = hists[kind]
             late = f["step"] >= f["step"][-1] / 2
             floor = float(f[key][late].min())
             final[key] |= {kind: f.last(key), f"{kind}_min_last_half": floor}
-            claims[f"{prefix}{kind}.T{T}.min_last_half"] = claim(
+            claims[f"{prefix}{kind}.T{T}.min_last_half"] = Measured(
                 floor, 0.15, ">=", f"{kind} PE: smallest OOD loss at T_test={T} over the last half of training")
     return final, claims
 
@@ -121,7 +120,7 @@ def _q_claims(hists: dict, q_tests: list[int], prefix: str = "") -> tuple[dict, 
         # "Converges quicker": the first step at which the loss is 5% of its initial value.
         t_s = _first_step_below(s["step"], s[key] / s[key][0], 0.05)
         final[key] = {"stochastic": s.last(key), "stochastic_rel": rel_s, "steps_to_5pct": {"stochastic": t_s}}
-        claims[f"{prefix}stochastic.q{q}.rel_final"] = claim(
+        claims[f"{prefix}stochastic.q{q}.rel_final"] = Measured(
             rel_s, 0.02, "<", f"stochastic PE: final loss at q_test={q} / its initial value")
         for kind in FIXED:
             f = hists[kind]
@@ -130,9 +129,9 @@ def _q_claims(hists: dict, q_tests: list[int], prefix: str = "") -> tuple[dict, 
             t_f = _first_step_below(f["step"], f[key] / f[key][0], 0.05)
             final[key] |= {kind: f.last(key), f"{kind}_rel": rel_f}
             final[key]["steps_to_5pct"][kind] = t_f
-            claims[f"{prefix}{kind}.q{q}.rel_final"] = claim(
+            claims[f"{prefix}{kind}.q{q}.rel_final"] = Measured(
                 rel_f, 0.02, "<", f"{kind} PE: final loss at q_test={q} / its initial value (both converge)")
-            claims[f"{prefix}q{q}.stochastic_steps_to_5pct_minus_{kind}"] = claim(
+            claims[f"{prefix}q{q}.stochastic_steps_to_5pct_minus_{kind}"] = Measured(
                 t_s - t_f if np.isfinite(t_f) else (-1.0 if np.isfinite(t_s) else float("nan")), 0.0, "<=",
                 f"q_test={q}: steps for the stochastic PE to reach 5% of its initial loss minus the {kind} PE's "
                 "(<= 0: stochastic is at least as quick; -1 when only the stochastic PE gets there)")
@@ -141,27 +140,20 @@ def _q_claims(hists: dict, q_tests: list[int], prefix: str = "") -> tuple[dict, 
         # Rounded: with 4 points Spearman's rho is a multiple of 0.2, and 0.8 must not read 0.7999999.
         rho = (round(float(np.corrcoef(ranks, np.arange(len(q_tests)))[0, 1]), 9) if len(q_tests) > 2
                else float("nan"))
-        claims[f"{prefix}{kind}.worse_as_q_grows"] = claim(
+        claims[f"{prefix}{kind}.worse_as_q_grows"] = Measured(
             rho, 0.8, ">=", f"{kind} PE: Spearman correlation of q_test with its final relative loss")
     return final, claims
 
 
 def _run(cfg: dict, ctx: Context, analyse) -> dict:
-    """Train every PE's run for every seed, then analyse each seed's set of runs together."""
-    kinds = [_kind(s["label"]) for s in cfg["runs"]]
-    per = run_seeds(cfg, ctx, lambda spec, hist: ({"loss": hist.last("loss"), "wall_time": hist.wall_time},
-                                                  None, {}))
-    from ..results import histories
-    from ._core import over_seeds
-    by_seed, final = {}, {"loss": {}}
-    for seed in cfg["seeds"]:
-        hists = {k: histories({"runs": per["runs"]}, s["label"])[seed] for k, s in zip(kinds, cfg["runs"])}
-        f, c = analyse(hists)
-        by_seed[seed] = c
-        for key, v in f.items():
-            final.setdefault(key, {})[str(seed)] = v
-        final["loss"][str(seed)] = {k: h.last("loss") for k, h in hists.items()}
-    return {"runs": per["runs"], "final": final, "data": {}, "claims": over_seeds(by_seed)}
+    """Train every PE's run at every seed, then analyse each seed's set of runs together."""
+    def seed(s: int) -> SeedResult:
+        ran = seed_runs(cfg, s, ctx)
+        hists = {_kind(spec["label"]): hist for spec, hist in ran}
+        final, claims = analyse(hists)
+        return SeedResult(runs={spec["label"]: hist for spec, hist in ran},
+                          final={"loss": {k: h.last("loss") for k, h in hists.items()}, **final}, claims=claims)
+    return for_each_seed(cfg, ctx, seed)
 
 
 def run_length(cfg: dict, ctx: Context) -> dict:

@@ -20,11 +20,12 @@ floors of the ground-truth ray W = c W*, V = gamma V* with the best gamma (theor
   second the unequal weights of the selected tokens, whose scores c (1 + eps_i) differ by the
   cross-talk eps_i = sum_{k in y, k != i} <p_i, p_k> (sum_i (eps_i - mean)^2 has mean (q-1)(q-2)/m).
   For a one-hot pool both terms vanish and the floor is 0. Valid while c sqrt(q/m) is small
-  (checked against Monte Carlo: within 15% for m >= 64, off by 2x at m = 32);
+  (checked against Monte Carlo: within 15% for m >= 64, off by 2x at m = 32). The closed form is
+  :func:`sts_lib.theory.random_pe_ray_floor`;
 * ``ray_floor_mc``: the same minimum measured by Monte Carlo (:func:`sts_lib.chapters.ch3_dynamics.ray_loss_mc`).
 
-The book's limit c -> infinity, d (q-1)/q^2 (chapter 4), is recorded too: the loss at infinite
-scale, above the floor, since the softmax then collapses onto one selected token.
+The book's limit c -> infinity, d (q-1)/q^2 (chapter 4, :func:`sts_lib.theory.random_pe_limit_loss`), is
+recorded too: the loss at infinite scale, above the floor, since the softmax then collapses onto one selected token.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ import numpy as np
 from ..chapters.ch3_dynamics import ray_loss_mc
 from ..positional import make_pe
 from ..task import STSTask
-from ..theory import uniform_plateau
-from ._core import claim, over_seeds, r_squared
-from ._runs import Context, cached_call, run_spec, train_run
-from .convergence import with_seed
+from ..theory import random_pe_limit_loss, random_pe_ray_floor, uniform_plateau
+from ..fits import linear_fit
+from ..results import Measured
+from ._runs import Context, SeedResult, cached_call, for_each_seed, run_spec, seed_runs
 
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]
 
@@ -83,14 +84,6 @@ def config(scale: str, seeds: list) -> dict:
                            if scale == "paper" else "quick scale: T=20 in both settings, 300 steps")}
 
 
-def closed_form_floor(d: int, T: int, q: int, m: int) -> dict:
-    """Min over c of the small-noise ray loss of the module docstring (random unit-vector PEs in R^m)."""
-    cs = np.linspace(0.0, 20.0, 2001)
-    L = d / q ** 2 * ((T - q) * np.exp(2 * cs ** 2 * q / m - 2 * cs) + cs ** 2 * (q - 1) * (q - 2) / m)
-    i = int(np.argmin(L))
-    return {"floor": float(min(L[i], uniform_plateau(d, T, q))), "c": float(cs[i])}
-
-
 def _ray_floor(d: int, T: int, q: int, pe: dict, seed: int) -> dict:
     pe = dict(pe)
     task = STSTask(d=d, T=T, q=q, pe=make_pe(pe.pop("name"), **pe))
@@ -100,60 +93,57 @@ def _ray_floor(d: int, T: int, q: int, pe: dict, seed: int) -> dict:
     return {"floor": float(L[i]), "c": float(cs[i]), "loss_c12": float(L[-1])}
 
 
-def run(cfg: dict, ctx: Context) -> dict:
-    runs, final, per_seed = {}, {}, {}
-    for seed in cfg["seeds"]:
-        ctx.seed = seed
-        claims = {}
-        floors = {}
-        for template in cfg["runs"]:
-            spec = with_seed(template, seed)
-            hist = train_run(spec, ctx)
-            lab = spec["label"]
-            setting, name = lab.split(".", 1)
-            t = spec["task"]
-            d, T, q = t["d"], t["T"], t["q"]
-            plateau = uniform_plateau(d, T, q)
-            steps, loss = hist["step"], hist["loss"]
-            tail = steps >= 0.8 * steps[-1]
-            half = steps >= steps[-1] / 2
-            f = {k: hist.last(k) for k in _METRICS} | {
-                "plateau": plateau, "measured_floor": float(loss[tail].mean()),
-                f"loss_T{cfg['params'][setting]['T_test']}": hist.last(f"loss_T{cfg['params'][setting]['T_test']}"),
-                "inv_loss_R2": r_squared(steps[half], 1.0 / loss[half]), "wall_time": hist.wall_time,
-                "pe_width": int(t["pe"].get("m", t["pe"].get("max_len", 0))),
-                # still falling at the end? relative change of the loss per 1000 steps over the last fifth
-                "tail_trend_per_1000_steps": float(np.polyfit(steps[tail], np.log(loss[tail]), 1)[0] * 1000)}
-            if setting == "fig2":
-                if t["pe"]["name"] == "stochastic_onehot":
-                    f |= {"closed_form_floor": 0.0, "ray_floor_mc": 0.0}
-                else:
-                    m = t["pe"]["m"]
-                    f["closed_form_floor"] = closed_form_floor(d, T, q, m)["floor"]
-                    f["ray_floor_mc"] = cached_call("ray-floor", {"d": d, "T": T, "q": q, "pe": t["pe"], "seed": seed},
-                                                    lambda: _ray_floor(d, T, q, t["pe"], seed), ctx,
-                                                    f"seed {seed}: ray floor {name}")["floor"]
-                    f["book_limit_c_infinity"] = d * (q - 1) / q ** 2
-                    claims[f"{lab}.measured_floor_over_closed_form"] = claim(
-                        abs(np.log2(f["measured_floor"] / f["closed_form_floor"])), 1.0, "<=",
-                        "|log2(measured floor / closed-form floor)|: within a factor 2")
-            floors[lab] = f["measured_floor"]
-            runs.setdefault(lab, {})[str(seed)] = hist.to_dict()
-            final.setdefault(lab, {})[str(seed)] = f
-            if name == "onehot-pool":
-                claims[f"{lab}.loss_below_1pct_of_plateau"] = claim(
-                    loss[-1] / plateau, 0.01, "<", "one-hot pool: final held-out loss / plateau (caption: loss -> 0)")
-                claims[f"{lab}.inv_loss_linear_R2"] = claim(
-                    f["inv_loss_R2"], 0.95, ">=", "one-hot pool: R^2 of 1/loss linear over the last half (O(1/t))")
+def _seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
+    res, floors = SeedResult(), {}
+    claims = res.claims
+    for spec, hist in seed_runs(cfg, seed, ctx):
+        lab = spec["label"]
+        setting, name = lab.split(".", 1)
+        t = spec["task"]
+        d, T, q = t["d"], t["T"], t["q"]
+        plateau = uniform_plateau(d, T, q)
+        steps, loss = hist["step"], hist["loss"]
+        tail = steps >= 0.8 * steps[-1]
+        half = steps >= steps[-1] / 2
+        f = {k: hist.last(k) for k in _METRICS} | {
+            "plateau": plateau, "measured_floor": float(loss[tail].mean()),
+            f"loss_T{cfg['params'][setting]['T_test']}": hist.last(f"loss_T{cfg['params'][setting]['T_test']}"),
+            "inv_loss_R2": linear_fit(steps[half], 1.0 / loss[half]).r2, "wall_time": hist.wall_time,
+            "pe_width": int(t["pe"].get("m", t["pe"].get("max_len", 0))),
+            # still falling at the end? relative change of the loss per 1000 steps over the last fifth
+            "tail_trend_per_1000_steps": linear_fit(steps[tail], loss[tail], log_y=True).slope * 1000}
+        if setting == "fig2":
+            if t["pe"]["name"] == "stochastic_onehot":
+                f |= {"closed_form_floor": 0.0, "ray_floor_mc": 0.0}
             else:
-                claims[f"{lab}.stalls_above_1pct_of_plateau"] = claim(
-                    f["measured_floor"] / plateau, 0.01, ">=",
-                    f"{name}: measured floor / plateau stays >= 1% (the caption's loss -> 0 is not reached)")
-        for setting in ("fig2", "fig1"):
-            ms = cfg["params"]["ms"]
-            small, large = floors[f"{setting}.random-m{ms[0]}"], floors[f"{setting}.random-m{ms[1]}"]
-            claims[f"{setting}.floor_falls_with_m"] = claim(
-                large / small, 1.0, "<", f"random PE: measured floor at m={ms[1]} / at m={ms[0]}")
-        per_seed[seed] = claims
-    ctx.seed = None
-    return {"runs": runs, "final": final, "data": {}, "claims": over_seeds(per_seed)}
+                m = t["pe"]["m"]
+                f["closed_form_floor"] = random_pe_ray_floor(d, T, q, m)["floor"]
+                f["ray_floor_mc"] = cached_call("ray-floor", {"d": d, "T": T, "q": q, "pe": t["pe"], "seed": seed},
+                                                lambda: _ray_floor(d, T, q, t["pe"], seed), ctx,
+                                                f"seed {seed}: ray floor {name}")["floor"]
+                f["book_limit_c_infinity"] = random_pe_limit_loss(d, q)
+                claims[f"{lab}.measured_floor_over_closed_form"] = Measured(
+                    abs(np.log2(f["measured_floor"] / f["closed_form_floor"])), 1.0, "<=",
+                    "|log2(measured floor / closed-form floor)|: within a factor 2")
+        floors[lab] = f["measured_floor"]
+        res.runs[lab] = hist
+        res.final[lab] = f
+        if name == "onehot-pool":
+            claims[f"{lab}.loss_below_1pct_of_plateau"] = Measured(
+                loss[-1] / plateau, 0.01, "<", "one-hot pool: final held-out loss / plateau (caption: loss -> 0)")
+            claims[f"{lab}.inv_loss_linear_R2"] = Measured(
+                f["inv_loss_R2"], 0.95, ">=", "one-hot pool: R^2 of 1/loss linear over the last half (O(1/t))")
+        else:
+            claims[f"{lab}.stalls_above_1pct_of_plateau"] = Measured(
+                f["measured_floor"] / plateau, 0.01, ">=",
+                f"{name}: measured floor / plateau stays >= 1% (the caption's loss -> 0 is not reached)")
+    for setting in ("fig2", "fig1"):
+        ms = cfg["params"]["ms"]
+        small, large = floors[f"{setting}.random-m{ms[0]}"], floors[f"{setting}.random-m{ms[1]}"]
+        claims[f"{setting}.floor_falls_with_m"] = Measured(
+            large / small, 1.0, "<", f"random PE: measured floor at m={ms[1]} / at m={ms[0]}")
+    return res
+
+
+def run(cfg: dict, ctx: Context) -> dict:
+    return for_each_seed(cfg, ctx, lambda seed: _seed(cfg, seed, ctx))

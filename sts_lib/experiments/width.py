@@ -14,9 +14,11 @@ Every point is trained **to convergence** by one stopping rule, fixed before the
 (:func:`train_to_convergence`): Adam on fresh batches; every ``check_every`` steps the loss on a
 fixed validation batch (its own seed, not the test set) is measured; when it has not improved
 by 1% on its best for ``patience`` checks, the learning rate is divided by 10, and after the
-second such drop training stops (or at ``max_steps``, which is recorded). The reported error
-is measured afterwards on separate held-out samples. Every point is cached on its own, so an
-interrupted sweep resumes at the next point. Both experiments repeat over the config's seeds
+second such drop training stops (or at ``max_steps``, which is recorded). It trains through
+:func:`sts_lib.train.train` with the :class:`~sts_lib.loop.PlateauSchedule` callback, so a point
+has a History and a checkpoint like every other run. The reported error is measured afterwards
+on separate held-out samples. Every point is cached on its own, and checkpointed while it trains,
+so an interrupted sweep resumes inside the point it was training. Both experiments repeat over the config's seeds
 (data stream, initialisation and validation draws all from the seed) and report each fitted
 law per seed, with its spread.
 """
@@ -24,20 +26,22 @@ law per seed, with its spread.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import torch
 
 from ..device import make_generator
 from ..chapters.ch2_fcn import width_for_error
+from ..fits import linear_fit
+from ..loop import PlateauSchedule
 from ..metrics import monte_carlo_error
 from ..models import FCN, TheoryTransformer
 from ..positional import StochasticRandomPE, make_pe
-from ..task import STSTask, sts_loss
-from ..theory import fcn_lower_bound, zero_predictor_loss
-from ._core import claim, over_seeds, r_squared
-from ._runs import Context, cached_call
+from ..results import Measured
+from ..task import STSTask
+from ..train import History, TrainConfig, train
+from ..theory import bound_width_for_error, fcn_lower_bound, zero_predictor_loss
+from ._runs import Context, SeedResult, cached_call, for_each_seed
 
 _M_GRID = [2, 4, 8, 16, 32, 64, 128, 256]
 _VAL_SEED = 777          # + seed: the validation batch of the stopping rule (the test set uses 12345)
@@ -52,42 +56,24 @@ def stop_rule(scale: str) -> dict:
 
 
 def train_to_convergence(model: torch.nn.Module, task: STSTask, *, lr: float, batch_size: int, max_steps: int,
-                         rule: dict, seed: int, device) -> dict:
-    """Adam with the stopping rule of the module docstring. Returns steps, why it stopped and the
-    validation curve; the model is trained in place."""
-    device = torch.device(device)
-    model.to(device)
-    gen = make_generator(seed, device)
-    val = task.sample(rule["val_batch"], generator=make_generator(_VAL_SEED + seed, device), device=device)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    best, bad, drops, curve, reason, step = math.inf, 0, 0, [], "max_steps", 0
-    t0 = time.perf_counter()
-    for step in range(1, max_steps + 1):
-        batch = task.sample(batch_size, generator=gen, device=device)
-        opt.zero_grad(set_to_none=True)
-        sts_loss(model(batch), batch.target).backward()
-        opt.step()
-        if step % rule["check_every"] == 0:
-            with torch.no_grad():
-                v = float(sts_loss(model(val), val.target))
-            curve.append([step, v])
-            if not math.isfinite(v):
-                reason = "diverged"
-                break
-            if v < best * (1 - rule["min_rel_improvement"]):
-                best, bad = v, 0
-            else:
-                bad += 1
-            if bad >= rule["patience"]:
-                if drops >= rule["lr_drops"]:
-                    reason = "plateau"
-                    break
-                drops += 1
-                bad = 0
-                for g in opt.param_groups:
-                    g["lr"] /= 10
-    return {"steps": step, "stopped": reason, "lr_drops": drops, "val_curve": curve,
-            "train_time": time.perf_counter() - t0}
+                         rule: dict, seed: int, device, checkpoint=None) -> tuple[dict, History]:
+    """Adam with the stopping rule of the module docstring, through :func:`sts_lib.train.train`.
+
+    The held-out batch of the run is the validation batch (``rule["val_batch"]`` samples from seed
+    ``_VAL_SEED + seed``), logged every ``check_every`` steps, so the History's ``loss`` is the
+    validation curve. Returns the point's record (steps, why it stopped, the validation curve) and
+    the History; the model is trained in place. ``checkpoint``: a file to resume from.
+    """
+    if max_steps % rule["check_every"]:
+        raise ValueError(f"max_steps={max_steps} must be a multiple of check_every={rule['check_every']}")
+    schedule = PlateauSchedule(rule["patience"], rule["min_rel_improvement"], rule["lr_drops"])
+    cfg = TrainConfig(steps=max_steps, batch_size=batch_size, optimizer="adam", lr=lr, log_every=rule["check_every"],
+                      eval_batch=rule["val_batch"], seed=seed, eval_seed=_VAL_SEED + seed)
+    hist = train(model, task, cfg, device=device, progress=False, checkpoint=checkpoint,
+                 checkpoint_every=10 * rule["check_every"], callbacks=[schedule])
+    curve = [[step, v] for step, v in zip(hist.steps[1:], hist.metrics["loss"][1:])]
+    return {"steps": hist.steps[-1], "stopped": schedule.reason, "lr_drops": schedule.drops, "val_curve": curve,
+            "train_time": hist.wall_time}, hist
 
 
 def _tf_params(scale: str) -> dict:
@@ -125,12 +111,12 @@ def config_tf(scale: str, seeds: list) -> dict:
                            "quick scale: T in {8, 16}, short stopping rule")}
 
 
-def _train_random_pe(T: int, q: int, d: int, m: int, p: dict, seed: int, device) -> dict:
+def _train_random_pe(T: int, q: int, d: int, m: int, p: dict, seed: int, device, ckpt) -> dict:
     """Theory transformer (position-only, zero init) with stochastic random unit-vector PE in R^m."""
     task = STSTask(d=d, T=T, q=q, pe=StochasticRandomPE(m, kind="sphere"))
     model = TheoryTransformer(d, m, position_only=True)
-    run = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
-                               rule=p["rule"], seed=seed, device=device)
+    run, _ = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
+                                  rule=p["rule"], seed=seed, device=device, checkpoint=ckpt)
     err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=12345, device=device)
     return {"T": T, "q": q, "d": d, "m": m, "pe": "stochastic_random", "width": d + m, "error": err,
             "error_se": se, "rel_error": err / zero_predictor_loss(d, q), **run}
@@ -142,8 +128,8 @@ def _m_sweep(T: int, q: int, d: int, target: float, grid: list[int], p: dict, se
     rows = []
     for m in grid:
         row = cached_call("tf-random-pe", {"T": T, "q": q, "d": d, "m": m, "seed": seed, **p},
-                          lambda m=m: _train_random_pe(T, q, d, m, p, seed, ctx.device), ctx,
-                          f"seed {seed}: transformer q={q} T={T} m={m}")
+                          lambda ckpt, m=m: _train_random_pe(T, q, d, m, p, seed, ctx.device, ckpt), ctx,
+                          f"seed {seed}: transformer q={q} T={T} m={m}", checkpoint=True)
         rows.append(row)
         if row["rel_error"] <= target:
             return rows, _log_crossing([r["m"] for r in rows], [r["rel_error"] for r in rows], target)
@@ -165,12 +151,13 @@ def _log_crossing(ms, rel, target: float) -> float:
 
 
 def _loglog_slope(x, y) -> float:
+    """Slope of log y against log x over the points where both are finite and > 0 (nan below 2 points)."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
-    return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0]) if ok.sum() >= 2 else float("nan")
+    return linear_fit(x[ok], y[ok], log_x=True, log_y=True).slope
 
 
-def _tf_seed(cfg: dict, seed: int, ctx: Context) -> tuple[list, dict, dict]:
+def _tf_seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
     points, needed = [], []
     for q, T in cfg["pairs"]:
         rows, m_needed = _m_sweep(T, q, cfg["d"], cfg["target"], cfg["m_grid"], cfg["random_tf"], seed, ctx)
@@ -179,7 +166,7 @@ def _tf_seed(cfg: dict, seed: int, ctx: Context) -> tuple[list, dict, dict]:
     x = np.array([r["q_log_T"] for r in needed])
     y = np.array([r["m_needed"] for r in needed])
     ok = np.isfinite(y)
-    slope, intercept = np.polyfit(x[ok], y[ok], 1) if ok.sum() >= 2 else (float("nan"),) * 2
+    fit = linear_fit(x[ok], y[ok])
     largest = max(cfg["pairs"], key=lambda p: (p[1], p[0]))
     m_big = next(r["m_needed"] for r in needed if [r["q"], r["T"]] == largest)
     ratio = y[ok] / x[ok]
@@ -188,47 +175,33 @@ def _tf_seed(cfg: dict, seed: int, ctx: Context) -> tuple[list, dict, dict]:
         sel = [(r["T"], r["m_needed"]) for r in needed if r["q"] == q]
         growth[str(q)] = _loglog_slope([t for t, _ in sel], [m for _, m in sel])
     claims = {
-        "all_pairs_reach_target": claim(float(ok.mean()), 1.0, ">=",
-                                        f"fraction of (q, T) whose m sweep reaches relative error {cfg['target']}"),
-        "m_needed_linear_in_qlogT.R2": claim(r_squared(x[ok], y[ok]), 0.8, ">=",
-                                             "R^2 of m_needed = a q ln T + b over the (q, T) grid"),
-        "m_needed_below_T_at_largest": claim(m_big / largest[1], 1.0, "<",
-                                             f"m_needed / T at (q, T) = {tuple(largest)}: "
-                                             "random PE needs fewer dimensions than one-hot (m = T)"),
-        "m_needed_over_qlogT_spread": claim(
+        "all_pairs_reach_target": Measured(float(ok.mean()), 1.0, ">=",
+                                           f"fraction of (q, T) whose m sweep reaches relative error {cfg['target']}"),
+        "m_needed_linear_in_qlogT.R2": Measured(fit.r2, 0.8, ">=",
+                                                "R^2 of m_needed = a q ln T + b over the (q, T) grid"),
+        "m_needed_below_T_at_largest": Measured(m_big / largest[1], 1.0, "<",
+                                                f"m_needed / T at (q, T) = {tuple(largest)}: "
+                                                "random PE needs fewer dimensions than one-hot (m = T)"),
+        "m_needed_over_qlogT_spread": Measured(
             float(ratio.max() / ratio.min()) if ok.any() else float("nan"), 2.0, "<=",
             "max / min over the grid of m_needed / (q ln T): <= 2 reads as m = Theta(q log T) on this grid"),
     }
-    final = {"m_needed": needed, "fit": {"slope": slope, "intercept": intercept},
+    final = {"m_needed": needed, "fit": {"slope": fit.slope, "intercept": fit.intercept},
              "exponent_in_qlogT": _loglog_slope(x, y),
              "m_needed_over_qlogT": [float(v) for v in ratio], "loglog_slope_in_T_by_q": growth,
              "not_converged": sum(r["stopped"] != "plateau" for r in points)}
-    return points, final, claims
-
-
-def _over_seeds(cfg: dict, ctx: Context, one_seed, data_key: str) -> dict:
-    """Run the sweep ``one_seed(cfg, seed, ctx) -> (data, final, claims)`` for every seed and collect it."""
-    final, data, per_seed = {}, {}, {}
-    for seed in cfg["seeds"]:
-        ctx.seed = seed
-        points, f, c = one_seed(cfg, seed, ctx)
-        data.setdefault(data_key, {})[str(seed)] = points
-        for k, v in f.items():
-            final.setdefault(k, {})[str(seed)] = v
-        per_seed[seed] = c
-    ctx.seed = None
-    return {"runs": {}, "final": final, "data": data, "claims": over_seeds(per_seed)}
+    return SeedResult(final=final, data={"points": points}, claims=claims)
 
 
 def run_tf(cfg: dict, ctx: Context) -> dict:
-    return _over_seeds(cfg, ctx, _tf_seed, "points")
+    return for_each_seed(cfg, ctx, lambda seed: _tf_seed(cfg, seed, ctx))
 
 
-def _fcn_point(T: int, d: int, q: int, width: int, fc: dict, max_steps: int, seed: int, device) -> dict:
+def _fcn_point(T: int, d: int, q: int, width: int, fc: dict, max_steps: int, seed: int, device, ckpt) -> dict:
     task = STSTask(d=d, T=T, q=q)
     net = FCN(T, d, width, depth=fc["depth"], generator=make_generator(seed + 1 + 7919 * width))
-    run = train_to_convergence(net, task, lr=fc["lr"], batch_size=fc["batch_size"], max_steps=max_steps,
-                               rule=fc["rule"], seed=seed, device=device)
+    run, _ = train_to_convergence(net, task, lr=fc["lr"], batch_size=fc["batch_size"], max_steps=max_steps,
+                                  rule=fc["rule"], seed=seed, device=device, checkpoint=ckpt)
     err, se = monte_carlo_error(net, task, n=fc["eval_samples"], seed=12345, device=device)
     bound = fcn_lower_bound(T, d, q, width)
     base = zero_predictor_loss(d, q)
@@ -237,17 +210,17 @@ def _fcn_point(T: int, d: int, q: int, width: int, fc: dict, max_steps: int, see
             "params": sum(p.numel() for p in net.parameters()), **run}
 
 
-def _onehot_point(T: int, d: int, q: int, p: dict, seed: int, device) -> dict:
+def _onehot_point(T: int, d: int, q: int, p: dict, seed: int, device, ckpt) -> dict:
     task = STSTask(d=d, T=T, q=q, pe=make_pe("onehot", max_len=T))
     model = TheoryTransformer(d, T)
-    run = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
-                               rule=p["rule"], seed=seed, device=device)
+    run, _ = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
+                                  rule=p["rule"], seed=seed, device=device, checkpoint=ckpt)
     err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=12345, device=device)
     return {"T": T, "d": d, "q": q, "pe": "onehot", "m": T, "width": d + T, "error": err, "error_se": se,
             "rel_error": err / zero_predictor_loss(d, q), **run}
 
 
-def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> tuple[dict, dict, dict]:
+def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
     d, q, target = cfg["d"], cfg["q"], cfg["target"]
     fc = cfg["fcn"]
     sweeps, summary, claims = {}, [], {}
@@ -257,14 +230,14 @@ def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> tuple[dict, dict, dict]:
         for w in cfg["widths"][str(T)]:
             rows.append(cached_call("fcn", {"T": T, "d": d, "q": q, "width": w, "seed": seed,
                                             **{k: v for k, v in fc.items() if k != "max_steps"}, "max_steps": steps},
-                                    lambda w=w: _fcn_point(T, d, q, w, fc, steps, seed, ctx.device),
-                                    ctx, f"seed {seed}: FCN T={T} width={w}"))
+                                    lambda ckpt, w=w: _fcn_point(T, d, q, w, fc, steps, seed, ctx.device, ckpt),
+                                    ctx, f"seed {seed}: FCN T={T} width={w}", checkpoint=True))
         onehot = cached_call("tf-onehot", {"T": T, "d": d, "q": q, "seed": seed, **cfg["onehot_tf"]},
-                             lambda: _onehot_point(T, d, q, cfg["onehot_tf"], seed, ctx.device), ctx,
-                             f"seed {seed}: one-hot transformer T={T}")
+                             lambda ckpt: _onehot_point(T, d, q, cfg["onehot_tf"], seed, ctx.device, ckpt), ctx,
+                             f"seed {seed}: one-hot transformer T={T}", checkpoint=True)
         tf_rows, m_needed = _m_sweep(T, q, d, target, cfg["m_grid"], cfg["random_tf"], seed, ctx)
         w_fcn = width_for_error(rows, target)
-        w_bound = T * d * max(1.0 - target * (T - 1) / (T - q), 0.0)
+        w_bound = bound_width_for_error(T, d, q, target)
         margin = min((r["error"] + 3 * r["error_se"] - fcn_lower_bound(T, d, q, r["width"])) / zero_predictor_loss(d, q)
                      for r in rows)
         sweeps[str(T)] = {"fcn": rows, "onehot_transformer": onehot, "random_pe_transformer": tf_rows}
@@ -273,24 +246,24 @@ def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> tuple[dict, dict, dict]:
                         "tf_onehot_width": onehot["width"], "tf_onehot_rel_error": onehot["rel_error"],
                         "fcn_width_over_Td": w_fcn / (T * d),
                         "fcn_not_converged": sum(r["stopped"] != "plateau" for r in rows)})
-        claims[f"T{T}.fcn_not_below_bound"] = claim(
+        claims[f"T{T}.fcn_not_below_bound"] = Measured(
             margin, 0.0, ">=", "min over widths of (FCN error + 3 s.e. - lower bound) / (d/q): trained FCNs "
             "respect the bound")
-        claims[f"T{T}.tf_random_width_over_fcn_width"] = claim(
+        claims[f"T{T}.tf_random_width_over_fcn_width"] = Measured(
             (d + m_needed) / w_fcn, 1.0, "<", f"(d + m_needed) / FCN width, both at relative error {target}")
-        claims[f"T{T}.tf_onehot_width_over_fcn_width"] = claim(
+        claims[f"T{T}.tf_onehot_width_over_fcn_width"] = Measured(
             onehot["width"] / w_fcn if onehot["rel_error"] <= target else float("nan"), 1.0, "<",
             "one-hot transformer width d+T / FCN width at the target (nan if the transformer misses the target)")
     Td = [s["Td"] for s in summary]
     wf = [s["fcn_width_at_target"] for s in summary]
     slope = _loglog_slope(Td, wf)
-    claims["fcn_width_grows_like_Td.loglog_slope"] = claim(
+    claims["fcn_width_grows_like_Td.loglog_slope"] = Measured(
         slope, 0.8, ">=", f"slope of log(FCN width at relative error {target}) against log(Td) (1 = linear in Td)")
     ratio = [s["fcn_width_at_target"] / s["tf_random_width_at_target"] for s in summary]
-    claims["separation_grows_with_T"] = claim(
+    claims["separation_grows_with_T"] = Measured(
         ratio[-1] / ratio[0], 1.0, ">", "(FCN width / random-PE transformer width) at the largest T over the smallest T")
-    return sweeps, {"summary": summary, "loglog_slope": slope}, claims
+    return SeedResult(final={"summary": summary, "loglog_slope": slope}, data={"sweeps": sweeps}, claims=claims)
 
 
 def run_fcn(cfg: dict, ctx: Context) -> dict:
-    return _over_seeds(cfg, ctx, _fcn_seed, "sweeps")
+    return for_each_seed(cfg, ctx, lambda seed: _fcn_seed(cfg, seed, ctx))

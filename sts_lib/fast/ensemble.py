@@ -32,10 +32,10 @@ import torch
 
 from .._validate import check_choice, check_int
 from ..device import get_device, make_generator
-from ..loop import fit
+from ..loop import Callback, fit
 from ..metrics import weight_metrics
 from ..models import FCN, OneLayerTransformer
-from ..task import Batch, STSTask
+from ..task import Batch, STSTask, sts_loss
 from ..train import History, TrainConfig, describe_model, eval_batches
 from .prefetch import BatchStream, draw_ahead
 from .stack import CHUNK_BYTES, FCNGroups, StackedOptimizer, TransformerStack, chunk_slices, lr_vector, \
@@ -59,7 +59,7 @@ def _check(models, tasks, configs, data) -> str:
     """Validate an ensemble; returns its kind, 'transformer' or 'fcn'."""
     if all(isinstance(m, FCN) for m in models):
         kind = "fcn"
-        if len({(m.T, m.d, m.depth, type(m.net[1]).__name__) for m in models}) != 1:
+        if len({(m.T, m.d, m.depth, m.activation) for m in models}) != 1:
             raise ValueError("FCNs trained together must share T, d, depth and activation (widths may differ)")
     elif all(isinstance(m, OneLayerTransformer) and not m.attend_query for m in models):
         kind = "transformer"
@@ -132,9 +132,12 @@ class _Stacked:
                 losses.append(loss)
             return torch.cat(losses)
         x, target = self._fcn_data(batches)
-        loss = (self.stack(x) - target).pow(2).sum(-1).mean(-1)
+        loss = sts_loss(self.stack(x), target)
         self.stack.step(loss)
         return loss.detach()
+
+    def scale_lr(self, factor: float) -> None:
+        (self.opt if self.kind == "transformer" else self.stack).scale_lr(factor)
 
     def measure(self, evals: dict[str, list[Batch]]) -> tuple[list[dict], list[dict]]:
         losses, extras = [dict() for _ in range(self.K)], [dict() for _ in range(self.K)]
@@ -145,7 +148,7 @@ class _Stacked:
                     loss, mass = torch.cat([o[0] for o in out]).tolist(), torch.cat([o[1] for o in out]).tolist()
                 else:
                     x, target = self._fcn_data(batches)
-                    loss, mass = (self.stack(x) - target).pow(2).sum(-1).mean(-1).tolist(), None
+                    loss, mass = sts_loss(self.stack(x), target).tolist(), None
                 for k in range(self.K):
                     losses[k][name] = loss[k]
                     if name == "loss" and mass is not None:
@@ -167,7 +170,7 @@ class _Stacked:
 def train_ensemble(models: Sequence[torch.nn.Module], task: STSTask | Sequence[STSTask],
                    configs: TrainConfig | Sequence[TrainConfig], *, data: str = "independent", device=None,
                    progress: bool = True, prefetch: bool | str = "auto",
-                   chunk_bytes: int = CHUNK_BYTES) -> list[History]:
+                   chunk_bytes: int = CHUNK_BYTES, callbacks: Sequence[Callback] = ()) -> list[History]:
     """Train K models together; returns K histories, as K calls of :func:`~sts_lib.train.train` would.
 
     Parameters
@@ -184,6 +187,8 @@ def train_ensemble(models: Sequence[torch.nn.Module], task: STSTask | Sequence[S
     prefetch : draw the next step's batches in a background thread on a CPU, as in
         :func:`~sts_lib.train.train` (the numbers are the same either way).
     chunk_bytes : on a CPU, the working set of one group of transformers stepped together.
+    callbacks : :class:`~sts_lib.loop.Callback` objects, as in ``train``; they see one row per model
+        at each log, and a stop or a learning-rate scaling applies to all K models.
 
     >>> from sts_lib import STSTask, TheoryTransformer
     >>> task = STSTask(d=3, T=8, q=2)
@@ -212,6 +217,8 @@ def train_ensemble(models: Sequence[torch.nn.Module], task: STSTask | Sequence[S
     same_task = len({id(t) for t in tasks}) == 1
     eval_sets = [eval_batches(t, cfg, device) for t in (tasks[:1] if same_task else tasks)]
     evals = {name: [e[name] for e in eval_sets] for name in eval_sets[0]}
+    for cb in callbacks:
+        evals = {name: [cb.on_batch(b) for b in bs] for name, bs in evals.items()}
     hists = [History(config={"task": t.spec(), "train": c.to_dict(), "model": describe_model(m),
                              "ensemble": {"K": K, "data": data, "index": k}}, device=str(device))
              for k, (m, t, c) in enumerate(zip(models, tasks, configs))]
@@ -219,7 +226,7 @@ def train_ensemble(models: Sequence[torch.nn.Module], task: STSTask | Sequence[S
     learner = _Stacked(kind, models, configs, device, chunks)
     stream = BatchStream(tasks[:1] if data == "shared" else tasks, cfg.batch_size, gens, device,
                          ahead=draw_ahead(device, prefetch))
-    return fit(learner, stream, evals, cfg, hists, t0=t0, progress=progress)
+    return fit(learner, stream, evals, cfg, hists, t0=t0, progress=progress, callbacks=callbacks)
 
 
 __all__ = ["PER_MODEL", "train_ensemble"]

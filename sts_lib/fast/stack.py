@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import torch
 
-from ..task import Batch
+from ..models import FCN
+from ..task import Batch, sts_loss
 from .kernel import onehot_forward, onehot_loss_and_grad
 
 #: Working-set budget of one group of models on a CPU (see chunk_slices).
@@ -32,6 +33,11 @@ class StackedOptimizer:
         self.params, self.lrs, self.optimizer, self.momenta = params, lrs, optimizer, momenta
         self.state = [dict() for _ in params]
         self.t = 0
+
+    def scale_lr(self, factor: float) -> None:
+        """Multiply every model's learning rates by ``factor`` (in place, from the next step on)."""
+        for lr in self.lrs:
+            lr.mul_(factor)
 
     def tick(self) -> None:
         """Start a new step (Adam's bias corrections count steps, not chunks)."""
@@ -153,7 +159,7 @@ def transformer_chunk(stack: TransformerStack, batches: list[Batch], sl: slice, 
     if grad:
         return onehot_loss_and_grad(W, V, X, slots, q_slots, x_query, scale, target)
     pred, a, _ = onehot_forward(W, V, X, slots, q_slots, x_query, scale)
-    return (pred - target).pow(2).sum(-1).mean(-1), (a * mask).sum(-1).mean(-1)
+    return sts_loss(pred, target), (a * mask).sum(-1).mean(-1)
 
 
 class FCNStack:
@@ -161,8 +167,8 @@ class FCNStack:
 
     def __init__(self, models, device):
         self.K = len(models)
-        self.act = type(models[0].net[1])()
-        linears = [[l for l in m.net if isinstance(l, torch.nn.Linear)] for m in models]
+        self.act = FCN.ACTIVATIONS[models[0].activation]()
+        linears = [m.linears for m in models]
         self.shapes = [[tuple(l.weight.shape) for l in ls] for ls in linears]
         self.weights, self.biases = [], []
         for i in range(len(linears[0])):
@@ -195,8 +201,7 @@ class FCNStack:
     def write_back(self, models) -> None:
         with torch.no_grad():
             for k, m in enumerate(models):
-                ls = [l for l in m.net if isinstance(l, torch.nn.Linear)]
-                for l, W, b in zip(ls, self.weights, self.biases):
+                for l, W, b in zip(m.linears, self.weights, self.biases):
                     o, n = l.weight.shape
                     l.weight.copy_(W[k, :o, :n])
                     l.bias.copy_(b[k, :o])
@@ -212,7 +217,7 @@ class FCNGroups:
     """
 
     def __init__(self, models, configs, optimizer: str, device):
-        width = [max(l.out_features for l in m.net if isinstance(l, torch.nn.Linear)) for m in models]
+        width = [max(l.out_features for l in m.linears) for m in models]
         self.groups: list[list[int]] = []
         for k in sorted(range(len(models)), key=lambda k: width[k]):
             if self.groups and width[k] <= 1.25 * width[self.groups[-1][0]]:
@@ -249,6 +254,11 @@ class FCNGroups:
             opt.tick()
             opt.step(list(grads[i:i + len(ps)]))
             i += len(ps)
+
+    def scale_lr(self, factor: float) -> None:
+        """Multiply every model's learning rate by ``factor``."""
+        for opt in self.opts:
+            opt.scale_lr(factor)
 
     def write_back(self, models) -> None:
         for g, st in zip(self.groups, self.stacks):

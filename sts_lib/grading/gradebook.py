@@ -15,13 +15,12 @@ import csv
 import hashlib
 import io
 import json
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..exercises import REGISTRY, Result
+from ..files import atomic_write   # the library's one atomic writer
 
 __all__ = ["PartStore", "StudentGrade", "atomic_write", "gradescope_results", "write_csv", "write_json"]
 
@@ -54,22 +53,6 @@ class StudentGrade:
         d = dict(d)
         d["results"] = {i: Result(**r) for i, r in d.get("results", {}).items()}
         return cls(**d)
-
-
-def atomic_write(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class PartStore:

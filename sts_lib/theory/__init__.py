@@ -1,20 +1,31 @@
-"""Closed forms, each derived once: the attention family's losses and dynamics, the FCN bound, length generalisation.
+"""Closed forms, each derived once: the attention family's losses and dynamics, random PEs, the FCN bound, length.
 
-Every formula here is *derived in this course* (paper_spec §4-5, tag [R]); the paper's own
+Every formula here is *derived in this course* (paper_spec §3.3, §4-5, tag [R]); the paper's own
 constants and normalisation may differ. Losses are E||f - STS_q||^2 summed over the d
-coordinates, without a factor 1/2 (see :func:`sts_lib.task.sts_loss`).
+coordinates, without a factor 1/2 (see :func:`sts_lib.task.sts_loss`). Each function has a
+doctest and a Monte-Carlo check in ``tests/test_theory.py``; chapters, experiments and exercise
+checkers call these and keep no copies.
 
-* :mod:`~sts_lib.theory.ray`: plateaus, the loss on the ground-truth ray, the reduced
-  (alpha, gamma) model and its gradient-descent recursion (chapters 1, 3, 4);
-* :mod:`~sts_lib.theory.fcn`: the fully-connected net's lower bound (chapter 2);
+* :mod:`~sts_lib.theory.ray`: plateaus, the attention and the loss on the ground-truth ray, the
+  reduced (alpha, gamma) model and its gradient-descent recursion (chapters 1, 3, 4, 5);
+* :mod:`~sts_lib.theory.positional`: coherence and margin scales of random PEs, and their loss
+  floor on the ray (chapter 4, the pe-samplers experiment);
+* :mod:`~sts_lib.theory.fcn`: the fully-connected net's lower bound, its inverse and the error of
+  a random first layer (chapter 2);
 * :mod:`~sts_lib.theory.length`: the fixed one-hot model at other lengths (chapter 5).
 """
 
-from .fcn import fcn_bayes_error, fcn_lower_bound
+from .fcn import bound_width_for_error, fcn_bayes_error, fcn_lower_bound, random_first_layer_error
 from .length import fixed_onehot_floor, fixed_onehot_loss, fixed_onehot_lower_bound
-from .ray import (c_for_loss, loss_on_ray, optimal_gamma, predicted_inverse_slope, profile_loss, reduced_dynamics,
-                  reduced_loss, uniform_plateau, zero_predictor_loss)
+from .positional import (coherence_reference, margin_width_heuristic, max_unselected_score, random_pe_limit_loss,
+                         random_pe_ray_floor, random_pe_ray_loss)
+from .ray import (attention_weights, c_for_loss, leaked_attention, loss_on_ray, mean_predictor_loss, optimal_gamma,
+                  predicted_inverse_slope, profile_loss, reduced_dynamics, reduced_loss, uniform_plateau,
+                  zero_init_value_gradient, zero_predictor_loss)
 
-__all__ = ["c_for_loss", "fcn_bayes_error", "fcn_lower_bound", "fixed_onehot_floor", "fixed_onehot_loss",
-           "fixed_onehot_lower_bound", "loss_on_ray", "optimal_gamma", "predicted_inverse_slope", "profile_loss",
-           "reduced_dynamics", "reduced_loss", "uniform_plateau", "zero_predictor_loss"]
+__all__ = ["attention_weights", "bound_width_for_error", "c_for_loss", "coherence_reference", "fcn_bayes_error",
+           "fcn_lower_bound", "fixed_onehot_floor", "fixed_onehot_loss", "fixed_onehot_lower_bound",
+           "leaked_attention", "loss_on_ray", "margin_width_heuristic", "max_unselected_score",
+           "mean_predictor_loss", "optimal_gamma", "predicted_inverse_slope", "profile_loss",
+           "random_first_layer_error", "random_pe_limit_loss", "random_pe_ray_floor", "random_pe_ray_loss",
+           "reduced_dynamics", "reduced_loss", "uniform_plateau", "zero_init_value_gradient", "zero_predictor_loss"]

@@ -1,9 +1,12 @@
 """The fully-connected net's lower bound: no FCN whose first layer has width m1 < Td can solve STS_q.
 
 :func:`fcn_lower_bound` is the bound on the population error of *any* FCN (any depth,
-any activation) as a function of the first-layer width, and :func:`fcn_bayes_error` the
-exact Bayes error of a given first layer W_X (the best any later layers can do with what
-it passes on). Both are derived in this course (paper_spec §5.6, tag [R]).
+any activation) as a function of the first-layer width, :func:`bound_width_for_error` its
+inverse (the width below which the bound forbids a relative error), :func:`fcn_bayes_error`
+the exact Bayes error of a given first layer W_X (the best any later layers can do with what
+it passes on) and :func:`random_first_layer_error` that error's mean over Gaussian first
+layers. All are derived in this course (paper_spec §5.6, tag [R]); the paper's abstract [V]
+only says that the bound is average-case, and secondary sources [S] that it reads Omega(Td).
 """
 
 from __future__ import annotations
@@ -13,11 +16,21 @@ import torch
 
 from ..device import to_cpu
 
-from .._validate import check_int, check_T_q
+from .._validate import check_float, check_int, check_T_q
+
+
+def _widths(width):
+    """``width`` as a validated int, or as an integer array (the two forms the width functions accept)."""
+    if isinstance(width, (int, np.integer)) and not isinstance(width, bool):
+        return check_int("width", width, low=0)
+    w = np.asarray(width)
+    if w.dtype.kind not in "iu" or (w < 0).any():
+        raise TypeError("width must be a non-negative integer or an array of them")
+    return w
 
 
 def fcn_lower_bound(T: int, d: int, q: int, width) -> float:
-    """Average-case lower bound on the squared error of any FCN with first-layer width ``width``:
+    """Average-case lower bound on the squared error of any FCN with first-layer width ``width`` [R]:
 
         E||f - STS_q||^2 >= (T - q) (T d - width)_+ / (q T (T - 1))
 
@@ -31,19 +44,16 @@ def fcn_lower_bound(T: int, d: int, q: int, width) -> float:
     """
     T, q = check_T_q(T, q)
     d = check_int("d", d, low=1)
-    if isinstance(width, (int, np.integer)) and not isinstance(width, bool):
-        width = check_int("width", width, low=0)
-        return 0.0 if T == 1 else (T - q) * max(T * d - width, 0) / (q * T * (T - 1))
-    w = np.asarray(width)
-    if w.dtype.kind not in "iu" or (w < 0).any():
-        raise TypeError("width must be a non-negative integer or an array of them")
+    w = _widths(width)
+    if isinstance(w, int):
+        return 0.0 if T == 1 else (T - q) * max(T * d - w, 0) / (q * T * (T - 1))
     if T == 1:
         return np.zeros(w.shape)
     return (T - q) * np.clip(T * d - w, 0, None) / (q * T * (T - 1))
 
 
 def fcn_bayes_error(W_X: torch.Tensor, T: int, d: int, q: int) -> float:
-    """Exact error of the best predictor that sees X only through ``h = W_X vec X`` (and sees y).
+    """Exact error of the best predictor that sees X only through ``h = W_X vec X`` (and sees y) [R].
 
     ``W_X``: ``(width, T*d)``, the token block of a first layer, with vec X stacking
     the tokens x_1, ..., x_T. The Bayes predictor is (1/q) S_y P vec X, where P
@@ -70,3 +80,44 @@ def fcn_bayes_error(W_X: torch.Tensor, T: int, d: int, q: int) -> float:
     trM, sumM = M.trace().item(), M.sum().item()
     pair = q * (q - 1) / (T * (T - 1)) if T > 1 else 0.0
     return (q / T * trM + pair * (sumM - trM)) / q ** 2
+
+
+def random_first_layer_error(T: int, d: int, q: int, width) -> float:
+    """Expected Bayes error of a Gaussian random first layer: ``(T d - min(width, T d)) / (q T)`` [R].
+
+    A Gaussian ``W_X`` has a uniformly random row space of dimension ``min(width, Td)``, so
+    ``E[P_perp] = (1 - width/(Td)) I`` and only the diagonal of the trace argument survives
+    (the mean of :func:`fcn_bayes_error` over such layers; derived here, paper_spec §5.6).
+    It exceeds :func:`fcn_lower_bound` by the factor ``(T-1)/(T-q)``.
+    ``width`` may be an int or an integer array.
+
+    >>> random_first_layer_error(10, 4, 3, 10)
+    1.0
+    >>> round(random_first_layer_error(10, 4, 3, 10) / fcn_lower_bound(10, 4, 3, 10), 4) == round(9 / 7, 4)
+    True
+    """
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    w = _widths(width)
+    if isinstance(w, int):
+        return max(T * d - w, 0) / (q * T)
+    return np.clip(T * d - w, 0, None) / (q * T)
+
+
+def bound_width_for_error(T: int, d: int, q: int, rel_target: float) -> float:
+    """The width below which :func:`fcn_lower_bound` forbids relative error ``rel_target`` [R]:
+    ``T d (1 - rel_target (T-1)/(T-q))`` (0 if the bound never forbids it).
+
+    The relative error is the error over the zero predictor's d/q, so this solves
+    ``fcn_lower_bound(width) = rel_target d / q`` for the width (a real number; round up for
+    neurons). Derived here from the [R] bound (paper_spec §5.6).
+
+    >>> round(bound_width_for_error(10, 4, 3, 0.25), 3)
+    27.143
+    """
+    T, q = check_T_q(T, q)
+    d = check_int("d", d, low=1)
+    rel_target = check_float("rel_target", rel_target, low=0.0)
+    if T == q:
+        return 0.0
+    return max(T * d * (1.0 - rel_target * (T - 1) / (T - q)), 0.0)

@@ -6,13 +6,16 @@ over the d coordinates, without a factor 1/2 (see :func:`sts_lib.task.sts_loss`)
 one-hot PE on the training slots, the selected tokens score alpha more than the others, so
 a_s = e^alpha / D and a_u = 1 / D with D = q e^alpha + T - q: :func:`reduced_loss` is the
 population loss of that family (the one formula; :func:`loss_on_ray` is its gamma = 1 slice),
-:func:`optimal_gamma` and :func:`profile_loss` minimise it over gamma, and
-:func:`reduced_dynamics` runs population gradient descent on the two scalars.
+:func:`attention_weights` and :func:`leaked_attention` are its attention, :func:`mean_predictor_loss`
+its alpha = 0 slice (gamma times the mean of all tokens), :func:`optimal_gamma` and
+:func:`profile_loss` minimise it over gamma, and :func:`reduced_dynamics` runs population
+gradient descent on the two scalars from the gradient :func:`zero_init_value_gradient` starts it with.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 import torch
@@ -53,24 +56,63 @@ def uniform_plateau(d: int, T: int, q: int) -> float:
     return d * (T - q) / (q * T)
 
 
+def mean_predictor_loss(gamma, d: int, T: int, q: int):
+    """Loss of gamma times the mean of all tokens: d/q - (2 gamma - gamma^2) d/T [R].
+
+    Chapter 1's lemma, part 2 (derived in this course): E<x_bar, STS_q> = d/T and
+    E||x_bar||^2 = d/T. Uniform attention with V_X = gamma I outputs exactly this, so it is
+    :func:`reduced_loss` at alpha = 0; gamma = 1 is best and gives :func:`uniform_plateau`.
+    ``gamma`` may be a number or a numpy array.
+
+    >>> round(mean_predictor_loss(0.5, 5, 20, 3), 4)
+    1.4792
+    >>> bool(np.isclose(mean_predictor_loss(1.0, 5, 20, 3), uniform_plateau(5, 20, 3)))
+    True
+    """
+    d, T, q = _dTq(d, T, q)
+    # Python floats stay Python floats, so the value is the chapter's formula to the last bit.
+    gamma = check_float("gamma", gamma) if isinstance(gamma, numbers.Real) else _numbers("gamma", gamma)
+    return d / q - (2 * gamma - gamma ** 2) * d / T
+
+
+def zero_init_value_gradient(T: int) -> float:
+    """The diagonal of dL/dV_X at W = V = 0: -2/T, whatever d and q [R].
+
+    At zero the output is 0 and the attention uniform, so dL/dV_X = -2 E[STS_q x_bar^T] = -(2/T) I_d
+    (paper_spec §4.4 writes it as proportional to -(1/T) I_d; the 2 is that of this course's loss,
+    which has no factor 1/2).
+    dL/dW is exactly 0 there, because df/dW carries a factor V: the value matrix moves first.
+
+    >>> zero_init_value_gradient(20)
+    -0.1
+    """
+    return -2.0 / check_int("T", T, low=1)
+
+
 def loss_on_ray(c, d: int, T: int, q: int):
     """L(c) = d T (T - q) / (q (q e^c + T - q)^2): loss at W = c W*, V = V* (one-hot PE, keys Z).
 
     ``c`` may be a float, a numpy array or a tensor. ``L(0)`` is the uniform plateau and
-    ``L(c) -> 0`` only as ``c -> infinity``: the infimum is not attained.
+    ``L(c) -> 0`` only as ``c -> infinity``: the infimum is not attained (in floats, L is 0.0
+    once (q e^c)^2 overflows, from c of about 355 on).
 
     >>> round(loss_on_ray(1.3, 4, 10, 3), 4)
     0.2878
     >>> loss_on_ray(0.0, 5, 20, 3) == uniform_plateau(5, 20, 3)
     True
+    >>> loss_on_ray(400.0, 5, 20, 3)
+    0.0
     """
     d, T, q = _dTq(d, T, q)
     if isinstance(c, torch.Tensor):
-        e = torch.exp(c)
-    else:
+        return d * T * (T - q) / (q * (q * torch.exp(c) + T - q) ** 2)
+    with np.errstate(over="ignore"):          # a huge c overflows to inf, i.e. a loss of 0
         e = np.exp(c)
-        e = float(e) if np.ndim(e) == 0 else e
-    return d * T * (T - q) / (q * (q * e + T - q) ** 2)
+        if np.ndim(e):
+            return d * T * (T - q) / (q * (q * e + T - q) ** 2)
+        # A numpy scalar, not a Python float, which would raise OverflowError; numpy squares a
+        # scalar through pow, as Python does, so the bits are those of the float formula.
+        return float(d * T * (T - q) / (q * (q * np.float64(e) + T - q) ** 2))
 
 
 def c_for_loss(target: float, d: int, T: int, q: int) -> float:
@@ -106,19 +148,54 @@ def reduced_loss(alpha, gamma, d: int, T: int, q: int):
     """
     d = check_int("d", d, low=1)
     T, q = check_T_q(T, q)
-    a_s, a_u = _attention(_numbers("alpha", alpha), T, q)
+    a_s, a_u = attention_weights(alpha, T, q)
     gamma = _numbers("gamma", gamma)
     out = d * (q * (gamma * a_s - 1.0 / q) ** 2 + (T - q) * (gamma * a_u) ** 2)
     return out if out.ndim else float(out)
 
 
-def _attention(alpha, T, q):
+def attention_weights(alpha, T: int, q: int):
+    """Attention ``(a_s, a_u)`` on each selected and each unselected token when the selected score alpha more [R].
+
+    a_s = e^alpha / D and a_u = 1 / D with D = q e^alpha + T - q: the softmax of the one-hot
+    family W_EE = alpha I + beta 11^T (beta shifts every score alike), and of the ray W = alpha W*
+    (paper_spec §4.2). ``alpha`` may be a number (floats back) or a numpy array (arrays back).
+
+    >>> a_s, a_u = attention_weights(0.0, 20, 3)
+    >>> a_s == a_u == 1 / 20
+    True
+    >>> [round(a, 4) for a in attention_weights(2.0, 20, 3)]
+    [0.1887, 0.0255]
+    """
+    T, q = check_T_q(T, q)
+    alpha = _numbers("alpha", alpha)
     # Divide through by e^alpha when alpha > 0 so large alphas do not overflow.
     big = alpha > 0
     e = np.exp(np.where(big, -alpha, alpha))
     a_s = np.where(big, 1.0 / (q + (T - q) * e), e / (q * e + T - q))
     a_u = np.where(big, e / (q + (T - q) * e), 1.0 / (q * e + T - q))
-    return a_s, a_u
+    return (a_s, a_u) if a_s.ndim else (float(a_s), float(a_u))
+
+
+def leaked_attention(alpha, T: int, q: int):
+    """Attention mass on the T - q unselected tokens: (T - q) / (q e^alpha + T - q) = 1 - q a_s [R].
+
+    Chapter 5 reads it at a test length T' > T: only the number of competitors grows, each
+    still getting e^-alpha of a selected token's weight. Equal to (T - q) times the a_u of
+    :func:`attention_weights` up to rounding; computed in the chapter's form, which has no
+    cancellation and, once e^alpha overflows, returns the limit 0. ``alpha`` may be a number or
+    a numpy array.
+
+    >>> round(leaked_attention(2.0, 20, 3), 4), round(leaked_attention(2.0, 40, 3), 4)
+    (0.434, 0.6253)
+    >>> leaked_attention(800.0, 50, 3)
+    0.0
+    """
+    T, q = check_T_q(T, q)
+    alpha = _numbers("alpha", alpha)
+    with np.errstate(over="ignore"):
+        out = (T - q) / (q * np.exp(alpha) + T - q)
+    return out if out.ndim else float(out)
 
 
 def optimal_gamma(alpha, T: int, q: int):

@@ -1,0 +1,296 @@
+"""The paper's figures, one function per experiment: a result document in, a matplotlib Figure out.
+
+Each function takes the schema-2 document that ``python -m sts_lib.experiments run NAME`` writes
+(``results/NAME.json``, read with :func:`sts_lib.results.load_result`) and returns a bare Figure
+(not pyplot's): nothing is trained, shown or saved here, so the experiment runner (its PNG), the
+chapters and a page without a kernel draw the same picture from the same numbers. Documents are
+read only through :mod:`sts_lib.results`' public readers. A run's positional encoding is the kind
+its History recorded (``config["task"]["pe"]["name"]``), coloured and labelled from
+:data:`sts_lib.positional.PE_COLORS` and :data:`~sts_lib.positional.PE_LABELS`; run names are never
+parsed. Every seed is a thin line; the OOD figures add the mean over seeds (:func:`sts_lib.plots.plot_ood`).
+:data:`FIGURES` maps each experiment to its function and :func:`figure` picks it from a document.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+from .plots import plot_convergence, plot_heatmap_grid, plot_ood
+from .positional import PE_COLORS, PE_LABELS
+from .results import histories, history, per_seed
+from .train import History
+
+#: The paper's Figure 4 caption: "all of the fixed PE end up with validation loss at least 0.15" [V].
+FIXED_PE_FLOOR = 0.15
+_OPTIMIZERS = {"gd": "SGD", "sgd": "SGD", "adam": "Adam"}   # "gd" steps on fresh minibatches are SGD
+_WHEN = {"init": "at initialisation", "final": "after training"}
+_MODELS = {"TheoryTransformer": "theory model", "PracticalTransformer": "practical model (Figure 1)"}
+
+
+# -- what a run is, read from its recorded config ------------------------------------------------
+
+def pe_kind(hist: History) -> str:
+    """The PE kind a History recorded, e.g. ``'onehot'`` (a key of :data:`~sts_lib.positional.PE_KINDS`)."""
+    try:
+        return hist.config["task"]["pe"]["name"]
+    except (KeyError, TypeError):
+        raise KeyError("this History records no PE kind (config['task']['pe']['name']); "
+                       "histories written by sts_lib.train record it") from None
+
+
+def pe_colors(runs: dict):
+    """``color(label, i)`` for :func:`~sts_lib.plots.plot_ood`: the colour of the PE kind each run recorded.
+
+    ``runs`` maps a label to a History or ``{seed: History}``; a run without a recorded kind gets ``C{i}``.
+    """
+    kinds = {}
+    for label, run in runs.items():
+        first = run if isinstance(run, History) else next(iter(run.values()))
+        kinds[label] = first.config.get("task", {}).get("pe", {}).get("name")
+    return lambda label, i: PE_COLORS.get(kinds.get(label), f"C{i % 10}")
+
+
+def runs_by_pe(doc: dict) -> dict[str, dict[int, History]]:
+    """``{label: {seed: History}}`` of every training run of ``doc``, labelled by its recorded PE kind."""
+    out = {}
+    for run in doc.get("runs", {}):
+        hists = histories(doc, run)
+        label = PE_LABELS[pe_kind(next(iter(hists.values())))]
+        out[label if label not in out else f"{label} ({run})"] = hists
+    return out
+
+
+def run_label(hist: History) -> str:
+    """``'T=20, SGD'``: the training length and optimiser a History recorded."""
+    opt = hist.config["train"]["optimizer"]
+    return f"T={hist.config['task']['T']}, {_OPTIMIZERS.get(opt, opt)}"
+
+
+# -- the figures ------------------------------------------------------------------------------------
+
+def convergence(doc: dict) -> Figure:
+    """Figure 1: loss, 1/loss, cos(W, W*) and cos(V, V*) of every run (practical model), a line per seed."""
+    runs = {}
+    for run in doc["runs"]:
+        hists = histories(doc, run)
+        runs[run_label(next(iter(hists.values())))] = hists
+    return plot_convergence(runs, title=f"Figure 1: the practical model, seeds {doc['seeds']}")
+
+
+def heatmaps(doc: dict, runs=None, when=("init", "final")) -> Figure:
+    """Figure 3: W above V (first seed) for each run in ``runs`` (default all) at each moment in ``when``."""
+    seed = doc["seeds"][0]
+    if runs is None:                     # every run, shortest training length first
+        runs = sorted(doc["runs"], key=lambda run: history(doc, run).config["task"]["T"])
+    runs = list(runs)
+    if not set(when) <= set(_WHEN):
+        raise ValueError(f"when must name moments among {sorted(_WHEN)}, got {when!r}")
+    pairs, ds, crops = {}, set(), set()
+    for run in runs:
+        r = per_seed(doc, "data", run)[seed]
+        ds.add(r["d"])
+        if r["shown"] < r["D"]:
+            crops.add(r["shown"])
+        label = run_label(history(doc, run, seed))
+        for w in when:
+            pairs[f"{_WHEN[w]}, {label}"] = (r["heatmaps"][w]["W"], r["heatmaps"][w]["V"])
+    if len(ds) != 1:
+        raise ValueError(f"the runs {runs} have different token dimensions d {sorted(ds)}; draw them separately")
+    crop = f", first {max(crops)} rows and columns" if crops else ""
+    return plot_heatmap_grid(pairs, ds.pop(), title=f"Figure 3: W and V, seed {seed}{crop}")
+
+
+def _ood(doc: dict, rows: list, title: str) -> Figure:
+    """A grid of OOD panels, one row per ``(metric keys, floor)``, a curve per PE (every seed, and their mean)."""
+    runs = runs_by_pe(doc)
+    ncols = max(len(keys) for keys, _ in rows)
+    fig = Figure(figsize=(3.75 * ncols, 2.8 * len(rows)), layout="constrained")
+    axes = fig.subplots(len(rows), ncols, sharex=True, squeeze=False)
+    for row, (keys, floor) in zip(axes, rows):
+        titles = [k.replace("loss_T", "T_test = ").replace("loss_q", "q_test = ") for k in keys]
+        plot_ood(runs, keys=keys, titles=titles, floor=floor, axes=list(row[:len(keys)]), color=pe_colors(runs))
+        for ax in row[len(keys):]:
+            ax.axis("off")
+    for ax in axes.ravel():                 # one legend, below the panels (plot_ood gives each row one)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    for ax in axes[:-1].ravel():
+        ax.set_xlabel("")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(runs), 3), fontsize=7)
+    fig.suptitle(title)
+    return fig
+
+
+def _pairs(keys: list) -> list:
+    return [keys[i:i + 2] for i in range(0, len(keys), 2)]
+
+
+def _trained(doc: dict) -> dict:
+    """The task the document's runs were trained on (the first run's recorded task)."""
+    return history(doc, next(iter(doc["runs"]))).config["task"]
+
+
+def length(doc: dict) -> Figure:
+    """Figure 2: held-out loss at each longer test length during training, a curve per PE, a line per seed."""
+    keys = [f"loss_T{T}" for T in doc["config"]["T_tests"]]
+    return _ood(doc, [(k, FIXED_PE_FLOOR) for k in _pairs(keys)],
+                f"Figure 2: held-out loss at longer lengths (trained at T={_trained(doc)['T']}), seeds {doc['seeds']}")
+
+
+def q_generalization(doc: dict) -> Figure:
+    """Figure 4 (bottom): held-out loss at each unseen q_test during training, a curve per PE, a line per seed."""
+    keys = [f"loss_q{q}" for q in doc["config"]["q_tests"]]
+    return _ood(doc, [(k, None) for k in _pairs(keys)],
+                f"Figure 4: held-out loss at other q (trained at q={_trained(doc)['q']}), seeds {doc['seeds']}")
+
+
+def adam(doc: dict) -> Figure:
+    """Figure 5: the shortest and longest T_test (top) and the smallest and largest q_test (bottom), Adam."""
+    Ts, qs = doc["config"]["T_tests"], doc["config"]["q_tests"]
+    task = _trained(doc)
+    rows = [([f"loss_T{Ts[0]}", f"loss_T{Ts[-1]}"], FIXED_PE_FLOOR), ([f"loss_q{qs[0]}", f"loss_q{qs[-1]}"], None)]
+    return _ood(doc, rows,
+                f"Figure 5: Adam, trained at T={task['T']}, q={task['q']}, seeds {doc['seeds']}")
+
+
+def fcn_width(doc: dict) -> Figure:
+    """The separation: relative error against first-layer width per T (FCN, bound, transformers); then width vs Td."""
+    cfg = doc["config"]
+    d, target = cfg["d"], cfg["target"]
+    sweeps = per_seed(doc, "data", "sweeps")                       # {seed: {"T": {"fcn": [...], ...}}}
+    Ts = list(next(iter(sweeps.values())))
+    nrows = (len(Ts) + 2) // 2
+    fig = Figure(figsize=(7.5, 2.9 * nrows), layout="constrained")
+    axes = fig.subplots(nrows, 2, squeeze=False).ravel()
+    fcn_c, tf_c, oh_c = "C5", PE_COLORS["stochastic_random"], PE_COLORS["onehot"]
+    for k, (ax, T) in enumerate(zip(axes, Ts)):
+        if k:
+            ax.sharey(axes[0])
+        for i, sw in enumerate(sweeps.values()):
+            pts, tf, oh = sw[T]["fcn"], sw[T]["random_pe_transformer"], sw[T]["onehot_transformer"]
+            first = (lambda text: text if i == 0 else None)
+            ax.plot([p["width"] for p in pts], [p["rel_error"] for p in pts], "o-", c=fcn_c, lw=1, ms=3,
+                    label=first("trained FCN"))
+            ax.plot([p["width"] for p in pts], [p["rel_bound"] for p in pts], c="k", lw=1, ls="--",
+                    label=first("lower bound (any FCN)"))
+            ax.plot([p["width"] for p in tf], [p["rel_error"] for p in tf], "s-", c=tf_c, lw=1, ms=3,
+                    label=first("transformer, random PE (width d+m)"))
+            ax.plot([oh["width"]], [oh["rel_error"]], "*", c=oh_c, ms=9, label=first("transformer, one-hot PE (d+T)"))
+        ax.axhline(target, ls=":", c="gray", lw=1)
+        ax.set(title=f"T = {T} (Td = {d * int(T)})", xscale="log", xlabel="first-layer width",
+               ylabel="relative error" if k % 2 == 0 else None)
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    axes[0].legend(fontsize=7)
+    ax = axes[len(Ts)]
+    for i, summary in enumerate(per_seed(doc, "final", "summary").values()):
+        Td = [r["Td"] for r in summary]
+        first = (lambda text: text if i == 0 else None)
+        ax.plot(Td, [r["fcn_width_at_target"] for r in summary], "o-", c=fcn_c, lw=1, ms=3, label=first("trained FCN"))
+        ax.plot(Td, [r["bound_width_at_target"] for r in summary], "k--", lw=1, label=first("lower bound"))
+        ax.plot(Td, [r["tf_random_width_at_target"] for r in summary], "s-", c=tf_c, lw=1, ms=3,
+                label=first("transformer, random PE"))
+        ax.plot(Td, [r["tf_onehot_width"] for r in summary], "*-", c=oh_c, lw=1, label=first("transformer, one-hot PE"))
+    ax.set(xlabel="Td", ylabel=f"width for relative error {target}",
+           title="width needed (a line per seed)")
+    ax.legend(fontsize=7)
+    for extra in axes[len(Ts) + 1:]:
+        extra.axis("off")
+    fig.suptitle(f"The separation: error against width (d = {d}, q = {cfg['q']}), seeds {doc['seeds']}")
+    return fig
+
+
+def tf_width(doc: dict) -> Figure:
+    """Relative error against the PE dimension m per (q, T) (stochastic random PE), then the m needed vs q ln T."""
+    cfg = doc["config"]
+    qs = sorted({q for q, _ in cfg["pairs"]})
+    color = {q: ("C0", "C3", "C1", "C2")[k % 4] for k, q in enumerate(qs)}
+    marks = dict(zip(sorted({T for _, T in cfg["pairs"]}), "os^vD"))
+    fig = Figure(figsize=(9.0, 3.8), layout="constrained")
+    ax1, ax2 = fig.subplots(1, 2)
+    for i, pts in enumerate(per_seed(doc, "data", "points").values()):
+        for q, T in cfg["pairs"]:
+            sel = [p for p in pts if p["q"] == q and p["T"] == T]
+            ax1.plot([p["m"] for p in sel], [p["rel_error"] for p in sel], marks[T] + "-", c=color[q], lw=0.8, ms=3,
+                     label=f"q = {q}, T = {T}" if i == 0 else None)
+    ax1.axhline(cfg["target"], ls=":", c="gray", lw=1)
+    ax1.set_xscale("log", base=2)
+    ax1.xaxis.set_major_formatter(ScalarFormatter())
+    ax1.xaxis.set_minor_formatter(NullFormatter())
+    ax1.set(xlabel="PE dimension m", ylabel="error / (d/q)", title="stochastic random PE (a line per seed)")
+    ax1.legend(fontsize=7)
+    for i, pts in enumerate(per_seed(doc, "final", "m_needed").values()):
+        for q in qs:
+            sel = [p for p in pts if p["q"] == q]
+            y = [np.nan if p["m_needed"] is None else p["m_needed"] for p in sel]
+            ax2.plot([p["q_log_T"] for p in sel], y, "os^vD"[qs.index(q) % 5] + "-", c=color[q], lw=1, ms=4,
+                     label=f"q = {q}" if i == 0 else None)
+    Ts = ", ".join(str(T) for T in sorted({T for _, T in cfg["pairs"]}))
+    ax2.set(xlabel="q ln T", ylabel=f"m needed (relative error {cfg['target']})",
+            title=f"m a trained model needs (T = {Ts})")
+    ax2.legend(fontsize=7)
+    fig.suptitle(f"The transformer's width: m against q log T (d = {cfg['d']}), seeds {doc['seeds']}")
+    return fig
+
+
+def _sampler_label(hist: History) -> str:
+    spec = hist.config["task"]["pe"]
+    size = f"pool N={spec['max_len']}" if spec["name"] == "stochastic_onehot" else f"m={spec['m']}"
+    return f"{PE_LABELS[spec['name']]}, {size}"
+
+
+def pe_samplers(doc: dict) -> Figure:
+    """Held-out loss per stochastic-PE sampler (a line per seed) for each model, with the closed-form floors."""
+    groups = {}                                        # model class -> {label: (run, {seed: History})}
+    for run in doc["runs"]:
+        hists = histories(doc, run)
+        first = next(iter(hists.values()))
+        groups.setdefault(first.config["model"]["class"], {})[_sampler_label(first)] = (run, hists)
+    fig = Figure(figsize=(11.5, 3.0 * len(groups)), layout="constrained")
+    axes = fig.subplots(len(groups), 2, squeeze=False)
+    for row, (model, runs) in zip(axes, sorted(groups.items(), key=lambda kv: kv[0] != "TheoryTransformer")):
+        curves = {label: hists for label, (_, hists) in runs.items()}
+        first = next(iter(next(iter(curves.values())).values()))
+        tkey = next(k for k in first.metrics if k.startswith("loss_T"))
+        seen = []
+        kinds = {label: pe_kind(next(iter(h.values()))) for label, h in curves.items()}
+        styles = {}
+        for label, kind in kinds.items():                # a kind's second run keeps its colour, dash-dotted
+            styles[label] = "-." if kind in seen else "-"
+            seen.append(kind)
+        color = pe_colors(curves)
+        name = f"{_MODELS.get(model, model)}, T={first.config['task']['T']}"
+        plot_ood(curves, keys=["loss", tkey], titles=[f"{name}: training length (dashed: closed-form floor)",
+                                                      f"{name}: loss at {tkey[5:]}"],
+                 axes=list(row), color=color, linestyle=lambda label, i: styles[label])
+        for i, (label, (run, _)) in enumerate(runs.items()):
+            final = next(iter(per_seed(doc, "final", run).values()))
+            if final.get("closed_form_floor"):
+                row[0].axhline(final["closed_form_floor"], c=color(label, i), ls="--", lw=0.8)
+        plateau = next(iter(per_seed(doc, "final", next(iter(runs.values()))[0]).values()))["plateau"]
+        row[0].axhline(plateau, c="gray", ls=":", lw=0.8)
+        for ax in row:
+            ax.title.set_fontsize(8)
+        row[1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5))   # beside the row
+    fig.suptitle(f"Stochastic-PE samplers, seeds {doc['seeds']}")
+    return fig
+
+
+#: The figure function of every experiment, by its CLI name (``python -m sts_lib.experiments list``).
+FIGURES = {"fig1-convergence": convergence, "fig2-length-generalization": length, "fig3-heatmaps": heatmaps,
+           "fig4-q-generalization": q_generalization, "fig5-adam": adam, "fcn-width": fcn_width,
+           "tf-width": tf_width, "pe-samplers": pe_samplers}
+
+
+def figure(doc: dict) -> Figure:
+    """The figure of any result document, by its ``experiment`` (:data:`FIGURES`)."""
+    name = doc.get("experiment")
+    if name not in FIGURES:
+        raise KeyError(f"no figure for experiment {name!r}; figures exist for {sorted(FIGURES)}")
+    return FIGURES[name](doc)
+
+
+__all__ = ["FIGURES", "FIXED_PE_FLOOR", "adam", "convergence", "fcn_width", "figure", "heatmaps", "length",
+           "pe_colors", "pe_kind", "pe_samplers", "q_generalization", "run_label", "runs_by_pe", "tf_width"]
