@@ -27,6 +27,10 @@
    inside their own box instead of being clipped, keeps widget labels on one line on a phone,
    and ``static/sts-static-widgets.js`` puts a note above every widget of the static page saying
    that its controls need a running kernel (and replaces the live-only status text).
+9. No widget JavaScript where no widget is shown: myst-nb adds the 1.9 MB ipywidgets html-manager and
+   the saved widget state to every page whose notebook *created* a widget, also when the page shows
+   none (the live panels are left out of the static book). :func:`drop_unused_widget_scripts` keeps
+   them only on a page whose body holds a widget view.
 8. Reference lists label each entry the way the text cites it ("Wang et al., 2024"), through the
    pybtex style ``authoryear`` registered here (``bibtex_default_style`` in ``_config.yml``).
 """
@@ -120,10 +124,36 @@ def _process_docstring(app, what, name, obj, options, lines):
         lines[:] = protect_property_summary(lines)
 
 
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def drop_unused_widget_scripts(scripts: list, body: str) -> list:
+    """The scripts without the widget manager and widget state when ``body`` shows no widget (fix 9).
+
+    >>> class S(str):
+    ...     def __new__(cls, filename, **attributes):
+    ...         s = super().__new__(cls, filename); s.filename, s.attributes = filename, attributes; return s
+    >>> scripts = [S("a.js"), S("html-manager/embed.js"), S("", type=_WIDGET_STATE, body="{}")]
+    >>> [str(x) for x in drop_unused_widget_scripts(scripts, "<p>no widget</p>")]
+    ['a.js']
+    >>> len(drop_unused_widget_scripts(scripts, f'<script type="{_WIDGET_VIEW}">'))
+    3
+    """
+    if _WIDGET_VIEW in body:
+        return list(scripts)
+
+    def widget_script(script) -> bool:
+        filename = str(getattr(script, "filename", script) or "")
+        attributes = getattr(script, "attributes", None) or {}
+        return filename.endswith("html-manager/embed.js") or attributes.get("type") == _WIDGET_STATE
+    return [s for s in scripts if not widget_script(s)]
+
+
 def _page_context(app, pagename, templatename, context, doctree):
     scripts = context.get("script_files")
     if scripts:
-        scripts[:] = dedupe_scripts(scripts)
+        scripts[:] = drop_unused_widget_scripts(dedupe_scripts(scripts), context.get("body") or "")
 
 
 def _anchor(confdir, path: str) -> str:
