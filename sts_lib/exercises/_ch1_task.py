@@ -119,10 +119,18 @@ def _attend_query_ref(W, V, Z, zq):
     return _attention_ref(W, V, Zq, zq)
 
 
-@exercise("ex1.attention_forward", points=3, title="The attention forward pass", function="attention_forward",
-          library_names=("dense_reference_forward", "TheoryTransformer"))
-def _attention_forward(t: Tester, fn):
-    B, T, d, m = 3, 6, 2, 5
+#: (B, T, d, m) of the forward-pass exercises' random inputs (chapters 1 and 7).
+FORWARD_DIMS = (3, 6, 2, 5)
+
+
+def forward_pass_case(t: Tester, fn):
+    """Call a student's ``fn(W, V, Z, z_query)`` on seeded random inputs of sizes :data:`FORWARD_DIMS` and check
+    the shape of its answer; returns ``f (B, d)``, the inputs ``(W, V, Z, z_query)`` and the generator, which
+    the caller goes on drawing from.
+
+    Shared by the forward-pass exercises of chapters 1 and 7 (the same inputs, the same shape hint).
+    """
+    B, T, d, m = FORWARD_DIMS
     D = d + m
     g = t.gen(0)
     Z = torch.randn(B, T, D, generator=g)
@@ -133,7 +141,15 @@ def _attention_forward(t: Tester, fn):
     f0 = t.as_tensor(out, "f") if out is not None else None
     if f0 is not None and tuple(f0.shape) == (B, D):
         t.fail(f"f has shape {(B, D)} = (B, d+m): did you forget to multiply by V? The output is in R^d")
-    f = t.tensor(out, "f", shape=(B, d), axes="(B, d)")
+    return t.tensor(out, "f", shape=(B, d), axes="(B, d)"), (W, V, Z, zq), g
+
+
+@exercise("ex1.attention_forward", points=3, title="The attention forward pass", function="attention_forward",
+          library_names=("dense_reference_forward", "TheoryTransformer"))
+def _attention_forward(t: Tester, fn):
+    B, T, d, m = FORWARD_DIMS
+    D = d + m
+    f, (W, V, Z, zq), g = forward_pass_case(t, fn)
     Wd, Vd, Zd, qd = W.double(), V.double(), Z.double(), zq.double()
     t.close(f, _attention_ref(Wd, Vd, Zd, qd), "f", rtol=1e-4, atol=1e-5, variants={
         "softmax over the wrong axis (the batch axis): normalise the T scores of each sequence, dim=1 or -1":

@@ -20,6 +20,7 @@ import torch
 
 from ..metrics import cosine
 from ..models import ground_truth
+from ._ch1_task import FORWARD_DIMS, forward_pass_case
 from ._core import exercise, fmt
 from ._tester import Tester
 
@@ -42,18 +43,9 @@ def _forward_ref(W, V, Z, zq, *, keys="all", query_value=True, query_score=True,
           function="practical_forward",
           library_names=("PracticalTransformer", "OneLayerTransformer", "dense_reference_forward"))
 def _practical_forward(t: Tester, fn):
-    B, T, d, m = 3, 6, 2, 5
+    B, T, d, m = FORWARD_DIMS
     D = d + m
-    g = t.gen(0)
-    Z = torch.randn(B, T, D, generator=g)
-    zq = torch.randn(B, D, generator=g)
-    W = torch.randn(D, D, generator=g) / D ** 0.5
-    V = torch.randn(d, D, generator=g)
-    out = t.call(fn, W.clone(), V.clone(), Z.clone(), zq.clone())
-    f0 = t.as_tensor(out, "f") if out is not None else None
-    if f0 is not None and tuple(f0.shape) == (B, D):
-        t.fail(f"f has shape {(B, D)} = (B, d+m): did you forget to multiply by V? The output is in R^d")
-    f = t.tensor(out, "f", shape=(B, d), axes="(B, d)")
+    f, (W, V, Z, zq), g = forward_pass_case(t, fn)
     Wd, Vd, Zd, qd = W.double(), V.double(), Z.double(), zq.double()
     t.close(f, _forward_ref(Wd, Vd, Zd, qd), "f", rtol=1e-4, atol=1e-5, context="for random W, V, Z, z_query",
             variants={
