@@ -111,8 +111,7 @@ class OneLayerTransformer(nn.Module):
         if d != self.d or m != self.m:
             raise ValueError(f"batch has token dim d={d} and PE dim m={m}, but the model was built "
                              f"with d={self.d}, m={self.m}")
-        device = module_device(self)
-        return batch if batch.X.device == device else batch.to(device)
+        return batch.to(module_device(self))
 
     def query_map(self, batch: Batch) -> torch.Tensor:
         """u = W z_query ``(B, d+m)`` (position-only: W_EE p_query ``(B, m)``).
@@ -294,8 +293,7 @@ class FCN(nn.Module):
         if T != self.T or d != self.d:
             raise ValueError(f"this FCN was built for T={self.T}, d={self.d}; got a batch with T={T}, d={d} "
                              "(an FCN cannot change length)")
-        device = self.first_layer.weight.device
-        return self.net((batch if batch.X.device == device else batch.to(device)).fcn_input)
+        return self.net(batch.to(self.first_layer.weight.device).fcn_input)
 
 
 def dense_reference_forward(W: torch.Tensor, V: torch.Tensor, batch: Batch,

@@ -101,6 +101,9 @@ class Batch:
         return torch.cat([self.X.reshape(B, T * d), self.mask], dim=-1)
 
     def to(self, device) -> "Batch":
+        """The batch on ``device``; a batch already there is returned as it is (no new object)."""
+        if self.X.device == torch.device(device):
+            return self
         pe = PEBatch(m=self.pe.m, **{k: (None if v is None else v.to(device)) for k, v in
                                      (("slots", self.pe.slots), ("table", self.pe.table),
                                       ("dense", self.pe.dense))})

@@ -310,7 +310,3 @@ def install() -> torch.device:
             for mode in _permanent:
                 mode.__enter__()
     return dev
-
-
-def is_registered() -> bool:
-    return _registered
