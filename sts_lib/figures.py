@@ -17,7 +17,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from .plots import plot_convergence, plot_heatmap_grid, plot_ood
+from .plots import COLUMN_WIDTH, LEGEND_SIZE, plot_convergence, plot_heatmap_grid, plot_ood, seed_legend_handles
 from .positional import PE_COLORS, PE_LABELS
 from .results import histories, history, per_seed
 from .train import History
@@ -106,11 +106,12 @@ def _ood(doc: dict, rows: list, title: str) -> Figure:
     """A grid of OOD panels, one row per ``(metric keys, floor)``, a curve per PE (every seed, and their mean)."""
     runs = runs_by_pe(doc)
     ncols = max(len(keys) for keys, _ in rows)
-    fig = Figure(figsize=(3.75 * ncols, 2.8 * len(rows)), layout="constrained")
+    fig = Figure(figsize=(COLUMN_WIDTH / 2 * ncols, 2.7 * len(rows) + 0.5), layout="constrained")
     axes = fig.subplots(len(rows), ncols, sharex=True, squeeze=False)
+    color = pe_colors(runs)
     for row, (keys, floor) in zip(axes, rows):
         titles = [k.replace("loss_T", "T_test = ").replace("loss_q", "q_test = ") for k in keys]
-        plot_ood(runs, keys=keys, titles=titles, floor=floor, axes=list(row[:len(keys)]), color=pe_colors(runs))
+        plot_ood(runs, keys=keys, titles=titles, floor=floor, axes=list(row[:len(keys)]), color=color)
         for ax in row[len(keys):]:
             ax.axis("off")
     for ax in axes.ravel():                 # one legend, below the panels (plot_ood gives each row one)
@@ -118,8 +119,8 @@ def _ood(doc: dict, rows: list, title: str) -> Figure:
             ax.get_legend().remove()
     for ax in axes[:-1].ravel():
         ax.set_xlabel("")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(runs), 3), fontsize=7)
+    handles = seed_legend_handles(runs, color)       # a colour per PE, then "thin: one seed", "thick: mean"
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=LEGEND_SIZE)
     fig.suptitle(title)
     return fig
 
@@ -163,7 +164,7 @@ def fcn_width(doc: dict) -> Figure:
     sweeps = per_seed(doc, "data", "sweeps")                       # {seed: {"T": {"fcn": [...], ...}}}
     Ts = list(next(iter(sweeps.values())))
     nrows = (len(Ts) + 2) // 2
-    fig = Figure(figsize=(7.5, 2.9 * nrows), layout="constrained")
+    fig = Figure(figsize=(COLUMN_WIDTH, 2.8 * nrows + 0.5), layout="constrained")
     axes = fig.subplots(nrows, 2, squeeze=False).ravel()
     fcn_c, tf_c, oh_c = "C5", PE_COLORS["stochastic_random"], PE_COLORS["onehot"]
     for k, (ax, T) in enumerate(zip(axes, Ts)):
@@ -183,7 +184,6 @@ def fcn_width(doc: dict) -> Figure:
         ax.set(title=f"T = {T} (Td = {d * int(T)})", xscale="log", xlabel="first-layer width",
                ylabel="relative error" if k % 2 == 0 else None)
         ax.xaxis.set_minor_formatter(NullFormatter())
-    axes[0].legend(fontsize=7)
     ax = axes[len(Ts)]
     for i, summary in enumerate(per_seed(doc, "final", "summary").values()):
         Td = [r["Td"] for r in summary]
@@ -195,9 +195,11 @@ def fcn_width(doc: dict) -> Figure:
         ax.plot(Td, [r["tf_onehot_width"] for r in summary], "*-", c=oh_c, lw=1, label=first("transformer, one-hot PE"))
     ax.set(xlabel="Td", ylabel=f"width for relative error {target}",
            title="width needed (a line per seed)")
-    ax.legend(fontsize=7)
     for extra in axes[len(Ts) + 1:]:
         extra.axis("off")
+    # One legend for every panel (the same four lines everywhere), below them.
+    fig.legend(handles=axes[0].get_legend_handles_labels()[0], loc="outside lower center", ncols=2,
+               fontsize=LEGEND_SIZE)
     fig.suptitle(f"The separation: error against width (d = {d}, q = {cfg['q']}), seeds {doc['seeds']}")
     return fig
 
@@ -208,7 +210,7 @@ def tf_width(doc: dict) -> Figure:
     qs = sorted({q for q, _ in cfg["pairs"]})
     color = {q: ("C0", "C3", "C1", "C2")[k % 4] for k, q in enumerate(qs)}
     marks = dict(zip(sorted({T for _, T in cfg["pairs"]}), "os^vD"))
-    fig = Figure(figsize=(9.0, 3.8), layout="constrained")
+    fig = Figure(figsize=(COLUMN_WIDTH, 4.0), layout="constrained")
     ax1, ax2 = fig.subplots(1, 2)
     for i, pts in enumerate(per_seed(doc, "data", "points").values()):
         for q, T in cfg["pairs"]:
@@ -219,18 +221,21 @@ def tf_width(doc: dict) -> Figure:
     ax1.set_xscale("log", base=2)
     ax1.xaxis.set_major_formatter(ScalarFormatter())
     ax1.xaxis.set_minor_formatter(NullFormatter())
-    ax1.set(xlabel="PE dimension m", ylabel="error / (d/q)", title="stochastic random PE (a line per seed)")
-    ax1.legend(fontsize=7)
+    ax1.set(xlabel="PE dimension m", ylabel="error / (d/q)", title="stochastic random PE\n(a line per seed)")
     for i, pts in enumerate(per_seed(doc, "final", "m_needed").values()):
         for q in qs:
             sel = [p for p in pts if p["q"] == q]
             y = [np.nan if p["m_needed"] is None else p["m_needed"] for p in sel]
-            ax2.plot([p["q_log_T"] for p in sel], y, "os^vD"[qs.index(q) % 5] + "-", c=color[q], lw=1, ms=4,
-                     label=f"q = {q}" if i == 0 else None)
+            ax2.plot([p["q_log_T"] for p in sel], y, "o-", c=color[q], lw=1, ms=4)
     Ts = ", ".join(str(T) for T in sorted({T for _, T in cfg["pairs"]}))
     ax2.set(xlabel="q ln T", ylabel=f"m needed (relative error {cfg['target']})",
-            title=f"m a trained model needs (T = {Ts})")
-    ax2.legend(fontsize=7)
+            title=f"m a trained model needs\n(T = {Ts})")
+    # One legend for both panels: the colour is q (both panels), the marker T (left panel).
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], c=color[q], lw=1, label=f"q = {q}") for q in qs]
+    handles += [Line2D([], [], c="0.35", marker=mk, ls="", ms=4, label=f"T = {T} (left)") for T, mk in marks.items()]
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=LEGEND_SIZE,
+               columnspacing=1.2, handletextpad=0.4)
     fig.suptitle(f"The transformer's width: m against q log T (d = {cfg['d']}), seeds {doc['seeds']}")
     return fig
 
@@ -242,14 +247,21 @@ def _sampler_label(hist: History) -> str:
 
 
 def pe_samplers(doc: dict) -> Figure:
-    """Held-out loss per stochastic-PE sampler (a line per seed) for each model, with the closed-form floors."""
+    """Held-out loss per stochastic-PE sampler (a line per seed) for each model, with the closed-form floors.
+
+    A row per model: the loss at the training length (dashed: each sampler's closed-form floor; dotted:
+    the uniform plateau) beside the loss at the longer test length; one legend below every row.
+    """
+    from matplotlib.lines import Line2D
+
     groups = {}                                        # model class -> {label: (run, {seed: History})}
     for run in doc["runs"]:
         hists = histories(doc, run)
         first = next(iter(hists.values()))
         groups.setdefault(first.config["model"]["class"], {})[_sampler_label(first)] = (run, hists)
-    fig = Figure(figsize=(11.5, 3.0 * len(groups)), layout="constrained")
+    fig = Figure(figsize=(COLUMN_WIDTH, 2.9 * len(groups) + 1.2), layout="constrained")
     axes = fig.subplots(len(groups), 2, squeeze=False)
+    legend, kinds_of_line = {}, {}                     # label -> handle over every row: samplers, line kinds
     for row, (model, runs) in zip(axes, sorted(groups.items(), key=lambda kv: kv[0] != "TheoryTransformer")):
         curves = {label: hists for label, (_, hists) in runs.items()}
         first = next(iter(next(iter(curves.values())).values()))
@@ -262,18 +274,25 @@ def pe_samplers(doc: dict) -> Figure:
             seen.append(kind)
         color = pe_colors(curves)
         name = f"{_MODELS.get(model, model)}, T={first.config['task']['T']}"
-        plot_ood(curves, keys=["loss", tkey], titles=[f"{name}: training length (dashed: closed-form floor)",
-                                                      f"{name}: loss at {tkey[5:]}"],
+        plot_ood(curves, keys=["loss", tkey], titles=[f"{name}\nat the training length",
+                                                      f"{name}\nat T_test = {tkey[6:]}"],
                  axes=list(row), color=color, linestyle=lambda label, i: styles[label])
+        for handle in seed_legend_handles(curves, color, lambda label, i: styles[label]):
+            (kinds_of_line if handle.get_label() not in curves else legend).setdefault(handle.get_label(), handle)
         for i, (label, (run, _)) in enumerate(runs.items()):
             final = next(iter(per_seed(doc, "final", run).values()))
             if final.get("closed_form_floor"):
                 row[0].axhline(final["closed_form_floor"], c=color(label, i), ls="--", lw=0.8)
         plateau = next(iter(per_seed(doc, "final", next(iter(runs.values()))[0]).values()))["plateau"]
         row[0].axhline(plateau, c="gray", ls=":", lw=0.8)
-        for ax in row:
-            ax.title.set_fontsize(8)
-        row[1].legend(fontsize=6, loc="center left", bbox_to_anchor=(1.02, 0.5))   # beside the row
+        row[1].get_legend().remove()
+        row[1].set_ylabel("")
+    handles = list(legend.values()) + list(kinds_of_line.values()) + [
+        Line2D([], [], c="0.45", ls="--", lw=0.8, label="dashed: closed-form floor (left)"),
+        Line2D([], [], c="gray", ls=":", lw=0.8, label="dotted: uniform plateau (left)")]
+    for ax in axes[:-1].ravel():
+        ax.set_xlabel("")
+    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=LEGEND_SIZE)
     fig.suptitle(f"Stochastic-PE samplers, seeds {doc['seeds']}")
     return fig
 

@@ -3,6 +3,8 @@
 Chapters call these and let Jupyter Book render the returned figure; tests check
 the returned object; :mod:`sts_lib.figures` builds the paper's figures on them. Each
 helper also accepts an existing ``ax`` (or axes) so a widget can redraw into the same figure.
+A new figure is drawn for the book's column (:mod:`sts_lib.readable`): at most
+:data:`~sts_lib.readable.COLUMN_WIDTH` inches wide, two panels a row, one legend of 9 pt text.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .device import to_numpy
+from .readable import COLUMN_WIDTH, LEGEND_SIZE
+from .readable import enlarge_text, readable_figures  # noqa: F401  (the chapters' set-up cell imports them from here)
 from .theory import fcn_lower_bound, zero_predictor_loss
 
 matplotlib.rcParams.setdefault("figure.dpi", 100)
@@ -24,25 +28,58 @@ def _new(ncols: int = 1, width: float = 4.2, height: float = 3.2):
     return fig, list(fig.subplots(1, ncols, squeeze=False)[0])
 
 
+def two_over_one(fig: Figure | None = None, *, height: float = 5.0):
+    """Three panels for the book's column: two side by side above one as wide as both.
+
+    Returns ``fig`` (a new bare Figure of width :data:`COLUMN_WIDTH` when None) and the axes
+    ``(top left, top right, bottom)``, in that order. This replaces a row of three panels, which
+    the column would show at about half size.
+    """
+    fig = fig if fig is not None else Figure(figsize=(COLUMN_WIDTH, height), layout="constrained")
+    gs = fig.add_gridspec(2, 2)
+    return fig, (fig.add_subplot(gs[0, 0]), fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[1, :]))
+
+
+def seed_legend_handles(runs: dict, color, linestyle=None) -> list:
+    """Legend handles for runs drawn "a thin line per seed and their mean": one per run, then the two line kinds.
+
+    ``runs`` maps a label to ``{seed: History}`` (or a History); ``color(label, i)`` and ``linestyle(label, i)``
+    as in :func:`plot_ood`. With a single seed per run there are no line-kind entries. One such legend
+    replaces two entries per run ("(one line per seed)" and ", mean of N seeds").
+    """
+    from matplotlib.lines import Line2D
+
+    counts = [1 if hasattr(r, "metrics") else len(r) for r in runs.values()]
+    multi = max(counts, default=1) > 1
+    handles = [Line2D([], [], color=color(label, i), ls=linestyle(label, i) if linestyle else "-",
+                      lw=1.8 if multi else 1.5, label=label) for i, label in enumerate(runs)]
+    if multi:
+        n = sorted(set(c for c in counts if c > 1))
+        handles += [Line2D([], [], color="0.45", lw=0.7, alpha=0.7, label="thin: one seed"),
+                    Line2D([], [], color="0.45", lw=1.8,
+                           label=f"thick: mean of {n[0] if len(n) == 1 else 'the'} seeds")]
+    return handles
+
+
 def plot_training(hist, *, plateau: float | None = None, title: str | None = None) -> Figure:
-    """Three panels: loss (log scale), 1/loss, and cos(W, W*), cos(V, V*).
+    """Three panels: loss (log scale) and 1/loss side by side, cos(W, W*) and cos(V, V*) below them.
 
     ``hist`` is a :class:`~sts_lib.train.History`; ``plateau`` draws the uniform-attention level.
     """
-    fig, (ax1, ax2, ax3) = _new(3)
+    fig, (ax1, ax2, ax3) = two_over_one()
     steps = hist["step"]
     ax1.semilogy(steps, hist["loss"], label="held-out loss")
     if plateau is not None:
         ax1.axhline(plateau, ls="--", c="gray", label="uniform plateau")
     ax1.set(xlabel="step", ylabel="loss", title="loss")
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=LEGEND_SIZE)
     ax2.plot(steps, hist["inv_loss"])
     ax2.set(xlabel="step", ylabel="1 / loss", title="inverse loss (linear = O(1/t))")
     if "cos_W" in hist.metrics:
         ax3.plot(steps, hist["cos_W"], label="cos(W, W*)")
         ax3.plot(steps, hist["cos_V"], label="cos(V, V*)")
         ax3.set_ylim(-0.05, 1.05)
-        ax3.legend(fontsize=8)
+        ax3.legend(fontsize=LEGEND_SIZE)
     ax3.set(xlabel="step", title="direction to ground truth")
     if title:
         fig.suptitle(title)
@@ -61,7 +98,7 @@ def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64,
     W, V = to_numpy(W, dtype=float), to_numpy(V, dtype=float)
     k = min(W.shape[0], max_size)
     if axes is None:
-        fig, axes = _new(2, width=4.0, height=3.6)
+        fig, axes = _new(2, width=COLUMN_WIDTH / 2, height=3.4)
     fig = axes[0].figure
     for ax, M, name in ((axes[0], W[:k, :k], "W"), (axes[1], V[:, :k], "V")):
         lim = np.abs(M).max() or 1.0
@@ -82,17 +119,26 @@ def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64,
 
 
 def plot_heatmap_grid(pairs: dict, d: int, *, title: str | None = None, max_size: int = 64) -> Figure:
-    """:func:`plot_heatmaps` for several ``{label: (W, V)}`` pairs: a column per pair, W above V.
+    """:func:`plot_heatmaps` for several ``{label: (W, V)}`` pairs: a column per pair, W above V, two pairs a row.
 
-    W ``(d+m, d+m)`` gets four times the height of V ``(d, d+m)``; the ticks are hidden. A bare
-    Figure (not pyplot's), so a notebook shows it exactly once.
+    W ``(d+m, d+m)`` gets four times the height of V ``(d, d+m)``; the ticks are hidden. Three or more
+    pairs wrap onto further rows, so the figure keeps the book column's width. A bare Figure (not
+    pyplot's), so a notebook shows it exactly once.
     """
     if not pairs:
         raise ValueError("pairs must hold at least one (W, V) pair")
-    fig = Figure(figsize=(3.75 * len(pairs), 5.4), layout="constrained")
-    axes = fig.subplots(2, len(pairs), squeeze=False, gridspec_kw={"height_ratios": [4, 1]})
-    for col, (label, (W, V)) in enumerate(pairs.items()):
-        plot_heatmaps(W, V, d, max_size=max_size, axes=(axes[0, col], axes[1, col]), label=label, ticks=False)
+    ncols = min(len(pairs), 2)
+    nrows = -(-len(pairs) // ncols)
+    fig = Figure(figsize=(COLUMN_WIDTH / 2 * ncols + 0.3 * (ncols == 1), 5.2 * nrows), layout="constrained")
+    axes = fig.subplots(2 * nrows, ncols, squeeze=False, gridspec_kw={"height_ratios": [4, 1] * nrows})
+    for k, (label, (W, V)) in enumerate(pairs.items()):
+        row, col = divmod(k, ncols)
+        plot_heatmaps(W, V, d, max_size=max_size, axes=(axes[2 * row, col], axes[2 * row + 1, col]), label=label,
+                      ticks=False)
+    for k in range(len(pairs), nrows * ncols):           # an odd number of pairs leaves one slot empty
+        row, col = divmod(k, ncols)
+        axes[2 * row, col].remove()
+        axes[2 * row + 1, col].remove()
     if title:
         fig.suptitle(title)
     return fig
@@ -107,7 +153,7 @@ def plot_convergence(runs, *, title: str | None = None) -> Figure:
     """
     if hasattr(runs, "metrics"):
         runs = {"run": runs}
-    fig = Figure(figsize=(7.5, 5.6), layout="constrained")
+    fig = Figure(figsize=(COLUMN_WIDTH, 5.4), layout="constrained")
     axes = fig.subplots(2, 2, sharex=True)
     for k, (label, seeds) in enumerate(runs.items()):
         seeds = {0: seeds} if hasattr(seeds, "metrics") else seeds
@@ -137,9 +183,10 @@ def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None
     (default ``C0, C1, ...``) and ``linestyle(label, i)`` its line style (default solid), so that
     two runs of one PE kind share the kind's colour and still differ; ``floor`` draws a dotted
     line; ``titles`` names the panels;
-    ``axes`` (one per key) draws into an existing figure. A new figure is a bare Figure, not
-    pyplot's, so a notebook shows it exactly once. This is the library's one OOD plotter: the
-    chapters and the experiments' figures both draw with it.
+    ``axes`` (one per key) draws into an existing figure, with a legend on the last one. A new
+    figure is a bare Figure, not pyplot's, drawn for the book's column: two panels a row and one
+    legend for all of them (in the empty slot of an odd grid, else below the panels). This is the
+    library's one OOD plotter: the chapters and the experiments' figures both draw with it.
     """
     if hasattr(histories, "metrics"):
         histories = {"run": histories}
@@ -149,14 +196,21 @@ def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None
                       key=lambda k: int(k[len(prefix):]))
     if not keys:
         raise ValueError(f"no metric starting with {prefix!r} in these histories")
-    if axes is None:
-        fig = Figure(figsize=(3.0 * len(keys), 2.9), layout="constrained")
-        axes = fig.subplots(1, len(keys), sharey=True, squeeze=False)[0]
+    new = axes is None
+    if new:
+        ncols = min(len(keys), 2)
+        nrows = -(-len(keys) // ncols)
+        fig = Figure(figsize=(COLUMN_WIDTH if ncols == 2 else 5.0, 2.7 * nrows + 0.3), layout="constrained")
+        grid = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+        axes = list(grid.ravel()[:len(keys)])
+        for ax in grid.ravel()[len(keys):]:
+            ax.remove()
     fig = axes[0].figure
+    color = color or (lambda label, i: f"C{i % 10}")
     titles = titles or [k.replace("loss_", "").replace("T", "T_test=").replace("q", "q_test=") for k in keys]
     for ax, key, panel in zip(axes, keys, titles):
         for i, (label, seeds) in enumerate(runs.items()):
-            c = color(label, i) if color else f"C{i % 10}"
+            c = color(label, i)
             ls = linestyle(label, i) if linestyle else "-"
             hs = [h for h in seeds.values() if key in h.metrics]
             if len(hs) == 1:
@@ -171,8 +225,25 @@ def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None
         if floor is not None:
             ax.axhline(floor, ls=":", c="gray", lw=1)
         ax.set(title=panel, xlabel="step")
-    axes[0].set_ylabel("held-out loss")
-    axes[-1].legend(fontsize=7)
+    if new:
+        for k, ax in enumerate(axes):
+            if k % ncols == 0:
+                ax.set_ylabel("held-out loss")
+            if k + ncols < len(axes):
+                ax.set_xlabel("")                     # the panel below shows the shared step axis
+            else:
+                ax.xaxis.set_tick_params(labelbottom=True)   # nothing below it (an odd grid's last row)
+    else:
+        axes[0].set_ylabel("held-out loss")
+    handles = seed_legend_handles(runs, color, linestyle)
+    if not new:
+        axes[-1].legend(handles=handles, fontsize=LEGEND_SIZE)
+    elif len(axes) < nrows * ncols:                   # the empty slot of an odd grid holds the legend
+        fig.legend(handles=handles, fontsize=LEGEND_SIZE, loc="center", bbox_to_anchor=(0.75, 0.5 / nrows))
+    elif len(axes) == 1:
+        axes[0].legend(handles=handles, fontsize=LEGEND_SIZE)
+    else:
+        fig.legend(handles=handles, fontsize=LEGEND_SIZE, loc="outside lower center", ncols=min(len(handles), 3))
     if title:
         fig.suptitle(title)
     return fig
@@ -200,49 +271,5 @@ def plot_fcn_bound(T: int, d: int, q: int, widths, errors=None, *, transformer_e
     ax.axvline(T * d, ls=":", c="gray")
     ax.set(xlabel="first-layer width", ylabel="error / (d/q)", ylim=(-0.02, 1.1),
            title=f"T={T}, d={d}, q={q}")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=LEGEND_SIZE)
     return fig
-
-
-def enlarge_text(fig, min_size: float = 10.5, factor: float = 1.25) -> None:
-    """Enlarge every text of ``fig`` once: size -> max(factor * size, min_size) points.
-
-    A multi-panel figure is shown scaled down to the width of a book column or a phone; this keeps
-    its legends and labels legible. Text already enlarged (marked) is left alone, so calling this
-    again after a redraw only touches new artists.
-    """
-    from matplotlib.text import Text
-
-    for t in fig.findobj(Text):
-        if t.get_text() and not getattr(t, "_sts_enlarged", False):
-            t.set_fontsize(max(factor * t.get_fontsize(), min_size))
-            t._sts_enlarged = True
-
-
-def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
-    """In IPython, apply :func:`enlarge_text` to every figure just before it is displayed.
-
-    The chapters' set-up cell calls this. Returns False outside IPython (nothing changes there).
-    """
-    try:
-        from IPython import get_ipython
-        from IPython.core import pylabtools
-    except ImportError:
-        return False
-    shell = get_ipython()
-    if shell is None:
-        return False
-    if not getattr(pylabtools.print_figure, "_sts_readable", False):
-        original = pylabtools.print_figure
-
-        def print_figure(fig, *args, **kwargs):
-            enlarge_text(fig, min_size, factor)
-            return original(fig, *args, **kwargs)
-
-        print_figure._sts_readable = True
-        pylabtools.print_figure = print_figure      # used by every later `%matplotlib inline`
-    from functools import partial
-
-    shell.display_formatter.formatters["image/png"].for_type(
-        Figure, partial(pylabtools.print_figure, fmt="png", base64=True, bbox_inches="tight"))
-    return True

@@ -34,7 +34,7 @@ def test_dynamics_widget_redraws_the_same_figure():
     after = _lines(fig)
     assert len(after) == len(before)
     assert any(a.shape != b.shape or not np.allclose(a, b) for a, b in zip(after, before))
-    assert "lr_W=0.1" in fig.get_suptitle() and panel.image.value != png
+    assert r"$\eta_W$=0.1" in fig.get_suptitle() and panel.image.value != png
     # pure: the same values retrain to the same figure (training is seeded)
     assert panel.image.value == figure_png(wdyn.dynamics_figure(**panel.values))
 

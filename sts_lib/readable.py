@@ -1,0 +1,127 @@
+"""Figures drawn for the book's column, and the measure of whether they are: sizes, not drawing.
+
+The book shows an image at most :data:`BOOK_COLUMN_PX` CSS px wide (its content column at a 1280 px
+window); a wider image is scaled down, its text with it. :func:`text_report` renders a figure as a
+notebook shows it and gives the displayed size of every text, so a test can hold each figure to
+:data:`MIN_TEXT_PX`, the body's small print. The plotters (:mod:`sts_lib.plots`, :mod:`sts_lib.figures`,
+the chapters' figures) draw at :data:`COLUMN_WIDTH` inches with legends of :data:`LEGEND_SIZE` points,
+which keeps them above it; :func:`readable_figures`, which the chapters' set-up cell calls, enlarges
+the text of any other figure just before a notebook displays it.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+
+#: The book's content column at a 1280 px window, in CSS px: a wider image is shown scaled down to it.
+BOOK_COLUMN_PX = 688
+#: The smallest figure text the book accepts, in CSS px as displayed: the body's small print.
+MIN_TEXT_PX = 11.0
+#: The width of a figure drawn for the column, in inches: at the book's 100 dpi about the column's width,
+#: so it is shown at (nearly) its own size and a 9 pt legend stays above :data:`MIN_TEXT_PX`.
+COLUMN_WIDTH = 7.2
+#: The legends' font size in points (matplotlib's "small", 8.3 pt, would be shown at about 10.6 px).
+LEGEND_SIZE = 9
+
+
+def text_report(fig, *, column_px: float = BOOK_COLUMN_PX, dpi: float | None = None) -> dict:
+    """How the book shows the text of ``fig``: render it as a notebook does (``bbox_inches="tight"`` at
+    ``dpi``, default the figure's own) and measure every text actually drawn.
+
+    Returns ``{"png_width", "scale", "sizes", "overlaps"}``: the image's width in pixels, the factor
+    ``min(1, column_px / png_width)`` by which a column of ``column_px`` CSS px shows it, the displayed
+    size of each drawn text in CSS px (font size in px at ``dpi`` times ``scale``) as ``(px, text)``
+    pairs, smallest first, and the pairs of drawn texts whose boxes overlap by more than a pixel each way.
+    A figure is readable in the book when ``sizes[0][0] >= MIN_TEXT_PX`` and nothing overlaps.
+    """
+    dpi = dpi or fig.dpi
+    drawn = {}
+    original = Text.draw
+
+    def draw(self, renderer):              # every Text's draw, tick labels, legends and annotations included
+        out = original(self, renderer)
+        if self.get_visible() and self.get_text().strip():
+            drawn[id(self)] = (self.get_fontsize(), self.get_text(), self.get_window_extent(renderer))
+        return out
+
+    Text.draw = draw
+    try:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    finally:
+        Text.draw = original
+    width = struct.unpack(">I", buf.getvalue()[16:20])[0]           # the PNG header's IHDR width
+    scale = min(1.0, column_px / width)
+    items = list(drawn.values())
+    overlaps = []
+    for i, (_, a, box_a) in enumerate(items):
+        for _, b, box_b in items[i + 1:]:
+            if (min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > 1
+                    and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > 1):
+                overlaps.append((a, b))
+    return {"png_width": width, "scale": scale,
+            "sizes": sorted((size * dpi / 72 * scale, text) for size, text, _ in items), "overlaps": overlaps}
+
+
+def fits_column(fig, *, column_px: float = BOOK_COLUMN_PX, min_px: float = MIN_TEXT_PX) -> bool:
+    """A quick estimate, without rendering, of whether ``fig``'s smallest text is shown at ``min_px`` or more
+    in a column of ``column_px`` (see :func:`text_report` for the measurement). It allows the rendered
+    image 5% more width than the figure, for what ``bbox_inches="tight"`` adds (a legend outside the axes)."""
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            sizes += [t.get_fontsize() for t in axis.get_ticklabels(which="both") if t.get_text()]
+    scale = min(1.0, column_px / (1.05 * fig.get_figwidth() * fig.dpi))
+    return not sizes or min(sizes) * fig.dpi / 72 * scale >= min_px
+
+
+def enlarge_text(fig, min_size: float = 10.5, factor: float = 1.25) -> None:
+    """Enlarge every text of ``fig`` once: size -> max(factor * size, min_size) points.
+
+    A multi-panel figure is shown scaled down to the width of a book column or a phone; this keeps
+    its legends and labels legible. Text already enlarged (marked) is left alone, so calling this
+    again after a redraw only touches new artists.
+    """
+    for t in fig.findobj(Text):
+        if t.get_text() and not getattr(t, "_sts_enlarged", False):
+            t.set_fontsize(max(factor * t.get_fontsize(), min_size))
+            t._sts_enlarged = True
+
+
+def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
+    """In IPython, apply :func:`enlarge_text` to every figure that needs it just before it is displayed.
+
+    A figure drawn for the book's column (:func:`fits_column`: its smallest text already shows at
+    :data:`MIN_TEXT_PX` or more) is shown as drawn, the same picture as its PNG and a static panel's
+    frame; any other is enlarged. The chapters' set-up cell calls this. Returns False outside IPython
+    (nothing changes there).
+    """
+    try:
+        from IPython import get_ipython
+        from IPython.core import pylabtools
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+    if not getattr(pylabtools.print_figure, "_sts_readable", False):
+        original = pylabtools.print_figure
+
+        def print_figure(fig, *args, **kwargs):
+            if getattr(fig, "_sts_enlarge", None) is None:     # decided once, so a redraw looks the same
+                fig._sts_enlarge = not fits_column(fig)
+            if fig._sts_enlarge:
+                enlarge_text(fig, min_size, factor)
+            return original(fig, *args, **kwargs)
+
+        print_figure._sts_readable = True
+        pylabtools.print_figure = print_figure      # used by every later `%matplotlib inline`
+    from functools import partial
+
+    shell.display_formatter.formatters["image/png"].for_type(
+        Figure, partial(pylabtools.print_figure, fmt="png", base64=True, bbox_inches="tight"))
+    return True
