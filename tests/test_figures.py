@@ -1,4 +1,4 @@
-"""The paper's figures (sts_lib.figures), the claims tables (sts_lib.report), PE identity by kind, chapters 7 and 8.
+"""The paper's figures (sts_lib.figures), PE identity by kind, chapters 7 and 8 (claims tables: test_report.py).
 
 Every figure function is drawn from every committed result and from quick-scale documents that
 the experiment runner writes into a temporary folder; a figure is a bare Figure (never pyplot's)
@@ -16,7 +16,7 @@ from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
 import sts_lib as sts
-from sts_lib import figures, report, results
+from sts_lib import figures, results
 from sts_lib.chapters import ch5_length as wlen
 from sts_lib.chapters import ch5_length_widgets as wlenw
 from sts_lib.chapters import ch7_practical as ch7
@@ -152,54 +152,7 @@ def test_quick_scale_documents_draw(quick_docs):
     assert "trained at T=20" in figures.length(quick_docs["fig2-length-generalization"]).get_suptitle()
 
 
-# -- the claims tables ------------------------------------------------------------------------------
-def _doc(claims: dict, seeds=(0, 1)) -> dict:
-    return {"experiment": "x", "seeds": list(seeds), "claims": claims}
-
-
-def _claim(text, value, lo, hi, passed=True, rule="<", threshold=1.0):
-    return {"text": text, "value": value, "min": lo, "max": hi, "per_seed": {"0": lo, "1": hi},
-            "threshold": threshold, "rule": rule, "passed": passed}
-
-
-def test_claims_markdown_rows_ranges_and_verdicts():
-    doc = _doc({"T20.loss": _claim("final loss", 0.5, 0.4, 0.6),
-                "T20.cos": _claim("cos at T=20", 0.9, 0.9, 0.9, passed=False, rule=">=", threshold=0.95),
-                "missing": _claim("no value", None, None, None, passed=False)})
-    rows = report.claims_markdown(doc).splitlines()
-    assert rows[0] == "| claim | measured: mean (range) | needs | verdict |" and rows[1] == "|---|---|---|---|"
-    assert rows[2] == "| **T20**: final loss | 0.5 (0.4 to 0.6) | < 1 | pass |"
-    assert rows[3] == "| cos at T=20 | 0.9 | >= 0.95 | **fail** |"      # the text names T=20; equal range dropped
-    assert rows[4] == "| no value | n/a | < 1 | **fail** |"
-    assert len(report.claims_markdown(doc, select=lambda cid: cid.startswith("T20")).splitlines()) == 4
-    assert report.claims_markdown(_doc({}, seeds=[0])).splitlines()[0] == "| claim | measured | needs | verdict |"
-
-
-def test_claims_markdown_escapes_table_breakers():
-    doc = _doc({"run7.b": _claim("share of ||W||_F^2\nin a block", 1.0, 1.0, 1.0)})
-    row = report.claims_markdown(doc).splitlines()[2]
-    assert row.startswith("| **run7**: share of \\|\\|W\\|\\|_F^2 in a block |")
-    assert row.count(" | ") == 3                                       # still four cells
-    md = report.claims_markdown(doc)
-    assert isinstance(md, str) and md._repr_markdown_() == str(md)
-
-
-@pytest.mark.parametrize("name", COMMITTED)
-def test_claims_markdown_of_committed_results(name):
-    doc = results.load_result(name)
-    rows = report.claims_markdown(doc).splitlines()[2:]
-    assert len(rows) == len(doc["claims"])
-    assert sum(r.endswith("| pass |") for r in rows) == sum(c["passed"] for c in doc["claims"].values())
-
-
-def test_summary_markdown_counts_passed_claims():
-    docs = ch8.load_documents()
-    assert list(docs) == COMMITTED
-    rows = report.summary_markdown(docs).splitlines()[2:]
-    assert len(rows) == len(docs)
-    doc = docs["fig1-convergence"]
-    row = next(r for r in rows if "`fig1-convergence`" in r)
-    assert row.endswith(f"| {sum(c['passed'] for c in doc['claims'].values())} of {len(doc['claims'])} |")
+# -- the claims tables: tests/test_report.py ---------------------------------------------------------
 
 
 # -- PE identity by kind ----------------------------------------------------------------------------
@@ -261,3 +214,110 @@ def test_chapter_8_names_the_experiments_without_a_section():
     assert all(name in docs for name in ch8.COVERED)
     text = ch8.describe(docs["pe-samplers"])
     assert text.startswith("**`pe-samplers`**: ") and json.dumps(docs["pe-samplers"]["seeds"]) in text
+
+
+# -- readable at the book's column width (issue 17, item 7) -------------------------------------------
+# The book shows an image at most BOOK_COLUMN_PX (688) CSS px wide at a 1280 px window, so a figure drawn
+# wider is scaled down and its text with it. Every library figure must show its smallest text at
+# MIN_TEXT_PX (the body's small print) or more: font size in px at the figure's dpi, times
+# min(1, 688 / PNG width). A three-panel row (1271 px) showed 8 pt legends at about 6 px.
+import numpy as np  # noqa: E402
+
+from sts_lib import plots, readable  # noqa: E402
+from sts_lib.chapters import ch3_dynamics_widgets as wdyn  # noqa: E402
+from sts_lib.chapters import ch6_related_widgets as wrel  # noqa: E402
+from sts_lib.chapters import ch6_scan_snap as ss  # noqa: E402
+
+
+def _history(n: int = 30, keys=(), pe: str = "onehot", seed: int = 0) -> History:
+    """A History with the metrics the plotters read, shaped like a training run (no training)."""
+    loss = np.geomspace(2.0, 0.01 * (1 + 0.1 * seed), n)
+    metrics = {"loss": loss, "inv_loss": 1 / loss, "cos_W": np.linspace(0, 0.99, n), "cos_V": np.linspace(0, 1, n)}
+    metrics.update({k: np.geomspace(2.0, 0.1 + 0.01 * i, n) for i, k in enumerate(keys)})
+    return History(list(range(0, 50 * n, 50)), {k: [float(x) for x in v] for k, v in metrics.items()},
+                   config={"task": {"pe": {"name": pe}}})
+
+
+def _seeds(keys, pe):
+    return {s: _history(keys=keys, pe=pe, seed=s) for s in range(3)}
+
+
+@pytest.fixture(scope="module")
+def small_data():
+    """Small data for every chapter plotter: a short ch3 run, a 40-step Scan and Snap sweep, ch5 runs."""
+    gen = torch.Generator().manual_seed(0)
+    sweep = ss.lr_ratio_sweep((1.0, 10.0), ss.ScanSnapConfig(steps=40, n_records=8), device="cpu")
+    pes = {kind: wlen.make_pe_family(kind, wlen.LengthConfig()) for kind in ("onehot", "stochastic_onehot")}
+    return {"run": wdyn.run_small(steps=60, T=8, q=2, device="cpu"), "sweep": sweep,
+            "W": torch.randn(25, 25, generator=gen), "V": torch.randn(5, 25, generator=gen),
+            "length_runs": {PE_LABELS[k]: _symmetric_run(PE_LABELS[k], pe) for k, pe in pes.items()}}
+
+
+def _library_figures(data):
+    """Every library figure function, by name, as a zero-argument callable drawing it from small data."""
+    W, V, T3, q4 = data["W"], data["V"], ("loss_T25", "loss_T30", "loss_T40"), ("loss_q2", "loss_q4", "loss_q5",
+                                                                                 "loss_q6")
+    kinds = ("stochastic_onehot", "onehot", "near_orthogonal")
+    out = {
+        "plots.plot_training": lambda: plots.plot_training(_history(), plateau=1.2, title="lr_W=0.5, lr_V=0.5"),
+        "plots.plot_heatmaps": lambda: plots.plot_heatmaps(W, V, 5, title="ground truth"),
+        **{f"plots.plot_heatmap_grid[{n}]": (lambda n=n: plots.plot_heatmap_grid(
+            {f"pair {i}, T=200, Adam": (W, V) for i in range(n)}, 5, title="W and V")) for n in (1, 2, 3, 4)},
+        "plots.plot_convergence": lambda: plots.plot_convergence({"T=20, SGD": _seeds((), "onehot"),
+                                                                  "T=200, Adam": _seeds((), "onehot")}, title="x"),
+        **{f"plots.plot_ood[{len(keys)} keys]": (lambda keys=keys: plots.plot_ood(
+            {PE_LABELS[k]: _seeds(keys, k) for k in kinds}, keys=list(keys), title="held-out loss"))
+           for keys in (T3[:1], T3[:2], T3, q4)},
+        "plots.plot_fcn_bound": lambda: plots.plot_fcn_bound(10, 5, 3, [10, 20, 40], [0.9, 0.7, 0.5],
+                                                             transformer_error=0.1, transformer_width=15),
+        "ch3.plot_dynamics": lambda: wdyn.plot_dynamics(data["run"]),
+        "ch3.plot_ray_loss": lambda: wdyn.plot_ray_loss(5, 12, 3, [1.0, 2.0], [0.5, 0.1]),
+        "ch3.plot_symmetry": lambda: wdyn.plot_symmetry(data["run"]["report"]),
+        "ch5.plot_ood_panels": lambda: wlenw.plot_ood_panels({PE_LABELS[k]: _history(keys=q4, pe=k) for k in kinds},
+                                                             prefix="loss_q", title="held-out loss at other q"),
+        "ch5.LengthExplorer.draw": lambda: wlenw.LengthExplorer(data["length_runs"], lengths=[20, 30, 40]).draw(
+            pe="fixed one-hot", T_test=40),
+        "ch6.plot_sweep_run": lambda: wrel.plot_sweep_run(sweep=data["sweep"], ratio=10.0),
+        "ch6.plot_ratio_sweep": lambda: wrel.plot_ratio_sweep(data["sweep"]),
+        "ch6.plot_nope_sts": lambda: wrel.plot_nope_sts(
+            {"token PEs kept": {"step": [0, 100, 200], "loss": [2.0, 0.5, 0.1]},
+             "token PEs zeroed": {"step": [0, 100, 200], "loss": [2.0, 1.5, 1.48]}}, plateau=1.44, best_symmetric=1.47),
+    }
+    out.update({f"figures.{name}": (lambda name=name: figures.figure(results.load_result(name))) for name in COMMITTED})
+    return out
+
+
+_FIGURE_NAMES = sorted(_library_figures({k: None for k in ("run", "sweep", "W", "V", "length_runs")}))
+
+
+def test_text_report_measures_as_the_column_shows():
+    fig = Figure(figsize=(6.4, 3.0), dpi=100)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], label="curve")
+    ax.legend(fontsize=7)
+    report = readable.text_report(fig)
+    assert report["png_width"] <= readable.BOOK_COLUMN_PX and report["scale"] == 1.0
+    assert report["sizes"][0] == (pytest.approx(7 * 100 / 72), "curve")         # 9.7 px: too small
+    assert not readable.fits_column(fig)
+    wide = Figure(figsize=(12.6, 3.2), dpi=100, layout="constrained")            # a row of three panels
+    for ax in wide.subplots(1, 3):
+        ax.set_title("title", fontsize=10)
+    report = readable.text_report(wide)
+    assert report["scale"] == pytest.approx(688 / report["png_width"]) and report["png_width"] > 1200
+    assert report["sizes"][0][0] == pytest.approx(10 * 100 / 72 * report["scale"])  # 10 pt shown at about 7.5 px
+    clash = Figure(figsize=(4, 3))
+    clash.text(0.5, 0.5, "one")
+    clash.text(0.5, 0.5, "two")
+    assert readable.text_report(clash)["overlaps"] == [("one", "two")]
+
+
+@pytest.mark.parametrize("name", _FIGURE_NAMES)
+def test_every_library_figure_is_readable_in_the_book_column(name, small_data):
+    fig = _drawn(_library_figures(small_data)[name]())
+    report = readable.text_report(fig)
+    px, text = report["sizes"][0]
+    assert px >= readable.MIN_TEXT_PX, (f"{name}: {text!r} is shown at {px:.1f} px (PNG {report['png_width']} px "
+                                     f"wide in a {readable.BOOK_COLUMN_PX} px column); the floor is {readable.MIN_TEXT_PX}")
+    assert not report["overlaps"], f"{name}: texts overlap: {report['overlaps']}"
+    # The book's display hook (readable_figures) leaves such a figure as drawn: the same picture as its PNG.
+    assert readable.fits_column(fig)

@@ -2,8 +2,8 @@
 
 Every number on the chapter's page is read from the committed results (``results/*.json``,
 found by :mod:`sts_lib.results` in a clone or in the installed package); nothing is retrained.
-The figures come from :mod:`sts_lib.figures` and the tables from :mod:`sts_lib.report`, the
-same functions the experiment runner draws its PNGs with. This module loads the documents
+The figures come from :mod:`sts_lib.figures`, the functions the experiment runner draws its PNGs
+with, and the summaries and claims tables from :mod:`sts_lib.report`. This module loads the documents
 (:func:`load_documents`), names the experiments the page discusses one by one (:data:`COVERED`),
 and introduces any further committed experiment (:func:`others`, :func:`describe`), so the page
 stays complete when new results are committed.
@@ -12,6 +12,7 @@ stays complete when new results are committed.
 from __future__ import annotations
 
 import os
+import re
 
 from ..report import Markdown
 from ..results import list_results, load_result
@@ -19,6 +20,10 @@ from ..results import list_results, load_result
 #: The experiments with a section of their own on the page (paper figure, setting, verdict).
 COVERED = ("fig1-convergence", "fig2-length-generalization", "fig3-heatmaps", "fig4-q-generalization",
            "fig5-adam", "fcn-width", "tf-width")
+
+
+#: Where a further experiment's setting is explained when its result file has no ``scale_note``.
+EVIDENCE = 'see the appendix "Evidence for the paper-scale choices"'
 
 
 def load_documents(root: str | os.PathLike | None = None) -> dict[str, dict]:
@@ -34,11 +39,17 @@ def others(docs: dict[str, dict]) -> list[str]:
 def describe(doc: dict) -> Markdown:
     """One paragraph introducing a further experiment: its name, description, seeds and setting.
 
+    Names from the result file (``tail_trend_per_1000_steps``, ``lr_W``) are set as code: they are keys a
+    reader can look up in the JSON, not words of the sentence.
+
     >>> print(describe({"experiment": "x", "description": "a check", "seeds": [0, 1]}))
-    **`x`**: a check. Seeds: [0, 1]. Setting: see results/README.md.
+    **`x`**: a check. Seeds: [0, 1]. Setting: see the appendix "Evidence for the paper-scale choices".
+    >>> print(describe({"experiment": "x", "seeds": [0], "scale_note": "SGD lr_W=30; tail_trend says"}))
+    **`x`**: . Seeds: [0]. Setting: SGD `lr_W`=30; `tail_trend` says.
     """
-    return Markdown(f"**`{doc.get('experiment')}`**: {doc.get('description', '')}. Seeds: {doc.get('seeds')}. "
-                    f"Setting: {doc.get('scale_note') or 'see results/README.md'}.")
+    note = re.sub(r"\b([A-Za-z]\w*_\w+)\b", r"`\1`", doc.get("scale_note") or "") or EVIDENCE
+    return Markdown(f"**`{doc.get('experiment')}`**: {doc.get('description', '')}. "
+                    f"Seeds: {doc.get('seeds')}. Setting: {note}.")
 
 
-__all__ = ["COVERED", "describe", "load_documents", "others"]
+__all__ = ["COVERED", "EVIDENCE", "describe", "load_documents", "others"]

@@ -6,7 +6,7 @@ the selected PEs]``. They share their training runs (same specs, so the second e
 reads the first one's cached runs). Every run is repeated over the config's seeds: seed s
 draws the training data from s and the random initialisation from s + 1.
 
-Two runs per seed at paper scale (see results/README.md for the evidence behind the choices):
+Two runs per seed at paper scale (the evidence behind the choices: book/appendix/evidence.md):
 
 * ``T200-adam``: the paper's length T = 200, q = 3, d = 5, pool N = 400, Adam (lr 1e-2,
   decayed as 1/t after step 1000). Plain SGD fails at T = 200 for the full model: minibatch
