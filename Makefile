@@ -84,9 +84,18 @@ vendor:
 	tar xzf $(VENDOR_TMP)/mathjax-*.tgz -C $(VENDOR_TMP)/mathjax
 	tar xzf $(VENDOR_TMP)/jupyter-widgets-html-manager-*.tgz -C $(VENDOR_TMP)/html-manager
 	rm -rf _vendor/mathjax _vendor/html-manager
-	mkdir -p _vendor/mathjax/output/chtml/fonts/woff-v2 _vendor/html-manager
-	cp $(VENDOR_TMP)/mathjax/package/es5/tex-chtml-full.js $(VENDOR_TMP)/mathjax/package/LICENSE _vendor/mathjax/
-	cp $(VENDOR_TMP)/mathjax/package/es5/output/chtml/fonts/woff-v2/*.woff _vendor/mathjax/output/chtml/fonts/woff-v2/
+	mkdir -p _vendor/mathjax/output/chtml/fonts/woff-v2 _vendor/mathjax/input/tex/extensions _vendor/mathjax/a11y \
+	   _vendor/html-manager
+	# MathJax as components (see _config.yml): the loader, core, TeX input, every TeX extension for
+	# autoload (not all-packages.js, 0.2 MB that only the -full bundle uses), CommonHTML output and fonts.
+	cd $(VENDOR_TMP)/mathjax/package/es5 && cp startup.js core.js ../LICENSE $(CURDIR)/_vendor/mathjax/ && \
+	   cp input/tex-base.js $(CURDIR)/_vendor/mathjax/input/ && \
+	   cp input/tex/extensions/*.js $(CURDIR)/_vendor/mathjax/input/tex/extensions/ && \
+	   rm $(CURDIR)/_vendor/mathjax/input/tex/extensions/all-packages.js && \
+	   cp output/chtml.js $(CURDIR)/_vendor/mathjax/output/ && \
+	   cp output/chtml/fonts/tex.js $(CURDIR)/_vendor/mathjax/output/chtml/fonts/ && \
+	   cp output/chtml/fonts/woff-v2/*.woff $(CURDIR)/_vendor/mathjax/output/chtml/fonts/woff-v2/ && \
+	   cp a11y/assistive-mml.js $(CURDIR)/_vendor/mathjax/a11y/
 	cp $(VENDOR_TMP)/html-manager/package/dist/embed.js $(VENDOR_TMP)/html-manager/package/dist/embed.js.LICENSE.txt \
 	   $(VENDOR_TMP)/html-manager/package/dist/*.woff2 _vendor/html-manager/
 	du -sh _vendor

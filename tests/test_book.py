@@ -9,9 +9,13 @@ depend on a CDN. A page fails on a JavaScript console error or page error, a blo
 failed request, math that MathJax left untypeset or marked as an error, an image that did not
 load, an unrendered widget, or a Python traceback in a cell output, and, at a desktop width
 (1280 px) and a phone width (390 px), on what a reader would trip over: math, tables or outputs
-cut off (wider than their box and not scrollable), images without descriptive alt text, raw
-dictionaries or bare FAIL lines printed instead of a claims table, and a figure shown twice.
-One full-page screenshot per page and width goes to ``_build/screenshots/{desktop,phone}/``.
+cut off (wider than their box and not scrollable), code or printed output wider than its box (long
+lines must wrap), a figure wider than its box or the screen, a claims table whose verdict column is out
+of view, images without descriptive alt text, raw dictionaries or bare FAIL lines printed instead of a
+claims table, and a figure shown twice. Each page is loaded as on a first visit (browser cache off) and
+weighed: the bytes of the HTML and of every script, style sheet, font and image it requests, as served;
+a page over 3 MB fails. One full-page screenshot per page and width goes to
+``_build/screenshots/{desktop,phone}/``, with the weights in ``page-weights.json`` next to them.
 
 Without Chromium or Playwright the browser test is skipped, unless the environment variable
 ``CI`` is set: then it fails (``.ci/run`` installs Chromium).
@@ -22,6 +26,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import http.server
+import json
 import os
 import re
 import shutil
@@ -44,6 +49,9 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-quic
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 BUILD_TIMEOUT_S = 3600       # a cold build executes every chapter; each cell has its own 300 s limit
 PAGE_TIMEOUT_MS = 30_000
+# Issue 17, item 3: at most 3 MB per page on first load (HTML, scripts, styles, fonts, images, as served:
+# uncompressed, since the test server, like Python's http.server, does not compress).
+PAGE_BYTES_LIMIT = 3_000_000
 
 
 def _missing(what: str) -> None:
@@ -104,6 +112,7 @@ def test_built_html_has_no_cdn_assets(build):
     """Static check of every page: scripts, styles and images are local, MathJax is loaded once."""
     assert (HTML / "index.html").exists(), "the book was not built"
     external = re.compile(r"<(?:script|link|img|iframe|source)\b[^>]*?\b(?:src|href)=\"(?:https?:)?//[^\"]+\"")
+    mathjax_path = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["mathjax_path"]
     problems = []
     for page in _pages():
         text = page.read_text(encoding="utf-8")
@@ -112,15 +121,29 @@ def test_built_html_has_no_cdn_assets(build):
             if tag.startswith("<link") and re.search(r'rel="(?:canonical|alternate)"', tag):
                 continue
             problems.append(f"{name}: external asset {tag}")
-        n_mathjax = text.count("mathjax/tex-chtml-full.js")
+        n_mathjax = text.count(mathjax_path)
         if n_mathjax > 1:
             problems.append(f"{name}: MathJax is included {n_mathjax} times (is there a _static/ folder?)")
+        # Light pages (extension fix 10): no Font Awesome SVG-with-JS (1.5 MB; the theme's CSS draws the
+        # icons), no search index outside the search page (search-as-you-type is off).
+        if "scripts/fontawesome.js" in text:
+            problems.append(f"{name}: loads fontawesome.js (1.5 MB)")
+        if name.as_posix() != "search.html" and re.search(r'src="[^"]*searchindex\.js', text):
+            problems.append(f"{name}: loads the search index, though only search.html uses it")
+        # One search box (extension fix 11): the sidebar's, not a second one in a header bar.
+        if "navbar-persistent" in text:
+            problems.append(f"{name}: a header bar with a second search box")
         # No widget JavaScript (1.9 MB) or saved state on a page that shows no widget (extension fix 9).
         has_view = "application/vnd.jupyter.widget-view+json" in text
         for what, marker in (("the widget manager", "html-manager/embed.js"),
                              ("widget state", "application/vnd.jupyter.widget-state+json")):
             if marker in text and not has_view:
                 problems.append(f"{name}: {what} is loaded, but the page shows no widget")
+    # The icon fonts cut down to the site's icons (extension fix 10c): present, and small.
+    icons = {f.name: f.stat().st_size for f in (HTML / "_static" / "sts-icons").glob("*.woff")}
+    if sorted(icons) != ["fa-brands-400.woff", "fa-regular-400.woff", "fa-solid-900.woff"]:
+        problems.append(f"_static/sts-icons/ should hold the three subset icon fonts, holds {sorted(icons)}")
+    problems += [f"_static/sts-icons/{n} weighs {s} bytes: not a subset?" for n, s in icons.items() if s > 20_000]
     assert not problems, "\n".join(problems)
 
 
@@ -146,9 +169,10 @@ def server(build):
     httpd.server_close()
 
 
-# Runs in the page once it has loaded, MathJax has finished and the widgets were rendered.
+# Runs in the page once it has loaded, MathJax has finished and the widgets were rendered; its argument
+# is the width of the window in CSS pixels.
 _INSPECT_JS = r"""
-() => {
+(vw) => {
   const skip = new Set(['PRE', 'CODE', 'SCRIPT', 'STYLE', 'TEXTAREA', 'MJX-CONTAINER', 'MJX-ASSISTIVE-MML']);
   const texts = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
@@ -228,17 +252,77 @@ _INSPECT_JS = r"""
       const src = img.getAttribute('src');
       if (seen.has(src)) dupes.push(src); else seen.set(src, 1);
     }
+    // Code cells, printed outputs and code blocks (issue 17, item 6): no line hidden past the edge of the
+    // box, not even in a box that scrolls (a reader sees no scroll bar and reads a cut-off line).
+    const cutCode = [];
+    for (const pre of article.querySelectorAll('pre')) {
+      if (pre.offsetParent === null || pre.scrollWidth <= pre.clientWidth + 2) continue;
+      const longest = pre.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
+      cutCode.push(`${pre.scrollWidth - pre.clientWidth} px hidden: ${longest.trim().slice(0, 60)}`);
+    }
+    // Figures (issue 17, item 2): shown whole, never wider than their box or the window.
+    const blockBox = el => {
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+        if (!getComputedStyle(a).display.startsWith('inline')) return a;
+      return article;
+    };
+    const wideImages = [];
+    for (const img of article.querySelectorAll('img')) {
+      if (img.offsetParent === null || !img.naturalWidth) continue;
+      const r = img.getBoundingClientRect();
+      const box = blockBox(img);
+      if (r.width > box.clientWidth + 2 || r.right > vw + 1 || r.left < -1)
+        wideImages.push(`${Math.round(r.width)} px wide in a ${box.clientWidth} px box ` +
+                        `(window ${vw} px): ${img.getAttribute('src')}`);
+    }
+    // Claims tables (issue 17, item 2): the verdict column is in view without scrolling sideways.
+    const hiddenVerdicts = [];
+    for (const th of article.querySelectorAll('th')) {
+      if (th.offsetParent === null || !/^\s*verdict\b/i.test(th.textContent)) continue;
+      const r = th.getBoundingClientRect();
+      let left = 0, right = vw;
+      for (let a = th.parentElement; a && a !== document.body; a = a.parentElement) {
+        if (!scrolls(a)) continue;
+        const b = a.getBoundingClientRect();
+        left = Math.max(left, b.left); right = Math.min(right, b.left + a.clientLeft + a.clientWidth);
+      }
+      if (r.left < left - 1 || r.right > right + 1) {
+        const table = th.closest('table');
+        const head = Array.from(table.querySelectorAll('th')).map(h => h.textContent.trim()).join(' | ');
+        hiddenVerdicts.push(`${Math.round(r.right - right)} px out of view: ${head.slice(0, 70)}`);
+      }
+    }
+    const pageWidth = document.documentElement.scrollWidth;
     return {clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
-            duplicateImages: dupes};
+            duplicateImages: dupes, cutCode: cutCode.slice(0, 8), cutCodeCount: cutCode.length,
+            wideImages: wideImages.slice(0, 8), hiddenVerdicts: hiddenVerdicts.slice(0, 8),
+            pageScrollsSideways: pageWidth > vw + 1 ? pageWidth : 0};
   }
 }
 """
 
 
-def _open_and_inspect(context, url: str, shot: Path, redirect: str | None = None) -> list[str]:
-    """Load one page, wait for MathJax and widgets, screenshot it, return its problems."""
+# Opens every dropdown of the page: <details> (sphinx-design dropdowns, the claims tables, hidden cell
+# outputs) and sphinx-togglebutton's admonitions (solutions, hints).
+_OPEN_DROPDOWNS_JS = r"""
+() => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  document.querySelectorAll('.toggle-hidden').forEach(el => el.classList.remove('toggle-hidden'));
+  document.querySelectorAll('.toggle-button-hidden').forEach(el => el.classList.remove('toggle-button-hidden'));
+}
+"""
+
+
+def _open_and_inspect(context, url: str, shot: Path, width: int,
+                      redirect: str | None = None) -> tuple[list[str], dict[str, int]]:
+    """Load one page as on a first visit, wait for MathJax and widgets, screenshot it; return its problems
+    and the bytes of every response it received (URL -> body size)."""
     problems: list[str] = []
     page = context.new_page()
+    # A first visit: nothing from the browser's cache (the pages before this one loaded the same files).
+    context.new_cdp_session(page).send("Network.setCacheDisabled", {"cacheDisabled": True})
+    responses = []
+    page.on("response", lambda resp: responses.append(resp))
     page.on("console", lambda msg: msg.type == "error" and problems.append(
         f"console error: {msg.text} ({msg.location.get('url') or 'no URL'})"))
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
@@ -271,14 +355,25 @@ def _open_and_inspect(context, url: str, shot: Path, redirect: str | None = None
                                timeout=PAGE_TIMEOUT_MS)
         page.evaluate("() => document.fonts.ready.then(() => true)")
         page.evaluate("() => window.scrollTo(0, 0)")
-        report = page.evaluate(_INSPECT_JS)
         # A full-page screenshot of the long API page takes tens of seconds on a busy two-core machine:
         # it is for a person to look at, so it gets more time than loading does.
         page.screenshot(path=str(shot), full_page=True, timeout=4 * PAGE_TIMEOUT_MS)
+        # Then every dropdown is opened (claims tables, solutions, hidden outputs), so that the checks
+        # below see what a reader sees after opening them, and their images load.
+        page.evaluate(_OPEN_DROPDOWNS_JS)
+        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)",
+                               timeout=PAGE_TIMEOUT_MS)
+        report = page.evaluate(_INSPECT_JS, width)
+        weights = {}
+        for resp in responses:
+            try:
+                weights[resp.url] = weights.get(resp.url, 0) + len(resp.body())
+            except Exception:  # a redirect or an aborted request has no body
+                pass
     except Exception as exc:  # a timeout or a crash is a problem of this page, not of the test
         problems.append(f"could not check the page: {exc}")
         page.close()
-        return problems
+        return problems, {}
     page.close()
     if report["untypeset"]:
         problems.append(f"{report['untypeset']} of {report['mathNodes']} math elements were not typeset by MathJax")
@@ -294,7 +389,20 @@ def _open_and_inspect(context, url: str, shot: Path, redirect: str | None = None
     problems += [f"image without descriptive alt text: {a}" for a in report["badAlt"]]
     problems += [f"raw dictionary or bare FAIL line printed (use a claims table): {r}" for r in report["rawOutput"]]
     problems += [f"figure shown twice on the page: {d}" for d in report["duplicateImages"]]
-    return problems
+    if report["cutCodeCount"]:
+        problems.append(f"{report['cutCodeCount']} code cells, outputs or code blocks are wider than their box "
+                        f"(long lines must wrap), e.g. " + "; ".join(report["cutCode"][:3]))
+    problems += [f"figure wider than its box or the window: {w}" for w in report["wideImages"]]
+    problems += [f"claims table with its verdict column out of view: {v}" for v in report["hiddenVerdicts"]]
+    if report["pageScrollsSideways"]:
+        problems.append(f"the page is {report['pageScrollsSideways']} px wide in a {width} px window")
+    total = sum(weights.values())
+    if total > PAGE_BYTES_LIMIT:
+        largest = sorted(weights.items(), key=lambda kv: -kv[1])[:4]
+        problems.append(f"{total / 1e6:.2f} MB on first load (limit {PAGE_BYTES_LIMIT / 1e6:.0f} MB), largest: "
+                        + ", ".join(f"{urllib.parse.urlsplit(u).path.rsplit('/', 1)[-1]} {n / 1e6:.2f} MB"
+                                    for u, n in largest))
+    return problems, weights
 
 
 # A desktop window and a phone (iPhone 12-14 width): the reader checks run at both.
@@ -325,6 +433,7 @@ def test_every_page_renders_offline_in_chromium(server, tmp_path, viewport):
             r.abort()
 
     failures: dict[str, list[str]] = {}
+    weights: dict[str, dict] = {}
     with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="sts-chromium-") as profile:
         context = pw.chromium.launch_persistent_context(
             profile, executable_path=chromium, headless=True, args=CHROMIUM_FLAGS,
@@ -335,12 +444,18 @@ def test_every_page_renders_offline_in_chromium(server, tmp_path, viewport):
             rel = path.relative_to(HTML).as_posix()
             blocked.clear()
             refresh = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', path.read_text(encoding="utf-8"))
-            problems = _open_and_inspect(context, server + rel, shots / (rel.replace("/", "__")[:-5] + ".png"),
-                                         redirect=refresh and refresh.group(1))
+            problems, sizes = _open_and_inspect(context, server + rel, shots / (rel.replace("/", "__")[:-5] + ".png"),
+                                                VIEWPORTS[viewport]["width"], redirect=refresh and refresh.group(1))
+            weights[rel] = {"bytes": sum(sizes.values()), "requests": len(sizes),
+                            "largest": {u.replace(server, ""): n for u, n in
+                                        sorted(sizes.items(), key=lambda kv: -kv[1])[:8]}}
             problems += [f"request to a non-local host (CDN?): {u}" for u in blocked]
             if problems:
                 failures[rel] = problems
         context.close()
+    (shots / "page-weights.json").write_text(json.dumps(weights, indent=1))
+    print(f"\n{viewport}: first-load weight per page (MB): "
+          + ", ".join(f"{rel} {w['bytes'] / 1e6:.2f}" for rel, w in weights.items()))
     report = "\n".join(f"{page}:\n  " + "\n  ".join(dict.fromkeys(ps)) for page, ps in failures.items())
     assert not failures, (f"{viewport} ({VIEWPORTS[viewport]['width']} px): {len(failures)} of {len(pages)} pages "
                           f"have problems (screenshots in {shots}):\n{report}")
@@ -353,10 +468,26 @@ def test_every_page_renders_offline_in_chromium(server, tmp_path, viewport):
 def test_vendored_assets_are_present_and_small():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
     assert config["html_static_path"] == ["_vendor"]
-    files = [VENDOR / config["mathjax_path"]] + [VENDOR / p for p in config["nb_ipywidgets_js"]]
+    files = [VENDOR / p for p in config["nb_ipywidgets_js"]]
     for f in files:
         assert f.is_file() and f.stat().st_size > 100_000, f"missing vendored script {f}; run `make vendor`"
     assert not [p for p in [config["mathjax_path"], *config["nb_ipywidgets_js"]] if "//" in p], "use local paths"
+    # MathJax as components: the loader named by mathjax_path, then every component it is told to load
+    # ("[tex]/x" is input/tex/extensions/x.js), and the extensions that autoload may fetch on demand.
+    mathjax = VENDOR / Path(config["mathjax_path"]).parent
+    assert (VENDOR / config["mathjax_path"]).is_file() and (mathjax / "core.js").is_file(), "run `make vendor`"
+    components = config["mathjax3_config"]["loader"]["load"]
+    for name in components:
+        path = mathjax / (name.replace("[tex]/", "input/tex/extensions/") + ".js")
+        assert path.is_file() and path.stat().st_size > 1_000, f"missing MathJax component {path}; run `make vendor`"
+    assert (mathjax / "output/chtml/fonts/tex.js").is_file()
+    for ext in ("cancel", "color", "bbox", "braket", "mathtools", "physics"):   # a sample of autoload's targets
+        assert (mathjax / f"input/tex/extensions/{ext}.js").is_file(), f"autoload could not fetch {ext}"
+    packages = config["mathjax3_config"]["tex"]["packages"]
+    loaded = {n.split("/")[-1] for n in components if n.startswith("[tex]/")}
+    assert loaded <= set(packages) and "noundefined" not in packages, (
+        "every loaded TeX extension must be enabled in tex.packages, and noundefined left out "
+        "(an undefined macro must be an error the browser test sees)")
     fonts = list((VENDOR / "mathjax/output/chtml/fonts/woff-v2").glob("*.woff"))
     assert len(fonts) >= 20, "MathJax's CHTML fonts are missing"
     total = sum(f.stat().st_size for f in VENDOR.rglob("*") if f.is_file())
@@ -384,7 +515,8 @@ def test_api_appendix_documents_every_public_module():
 def test_book_extension_docstring_fixes():
     sys.path.insert(0, str(ROOT / "book" / "_ext"))
     try:
-        from sts_book import dedupe_scripts, drop_unused_widget_scripts, escape_bars, protect_property_summary
+        from sts_book import (dedupe_scripts, drop_unused_widget_scripts, escape_bars, icon_codepoints,
+                              protect_property_summary, trim_theme_head)
     finally:
         sys.path.pop(0)
     lines = ["Frobenius cosine <A, B> / (|A| |B|); 0 when either is zero.",
@@ -401,6 +533,17 @@ def test_book_extension_docstring_fixes():
     assert drop_unused_widget_scripts(scripts, view) == scripts
     assert protect_property_summary(["", "Dense matrix: ``(B, T)``."]) == ["", ": Dense matrix: ``(B, T)``."]
     assert protect_property_summary(["``(B, T)``.", "more: text"]) == ["``(B, T)``.", "more: text"]
+    head = ('<script defer src="../_static/scripts/fontawesome.js?digest=1"></script>\n'
+            '    <script src="../_static/searchtools.js"></script>\n'
+            '    <script src="../_static/language_data.js"></script>\n'
+            '    <script src="../searchindex.js"></script>\n'
+            '<script src="../_static/doctools.js?v=2"></script>\n<p>searchindex.js in the text stays</p>\n')
+    assert trim_theme_head(head, "book/01_task") == ('<script src="../_static/doctools.js?v=2"></script>\n'
+                                                    '<p>searchindex.js in the text stays</p>\n')
+    assert "fontawesome" not in trim_theme_head(head, "search") and "searchindex" in trim_theme_head(head, "search")
+    css = ('.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
+           ':root{--pst-icon-bell:"\uf0f3"}')
+    assert icon_codepoints(css, '<i class="fa-solid fa-bars"></i>') == {0xF0C9, 0xF0F3}
 
 
 def test_figure_text_is_enlarged_once_for_narrow_columns():

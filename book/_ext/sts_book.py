@@ -33,6 +33,28 @@
    them only on a page whose body holds a widget view.
 8. Reference lists label each entry the way the text cites it ("Wang et al., 2024"), through the
    pybtex style ``authoryear`` registered here (``bibtex_default_style`` in ``_config.yml``).
+10. Light pages (at most 3 MB on first load, ``tests/test_book.py`` measures it): the theme puts two
+   things on every page that this book never uses. (a) Font Awesome's SVG-with-JS build
+   (``scripts/fontawesome.js``, 1.5 MB), which swaps each ``<i class="fa-...">`` for an SVG. The
+   theme's stylesheet already carries Font Awesome's CSS and web fonts, which draw the same icons
+   without it (the fonts are fetched only for the glyphs a page shows). (b) Sphinx's search code
+   and the whole search index (``searchtools.js``, ``language_data.js``, ``searchindex.js``, 0.19 MB)
+   for search-as-you-type, which is off: the search dialog submits to ``search.html``, which loads
+   them itself. :func:`trim_theme_head` drops these tags from every rendered page (the theme writes
+   them from its templates, outside ``script_files``, so the page-context hook cannot reach them).
+   (c) Font Awesome's full web fonts (0.27 MB for some 20 icons): :func:`_subset_icon_fonts` writes
+   ``_static/sts-icons/*.woff``, the same fonts cut down to the icons the built site uses (a few kB),
+   and ``static/sts-book.css`` puts them first in Font Awesome's font stacks, so the full fonts are
+   fetched only for an icon the subset lacks. MathJax is loaded as separate components, not the
+   1.3 MB ``tex-chtml-full.js`` (``_config.yml``).
+11. One search box: pydata-sphinx-theme 0.17 fills ``navbar_persistent`` with a search button when a
+   theme leaves it empty, so a header bar with a second search box appeared above the sidebar's. The
+   book keeps the sidebar's (and the search button of the article header on a phone).
+12. Phone-first figures, math and code (``static/sts-book.css``, ``static/sts-book.js``): figures fit
+   the column at every width, and a click or tap on a figure opens it at full size; a display equation
+   or table that still scrolls sideways shows a shadow on the edge where part of it is hidden; code
+   cells, printed outputs and code blocks wrap their long lines instead of hiding them past the box's
+   edge; API signatures and inline code wrap instead of widening the page.
 """
 
 from __future__ import annotations
@@ -156,6 +178,115 @@ def _page_context(app, pagename, templatename, context, doctree):
         scripts[:] = drop_unused_widget_scripts(dedupe_scripts(scripts), context.get("body") or "")
 
 
+_THEME_ONLY_SCRIPT = re.compile(
+    r'[ \t]*<script\b[^>]*\bsrc="[^"]*?(?:_static/scripts/fontawesome\.js|_static/searchtools\.js|'
+    r'_static/language_data\.js|searchindex\.js)(?:\?[^"]*)?"[^>]*>\s*</script>[ \t]*\n?')
+
+
+def trim_theme_head(html: str, pagename: str | None = None) -> str:
+    r"""``html`` without Font Awesome's JavaScript and, except on the search page, the search scripts (fix 10).
+
+    >>> page = ('<script defer src="../_static/scripts/fontawesome.js?digest=55c2"></script>\n'
+    ...         '<script src="../_static/searchtools.js"></script>\n<script src="../searchindex.js"></script>\n'
+    ...         '<script src="../_static/doctools.js?v=9a2d"></script>\n')
+    >>> trim_theme_head(page, "book/01_task")
+    '<script src="../_static/doctools.js?v=9a2d"></script>\n'
+    >>> trim_theme_head(page, "search").count("<script")      # search.html keeps its search code
+    3
+    """
+    if pagename == "search":
+        return _THEME_ONLY_SCRIPT.sub(lambda m: "" if "fontawesome" in m.group(0) else m.group(0), html)
+    return _THEME_ONLY_SCRIPT.sub("", html)
+
+
+def _trim_rendered_pages(app):
+    """Every page the HTML builder renders goes through :func:`trim_theme_head` (fix 10)."""
+    templates = getattr(app.builder, "templates", None)
+    if templates is None or getattr(templates, "_sts_trimmed", False):
+        return
+    render = templates.render
+
+    def render_trimmed(template, context):
+        return trim_theme_head(render(template, context), context.get("pagename"))
+
+    templates.render = render_trimmed
+    templates._sts_trimmed = True
+
+
+_FA_RULE = re.compile(r"([^{}]+)\{content:\s*\"([^\"]+)\"\}")
+_FA_NAME = re.compile(r"\.fa-([a-z0-9-]+):{1,2}before")
+_PST_ICON = re.compile(r"--pst-icon-[a-z0-9-]+:\s*\"([^\"]+)\"")
+_USED_NAME = re.compile(r"\bfa-([a-z0-9-]+)")
+
+
+def _css_char(content: str) -> int | None:
+    r"""The code point of a CSS ``content`` string: one character, or an escape like ``\f0c9``."""
+    if content.startswith("\\"):
+        try:
+            return int(content[1:], 16)
+        except ValueError:
+            return None
+    return ord(content) if len(content) == 1 else None
+
+
+def icon_codepoints(theme_css: str, used_text: str) -> set[int]:
+    r"""Code points of the Font Awesome icons a site shows (fix 10c).
+
+    That is the icons named by a ``fa-NAME`` class in ``used_text`` (the built pages and their
+    scripts) and those the theme's stylesheet draws itself (``--pst-icon-*``: admonitions, links).
+
+    >>> css = ('.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
+    ...        ':root{--pst-icon-bell:"\uf0f3"}')
+    >>> sorted(hex(c) for c in icon_codepoints(css, '<i class="fa-solid fa-bars"></i>'))
+    ['0xf0c9', '0xf0f3']
+    """
+    used = set(_USED_NAME.findall(used_text))
+    points = set()
+    for selectors, content in _FA_RULE.findall(theme_css):
+        names = set(_FA_NAME.findall(selectors))
+        code = _css_char(content)
+        if names & used and code is not None:
+            points.add(code)
+    points.update(c for c in map(_css_char, _PST_ICON.findall(theme_css)) if c is not None)
+    return points
+
+
+def _subset_icon_fonts(app, exception):
+    """Fix 10c: ``_static/sts-icons/*.woff``, Font Awesome cut down to the icons of the built site."""
+    if exception is not None or getattr(app.builder, "format", None) != "html":
+        return
+    from fontTools import subset   # fonttools comes with matplotlib, which the chapters need anyway
+
+    static = Path(app.outdir) / "_static"
+    theme_css_path = static / "styles" / "pydata-sphinx-theme.css"
+    if not theme_css_path.exists():        # another theme: it brings its own icons, if any
+        return
+    theme_css = theme_css_path.read_text(encoding="utf-8")
+    used = [p.read_text(encoding="utf-8", errors="replace") for p in Path(app.outdir).rglob("*.html")
+            if "_static" not in p.parts and "_sources" not in p.parts]
+    used += [p.read_text(encoding="utf-8", errors="replace") for p in static.rglob("*.js")
+             if p.name != "fontawesome.js" and "mathjax" not in p.parts and "html-manager" not in p.parts]
+    points = icon_codepoints(theme_css, "\n".join(used))
+    out = static / "sts-icons"
+    out.mkdir(exist_ok=True)
+    options = subset.Options()
+    options.flavor = "woff"                     # zlib: no brotli needed, and every browser reads it
+    options.layout_features = ["*"]
+    for name in ("fa-solid-900", "fa-regular-400", "fa-brands-400"):
+        font = subset.load_font(str(static / "vendor" / "fontawesome" / "webfonts" / f"{name}.ttf"), options)
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=points)
+        subsetter.subset(font)
+        subset.save_font(font, str(out / f"{name}.woff"), options)
+
+
+def _one_search_box(app, config):
+    """Fix 11: no header bar with a second search box (pydata-sphinx-theme fills an empty setting)."""
+    if config.html_theme_options is None:
+        config.html_theme_options = {}
+    config.html_theme_options.setdefault("navbar_persistent", [])
+
+
 def _anchor(confdir, path: str) -> str:
     """``path`` as given when it exists relative to ``confdir``, else relative to the repository root."""
     if not path or Path(confdir, path).exists() or not (_ROOT / path).exists():
@@ -218,14 +349,19 @@ def _add_static_path(app):
 def setup(app):
     _register_author_year_labels()
     app.connect("config-inited", _anchor_paths, priority=100)
+    app.connect("config-inited", _one_search_box, priority=100)
     app.set_html_assets_policy("always")
     app.connect("builder-inited", _add_static_path)
+    app.connect("builder-inited", _trim_rendered_pages)
+    app.connect("build-finished", _subset_icon_fonts)
     # Priority 501: after MathJax (500); both deferred, so the shim runs once MathJax 3 is defined.
     app.add_js_file("sts-mathjax2-shim.js", priority=501, defer="defer")
     # Fix 7: readability (math and tables scroll instead of being clipped, widget labels on one line,
     # a note above every static widget saying it needs a kernel).
     app.add_css_file("sts-book.css")
     app.add_js_file("sts-static-widgets.js", defer="defer")
+    # Fix 12: a click or tap on a figure opens it at full size; sideways-scrolling boxes show it.
+    app.add_js_file("sts-book.js", defer="defer")
     # Priority 400: before napoleon (500) turns the docstrings into reST fields.
     app.connect("autodoc-process-docstring", _process_docstring, priority=400)
     # Late priority: after every extension (myst-nb, mathjax) has added its per-page scripts.

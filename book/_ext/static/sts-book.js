@@ -1,0 +1,49 @@
+// Phone-first reading aids (book/_ext/sts_book.py, fix 12); sts-book.css has the matching rules.
+// 1. Figures fit the column at every width. So that a phone reader can still see the details of a
+//    multi-panel figure, each figure of a cell output becomes a link to its own image: a tap (or a
+//    click, or Enter) opens it at full size, where the browser pans and zooms it. Pictures of
+//    interactive panels (static or live) change with their controls and are left alone.
+// 2. A display equation or table wider than the column scrolls inside its own box. So that a reader
+//    sees that there is more, such a box gets the class sts-more-right (a shadow on its right edge)
+//    while part of it is hidden on the right, and sts-more-left while part is hidden on the left.
+(function () {
+  "use strict";
+  var SKIP = ".sts-static-panel, .widget-subarea, .jupyter-widgets, a";
+  function link(img) {
+    if (img.closest(SKIP) || !img.getAttribute("src")) return;
+    var a = document.createElement("a");
+    a.className = "sts-figure-link";
+    a.href = img.currentSrc || img.src;
+    a.target = "_blank";
+    a.rel = "noopener";
+    a.title = "Open the figure at full size";
+    img.parentNode.insertBefore(a, img);
+    a.appendChild(img);
+  }
+  var SCROLLERS = 'article mjx-container[display="true"], article .cell_output table, article table.table';
+  function mark(box) {
+    var hidden = box.scrollWidth - box.clientWidth;
+    box.classList.toggle("sts-more-right", hidden > 1 && box.scrollLeft < hidden - 1);
+    box.classList.toggle("sts-more-left", hidden > 1 && box.scrollLeft > 1);
+  }
+  function markAll() {
+    Array.prototype.forEach.call(document.querySelectorAll(SCROLLERS), mark);
+  }
+  function start() {
+    Array.prototype.forEach.call(document.querySelectorAll("article .cell_output img"), link);
+    // scroll events do not bubble, but a listener on the document sees them in the capture phase
+    document.addEventListener("scroll", function (e) {
+      if (e.target.matches && e.target.matches(SCROLLERS)) mark(e.target);
+    }, true);
+    window.addEventListener("resize", markAll);
+    // MathJax typesets after this script runs: mark the equations once it is done
+    var mj = window.MathJax;
+    if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(markAll);
+    window.addEventListener("load", markAll);
+    markAll();
+  }
+  // A deferred script runs before DOMContentLoaded, and MathJax (deferred too, later on the page) is
+  // defined only after it: start then.
+  if (document.readyState === "complete") start();
+  else document.addEventListener("DOMContentLoaded", start);
+})();
