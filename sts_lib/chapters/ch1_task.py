@@ -26,7 +26,7 @@ from ..models import TheoryTransformer, ground_truth
 from ..positional import PositionalEncoding, make_pe
 from ..task import Batch, STSTask
 from ..theory import mean_predictor_loss, uniform_plateau, zero_predictor_loss
-from .panel import Choice, FigurePanel, Ints, reuse
+from .panel import Choice, FigurePanel, Ints, offered, reuse
 
 _CMAP = colormaps["RdBu_r"].with_extremes(bad="white")   # NaN = the gap before the query column
 PE_CHOICES = ("onehot", "stochastic_onehot", "near_orthogonal", "stochastic_random")
@@ -183,4 +183,9 @@ def instance_explorer(T: int = 10, q: int = 3, d: int = 4, *, seed: int = 0, pe:
         "seed": Ints(0, 99, check_int("seed", seed, low=0)),
         "pe": Choice(PE_CHOICES, check_choice("pe", pe, PE_CHOICES), label="PE"),
     }
-    return FigurePanel(plot_instance, controls, bounds=_instance_bounds)
+    # The static book offers a few values per control (one at a time): enough to see each one's effect.
+    static = {"T": offered(controls["T"], (4, 6, 10, 20, 40)), "q": offered(controls["q"], (1, 2, 3, 5, 8, T)),
+              "d": offered(controls["d"], (1, 2, 4, 8, 12)), "seed": (0, 1, 2, 3)}
+    return FigurePanel(plot_instance, controls, bounds=_instance_bounds, static=static,
+                       alt="One STS_q instance: heat maps of the tokens (selected columns outlined) and of the "
+                           "positional encodings, the query column, and the target against the mean of all tokens.")

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from .._validate import check_float, check_int, check_T_q
 from .ch2_fcn import bound_width_for_error, random_first_layer, random_first_layer_error, width_for_error
 from ..theory import fcn_bayes_error, fcn_lower_bound, zero_predictor_loss
-from .panel import FigurePanel, Ints, new_figure, reuse
+from .panel import FigurePanel, Ints, new_figure, offered, reuse
 
 
 def _bound_point(T: int, d: int, q: int, width: int, seed: int) -> dict:
@@ -85,7 +85,13 @@ def bound_explorer(T: int = 10, d: int = 4, q: int = 3, width: int = 20, *, seed
         "width": Ints(1, 2 * T * d, check_int("width", width, low=1, high=2 * T * d), label="width m1"),
         "seed": Ints(0, 99, check_int("seed", seed, low=0)),
     }
-    return FigurePanel(plot_bound_explorer, controls, bounds=_bound_bounds)
+    c = controls
+    static = {"T": offered(c["T"], (5, 10, 20, 40)), "d": offered(c["d"], (1, 2, 5, 10)),
+              "q": offered(c["q"], (1, 2, 3, 5, 10, T)), "width": offered(c["width"], (1, T * d // 4, T * d // 2, T * d, 2 * T * d)),
+              "seed": (0, 1, 2)}
+    return FigurePanel(plot_bound_explorer, controls, bounds=_bound_bounds, static=static,
+                       alt="The fully-connected net's first-layer lower bound against the first layer's width, "
+                           "with the error of a random first layer of the chosen width marked against it.")
 
 
 def _check_rows(rows) -> list[dict]:

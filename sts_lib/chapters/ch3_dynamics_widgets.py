@@ -16,15 +16,17 @@ from functools import partial
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from .._validate import check_float, check_int, check_T_q
 from .ch3_dynamics import fit_inverse_loss_rate, snapshot_reports
 from ..models import TheoryTransformer
+from ..plots import COLUMN_WIDTH, LEGEND_SIZE, two_over_one
 from ..task import STSTask
 from ..theory import (c_for_loss, loss_on_ray, optimal_gamma, predicted_inverse_slope, reduced_dynamics,
                       uniform_plateau)
 from ..train import TrainConfig, train
-from .panel import FigurePanel, Ints, LogFloats, new_figure, reuse
+from .panel import FigurePanel, Ints, LogFloats, new_figure, offered, reuse
 
 # The panel's defaults: a clean run (lr_W below the W_XE stability limit) that shows both phases.
 DEFAULTS = {"lr_W": 0.3, "lr_V": 1.0, "T": 12, "q": 3, "steps": 400}
@@ -56,26 +58,27 @@ def run_small(lr_W: float = 0.3, lr_V: float = 1.0, T: int = 12, q: int = 3, ste
 
 
 def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
-    """Loss (log-log, with the uniform plateau and the reduced model), 1/loss with its tail fit,
-    and alpha, gamma against step (log x, with the reduced model and gamma*(alpha)); drawn into
-    ``fig`` (cleared) or a new Figure."""
+    """Loss (log-log, with the uniform plateau and the reduced model) and 1/loss with its tail fit side by
+    side, and below them alpha, gamma against step (log x, with the reduced model and gamma*(alpha));
+    drawn for the book's column into ``fig`` (cleared) or a new Figure."""
     p, hist, rep, red = run["params"], run["hist"], run["report"], run["reduced"]
-    fig = reuse(fig, (10.5, 3.2))
-    ax1, ax2, ax3 = fig.subplots(1, 3)
+    fig = reuse(fig, (COLUMN_WIDTH, 5.4))
+    _, (ax1, ax2, ax3) = two_over_one(fig)
     steps, loss = hist["step"], hist["loss"]
     pos = steps > 0
     ax1.loglog(steps[pos], loss[pos], label="trained (held-out)")
     ax1.loglog(red["step"][1:], red["loss"][1:], "k--", lw=1, label="reduced model [R]")
     ax1.axhline(uniform_plateau(p["d"], p["T"], p["q"]), c="gray", ls=":", label="uniform plateau")
     ax1.set(xlabel="step", ylabel="loss", title="loss")
-    ax1.legend(fontsize=7)
+    ax1.legend(fontsize=LEGEND_SIZE)
     fit = run["fit"]
     ax2.plot(steps, 1.0 / loss, label="1 / loss")
     tail = steps >= fit["start"]
     ax2.plot(steps[tail], fit["slope"] * steps[tail] + fit["intercept"], "r--", lw=1,
-             label=f"fit: slope {fit['slope']:.3g}, $R^2$ {fit['r2']:.4f}")
+             label=f"fit: slope {fit['slope']:.3g},\n$R^2$ {fit['r2']:.4f}")
     ax2.set(xlabel="step", title=f"1/loss (predicted slope {predicted_inverse_slope(p['lr_W'], p['T']):.3g})")
-    ax2.legend(fontsize=7)
+    ax2.xaxis.set_major_locator(MaxNLocator(nbins=4))      # four-digit steps: few enough ticks not to touch
+    ax2.legend(fontsize=LEGEND_SIZE)
     s = rep["step"] > 0
     ax3.semilogx(rep["step"][s], rep["alpha"][s], c="C0", label=r"$\alpha$ (gap of $W_{EE}$)")
     ax3.semilogx(rep["step"][s], rep["gamma"][s], c="C1", label=r"$\gamma$ (scale of $V_X$)")
@@ -84,9 +87,9 @@ def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
     ax3.semilogx(rep["step"][s], optimal_gamma(rep["alpha"][s], p["T"], p["q"]), c="C1", ls=":", lw=1,
                  label=r"$\gamma^*(\alpha)$")
     ax3.set(xlabel="step", title="value first, then attention")
-    ax3.legend(fontsize=7)
-    fig.suptitle(f"T={p['T']}, q={p['q']}, d={p['d']}, lr_W={p['lr_W']:.3g}, lr_V={p['lr_V']:.3g}",
-                 fontsize=9)
+    ax3.legend(fontsize=LEGEND_SIZE, ncols=2)
+    fig.suptitle(rf"T={p['T']}, q={p['q']}, d={p['d']}; learning rates $\eta_W$={p['lr_W']:.3g}, "
+                 rf"$\eta_V$={p['lr_V']:.3g}")
     return fig
 
 
@@ -110,8 +113,15 @@ def dynamics_widget(*, device=None, **params) -> FigurePanel:
         "q": Ints(1, 5, init["q"]),
         "steps": Ints(100, 800, init["steps"], step=50),
     }
-    return FigurePanel(partial(dynamics_figure, device=device), controls,
-                       note="Move a slider: the model is retrained (about a second) and the figure redrawn here.")
+    # The static book: each slider alone, a few stops (every stop would retrain ~80 models per build).
+    static = {"lr_W": (0.0316, 0.1, init["lr_W"], 1.0, 3.0), "lr_V": (0.1, 0.3, init["lr_V"], 3.0),
+              "T": offered(controls["T"], (6, 12, 18, 24)), "q": (1, 2, 3, 4, 5),
+              "steps": offered(controls["steps"], (100, 200, 400, 800))}
+    return FigurePanel(partial(dynamics_figure, device=device), controls, static=static,
+                       note="Move a slider: the model is retrained (about a second) and the figure redrawn here.",
+                       alt="Training curves of the small theory transformer: the loss on a logarithmic time axis "
+                           "falling to the uniform-attention plateau and then below it, the trained model (solid) "
+                           "against the two-scalar recursion (dashed).")
 
 
 # -- the chapter's fixed figures ---------------------------------------------------------
@@ -127,10 +137,11 @@ def plot_ray_loss(d: int, T: int, q: int, c_mc, loss_mc, *, c_max: float = 10.0,
     for tgt in targets:
         ct = c_for_loss(tgt, d, T, q)
         ax.plot([ct, ct], [tgt / 3, tgt], c="gray", lw=0.8)
-        ax.annotate(f"L={tgt:g} at c={ct:.2f}", (ct, tgt), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.annotate(f"L={tgt:g} at c={ct:.2f}", (ct, tgt), fontsize=LEGEND_SIZE, xytext=(3, 3),
+                    textcoords="offset points")
     ax.set(xlabel=r"scale $c$ of $W = cW^\star$", ylabel="loss",
            title=f"loss along the ground-truth ray (d={d}, T={T}, q={q})")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=LEGEND_SIZE)
     return fig
 
 
@@ -145,5 +156,5 @@ def plot_symmetry(report: dict) -> Figure:
                        ("vx_residual", r"$\|V_X-\gamma I\| / \|V_X\|$")):
         ax.loglog(report["step"][s], np.maximum(report[key][s], 1e-12), label=label)
     ax.set(xlabel="step", title="distance to the symmetric family (measured)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=LEGEND_SIZE)
     return fig

@@ -76,7 +76,9 @@ def positional_widget(**params) -> FigurePanel:
         "sampler": Choice(tuple((_LABELS[k], k) for k in SAMPLERS), init["sampler"]),
     }
     return FigurePanel(score_histogram, controls,
-                       note="Change a control: fresh sequences are drawn and the histogram is redrawn here.")
+                       note="Change a control: fresh sequences are drawn and the histogram is redrawn here.",
+                       alt="Histograms of the attention scores of selected and of unselected positions under the "
+                           "chosen positional-encoding sampler, with the gap between the two groups marked.")
 
 
 # -- the chapter's fixed figures ---------------------------------------------------------

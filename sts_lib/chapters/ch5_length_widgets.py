@@ -1,9 +1,9 @@
-"""Chapter 5 figures and panel: out-of-distribution losses, and loss-vs-length beside the attention on one long sequence.
+"""Chapter 5 figures and panel: out-of-distribution losses, and loss-vs-length above the attention on one long sequence.
 
 :func:`plot_ood_panels` draws the held-out losses logged during training (one panel per
-test length or test q, a curve per PE). :class:`LengthExplorer` draws, on the left, the
+test length or test q, a curve per PE). :class:`LengthExplorer` draws, at the top, the
 loss of each trained model against the test length, measured (solid) and from the closed
-forms (dashed) and, on the right, the attention of one model on one sequence of length
+forms (dashed) and, below it, the attention of one model on one sequence of length
 T_test; :meth:`LengthExplorer.draw` is the draw function of :func:`length_widget`, a
 :class:`~sts_lib.chapters.panel.FigurePanel` (ipywidgets imported lazily) whose controls
 redraw that one figure in place. All return bare Figures.
@@ -18,11 +18,11 @@ from matplotlib.figure import Figure
 from .._validate import check_choice, check_int
 from ..device import make_generator, to_numpy
 from ..figures import pe_colors
-from ..plots import plot_ood
+from ..plots import COLUMN_WIDTH, LEGEND_SIZE, plot_ood
 from ..positional import PE_COLORS
 from ..train import History
 from .ch5_length import LengthRun, measured_loss, predicted_loss
-from .panel import Choice, FigurePanel, Ints, reuse
+from .panel import Choice, FigurePanel, Ints, offered, reuse
 
 def run_color(run: LengthRun) -> str:
     """The colour of the run's PE kind (``run.task.pe.name``) in :data:`sts_lib.positional.PE_COLORS`."""
@@ -53,12 +53,13 @@ class LengthExplorer:
         self.predicted = {n: [predicted_loss(r, L) for L in self.lengths] for n, r in runs.items()}
 
     def draw(self, fig: Figure | None = None, *, pe: str | None = None, T_test: int | None = None) -> Figure:
-        """Loss against T_test (the run ``pe`` in bold) beside the attention of run ``pe`` on one sequence of
+        """Loss against T_test (the run ``pe`` in bold) above the attention of run ``pe`` on one sequence of
         length ``T_test``, drawn into ``fig`` (cleared) or a new Figure. Defaults: the last run, the pool size."""
         pe = check_choice("pe", list(self.runs)[-1] if pe is None else pe, self.runs)
         T_test = check_int("T_test", self.pool if T_test is None else T_test, low=self.T, high=self.pool)
-        fig = reuse(fig, (10, 3.4))
-        ax, ax_attn = fig.subplots(1, 2)
+        fig = reuse(fig, (COLUMN_WIDTH, 6.2))             # two rows: the book's column shows it at full size
+        top, bottom = fig.subfigures(2, 1)              # the legend beside the top panel leaves the bottom wide
+        ax, ax_attn = top.subplots(), bottom.subplots()
         for i, (name, vals) in enumerate(self.measured.items()):
             c = run_color(self.runs[name])
             ax.semilogy(self.lengths, vals, "o-", c=c, lw=2.5 if name == pe else 1, label=f"{name} (measured)")
@@ -66,7 +67,7 @@ class LengthExplorer:
                 ax.semilogy(self.lengths, self.predicted[name], "--", c=c, lw=1, label=f"{name} (closed form)")
         ax.axvline(T_test, c="k", lw=0.8, ls=":")
         ax.set(xlabel="test length T_test", ylabel="held-out loss", title=f"trained at T={self.T}")
-        ax.legend(fontsize=6.5)
+        ax.legend(fontsize=LEGEND_SIZE, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         _draw_attention(ax_attn, self.runs[pe], T_test, self.seed)
         return fig
 
@@ -89,7 +90,7 @@ def _draw_attention(ax, run: LengthRun, T_test: int, seed: int) -> None:
     if not run.task.pe.stochastic and T_test > run.task.T:
         ax.axvspan(run.task.T - 0.5, T_test - 0.5, color="C1", alpha=0.12, label="positions unseen in training")
     ax.set(xlabel="position", ylabel="attention", ylim=(0, 1.02), title=f"{run.name}, one sequence, T_test={T_test}")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=LEGEND_SIZE, loc="upper left")
 
 
 def plot_length_explorer(runs: dict[str, LengthRun], pe: str | None = None, T_test: int | None = None) -> Figure:
@@ -103,4 +104,8 @@ def length_widget(runs: dict[str, LengthRun], explorer: LengthExplorer | None = 
     ex = explorer or LengthExplorer(runs)
     controls = {"pe": Choice(tuple(ex.runs), list(ex.runs)[-1], label="PE"),
                 "T_test": Ints(ex.T, ex.pool, ex.pool)}
-    return FigurePanel(ex.draw, controls)
+    # The static book: every PE with every other test length (all combinations when they fit).
+    lengths = tuple(range(ex.T, ex.pool + 1, max(1, (ex.pool - ex.T) // 10)))
+    return FigurePanel(ex.draw, controls, static={"T_test": offered(controls["T_test"], lengths)},
+                       alt="Held-out loss against the test length for every positional encoding (measured and "
+                           "closed form), and the chosen model's attention over the positions of one sequence.")

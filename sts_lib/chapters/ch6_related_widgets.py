@@ -18,11 +18,15 @@ from matplotlib.figure import Figure
 
 from .._validate import check_choice
 from .ch6_scan_snap import ScanSnapHistory, token_groups
+from ..plots import COLUMN_WIDTH, LEGEND_SIZE
 from .panel import Choice, FigurePanel, new_figure, reuse
 
 
 def _draw_run(axes, hist: ScanSnapHistory, label: str = "") -> None:
-    """Three panels: attention on class 0's tokens, attention logits z (log-time axis), entropy."""
+    """Three panels: attention on class 0's tokens, attention logits z (log-time axis), entropy; one legend
+    for the first two (the same lines in both), in the empty slot beside the entropy panel."""
+    from matplotlib.lines import Line2D
+
     a1, a2, a3 = axes
     g = token_groups(hist.config["n_common"], hist.config["n_distinct"])
     steps = np.maximum(hist.steps, 1)
@@ -34,23 +38,31 @@ def _draw_run(axes, hist: ScanSnapHistory, label: str = "") -> None:
         a2.plot(steps, hist.z[:, tok], color=c, lw=1.2, label=name)
     a1.plot(steps, hist.attention[:, 0, g["common"].numpy()].sum(-1), "k--", lw=1.5, label="all 10 common tokens")
     a2.plot(steps, hist.z[:, g["common"].numpy()].mean(-1), "k--", lw=1.5, label="common tokens (mean)")
-    a1.set(xscale="log", xlabel="step", ylabel="attention (T -> inf)", ylim=(0, 1),
-           title=f"class 0 attention {label}")
-    a1.legend(fontsize=7, loc="upper left")
+    a1.set(xscale="log", xlabel="step", ylabel=r"attention ($T\to\infty$)", ylim=(0, 1.05),
+           title=f"class 0 attention {label}".strip())
     a2.set(xscale="log", xlabel="step (log scale)", ylabel="attention logit z", title="logits z (log-time axis)")
-    a2.legend(fontsize=7, loc="upper left")
     a3.plot(steps, hist.entropy("distinct"), c="C3")
     a3.axhline(np.log(len(dist)), ls=":", c="gray", lw=1)
     a3.set(xscale="log", xlabel="step", ylabel="entropy (nats)", ylim=(0, np.log(len(dist)) * 1.05),
            title="entropy over distinct tokens")
+    n = len(dist)
+    handles = [Line2D([], [], color=colors[0], lw=1.2, label=f"distinct token {dist[0]} (rarest)"),
+               Line2D([], [], color=colors[n // 2], lw=1.2, label="lighter: more frequent"),
+               Line2D([], [], color=colors[-1], lw=1.2, label=f"distinct token {dist[-1]} (most frequent)"),
+               Line2D([], [], color="k", ls="--", lw=1.5,
+                      label=f"the {len(g['common'])} common tokens\n(attention: all together;\nlogit: their mean)")]
+    a3.figure.legend(handles=handles, fontsize=LEGEND_SIZE, loc="center", bbox_to_anchor=(0.75, 0.27),
+                     title="class 0 (top panels)", title_fontsize=LEGEND_SIZE)
 
 
 def plot_scan_snap(hist: ScanSnapHistory, *, label: str = "", fig: Figure | None = None) -> Figure:
     """Attention on the distinct tokens (lighter = more frequent) and the common tokens, the logits z
-    against log-time, and the entropy over the distinct tokens, for one run; drawn into ``fig``
-    (cleared) or a new Figure."""
-    fig = reuse(fig, (12, 3.3))
-    _draw_run(fig.subplots(1, 3), hist, label)
+    against log-time, and the entropy over the distinct tokens, for one run, two panels a row (the
+    legend beside the entropy); drawn into ``fig`` (cleared) or a new Figure."""
+    fig = reuse(fig, (COLUMN_WIDTH, 5.6))
+    axes = fig.subplots(2, 2)
+    axes[1, 1].remove()
+    _draw_run([axes[0, 0], axes[0, 1], axes[1, 0]], hist, label)
     return fig
 
 
@@ -59,29 +71,30 @@ def plot_ratio_sweep(sweep: dict[float, ScanSnapHistory]) -> Figure:
     Right: final entropy and final common-token attention against the ratio."""
     if not sweep:
         raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
-    fig = new_figure((9.5, 3.3))
+    fig = new_figure((COLUMN_WIDTH, 3.6))
     a1, a2 = fig.subplots(1, 2)
     ratios = sorted(sweep)
     colors = cm.plasma(np.linspace(0.1, 0.85, len(ratios)))
     for c, r in zip(colors, ratios):
         h = sweep[r]
-        a1.plot(np.maximum(h.steps, 1), h.entropy("distinct"), color=c, label=f"eta_Y/eta_Z = {r:g}")
-    a1.set(xscale="log", xlabel="step", ylabel="entropy (nats)", title="entropy over distinct tokens")
-    a1.legend(fontsize=7)
+        a1.plot(np.maximum(h.steps, 1), h.entropy("distinct"), color=c, label=rf"$\eta_Y/\eta_Z$ = {r:g}")
+    a1.set(xscale="log", xlabel="step", ylabel="entropy (nats)", title="entropy over\ndistinct tokens")
+    a1.legend(fontsize=LEGEND_SIZE)
     H = [sweep[r].entropy("distinct")[-1] for r in ratios]
     C = [sweep[r].common_mass()[-1] for r in ratios]
     a2.plot(ratios, H, "o-", c="C3", label="final entropy (distinct)")
-    a2.set(xscale="log", xlabel="eta_Y / eta_Z (eta_Z fixed)", ylabel="entropy (nats)", title="learning-rate ratio")
+    a2.set(xscale="log", xlabel=r"$\eta_Y/\eta_Z$ ($\eta_Z$ fixed)", ylabel="entropy (nats)",
+           title="at the end of training,\nagainst the learning-rate ratio")
     b2 = a2.twinx()
     b2.plot(ratios, C, "s--", c="k", label="final common-token attention")
     b2.set_ylabel("attention on common tokens")
-    a2.legend(handles=a2.get_lines() + b2.get_lines(), fontsize=7, loc="upper left")
+    a2.legend(handles=a2.get_lines() + b2.get_lines(), fontsize=LEGEND_SIZE, loc="lower right")
     return fig
 
 
 def plot_nope_sts(curves: dict[str, dict], *, plateau: float, best_symmetric: float | None = None) -> Figure:
     """Held-out loss of the STS_q theory transformer with and without token PEs, against the plateau."""
-    fig = new_figure((5.2, 3.2))
+    fig = new_figure((5.6, 3.4))
     ax = fig.subplots()
     for i, (label, c) in enumerate(curves.items()):
         ax.semilogy(c["step"], c["loss"], label=label, c=f"C{i}")
@@ -89,7 +102,7 @@ def plot_nope_sts(curves: dict[str, dict], *, plateau: float, best_symmetric: fl
     if best_symmetric is not None:
         ax.axhline(best_symmetric, ls=":", c="k", label="best symmetric predictor (same batch)")
     ax.set(xlabel="step", ylabel="held-out loss", title="STS_q without token PEs")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=LEGEND_SIZE)
     return fig
 
 
@@ -100,7 +113,7 @@ def plot_sweep_run(fig: Figure | None = None, *, sweep: dict[float, ScanSnapHist
     if not sweep:
         raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
     ratio = check_choice("ratio", max(sweep) if ratio is None else ratio, sweep)
-    return plot_scan_snap(sweep[ratio], label=f"(eta_Y/eta_Z = {ratio:g})", fig=fig)
+    return plot_scan_snap(sweep[ratio], label=rf"($\eta_Y/\eta_Z$ = {ratio:g})", fig=fig)
 
 
 def scan_snap_widget(sweep: dict[float, ScanSnapHistory]) -> FigurePanel:
@@ -109,4 +122,6 @@ def scan_snap_widget(sweep: dict[float, ScanSnapHistory]) -> FigurePanel:
     if not sweep:
         raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
     controls = {"ratio": Choice(tuple(sorted(sweep)), max(sweep), label="eta_Y/eta_Z", slider=True)}
-    return FigurePanel(partial(plot_sweep_run, sweep=sweep), controls)
+    return FigurePanel(partial(plot_sweep_run, sweep=sweep), controls,
+                       alt="Scan and snap: the entropy over the distinct tokens and the attention on the common "
+                           "tokens against training steps, for the chosen decoder-to-attention learning-rate ratio.")

@@ -25,13 +25,14 @@ reported under the controls and the picture keeps its last good state.
 from __future__ import annotations
 
 import html
-import io
 import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from matplotlib.figure import Figure
+
+from .static_panel import clamp, figure_png, static_book, static_grid, static_html
 
 
 def new_figure(figsize: tuple[float, float]) -> Figure:
@@ -58,13 +59,6 @@ def reuse(fig: Figure | None, figsize: tuple[float, float]) -> Figure:
     return fig
 
 
-def figure_png(fig: Figure, dpi: int = 90) -> bytes:
-    """The figure rendered as PNG bytes (for an ``ipywidgets.Image``)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
-
-
 # -- the controls a panel declares ------------------------------------------------------------
 @dataclass(frozen=True)
 class Ints:
@@ -87,6 +81,12 @@ class Ints:
         (2, 4, 6, 8)
         """
         return tuple(range(self.low, self.high + 1, self.step))
+
+    def accepts(self, v) -> bool:
+        return v in self.values()
+
+    def label_of(self, v) -> str:
+        return str(v)
 
     def widget(self, w):
         return w.IntSlider(value=self.value, min=self.low, max=self.high, step=self.step, continuous_update=False)
@@ -117,6 +117,13 @@ class LogFloats:
         n = int(round((self.high - self.low) / self.step))
         return tuple(float(f"{self.base ** (self.low + k * self.step):.3g}") for k in range(n + 1))
 
+    def accepts(self, v) -> bool:
+        """Any value on the slider's range, not only its stops (which :meth:`values` rounds to 3 digits)."""
+        return self.base ** self.low * (1 - 1e-3) <= v <= self.base ** self.high * (1 + 1e-3)
+
+    def label_of(self, v) -> str:
+        return f"{v:.3g}"
+
     def widget(self, w):
         return w.FloatLogSlider(value=self.value, base=self.base, min=self.low, max=self.high, step=self.step,
                                 continuous_update=False)
@@ -143,6 +150,13 @@ class Choice:
         """
         return tuple(o[1] if isinstance(o, tuple) else o for o in self.options)
 
+    def accepts(self, v) -> bool:
+        return v in self.values()
+
+    def label_of(self, v) -> str:
+        """The option's label (its value's text when it has none)."""
+        return next((o[0] for o in self.options if isinstance(o, tuple) and o[1] == v), str(v))
+
     def widget(self, w):
         kind = w.SelectionSlider if self.slider else w.Dropdown
         extra = {"continuous_update": False} if self.slider else {}
@@ -151,6 +165,15 @@ class Choice:
 
 def _within(values: dict, bounds: Callable[[dict], dict] | None) -> bool:
     return bounds is None or all(lo <= values[k] <= hi for k, (lo, hi) in bounds(values).items())
+
+
+def offered(control, values) -> tuple:
+    """Those of ``values`` that ``control`` can take, plus its starting value, sorted: a static panel's offer.
+
+    >>> offered(Ints(1, 10, 3), (1, 5, 20))
+    (1, 3, 5)
+    """
+    return tuple(sorted({v for v in values if v in control.values()} | {control.value}))
 
 
 def value_grid(controls: dict, bounds: Callable[[dict], dict] | None = None, *, limit: int = 64) -> list[dict]:
@@ -201,6 +224,8 @@ class FigurePanel:
     controls: dict                                   # name -> Ints | LogFloats | Choice
     bounds: Callable[[dict], dict] | None = None     # dependent ranges, e.g. {"q": (1, T)}
     note: str = ""                                   # a line under the controls
+    alt: str = ""                                    # the figure in words: alt text of the static book's frames
+    static: dict | None = None                       # name -> values offered in the static book (default: all)
     figure: Figure = field(init=False)               # the one Figure, never re-created
     inputs: dict = field(init=False)                 # name -> ipywidgets control
     image: Any = field(init=False)                   # ipywidgets.Image showing the figure
@@ -220,6 +245,8 @@ class FigurePanel:
             control.observe(self._on_change, names="value")
         self.figure = self.draw(None, **self._settle({}))
         self.image.value = figure_png(self.figure)
+        if self.static:
+            static_grid(self)   # a static value the control cannot take fails here, not at build time
 
     @property
     def values(self) -> dict:
@@ -234,12 +261,11 @@ class FigurePanel:
         unknown = set(values) - set(self.inputs)
         if unknown:
             raise ValueError(f"unknown control(s) {sorted(unknown)}; this panel has {sorted(self.inputs)}")
-        state = {**self.values, **values}
+        state = clamp({**self.values, **values}, self.bounds)
         self._busy = True
         try:
             for k, (lo, hi) in (self.bounds(state) if self.bounds else {}).items():
                 self.inputs[k].min, self.inputs[k].max = lo, hi
-                state[k] = min(max(state[k], lo), hi)
             for k, v in state.items():
                 self.inputs[k].value = v
         finally:
@@ -261,10 +287,18 @@ class FigurePanel:
         self.status.value = self.note
         self.image.value = figure_png(fig)
 
+    def show(self):
+        """What a notebook cell shows: the live widget, or, under the book build, the static panel.
+
+        The rendered book has no kernel, so there :func:`~sts_lib.chapters.static_panel.static_html`
+        draws the panel over its static grid instead (see that module).
+        """
+        return static_html(self, alt=self.alt) if static_book() else self.widget
+
     def _on_change(self, change) -> None:
         if not self._busy:
             self.update()
 
 
-__all__ = ["Choice", "FigurePanel", "Ints", "LogFloats", "figure_png", "labelled", "new_figure", "reuse",
+__all__ = ["Choice", "FigurePanel", "Ints", "LogFloats", "clamp", "figure_png", "offered", "labelled", "new_figure", "reuse",
            "value_grid"]

@@ -1,0 +1,52 @@
+// The static book's panels (book/_ext/sts_panels.py, sts_lib/chapters/static_panel.py): native controls
+// over pictures drawn at build time by the panel's own draw function. Moving a control looks its
+// position up in the panel's data and shows that frame, fetched only now (frames load on demand).
+// No formula lives here: a setting without a precomputed frame says so instead of guessing.
+"use strict";
+(function () {
+  function setUp(panel) {
+    const script = panel.querySelector("script.sts-panel-data");
+    if (!script) return;
+    const data = JSON.parse(script.textContent);
+    const inputs = Array.from(panel.querySelectorAll("[data-control]"));
+    const img = panel.querySelector("img.sts-panel-img");
+    const caption = panel.querySelector(".sts-panel-caption");
+    const status = panel.querySelector(".sts-panel-status");
+    const readout = (input) => panel.querySelector(`output[for="${input.id}"]`);
+
+    function show(moved) {
+      if (data.mode === "one" && moved !== undefined) {
+        // One control at a time: the others go back to where the panel started.
+        inputs.forEach((input, j) => { if (j !== moved) input.value = String(data.controls[j].default); });
+      }
+      const position = inputs.map((input) => Number(input.value));
+      inputs.forEach((input, j) => {
+        const label = data.controls[j].labels[position[j]];
+        const out = readout(input);
+        if (out) out.textContent = label;
+        if (input.type === "range") input.setAttribute("aria-valuetext", label);
+      });
+      const index = data.lookup[position.join(",")];
+      if (index === undefined) {
+        status.textContent = "This combination was not drawn when the book was built; run the notebook to see it.";
+        return;
+      }
+      const frame = data.frames[index];
+      if (frame.error) {              // as the live panel does: say why, keep the last picture
+        status.textContent = frame.error;
+        return;
+      }
+      status.textContent = "";
+      panel.classList.add("sts-panel-loading");
+      img.onload = img.onerror = () => panel.classList.remove("sts-panel-loading");
+      img.src = frame.src;
+      img.alt = frame.alt;
+      caption.textContent = frame.caption;
+    }
+    inputs.forEach((input, j) => input.addEventListener("input", () => show(j)));
+    panel.classList.add("sts-panel-ready");
+  }
+  function init() { document.querySelectorAll(".sts-static-panel").forEach(setUp); }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

@@ -1,0 +1,73 @@
+"""Sphinx extension: the course's panels answer in the static book, with frames loaded on demand.
+
+A chapter's panel cell calls ``panel.show()`` (:mod:`sts_lib.chapters.panel`). In a notebook that
+is the live ipywidgets panel. Under the book build this extension sets ``STS_STATIC_PANELS=1``
+before any notebook is executed (the kernels inherit the environment), and ``show()`` then draws
+the panel over its declared grid with its own draw function and returns plain HTML controls plus
+every frame inlined as a ``data:`` PNG (:mod:`sts_lib.chapters.static_panel`).
+
+Inlined, a panel's 20-60 frames would weigh a few MB per page. The ``html-page-context`` hook
+(:func:`externalise_frames`) moves each frame into ``_panels/<sha1>.png`` of the output folder
+(content-addressed, so an unchanged frame keeps its name and the browser's cache) and leaves a
+URL in its place; ``static/sts-static-panels.js`` swaps the picture when a control moves, so the
+browser fetches a frame only when a reader asks for it. The script and its stylesheet are added
+to the pages that hold a panel, and only to them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+from pathlib import Path
+
+ENV = "STS_STATIC_PANELS"   # read by sts_lib.chapters.static_panel.static_book
+_DATA_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
+_PANEL = 'class="sts-static-panel"'
+
+
+def externalise_frames(body: str, write) -> str:
+    """``body`` with every inlined PNG of a static panel replaced by ``write(png_bytes) -> url``.
+
+    Only pages that hold a panel are touched; the first frame and the frames in the panel's data
+    script are the same files, so a frame is written once.
+
+    >>> names = []
+    >>> out = externalise_frames('<div class="sts-static-panel"><img src="data:image/png;base64,AAEC">'
+    ...                          '"src":"data:image/png;base64,AAEC"</div>', lambda b: names.append(b) or "f.png")
+    >>> out, names
+    ('<div class="sts-static-panel"><img src="f.png">"src":"f.png"</div>', [b'\\x00\\x01\\x02', b'\\x00\\x01\\x02'])
+    >>> externalise_frames('<img src="data:image/png;base64,AAEC">', lambda b: "x")   # not a panel: unchanged
+    '<img src="data:image/png;base64,AAEC">'
+    """
+    if _PANEL not in body:
+        return body
+    return _DATA_URI.sub(lambda m: write(base64.b64decode(m.group(1))), body)
+
+
+def _page_context(app, pagename, templatename, context, doctree):
+    body = context.get("body") or ""
+    if _PANEL not in body:
+        return
+    folder = Path(app.outdir) / "_panels"
+    folder.mkdir(exist_ok=True)
+
+    def write(png: bytes) -> str:
+        name = hashlib.sha1(png).hexdigest()[:20] + ".png"
+        path = folder / name
+        if not path.exists():
+            path.write_bytes(png)
+        return context["pathto"]("_panels/" + name, 1)
+
+    context["body"] = externalise_frames(body, write)
+    app.add_js_file("sts-static-panels.js", defer="defer")
+    app.add_css_file("sts-static-panels.css")
+
+
+def setup(app):
+    # Before any notebook runs: jupyter-cache's kernels inherit this process's environment.
+    os.environ[ENV] = "1"
+    # After sts_book (900) has filtered the page's scripts, so the panel script is not dropped.
+    app.connect("html-page-context", _page_context, priority=950)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,182 @@
+"""A :class:`~sts_lib.chapters.panel.FigurePanel` that answers without a kernel: the static book's panels.
+
+Readers of the rendered book never start a kernel, so a live panel would be dead there. Here the
+panel's own draw function is called once per setting of a declared grid, at build time, and the
+pictures are shipped with plain HTML controls (``<input type=range>``, ``<select>``) that a small
+script (``book/_ext/static/sts-static-panels.js``) maps to a picture: one source for every picture
+(no formula is written again in JavaScript), native controls (keyboard, screen readers), alt text on
+every frame, and nothing that needs the network.
+
+The grid (:func:`static_grid`) is every combination of the values the panel offers in the static
+book (``FigurePanel.static``: a subset per control; default all of its values) when there are at
+most ``limit`` of them, else one control at a time from the defaults, the others reset. A setting
+is clamped by the panel's ``bounds`` exactly as the live panel clamps it (:func:`clamp`), so moving
+``T`` below ``q`` shows the picture for ``q = T``, and the caption says so. A setting the draw
+function rejects carries its error message instead of a picture, as the live panel reports it.
+
+:func:`static_html` returns the HTML fragment with every frame inlined as a ``data:`` PNG; the book's
+extension (``book/_ext/sts_panels.py``) moves the frames into files that the browser loads on demand,
+so a page carries only the first picture. :func:`static_book` says whether the current process was
+started by the book build (the extension sets ``STS_STATIC_PANELS=1``); ``FigurePanel.show()`` then
+returns the static panel instead of the live widget.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass
+
+from typing import Callable
+
+from matplotlib.figure import Figure
+
+ENV = "STS_STATIC_PANELS"    # set to "1" by the book build (book/_ext/sts_panels.py)
+
+
+def figure_png(fig: Figure, dpi: int = 90) -> bytes:
+    """The figure rendered as PNG bytes (a live panel's ``ipywidgets.Image``, a static panel's frame)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def clamp(values: dict, bounds: Callable[[dict], dict] | None) -> dict:
+    """``values`` with each bounded control clamped into its range, as a live panel clamps its sliders.
+
+    >>> clamp({"T": 4, "q": 6}, lambda v: {"q": (1, v["T"])})
+    {'T': 4, 'q': 4}
+    """
+    state = dict(values)
+    for k, (lo, hi) in (bounds(state) if bounds else {}).items():
+        state[k] = min(max(state[k], lo), hi)
+    return state
+
+
+def static_book() -> bool:
+    """True when this process runs under the book build, which shows static panels instead of widgets."""
+    return os.environ.get(ENV) == "1"
+
+
+def _labelled_values(name: str, control, offered, start) -> list[tuple]:
+    """``(value, label)`` pairs a control offers in the static book, in the control's order, ``start`` included."""
+    allowed = control.values()
+    values = list(allowed if offered is None else offered)
+    bad = [v for v in values if not control.accepts(v)]
+    if bad or not values:
+        raise ValueError(f"static values for {name!r} must be among the control's values {list(allowed)}; got {bad}")
+    if start not in values:
+        values.append(start)
+    if hasattr(control, "options"):      # a menu keeps its own order
+        order = {v: i for i, v in enumerate(allowed)}
+        values = sorted(set(values), key=order.__getitem__)
+    else:
+        values = sorted(set(values))
+    return [(v, control.label_of(v)) for v in values]
+
+
+def static_grid(panel, limit: int = 64) -> tuple[str, list[tuple[int, ...]], list[list[tuple]]]:
+    """The raw control positions the static panel offers: ``(mode, positions, options)``.
+
+    ``options[j]`` lists control j's ``(value, label)`` pairs; a position is a tuple of indices into
+    them. ``mode`` is ``"all"`` (every combination, at most ``limit``) or ``"one"`` (the default, then
+    each control moved alone). Positions are raw: :func:`clamp` maps them to the settings drawn. The
+    start is the panel's current setting (its defaults, or what ``panel.update`` set).
+    """
+    names, start = list(panel.controls), panel.values
+    options = [_labelled_values(k, panel.controls[k], (panel.static or {}).get(k), start[k]) for k in names]
+    default = tuple(next(i for i, (v, _) in enumerate(opts) if v == start[k]) for k, opts in zip(names, options))
+    if math.prod(len(o) for o in options) <= limit:
+        every = itertools.product(*(range(len(o)) for o in options))
+        return "all", [default] + [p for p in every if p != default], options
+    positions = [default] + [default[:j] + (i,) + default[j + 1:]
+                             for j, opts in enumerate(options) for i in range(len(opts)) if i != default[j]]
+    return "one", positions, options
+
+
+def _caption(values: dict, panel) -> str:
+    return ", ".join(f"{panel.controls[k].label or k} = {panel.controls[k].label_of(v)}" for k, v in values.items())
+
+
+@dataclass
+class StaticPanel:
+    """The static HTML of a panel (see the module docstring); displays itself in a notebook."""
+
+    html: str          # the fragment: controls, the first picture, the data script
+    n_frames: int      # pictures drawn (distinct settings after clamping, errors included)
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 90) -> StaticPanel:
+    """Draw ``panel`` over its static grid; return the HTML with native controls and every frame inlined.
+
+    ``alt`` describes the figure in words; each frame's alt text is ``alt`` plus its setting.
+    """
+    if not alt or len(alt) < 20:
+        raise ValueError("alt must describe the figure in words (at least 20 characters)")
+    mode, positions, options = static_grid(panel, limit)
+    names = list(panel.controls)
+    frames, lookup, index_of = [], {}, {}
+    for pos in positions:
+        raw = {k: options[j][i][0] for j, (k, i) in enumerate(zip(names, pos))}
+        values = clamp(raw, panel.bounds)
+        key = json.dumps(values, sort_keys=True, default=str)
+        if key not in index_of:
+            caption = _caption(values, panel)
+            frame = {"caption": caption, "alt": f"{alt} Setting: {caption}."}
+            try:
+                fig = panel.draw(None, **values)
+                frame["src"] = "data:image/png;base64," + base64.b64encode(figure_png(fig, dpi)).decode()
+            except (ValueError, ArithmeticError) as err:   # what the live panel reports under its controls
+                frame["error"] = str(err)
+            index_of[key] = len(frames)
+            frames.append(frame)
+        lookup[",".join(map(str, pos))] = index_of[key]
+    first = frames[lookup[",".join(map(str, positions[0]))]]
+    controls = [{"name": k, "labels": [lab for _, lab in options[j]], "default": positions[0][j]}
+                for j, k in enumerate(names)]
+    data = {"mode": mode, "controls": controls, "frames": frames, "lookup": lookup}
+    offered = "; ".join(f"{html.escape(panel.controls[k].label or k)} ∈ {{{', '.join(html.escape(l) for _, l in options[j])}}}"
+                        for j, k in enumerate(names))
+    how = ("every combination" if mode == "all"
+           else "one control at a time: moving one resets the others to their starting values")
+    note = (f"<p class=\"sts-panel-note\">Works without a kernel: {len(frames)} pictures were drawn when this page "
+            f"was built by the same function as the notebook's live panel, for {offered} ({how}). "
+            f"Run the notebook (e.g. on Colab) to explore any other value.</p>")
+    # A stable id (same page, same id on every build), distinct per panel of a page.
+    pid = "sts-panel-" + hashlib.sha1(f"{alt}{offered}".encode()).hexdigest()[:10]
+    rows = []
+    for j, k in enumerate(names):
+        label = html.escape(panel.controls[k].label or k)
+        cid = f"{pid}-{k}"
+        labels = controls[j]["labels"]
+        if hasattr(panel.controls[k], "options") and not panel.controls[k].slider:   # a menu
+            opts = "".join(f"<option value=\"{i}\"{' selected' if i == positions[0][j] else ''}>{html.escape(l)}</option>"
+                           for i, l in enumerate(labels))
+            field = f"<select id=\"{cid}\" data-control=\"{j}\">{opts}</select>"
+        else:
+            field = (f"<input type=\"range\" id=\"{cid}\" data-control=\"{j}\" min=\"0\" max=\"{len(labels) - 1}\" "
+                     f"step=\"1\" value=\"{positions[0][j]}\" aria-valuetext=\"{html.escape(labels[positions[0][j]])}\">"
+                     f"<output for=\"{cid}\">{html.escape(labels[positions[0][j]])}</output>")
+        rows.append(f"<div class=\"sts-panel-control\"><label for=\"{cid}\">{label}</label>{field}</div>")
+    picture = (f"<img class=\"sts-panel-img\" src=\"{first['src']}\" alt=\"{html.escape(first['alt'])}\">"
+               if "src" in first else "")
+    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    fragment = (f"<div class=\"sts-static-panel\" id=\"{pid}\" role=\"group\" aria-label=\"{html.escape(alt[:80])}\">"
+                f"<div class=\"sts-panel-controls\">{''.join(rows)}</div>{note}"
+                f"<p class=\"sts-panel-status\" aria-live=\"polite\">{html.escape(first.get('error', ''))}</p>"
+                f"<figure class=\"sts-panel-figure\">{picture}"
+                f"<figcaption class=\"sts-panel-caption\" aria-live=\"polite\">{html.escape(first['caption'])}</figcaption>"
+                f"</figure><script type=\"application/json\" class=\"sts-panel-data\">{payload}</script></div>")
+    return StaticPanel(fragment, len(frames))
+
+
+__all__ = ["ENV", "StaticPanel", "clamp", "figure_png", "static_book", "static_grid", "static_html"]
