@@ -151,16 +151,18 @@ _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def drop_unused_widget_scripts(scripts: list, body: str) -> list:
-    """The scripts without the widget manager and widget state when ``body`` shows no widget (fix 9).
+    """The scripts without the widget manager, the widget state and this extension's two widget helpers
+    (the MathJax 2 shim of fix 4 and the static-widget note of fix 7) when ``body`` shows no widget (fix 9).
 
     >>> class S(str):
     ...     def __new__(cls, filename, **attributes):
     ...         s = super().__new__(cls, filename); s.filename, s.attributes = filename, attributes; return s
-    >>> scripts = [S("a.js"), S("html-manager/embed.js"), S("", type=_WIDGET_STATE, body="{}")]
+    >>> scripts = [S("a.js"), S("html-manager/embed.js"), S("", type=_WIDGET_STATE, body="{}"),
+    ...            S("sts-mathjax2-shim.js"), S("sts-static-widgets.js")]
     >>> [str(x) for x in drop_unused_widget_scripts(scripts, "<p>no widget</p>")]
     ['a.js']
     >>> len(drop_unused_widget_scripts(scripts, f'<script type="{_WIDGET_VIEW}">'))
-    3
+    5
     """
     if _WIDGET_VIEW in body:
         return list(scripts)
@@ -168,7 +170,8 @@ def drop_unused_widget_scripts(scripts: list, body: str) -> list:
     def widget_script(script) -> bool:
         filename = str(getattr(script, "filename", script) or "")
         attributes = getattr(script, "attributes", None) or {}
-        return filename.endswith("html-manager/embed.js") or attributes.get("type") == _WIDGET_STATE
+        return (filename.endswith(("html-manager/embed.js", "sts-mathjax2-shim.js", "sts-static-widgets.js"))
+                or attributes.get("type") == _WIDGET_STATE)
     return [s for s in scripts if not widget_script(s)]
 
 

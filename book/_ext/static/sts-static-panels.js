@@ -43,7 +43,8 @@
       img.alt = frame.alt;
       caption.textContent = frame.caption;
     }
-    inputs.forEach((input, j) => input.addEventListener("input", () => show(j)));
+    // "input" while a slider moves or a menu changes; "change" too, for scripts that set a value and fire only it.
+    inputs.forEach((input, j) => ["input", "change"].forEach((type) => input.addEventListener(type, () => show(j))));
     panel.classList.add("sts-panel-ready");
   }
   function init() { document.querySelectorAll(".sts-static-panel").forEach(setUp); }
