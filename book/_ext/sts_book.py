@@ -55,6 +55,10 @@
    or table that still scrolls sideways shows a shadow on the edge where part of it is hidden; code
    cells, printed outputs and code blocks wrap their long lines instead of hiding them past the box's
    edge; API signatures and inline code wrap instead of widening the page.
+13. Edited static files reach the build: Sphinx copies ``_static`` only when some page is written, so
+   after editing only a script or stylesheet of ``static/`` a warm ``make book`` kept serving the old
+   copy. :func:`stale_static_files` lists the files newer than their copy, and an ``env-get-outdated``
+   hook then re-reads the root page (cheap: its execution is cached), which makes Sphinx copy them.
 """
 
 from __future__ import annotations
@@ -349,6 +353,28 @@ def _add_static_path(app):
     app.config.html_static_path.append(str(_STATIC))
 
 
+def stale_static_files(source: Path, copied: Path) -> list[str]:
+    """Names of the files in ``source`` that are missing in ``copied`` or differ from their copy (fix 13).
+
+    >>> import tempfile
+    >>> a, b = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
+    >>> _ = (a / "x.js").write_text("new"), (b / "x.js").write_text("old"), (a / "y.css").write_text("y")
+    >>> stale_static_files(a, b)
+    ['x.js', 'y.css']
+    >>> _ = (b / "x.js").write_text("new"), (b / "y.css").write_text("y")
+    >>> stale_static_files(a, b)
+    []
+    """
+    return sorted(f.name for f in source.iterdir() if f.is_file()
+                  and (not (copied / f.name).is_file() or (copied / f.name).read_bytes() != f.read_bytes()))
+
+
+def _rewrite_if_static_changed(app, env, added, changed, removed):
+    if app.builder.format == "html" and stale_static_files(_STATIC, Path(app.outdir) / "_static"):
+        return [app.config.root_doc]
+    return []
+
+
 def setup(app):
     _register_author_year_labels()
     app.connect("config-inited", _anchor_paths, priority=100)
@@ -357,6 +383,7 @@ def setup(app):
     app.connect("builder-inited", _add_static_path)
     app.connect("builder-inited", _trim_rendered_pages)
     app.connect("build-finished", _subset_icon_fonts)
+    app.connect("env-get-outdated", _rewrite_if_static_changed)
     # Priority 501: after MathJax (500); both deferred, so the shim runs once MathJax 3 is defined.
     app.add_js_file("sts-mathjax2-shim.js", priority=501, defer="defer")
     # Fix 7: readability (math and tables scroll instead of being clipped, widget labels on one line,
