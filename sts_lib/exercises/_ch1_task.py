@@ -144,10 +144,37 @@ def forward_pass_case(t: Tester, fn):
     return t.tensor(out, "f", shape=(B, d), axes="(B, d)"), (W, V, Z, zq), g
 
 
+def large_score_case(t: Tester, fn, reference, V, g, *, c: float, T: int, n_query: int, mean_query: bool,
+                     context: str) -> None:
+    """Call ``fn(W, V, Z, z_query)`` at ``W = c W*`` (one-hot PEs at distinct slots, so the scores reach
+    ``c``) and check that the answer is finite and equals ``reference`` (float64): exp overflows unless the
+    softmax is computed stably. The query's PE part is the sum (``mean_query``: the mean) of the first
+    ``n_query`` encodings. Draws from ``g``; sizes ``B, d, m`` of :data:`FORWARD_DIMS`.
+
+    Shared by the forward-pass exercises of chapters 1 and 7 (their last check).
+    """
+    B, _, d, m = FORWARD_DIMS
+    D = d + m
+    Wbig = torch.zeros(D, D)
+    Wbig[d:, d:] = c * torch.eye(m)
+    E = torch.eye(m)[torch.stack([torch.randperm(m, generator=g)[:T] for _ in range(B)])]
+    Zb = torch.cat([torch.randn(B, T, d, generator=g), E], dim=-1)
+    pe = E[:, :n_query].mean(1) if mean_query else E[:, :n_query].sum(1)
+    qb = torch.cat([torch.zeros(B, d), pe], dim=-1)
+    out = t.call(fn, Wbig.clone(), V.clone(), Zb.clone(), qb.clone())
+    f = t.tensor(out, "f", shape=(B, d), axes="(B, d)", finite=False)
+    top = c / n_query if mean_query else c
+    if not torch.isfinite(f).all():
+        t.fail(f"with large scores (up to {fmt(top)}) your output contains NaN or inf: exp overflowed. "
+               "Subtract the largest score before exponentiating, or use torch.softmax")
+    t.close(f, reference(Wbig.double(), V.double(), Zb.double(), qb.double()), "f", rtol=1e-4, atol=1e-5,
+            context=context)
+
+
 @exercise("ex1.attention_forward", points=3, title="The attention forward pass", function="attention_forward",
           library_names=("dense_reference_forward", "TheoryTransformer"))
 def _attention_forward(t: Tester, fn):
-    B, T, d, m = FORWARD_DIMS
+    _, _, d, m = FORWARD_DIMS
     D = d + m
     f, (W, V, Z, zq), g = forward_pass_case(t, fn)
     Wd, Vd, Zd, qd = W.double(), V.double(), Z.double(), zq.double()
@@ -170,20 +197,8 @@ def _attention_forward(t: Tester, fn):
     t.award(2)
 
     # Large scores: exp overflows unless the softmax is computed stably.
-    c = 800.0
-    Wbig = torch.zeros(D, D)
-    Wbig[d:, d:] = c * torch.eye(m)
-    Tb = 4                                                              # one-hot PEs at distinct slots
-    E = torch.eye(m)[torch.stack([torch.randperm(m, generator=g)[:Tb] for _ in range(B)])]
-    Zb = torch.cat([torch.randn(B, Tb, d, generator=g), E], dim=-1)
-    qb = torch.cat([torch.zeros(B, d), E[:, :2].sum(1)], dim=-1)
-    out = t.call(fn, Wbig.clone(), V.clone(), Zb.clone(), qb.clone())
-    f = t.tensor(out, "f", shape=(B, d), axes="(B, d)", finite=False)
-    if not torch.isfinite(f).all():
-        t.fail(f"with large scores (up to {fmt(c)}) your output contains NaN or inf: exp overflowed. "
-               "Subtract the largest score before exponentiating, or use torch.softmax")
-    t.close(f, _attention_ref(Wbig.double(), V.double(), Zb.double(), qb.double()), "f", rtol=1e-4, atol=1e-5,
-            context=f"with large scores (up to {fmt(c)})")
+    large_score_case(t, fn, _attention_ref, V, g, c=800.0, T=4, n_query=2, mean_query=False,
+                     context=f"with large scores (up to {fmt(800.0)})")
     t.award(1)
 
 

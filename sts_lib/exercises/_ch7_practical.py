@@ -20,7 +20,7 @@ import torch
 
 from ..metrics import cosine
 from ..models import ground_truth
-from ._ch1_task import FORWARD_DIMS, forward_pass_case
+from ._ch1_task import forward_pass_case, large_score_case
 from ._core import exercise, fmt
 from ._tester import Tester
 
@@ -43,8 +43,6 @@ def _forward_ref(W, V, Z, zq, *, keys="all", query_value=True, query_score=True,
           function="practical_forward",
           library_names=("PracticalTransformer", "OneLayerTransformer", "dense_reference_forward"))
 def _practical_forward(t: Tester, fn):
-    B, T, d, m = FORWARD_DIMS
-    D = d + m
     f, (W, V, Z, zq), g = forward_pass_case(t, fn)
     Wd, Vd, Zd, qd = W.double(), V.double(), Z.double(), zq.double()
     t.close(f, _forward_ref(Wd, Vd, Zd, qd), "f", rtol=1e-4, atol=1e-5, context="for random W, V, Z, z_query",
@@ -64,19 +62,9 @@ def _practical_forward(t: Tester, fn):
     t.award(2)
 
     # W = c W* with the mean query (one-hot PEs): large scores, and the query ties with the selected tokens.
-    c, Tb, q = 800.0, 5, 2
-    Wbig = torch.zeros(D, D)
-    Wbig[d:, d:] = c * torch.eye(m)
-    E = torch.eye(m)[torch.stack([torch.randperm(m, generator=g)[:Tb] for _ in range(B)])]
-    Zb = torch.cat([torch.randn(B, Tb, d, generator=g), E], dim=-1)
-    qb = torch.cat([torch.zeros(B, d), E[:, :q].mean(1)], dim=-1)
-    out = t.call(fn, Wbig.clone(), V.clone(), Zb.clone(), qb.clone())
-    f = t.tensor(out, "f", shape=(B, d), axes="(B, d)", finite=False)
-    if not torch.isfinite(f).all():
-        t.fail(f"with large scores (up to {fmt(c / q)}) your output contains NaN or inf: exp overflowed. "
-               "Subtract the largest score before exponentiating, or use torch.softmax")
-    t.close(f, _forward_ref(Wbig.double(), V.double(), Zb.double(), qb.double()), "f", rtol=1e-4, atol=1e-5,
-            context=f"for W = {fmt(c)} W* and the mean query (the query ties with the {q} selected tokens)")
+    c, q = 800.0, 2
+    large_score_case(t, fn, _forward_ref, V, g, c=c, T=5, n_query=q, mean_query=True,
+                     context=f"for W = {fmt(c)} W* and the mean query (the query ties with the {q} selected tokens)")
     t.award(1)
 
 
