@@ -25,14 +25,12 @@ reported under the controls and the picture keeps its last good state.
 from __future__ import annotations
 
 import html
-import itertools
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from matplotlib.figure import Figure
 
-from .static_panel import clamp, figure_png, static_book, static_grid, static_html
+from .static_panel import clamp, figure_png, setting_grid, static_book, static_grid, static_html
 
 
 def new_figure(figsize: tuple[float, float]) -> Figure:
@@ -188,13 +186,9 @@ def value_grid(controls: dict, bounds: Callable[[dict], dict] | None = None, *, 
     6
     """
     default = {k: c.value for k, c in controls.items()}
-    names = list(controls)
-    if math.prod(len(c.values()) for c in controls.values()) <= limit:
-        combos = [dict(zip(names, vals)) for vals in itertools.product(*(controls[k].values() for k in names))]
-    else:
-        combos = [{**default, k: v} for k in names for v in controls[k].values()]
+    _, settings = setting_grid({k: c.values() for k, c in controls.items()}, default, limit)
     grid = [default]
-    for values in combos:
+    for values in settings[1:]:
         if values not in grid and _within(values, bounds):
             grid.append(values)
     return grid

@@ -81,6 +81,25 @@ def _labelled_values(name: str, control, offered, start) -> list[tuple]:
     return [(v, control.label_of(v)) for v in values]
 
 
+def setting_grid(values: dict, start: dict, limit: int = 64) -> tuple[str, list[dict]]:
+    """The one rule for which settings a panel spans: ``start`` first, then every combination of
+    ``values`` (name -> the values offered) when there are at most ``limit``, mode ``"all"``; else each
+    control moved alone from ``start``, mode ``"one"``. :func:`static_grid` and ``panel.value_grid`` use it.
+
+    >>> setting_grid({"a": (0, 1), "b": (0, 1, 2)}, {"a": 0, "b": 1})[1][:3]
+    [{'a': 0, 'b': 1}, {'a': 0, 'b': 0}, {'a': 0, 'b': 2}]
+    >>> mode, grid = setting_grid({"a": (0, 1), "b": (0, 1, 2)}, {"a": 0, "b": 1}, limit=4)
+    >>> mode, len(grid)   # the start, one other a, two other b
+    ('one', 4)
+    """
+    names = list(values)
+    if math.prod(len(v) for v in values.values()) <= limit:
+        mode, combos = "all", [dict(zip(names, vs)) for vs in itertools.product(*(values[k] for k in names))]
+    else:
+        mode, combos = "one", [{**start, k: v} for k in names for v in values[k]]
+    return mode, [start] + [c for c in combos if c != start]
+
+
 def static_grid(panel, limit: int = 64) -> tuple[str, list[tuple[int, ...]], list[list[tuple]]]:
     """The raw control positions the static panel offers: ``(mode, positions, options)``.
 
@@ -91,13 +110,9 @@ def static_grid(panel, limit: int = 64) -> tuple[str, list[tuple[int, ...]], lis
     """
     names, start = list(panel.controls), panel.values
     options = [_labelled_values(k, panel.controls[k], (panel.static or {}).get(k), start[k]) for k in names]
-    default = tuple(next(i for i, (v, _) in enumerate(opts) if v == start[k]) for k, opts in zip(names, options))
-    if math.prod(len(o) for o in options) <= limit:
-        every = itertools.product(*(range(len(o)) for o in options))
-        return "all", [default] + [p for p in every if p != default], options
-    positions = [default] + [default[:j] + (i,) + default[j + 1:]
-                             for j, opts in enumerate(options) for i in range(len(opts)) if i != default[j]]
-    return "one", positions, options
+    default = {k: next(i for i, (v, _) in enumerate(opts) if v == start[k]) for k, opts in zip(names, options)}
+    mode, grid = setting_grid({k: range(len(opts)) for k, opts in zip(names, options)}, default, limit)
+    return mode, [tuple(s[k] for k in names) for s in grid], options
 
 
 def _caption(values: dict, panel) -> str:
@@ -179,4 +194,4 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 90) -> StaticPan
     return StaticPanel(fragment, len(frames))
 
 
-__all__ = ["ENV", "StaticPanel", "clamp", "figure_png", "static_book", "static_grid", "static_html"]
+__all__ = ["ENV", "StaticPanel", "clamp", "figure_png", "setting_grid", "static_book", "static_grid", "static_html"]
