@@ -51,8 +51,8 @@ bench: $(VENV)/.stamp-install
 # each lane keeps the experiments that share training runs together (Figures 1/3, Figures 2/4).
 # Interrupted, the same command resumes from the checkpoints in results/.ckpt.
 REPRO_ARGS ?= --scale paper --out results --threads 1 --no-progress
-LANE_A := fig1-convergence fig3-heatmaps fig5-adam pe-samplers
-LANE_B := fig2-length-generalization fig4-q-generalization tf-width fcn-width
+LANE_A := fig1-convergence fig3-heatmaps nearorth-baseline fig1-adam-schedule pe-samplers fig1-fixed-sample
+LANE_B := fig2-length-generalization fig4-q-generalization fig5-adam fcn-width width-law
 reproduce: $(VENV)/.stamp-install
 	@$(MAKE) --no-print-directory -j2 reproduce-lane-a reproduce-lane-b
 reproduce-lane-a:

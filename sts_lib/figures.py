@@ -17,9 +17,13 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
+from matplotlib.lines import Line2D
+
+from . import evidence_figures
 from .plots import COLUMN_WIDTH, LEGEND_SIZE, plot_convergence, plot_heatmap_grid, plot_ood, seed_legend_handles
 from .positional import PE_COLORS, PE_LABELS
 from .results import histories, history, per_seed
+from .theory import population_gd_at_lengths
 from .train import History
 
 #: The paper's Figure 4 caption: "all of the fixed PE end up with validation loss at least 0.15" [V].
@@ -102,8 +106,11 @@ def heatmaps(doc: dict, runs=None, when=("init", "final")) -> Figure:
     return plot_heatmap_grid(pairs, ds.pop(), title=f"Figure 3: W and V, seed {seed}{crop}")
 
 
-def _ood(doc: dict, rows: list, title: str) -> Figure:
-    """A grid of OOD panels, one row per ``(metric keys, floor)``, a curve per PE (every seed, and their mean)."""
+def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None) -> Figure:
+    """A grid of OOD panels, one row per ``(metric keys, floor)``, a curve per PE (every seed, and their mean).
+
+    ``overlay``: ``{label: {key: (steps, values)}}`` curves drawn in black on the panels of their keys
+    (a dash pattern per label, named in the legend)."""
     runs = runs_by_pe(doc)
     ncols = max(len(keys) for keys, _ in rows)
     fig = Figure(figsize=(COLUMN_WIDTH / 2 * ncols, 2.7 * len(rows) + 0.5), layout="constrained")
@@ -120,6 +127,14 @@ def _ood(doc: dict, rows: list, title: str) -> Figure:
     for ax in axes[:-1].ravel():
         ax.set_xlabel("")
     handles = seed_legend_handles(runs, color)       # a colour per PE, then "thin: one seed", "thick: mean"
+    for k, (label, curves) in enumerate((overlay or {}).items()):
+        dash = ((0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))[k % 3]
+        for row, (keys, _) in zip(axes, rows):
+            for ax, key in zip(row, keys):
+                if key in curves:
+                    steps, values = curves[key]
+                    ax.plot(steps[1:], values[1:], c="k", ls=dash, lw=0.9, zorder=5)
+        handles.append(Line2D([], [], c="k", ls=dash, lw=0.9, label=label))
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=LEGEND_SIZE)
     fig.suptitle(title)
     return fig
@@ -134,11 +149,37 @@ def _trained(doc: dict) -> dict:
     return history(doc, next(iter(doc["runs"]))).config["task"]
 
 
+def _population_gd(doc: dict, T_tests: list) -> dict:
+    """Exact population GD for the document's one-hot runs trained by plain GD: ``{run: {key: (steps, loss)}}``.
+
+    The theorem's object (:func:`sts_lib.theory.population_gd_at_lengths`) at each run's own
+    rates, pool and length, so the figure shows how far minibatch training is from it.
+    """
+    out = {}
+    for run in doc["runs"]:
+        h = history(doc, run)
+        task, tr = h.config["task"], h.config["train"]
+        if tr["optimizer"] != "gd" or task["pe"]["name"] not in ("stochastic_onehot", "onehot"):
+            continue
+        pool = task["pe"]["max_len"] if task["pe"]["name"] == "stochastic_onehot" else None
+        r = population_gd_at_lengths(task["d"], task["T"], task["q"], T_tests, lr_W=tr["lr_W"], lr_V=tr["lr_V"],
+                                     steps=tr["steps"], pool=pool, every=max(tr["log_every"], 1))
+        out[run] = {k: (r["step"], r[k]) for k in r if k.startswith("loss")}
+    return out
+
+
 def length(doc: dict) -> Figure:
-    """Figure 2: held-out loss at each longer test length during training, a curve per PE, a line per seed."""
+    """Figure 2: held-out loss at each longer test length during training, a curve per PE, a line per seed.
+
+    Black dashes: exact population gradient descent for the one-hot PEs (stochastic pool and fixed),
+    the theorem's object, at the runs' own rates.
+    """
     keys = [f"loss_T{T}" for T in doc["config"]["T_tests"]]
+    pop = _population_gd(doc, doc["config"]["T_tests"])
+    overlay = {f"black: population GD, {PE_LABELS[pe_kind(history(doc, run))]}": curves for run, curves in pop.items()}
     return _ood(doc, [(k, FIXED_PE_FLOOR) for k in _pairs(keys)],
-                f"Figure 2: held-out loss at longer lengths (trained at T={_trained(doc)['T']}), seeds {doc['seeds']}")
+                f"Figure 2: held-out loss at longer lengths (trained at T={_trained(doc)['T']}), seeds {doc['seeds']}",
+                overlay=overlay)
 
 
 def q_generalization(doc: dict) -> Figure:
@@ -204,42 +245,6 @@ def fcn_width(doc: dict) -> Figure:
     return fig
 
 
-def tf_width(doc: dict) -> Figure:
-    """Relative error against the PE dimension m per (q, T) (stochastic random PE), then the m needed vs q ln T."""
-    cfg = doc["config"]
-    qs = sorted({q for q, _ in cfg["pairs"]})
-    color = {q: ("C0", "C3", "C1", "C2")[k % 4] for k, q in enumerate(qs)}
-    marks = dict(zip(sorted({T for _, T in cfg["pairs"]}), "os^vD"))
-    fig = Figure(figsize=(COLUMN_WIDTH, 4.0), layout="constrained")
-    ax1, ax2 = fig.subplots(1, 2)
-    for i, pts in enumerate(per_seed(doc, "data", "points").values()):
-        for q, T in cfg["pairs"]:
-            sel = [p for p in pts if p["q"] == q and p["T"] == T]
-            ax1.plot([p["m"] for p in sel], [p["rel_error"] for p in sel], marks[T] + "-", c=color[q], lw=0.8, ms=3,
-                     label=f"q = {q}, T = {T}" if i == 0 else None)
-    ax1.axhline(cfg["target"], ls=":", c="gray", lw=1)
-    ax1.set_xscale("log", base=2)
-    ax1.xaxis.set_major_formatter(ScalarFormatter())
-    ax1.xaxis.set_minor_formatter(NullFormatter())
-    ax1.set(xlabel="PE dimension m", ylabel="error / (d/q)", title="stochastic random PE\n(a line per seed)")
-    for i, pts in enumerate(per_seed(doc, "final", "m_needed").values()):
-        for q in qs:
-            sel = [p for p in pts if p["q"] == q]
-            y = [np.nan if p["m_needed"] is None else p["m_needed"] for p in sel]
-            ax2.plot([p["q_log_T"] for p in sel], y, "o-", c=color[q], lw=1, ms=4)
-    Ts = ", ".join(str(T) for T in sorted({T for _, T in cfg["pairs"]}))
-    ax2.set(xlabel="q ln T", ylabel=f"m needed (relative error {cfg['target']})",
-            title=f"m a trained model needs\n(T = {Ts})")
-    # One legend for both panels: the colour is q (both panels), the marker T (left panel).
-    from matplotlib.lines import Line2D
-    handles = [Line2D([], [], c=color[q], lw=1, label=f"q = {q}") for q in qs]
-    handles += [Line2D([], [], c="0.35", marker=mk, ls="", ms=4, label=f"T = {T} (left)") for T, mk in marks.items()]
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=LEGEND_SIZE,
-               columnspacing=1.2, handletextpad=0.4)
-    fig.suptitle(f"The transformer's width: m against q log T (d = {cfg['d']}), seeds {doc['seeds']}")
-    return fig
-
-
 def _sampler_label(hist: History) -> str:
     spec = hist.config["task"]["pe"]
     size = f"pool N={spec['max_len']}" if spec["name"] == "stochastic_onehot" else f"m={spec['m']}"
@@ -300,7 +305,9 @@ def pe_samplers(doc: dict) -> Figure:
 #: The figure function of every experiment, by its CLI name (``python -m sts_lib.experiments list``).
 FIGURES = {"fig1-convergence": convergence, "fig2-length-generalization": length, "fig3-heatmaps": heatmaps,
            "fig4-q-generalization": q_generalization, "fig5-adam": adam, "fcn-width": fcn_width,
-           "tf-width": tf_width, "pe-samplers": pe_samplers}
+           "pe-samplers": pe_samplers, "width-law": evidence_figures.width_law,
+           "nearorth-baseline": evidence_figures.nearorth_baseline,
+           "fig1-fixed-sample": evidence_figures.fixed_sample, "fig1-adam-schedule": evidence_figures.adam_schedule}
 
 
 def figure(doc: dict) -> Figure:
@@ -312,4 +319,4 @@ def figure(doc: dict) -> Figure:
 
 
 __all__ = ["FIGURES", "FIXED_PE_FLOOR", "adam", "convergence", "fcn_width", "figure", "heatmaps", "length",
-           "pe_colors", "pe_kind", "pe_samplers", "q_generalization", "run_label", "runs_by_pe", "tf_width"]
+           "pe_colors", "pe_kind", "pe_samplers", "q_generalization", "run_label", "runs_by_pe"]

@@ -40,6 +40,12 @@ def attention_mass(model: OneLayerTransformer, batch: Batch) -> float:
         return float((a * batch.mask).sum(-1).mean())
 
 
+def weight_blocks(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, torch.Tensor]:
+    """The blocks of W = [[W_XX, W_XE], [W_EX, W_EE]] (rows: a key's token and PE parts; columns: the
+    query's) and of V = [V_X, V_E], as views, in that order."""
+    return {"W_XX": W[:d, :d], "W_XE": W[:d, d:], "W_EX": W[d:, :d], "W_EE": W[d:, d:], "V_X": V[:, :d], "V_E": V[:, d:]}
+
+
 def block_norms(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float]:
     """Share of the squared Frobenius norm in each block of W (XX, XE, EX, EE) and V (X, E).
 
@@ -48,8 +54,9 @@ def block_norms(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float]:
     (1.0, 1.0)
     """
     W, V = to_cpu(W).double(), to_cpu(V).double()
-    w_blocks = {"W_XX": W[:d, :d], "W_XE": W[:d, d:], "W_EX": W[d:, :d], "W_EE": W[d:, d:]}
-    v_blocks = {"V_X": V[:, :d], "V_E": V[:, d:]}
+    parts = weight_blocks(W, V, d)
+    w_blocks = {k: b for k, b in parts.items() if k.startswith("W")}
+    v_blocks = {k: b for k, b in parts.items() if k.startswith("V")}
     out = {}
     for blocks, total in ((w_blocks, W.pow(2).sum()), (v_blocks, V.pow(2).sum())):
         for k, b in blocks.items():

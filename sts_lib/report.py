@@ -1,24 +1,24 @@
 """Verdicts of result documents in words and tables: what a reader sees beside each reproduced figure.
 
 The one claims renderer of the course. Every claim of a schema-2 document (read through
-:func:`sts_lib.results.claims_table`, never from the raw JSON) gets a human name and a role
-(:func:`describe_claim`): a statement of the paper (**reproduced** / **not reproduced**), one of our
-own checks (**holds** / **fails**), or an expected failure of the caption, whose ``passed`` means the
-caption is *not* reproduced, so its verdict never reads as a success. :func:`in_words` turns the
-claims into a short summary (what the paper says, what we measure, where it holds and fails),
-:func:`claims_markdown` into a narrow table with the verdict first (a phone keeps it in view), and
-:func:`claims_dropdown` wraps that table in a closed ``<details>`` block. Numbers are written plainly
-(:func:`plain`: no exponents, step counts as integers, no ``-1`` sentinels). All return
-:class:`Markdown`, a ``str`` that Jupyter and myst-nb render (the book parses outputs as MyST).
+:func:`sts_lib.results.claims_table`, never from the raw JSON) carries its own human name and its
+role (:data:`sts_lib.results.ROLES`: a statement of the paper, a guaranteed consistency check, a
+diagnostic, or one of our own checks), so nothing here parses claim ids or keeps tables of metric
+names. Only the paper's statements are counted as reproduced or not; the other roles are shown as
+what they are. :func:`in_words` turns the claims into a short summary, :func:`claims_markdown` into a
+narrow table with the verdict first (a phone keeps it in view), and :func:`claims_dropdown` wraps that
+table in a closed ``<details>`` block. Numbers are written plainly (:func:`plain`: no exponents, step
+counts as integers, no ``-1`` sentinels). All return :class:`Markdown`, a ``str`` that Jupyter and
+myst-nb render (the book parses outputs as MyST).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Callable, NamedTuple
+from typing import Callable
 
-from .results import claims_table
+from .results import ROLES, claims_table
 
 
 class Markdown(str):
@@ -28,149 +28,20 @@ class Markdown(str):
         return str(self)
 
 
-PAPER, CHECK, EXPECTED = "paper", "check", "expected"     # the roles of a claim
-#: The verdict of a claim by (role, passed). An EXPECTED claim passes when the caption fails.
-#: (Values hidden in the API appendix: they hold TeX and markdown for the book's pages.)
-#:
-#: :meta hide-value:
-VERDICT = {(PAPER, True): "✓ reproduced", (PAPER, False): "✗ **not reproduced**",
-           (CHECK, True): "✓ holds (our check)", (CHECK, False): "✗ **fails (our check)**",
-           (EXPECTED, True): "✗ caption not reproduced, as expected",
-           (EXPECTED, False): "✓ **caption reproduced, unexpectedly**"}
-#: The same, as the heading of a bullet of :func:`in_words` (HEADING) and as counted by :func:`summary_markdown`.
-#: (Values hidden in the API appendix: they hold TeX and markdown for the book's pages.)
-#:
-#: :meta hide-value:
-HEADING = {(PAPER, True): "Reproduced", (PAPER, False): "Not reproduced",
-           (CHECK, True): "Our own checks hold", (CHECK, False): "Our own checks fail",
-           (EXPECTED, True): "Caption not reproduced, as expected",
-           (EXPECTED, False): "Caption reproduced, unexpectedly"}
-COUNTED = {(PAPER, True): "reproduced", (PAPER, False): "not reproduced", (CHECK, True): "own checks hold",
-           (CHECK, False): "own checks fail", (EXPECTED, True): "captions not reproduced, as expected",
-           (EXPECTED, False): "captions reproduced, unexpectedly"}
+def verdict(row: dict) -> str:
+    """The verdict of a row of :func:`~sts_lib.results.claims_table`, from its role; a claim that test noise
+    could flip says so.
 
-
-class Metric(NamedTuple):
-    """What a claim measures, named for a reader, and how its verdict and its numbers read."""
-
-    name: str
-    role: str = PAPER
-    ood: bool = False        # a T<n> part before it is a test length T_test, not the training length
-    steps: bool = False      # a difference of step counts; -1 means only the stochastic PE gets there
-    subject: str = ""        # who the claim is about when its id does not say it
-
-
-_EXTRA = "extra steps to reach 5% of the initial loss"
-#: Human names of the metrics (the last part(s) of a claim id), as the experiments write them.
-#: (Values hidden in the API appendix: they hold TeX and markdown for the book's pages.)
-#:
-#: :meta hide-value:
-METRICS = {
-    "loss_below_1pct_of_plateau": Metric("final loss ÷ plateau"),
-    "inv_loss_linear_R2": Metric(r"$R^2$ of $1/\text{loss}$ as a line"),
-    "cos_W": Metric(r"$\cos(W,W^\star)$ at the end"),
-    "cos_V": Metric(r"$\cos(V,V^\star)$ at the end"),
-    "cos_W_mod_shift": Metric(r"$\cos(W,W^\star)$, invisible shift removed", CHECK),
-    "W_EE_share": Metric(r"share of $\lVert W\rVert^2$ in $W_{EE}$"),
-    "V_X_share": Metric(r"share of $\lVert V\rVert^2$ in $V_X$"),
-    "W_EE_identity_direction": Metric(r"$\cos(W_{EE},I)$"),
-    "W_EE_identity_direction_mod_shift": Metric(r"$\cos(W_{EE},I)$, invisible shift removed", CHECK),
-    "rel_final": Metric("final loss ÷ initial loss", ood=True),
-    "min_last_half": Metric("lowest loss in the last half", ood=True),
-    "stochastic_steps_to_5pct_minus_fixed": Metric(_EXTRA, steps=True, subject="stochastic vs fixed one-hot PE"),
-    "stochastic_steps_to_5pct_minus_fixed_nearorth": Metric(_EXTRA, steps=True,
-                                                            subject="stochastic vs fixed near-orthogonal PE"),
-    "worse_as_q_grows": Metric(r"rank correlation of the final loss with $q_{\text{test}}$"),
-    "fcn_not_below_bound": Metric("FCN error minus the lower bound (÷ d/q)"),
-    "tf_random_width_over_fcn_width": Metric("transformer width (random PE) ÷ FCN width"),
-    "tf_onehot_width_over_fcn_width": Metric("transformer width (one-hot PE) ÷ FCN width"),
-    "fcn_width_grows_like_Td.loglog_slope": Metric("log-log slope of the FCN width needed against $Td$"),
-    "separation_grows_with_T": Metric("FCN ÷ transformer width, largest $T$ over smallest"),
-    "all_pairs_reach_target": Metric("share of $(q,T)$ pairs reaching the target"),
-    "m_needed_linear_in_qlogT.R2": Metric(r"$R^2$ of a line through $m$ needed against $q\ln T$"),
-    "m_needed_below_T_at_largest": Metric("$m$ needed ÷ $T$ at the largest $(q,T)$"),
-    "m_needed_over_qlogT_spread": Metric(r"largest ÷ smallest $m$ needed$/(q\ln T)$"),
-    "measured_floor_over_closed_form": Metric(r"floor against the closed form, $\lvert\log_2\text{ratio}\rvert$",
-                                              CHECK),
-    "stalls_above_1pct_of_plateau": Metric("loss floor ÷ plateau", EXPECTED),
-    "floor_falls_with_m": Metric("floor at $m=64$ ÷ floor at $m=32$", CHECK),
-}
-_PE = {"stochastic": "stochastic PE", "fixed": "fixed one-hot PE", "fixed_nearorth": "fixed near-orthogonal PE",
-       "onehot-pool": "one-hot pool", "length": "", "q": ""}     # fig5 groups: the condition names them
-_OPT = {"adam": "Adam", "sgd": "SGD", "gd": "GD"}
-_VAR = {"T_test": r"$T_{\text{test}}$", "q_test": r"$q_{\text{test}}$", "T": "$T$", "m": "$m$"}
-#: One line per experiment: what the paper (or, marked [S], a secondary source) says.
-#: (Values hidden in the API appendix: they hold TeX and markdown for the book's pages.)
-#:
-#: :meta hide-value:
-PAPER_SAYS = {
-    "fig1-convergence": "the loss goes to 0 at rate $O(1/t)$ ($1/\\text{loss}$ grows linearly) and "
-                        "$\\cos(W,W^\\star)$ and $\\cos(V,V^\\star)$ go to 1",
-    "fig2-length-generalization": "the stochastic PE generalises to longer sequences, while every fixed PE "
-                                  "stays at a loss of at least 0.15",
-    "fig3-heatmaps": "from a random start only $W_{EE}$ and $V_X$ keep weight, each along the identity",
-    "fig4-q-generalization": "both PEs converge at unseen $q$, the stochastic one slightly quicker; the fixed "
-                             "PE gets worse as $q_{\\text{test}}$ grows",
-    "fig5-adam": "with Adam too, the stochastic PE dominates out of distribution for early stopping",
-    "fcn-width": "an FCN's first layer needs width of order $Td$, a transformer far less [S]",
-    "tf-width": "with stochastic PEs a transformer needs width $d+O(q\\log T)$ [S]",
-    "pe-samplers": "the captions of Figures 1 and 2 say the loss goes to 0; this experiment (not a figure of the "
-                   "paper) asks which stochastic-PE sampler gets there",
-}
-
-
-_TITLES = {"fcn-width": "The FCN-width experiment", "tf-width": "The transformer-width experiment",
-           "pe-samplers": "The sampler comparison"}
-
-
-class Claim(NamedTuple):
-    """A claim as a reader sees it: who it is about, under which condition, what is measured, its role."""
-
-    subject: str                    # "fixed one-hot PE", "$T=200$, Adam", "" (the whole experiment)
-    condition: tuple | None         # (variable, value), e.g. ("T_test", 250)
-    metric: str
-    role: str
-    steps: bool
-
-    @property
-    def name(self) -> str:
-        where = ", ".join(p for p in (self.subject, self.condition and _condition(*self.condition)) if p)
-        return f"{where}: {self.metric}" if where else self.metric
-
-
-def _condition(var: str, value: int) -> str:
-    return f"{_VAR[var][:-1]}={value}$"
-
-
-def describe_claim(cid: str, text: str = "") -> Claim:
-    """The human reading of claim ``cid`` (``text`` names it when the id's metric is unknown).
-
-    >>> describe_claim("fixed_nearorth.T250.min_last_half").name
-    'fixed near-orthogonal PE, $T_{\\\\text{test}}=250$: lowest loss in the last half'
-    >>> describe_claim("fig2.random-m32.stalls_above_1pct_of_plateau").role
-    'expected'
-    >>> describe_claim("r7.new_metric", "a new number").name
-    '`r7`: a new number'
+    >>> verdict({"role": "paper", "passed": False, "near_threshold": False})
+    '✗ **not reproduced**'
+    >>> verdict({"role": "guaranteed", "passed": True, "near_threshold": True})
+    '✓ consistent (guaranteed), within noise of its threshold'
     """
-    parts = cid.split(".")
-    k = next((k for k in range(len(parts)) if ".".join(parts[k:]) in METRICS), None)
-    metric = METRICS[".".join(parts[k:])] if k is not None else Metric(" ".join(str(text).split()) or cid, CHECK)
-    subject, condition = [metric.subject], None
-    for part in parts[:k] if k is not None else parts[:-1]:
-        if m := re.fullmatch(r"T(\d+)-(\w+)", part):
-            subject.append(f"$T={m[1]}$, {_OPT.get(m[2], m[2])}")
-        elif m := re.fullmatch(r"([Tq])(\d+)", part):
-            condition = ("q_test" if m[1] == "q" else "T_test" if metric.ood else "T", int(m[2]))
-        elif m := re.fullmatch(r"(random|codebook)-m(\d+)", part):
-            subject.append("random PE" if m[1] == "random" else "codebook")
-            condition = ("m", int(m[2]))
-        elif m := re.fullmatch(r"fig(\d+)", part):
-            subject.append(f"Figure {m[1]} setting")
-        elif part in _PE:
-            subject.append(_PE[part])
-        else:
-            subject.append(f"`{part}`")
-    return Claim(", ".join(s for s in subject if s), condition, metric.name, metric.role, metric.steps)
+    role = ROLES[row["role"]]
+    text = f"✓ {role.holds}" if row["passed"] else f"✗ **{role.fails}**"
+    if row["role"] in ("guaranteed", "diagnostic", "ours"):
+        text += {"guaranteed": " (guaranteed)", "diagnostic": " (diagnostic)", "ours": " (our check)"}[row["role"]]
+    return text + (", within noise of its threshold" if row.get("near_threshold") else "")
 
 
 def plain(v, digits: int = 3) -> str:
@@ -196,8 +67,14 @@ def _steps(v) -> str:
     return "only the stochastic PE gets there" if v == -1 else f"{round(v):+,}".replace("-", "−")
 
 
-def _measured(row: dict, steps: bool) -> str:
+def _is_steps(row: dict) -> bool:
+    """A difference of step counts (the "quicker" claims), whose -1 means only the stochastic PE got there."""
+    return "steps_to_5pct_minus" in row["id"]
+
+
+def _measured(row: dict) -> str:
     """Mean over seeds (and the range when the seeds differ at the digits shown)."""
+    steps = _is_steps(row)
     fmt = _steps if steps else plain
     seeds = list(row["per_seed"].values())
     if steps and -1 in seeds:                        # a sentinel is not a step count: never average it in
@@ -209,8 +86,10 @@ def _measured(row: dict, steps: bool) -> str:
 
 
 def _needs(row: dict) -> str:
-    sign = {"<=": "≤", ">=": "≥"}.get(row["rule"], row["rule"])
     t = row["threshold"]
+    if row["rule"] == "within":
+        return f"in [{plain(t[0])}, {plain(t[1])}]"
+    sign = {"<=": "≤", ">=": "≥"}.get(row["rule"], row["rule"])
     return f"{sign} " + ("?" if t is None else f"{t:g}".replace("-", "−"))   # thresholds are set by hand: as set
 
 
@@ -219,28 +98,31 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def _rows(doc: dict, select: Callable[[str], bool] | None = None) -> list[tuple[dict, Claim]]:
-    return [(r, describe_claim(r["id"], r["text"])) for r in claims_table(doc) if select is None or select(r["id"])]
+def _rows(doc: dict, select: Callable[[str], bool] | None = None) -> list[dict]:
+    return [r for r in claims_table(doc) if select is None or select(r["id"])]
 
 
 def claims_markdown(doc: dict, select: Callable[[str], bool] | None = None) -> Markdown:
     """The claims of ``doc`` as a narrow Markdown table, verdict first (``select(id)`` filters the claims).
 
-    Columns: the verdict (:data:`VERDICT`), the claim's human name, the mean over seeds (with the range
-    when the seeds differ) and what the claim needs.
+    Columns: the verdict (:func:`verdict`), the claim's name, the mean over seeds (with the range
+    when the seeds differ) and what the claim needs. A ``guaranteed`` claim names its reason below the table.
 
-    >>> doc = {"seeds": [0, 1], "claims": {"T20-sgd.cos_W": {"text": "final cos", "value": 0.9, "min": 0.89,
-    ...        "max": 0.91, "per_seed": {"0": 0.89, "1": 0.91}, "threshold": 0.95, "rule": ">=", "passed": False}}}
+    >>> doc = {"seeds": [0, 1], "claims": {"T20-sgd.cos_W": {"name": "T=20: cos(W, W*)", "role": "paper",
+    ...        "value": 0.9, "min": 0.89, "max": 0.91, "per_seed": {"0": 0.89, "1": 0.91}, "threshold": 0.95,
+    ...        "rule": ">=", "passed": False}}}
     >>> print(claims_markdown(doc))
     | verdict | claim | measured | needs |
     |---|---|---|---|
-    | ✗ **not reproduced** | $T=20$, SGD: $\\cos(W,W^\\star)$ at the end | 0.900 (0.890 to 0.910) | ≥ 0.95 |
+    | ✗ **not reproduced** | T=20: cos(W, W*) | 0.900 (0.890 to 0.910) | ≥ 0.95 |
     """
     rows = ["| verdict | claim | measured | needs |", "|---|---|---|---|"]
-    for r, c in _rows(doc, select):
-        rows.append(f"| {VERDICT[c.role, r['passed']]} | {_cell(c.name)} | {_cell(_measured(r, c.steps))} "
-                    f"| {_cell(_needs(r))} |")
-    return Markdown("\n".join(rows))
+    why = []
+    for r in _rows(doc, select):
+        rows.append(f"| {verdict(r)} | {_cell(r['name'])} | {_cell(_measured(r))} | {_cell(_needs(r))} |")
+        if r["role"] == "guaranteed":
+            why.append(f"- *{_cell(r['name'])}* is guaranteed: {_cell(r['because'])}.")
+    return Markdown("\n".join(rows + ([""] + why if why else [])))
 
 
 def claims_dropdown(doc: dict, title: str | None = None) -> Markdown:
@@ -248,83 +130,81 @@ def claims_dropdown(doc: dict, title: str | None = None) -> Markdown:
 
     ``title`` names the figure (default :func:`title_of`).
     """
-    n, seeds, what = len(doc.get("claims", {})), len(doc.get("seeds", [0])), title or title_of(doc)
+    rows, seeds, what = _rows(doc), len(doc.get("seeds", [0])), title or title_of(doc)
     what = "the" + what[3:] if what.startswith("The ") else what      # mid-sentence: "for the FCN-width ..."
+    n_paper = sum(r["role"] == "paper" for r in rows)
     spread = (f"Measured: the mean over the {seeds} seeds, with their range when they differ. "
               "A claim counts only when it holds on every seed." if seeds > 1 else "One seed.")
-    return Markdown(f'<details class="sts-claims">\n<summary>All {n} claims for {what}: verdict, measured value, '
-                    f"threshold</summary>\n\n{spread}\n\n{claims_markdown(doc)}\n\n</details>")
+    return Markdown(f'<details class="sts-claims">\n<summary>All {len(rows)} claims for {what} ({n_paper} of them '
+                    f"the paper's): verdict, measured value, threshold</summary>\n\n{spread}\n\n"
+                    f"{claims_markdown(doc)}\n\n</details>")
 
 
 def title_of(doc: dict) -> str:
-    """How a figure is named on the page: "Figure 2" for ``fig2-...``, a name for the others, else the id in code."""
+    """How a figure is named on the page: the document's ``title``, else "Figure 2" for ``fig2-...``, else the id."""
+    if doc.get("title"):
+        return str(doc["title"])
     name = str(doc.get("experiment", "this experiment"))
     m = re.match(r"fig(\d+)-", name)
-    return f"Figure {m[1]}" if m else _TITLES.get(name, f"`{name}`")
+    return f"Figure {m[1]}" if m else f"`{name}`"
 
 
-def _values(items: list[tuple[dict, Claim]], full: bool) -> str:
-    """One metric's means over its conditions: every value (``full``, or step counts) or their range."""
-    c0 = items[0][1]
-    fmt, var = (_steps if c0.steps else plain), c0.condition and _VAR[c0.condition[0]]
-    at = lambda its: f" at {var} = {', '.join(str(c.condition[1]) for _, c in its)}" if var else ""  # noqa: E731
-    never = [(r, c) for r, c in items if c.steps and r["value"] == -1]
-    timed = [(r, c) for r, c in items if (r, c) not in never]
-    if full or c0.steps or len(timed) == 1:
-        vals = ", ".join(fmt(r["value"]) for r, _ in timed)
-    else:
-        means = sorted(r["value"] for r, _ in timed if r["value"] is not None)
-        vals = f"{fmt(means[0])} to {fmt(means[-1])}" if means else "—"
-    text = "; ".join(filter(None, [timed and f"{vals}{at(timed)}",
-                                   never and f"only the stochastic PE gets there{at(never)}"]))
-    return text + (f" (needs {_needs(items[0][0])})" if full else "")
+def _listing(rows: list[dict], full: bool) -> str:
+    return "; ".join(f"{r['name']} {_measured(r)}" + (f" (needs {_needs(r)})" if full else "") for r in rows)
 
 
 def in_words(doc: dict, title: str | None = None) -> Markdown:
-    """A short summary of ``doc``'s claims: what the paper says, then one bullet per verdict, with numbers.
+    """A short summary of ``doc``'s claims: what the paper says, then the paper's statements, then the rest.
 
-    Claims are grouped by subject, then by metric. A bullet for claims that fail gives every value and
-    the threshold; one for claims that hold gives the range of the values (the table has each one).
-    ``title`` names the figure (default :func:`title_of`).
+    The paper's statements get one bullet for those reproduced and one for those not (with every
+    value and its threshold); guaranteed checks are counted as consistency checks; our own checks
+    and the diagnostics are listed by verdict. ``title`` names the figure (default :func:`title_of`).
     """
     rows, seeds = _rows(doc), len(doc.get("seeds", [0]))
-    says = PAPER_SAYS.get(doc.get("experiment"), doc.get("description", ""))
-    lines = [f"**{title or title_of(doc)} in short** ({len(rows)} claims, {seeds} seed{'s' * (seeds > 1)}"
-             f"{'; a claim holds only if it holds on every seed' if seeds > 1 else ''}). **Paper:** {says}."]
-    for key in HEADING:
-        group = [(r, c) for r, c in rows if (c.role, r["passed"]) == key]
-        if not group:
-            continue
-        full = not key[1] or key[0] == EXPECTED          # failures and captions not reproduced: every number
-        subjects: dict[str, dict] = {}
-        for r, c in group:
-            subjects.setdefault(c.subject, {}).setdefault((c.metric, c.condition and c.condition[0]), []).append((r, c))
-        said = [(f"*{subject}*: " if subject else "")
-                + "; ".join(f"{metric} {_values(items, full)}" for (metric, _), items in metrics.items())
-                for subject, metrics in subjects.items()]
-        head = f"- **{HEADING[key]}** ({len(group)} of {sum(c.role == key[0] for _, c in rows)})"
-        lines += [f"{head}: {said[0]}."] if len(said) == 1 else [f"{head}:"] + [f"  - {s}." for s in said]
+    paper = [r for r in rows if r["role"] == "paper"]
+    says = doc.get("paper_says") or doc.get("description", "")
+    lines = [f"**{title or title_of(doc)} in short** ({len(paper)} of the paper's statements and {len(rows) - len(paper)} "
+             f"other checks, {seeds} seed{'s' * (seeds > 1)}{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."
+             + (f" **Paper:** {says}." if says else "")]
+    for passed, head in ((True, "Reproduced"), (False, "Not reproduced")):
+        group = [r for r in paper if r["passed"] is passed]
+        if group:
+            lines.append(f"- **{head}** ({len(group)} of {len(paper)}): {_listing(group, not passed)}.")
+    guaranteed = [r for r in rows if r["role"] == "guaranteed"]
+    if guaranteed:
+        bad = [r for r in guaranteed if not r["passed"]]
+        lines.append(f"- **Consistency checks** ({len(guaranteed)}, guaranteed in this setting, not evidence for the "
+                     f"paper): {'all consistent' if not bad else 'INCONSISTENT: ' + _listing(bad, True)}.")
+    for role, label in (("ours", "Our own checks"), ("diagnostic", "Diagnostics")):
+        for passed in (True, False):
+            group = [r for r in rows if r["role"] == role and r["passed"] is passed]
+            if group:
+                lines.append(f"- **{label} {'hold' if passed else 'fail'}** ({len(group)}): "
+                             f"{_listing(group, not passed)}.")
+    near = [r for r in rows if r["near_threshold"]]
+    if near:
+        lines.append(f"- **Within noise of the threshold** ({len(near)}): " + "; ".join(r["name"] for r in near) + ".")
     return Markdown("\n".join(lines))
 
 
 def summary_markdown(docs: dict[str, dict]) -> Markdown:
-    """One row per result document of ``docs`` (``{name: doc}``): its verdicts counted, seeds, what it checks.
+    """One row per result document of ``docs`` (``{name: doc}``): the paper's statements it tests, the rest, seeds.
 
     >>> print(summary_markdown({"x": {"description": "a | b", "seeds": [0, 1], "claims": {}}}))
-    | experiment | verdicts | seeds | what it checks |
-    |---|---|---|---|
-    | `x` | no claims | 2 | a \\| b |
+    | experiment | the paper's statements | other checks | seeds | what it checks |
+    |---|---|---|---|---|
+    | `x` | none | none | 2 | a \\| b |
     """
-    rows = ["| experiment | verdicts | seeds | what it checks |", "|---|---|---|---|"]
+    rows = ["| experiment | the paper's statements | other checks | seeds | what it checks |", "|---|---|---|---|---|"]
     for name, doc in docs.items():
-        counts: dict[tuple, int] = {}
-        for r, c in _rows(doc):
-            counts[c.role, r["passed"]] = counts.get((c.role, r["passed"]), 0) + 1
-        said = ", ".join(f"{n} {COUNTED[k]}" for k in COUNTED if (n := counts.get(k))) or "no claims"
-        rows.append(f"| `{name}` | {said} | {len(doc.get('seeds', [0]))} | {_cell(doc.get('description', ''))} |")
+        rs = _rows(doc)
+        paper = [r for r in rs if r["role"] == "paper"]
+        other = [r for r in rs if r["role"] != "paper"]
+        said = f"{sum(r['passed'] for r in paper)} of {len(paper)} reproduced" if paper else "none"
+        rest = (f"{sum(r['passed'] for r in other)} of {len(other)} hold" if other else "none")
+        rows.append(f"| `{name}` | {said} | {rest} | {len(doc.get('seeds', [0]))} | {_cell(doc.get('description', ''))} |")
     return Markdown("\n".join(rows))
 
 
-__all__ = ["CHECK", "COUNTED", "EXPECTED", "HEADING", "METRICS", "PAPER", "PAPER_SAYS", "VERDICT", "Claim", "Markdown",
-           "Metric", "claims_dropdown", "claims_markdown", "describe_claim", "in_words", "plain", "summary_markdown",
-           "title_of"]
+__all__ = ["Markdown", "claims_dropdown", "claims_markdown", "in_words", "plain", "summary_markdown", "title_of",
+           "verdict"]

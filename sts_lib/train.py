@@ -37,6 +37,11 @@ from .models import OneLayerTransformer
 from .task import Batch, STSTask, sts_loss
 
 
+#: The seed of the shared held-out batches. An experiment evaluates seed s on ``EVAL_SEED + s``
+#: (``experiments._runs.with_seed``), so the spread over seeds includes the test set's own noise.
+EVAL_SEED = 12345
+
+
 @dataclass
 class TrainConfig:
     """How to train. Plain data: no side effects, validated in ``__post_init__``."""
@@ -56,7 +61,7 @@ class TrainConfig:
     eval_qs: tuple = ()                   # extra test subset sizes q_test, logged as loss_q{q}
     snapshot_every: int | None = None     # steps between W/V snapshots (None: first and last only)
     seed: int = 0                         # seed of the training data stream
-    eval_seed: int = 12345                # seed of the held-out batches (shared across runs)
+    eval_seed: int = EVAL_SEED            # seed of the held-out batches (experiments: EVAL_SEED + seed)
 
     def __post_init__(self):
         self.steps = check_int("steps", self.steps, low=0)

@@ -20,7 +20,8 @@ from sts_lib.results import Measured, over_seeds
 train_mod = importlib.import_module("sts_lib.train")
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 ISSUE_NAMES = ["fig1-convergence", "fig2-length-generalization", "fig3-heatmaps", "fig4-q-generalization",
-               "fig5-adam", "fcn-width", "tf-width", "pe-samplers"]
+               "fig5-adam", "fcn-width", "pe-samplers", "width-law", "nearorth-baseline", "fig1-fixed-sample",
+               "fig1-adam-schedule"]
 
 
 def test_list_prints_every_experiment(capsys):
@@ -29,6 +30,31 @@ def test_list_prints_every_experiment(capsys):
     for name in ISSUE_NAMES:
         assert name in out
     assert set(EXPERIMENTS) == set(ISSUE_NAMES)
+
+
+def test_every_experiment_runs_in_a_make_reproduce_lane():
+    """An experiment missing from the Makefile's lanes would never be run by `make reproduce`."""
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    lanes = [set(m.split()) for m in re.findall(r"^LANE_\w+ := (.*)$", text, flags=re.M)]
+    assert len(lanes) == 2 and not lanes[0] & lanes[1]
+    assert lanes[0] | lanes[1] == set(EXPERIMENTS)
+
+
+def test_every_claim_says_what_kind_of_evidence_it_is(tmp_path, capsys):
+    """Roles are recorded in the document, a guaranteed claim names its reason, and the CLI prints the role."""
+    assert cli.main(["run", "fig2-length-generalization", "--scale", "quick", "--out", str(tmp_path),
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    doc = json.loads((tmp_path / "fig2-length-generalization.json").read_text())
+    assert {c["role"] for c in doc["claims"].values()} == {"paper", "guaranteed", "ours"}
+    for cid, c in doc["claims"].items():
+        assert c["name"] and c["text"]
+        if c["role"] == "guaranteed":
+            assert "fixed_onehot_lower_bound" in c["because"], cid
+    assert "guaranteed fixed.T25.min_last_half" in out
+    assert doc["title"] == "Figure 2" and "0.15" in doc["paper_says"]
 
 
 def test_config_hash_tracks_scale_and_seeds():
@@ -142,8 +168,12 @@ def test_quick_run_writes_result_then_serves_it_from_cache(tmp_path, capsys):
     assert doc3["subruns"] == {"trained": 0, "cached": 2}
     _check_claims_come_from_per_seed_values(doc3)
     for seed in ("0", "1"):
-        shares = doc3["data"]["T20-sgd"][seed]["shares"]["final"]
-        assert doc3["claims"]["T20-sgd.W_EE_share"]["per_seed"][seed] == pytest.approx(shares["W_EE"])
+        blocks = doc3["data"]["T20-sgd"][seed]["blocks"]
+        assert blocks["W_XX"]["untouched"] and blocks["W_EX"]["untouched"]      # x_query = 0: no gradient
+        assert doc3["claims"]["T20-sgd.other_blocks_decay"]["per_seed"][seed] == pytest.approx(
+            max(blocks["W_XE"]["ratio"], blocks["V_E"]["ratio"]))
+    roles = {c["role"] for c in doc3["claims"].values()}
+    assert roles == {"paper", "guaranteed", "diagnostic"}
 
 
 def test_pe_samplers_quick_run(tmp_path, capsys):

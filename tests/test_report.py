@@ -1,18 +1,17 @@
-"""The verdicts a reader sees (sts_lib.report): summaries in words, claims tables in closed dropdowns.
+"""The verdicts a reader sees (sts_lib.report, sts_lib.statements): summaries, claims tables, the paper's statements.
 
-Checked on every committed result and on small hand-made documents: a claim whose passing means that
-the caption is *not* reproduced never reads as a success; numbers are plain (no exponents, step counts
-as integers, no -1 sentinels); the summary names every claim that fails, with its number and its
-threshold; the table keeps the verdict in its first column; the dropdown is closed; every committed
-claim has a human name.
+Checked on every committed result and on small hand-made documents: a claim reads as what kind of evidence it
+is (only the paper's statements read "reproduced"); a guaranteed claim names its reason under the table; numbers
+are plain (no exponents, step counts as integers, no -1 sentinels); the summary names every claim that fails,
+with its number and its threshold; the table keeps the verdict in its first column; the dropdown is closed;
+every committed claim has a human name and a role; every statement of chapter 8 is decided by paper claims.
 """
 
 import re
-from pathlib import Path
 
 import pytest
 
-from sts_lib import report, results
+from sts_lib import report, results, statements
 from sts_lib.chapters import ch8_reproduction as ch8
 
 COMMITTED = results.list_results()
@@ -23,12 +22,13 @@ def _doc(claims: dict, seeds=(0, 1), experiment="x") -> dict:
     return {"experiment": experiment, "seeds": list(seeds), "claims": claims}
 
 
-def _claim(text, per_seed: dict, passed=True, rule="<", threshold=1.0):
+def _claim(name, per_seed: dict, passed=True, rule="<", threshold=1.0, role="paper", because="", near=False):
     vals = [v for v in per_seed.values() if v is not None]
     mean = sum(vals) / len(vals) if vals else None
-    return {"text": text, "value": mean, "min": min(vals, default=None), "max": max(vals, default=None),
+    return {"name": name, "text": name, "role": role, "because": because, "value": mean,
+            "min": min(vals, default=None), "max": max(vals, default=None),
             "per_seed": {str(s): v for s, v in per_seed.items()}, "threshold": threshold, "rule": rule,
-            "passed": passed}
+            "passed": passed, "near_threshold": near}
 
 
 def _cells(row: str) -> list[str]:
@@ -42,174 +42,112 @@ def _table_rows(md: str) -> list[list[str]]:
 
 
 def _bullet(summary: str, heading: str) -> str:
-    """The bullet of ``summary`` under ``heading`` with its sub-bullets, or '' when there is none."""
     m = re.search(rf"^- \*\*{re.escape(heading)}\*\*.*?(?=^- \*\*|\Z)", summary, flags=re.M | re.S)
     return m.group(0) if m else ""
 
 
-# -- the words of a verdict ------------------------------------------------------------------------
+# -- every committed document ------------------------------------------------------------------------
 @pytest.mark.parametrize("name", COMMITTED)
-def test_no_verdict_says_pass_and_a_caption_failure_reads_as_one(name):
+def test_every_committed_claim_has_a_name_a_role_and_a_verdict_of_its_kind(name):
     doc = DOCS[name]
     rows = _table_rows(report.claims_markdown(doc))
     assert len(rows) == len(doc["claims"])
     for (cid, c), cells in zip(doc["claims"].items(), rows):
+        assert c["role"] in results.ROLES, cid
+        assert c["name"] and cells[1], cid
         verdict = cells[0]
-        assert "pass" not in verdict.lower() and "fail" not in verdict.lower() or "check" in verdict, verdict
-        role = report.describe_claim(cid, c["text"]).role
-        if role == report.EXPECTED:
-            assert c["passed"] and verdict.startswith("✗ caption not reproduced"), (cid, verdict)
-        elif role == report.PAPER:
-            assert verdict == ("✓ reproduced" if c["passed"] else "✗ **not reproduced**"), (cid, verdict)
+        if c["role"] == "paper":
+            assert ("reproduced" in verdict) and "check" not in verdict, verdict
+        else:
+            assert "reproduced" not in verdict, (cid, verdict)
+        if c["role"] == "guaranteed":
+            assert c["because"].strip(), cid
+        assert "e-0" not in cells[2] and "e+" not in cells[2], cells[2]     # plain numbers
 
 
-def test_the_sampler_claims_that_pass_say_the_caption_is_not_reproduced():
-    doc = DOCS["pe-samplers"]
-    stalls = [cid for cid in doc["claims"] if cid.endswith("stalls_above_1pct_of_plateau")]
-    assert len(stalls) == 6 and all(doc["claims"][cid]["passed"] for cid in stalls)
+@pytest.mark.parametrize("name", COMMITTED)
+def test_summary_counts_the_papers_statements_and_names_every_failure(name):
+    doc = DOCS[name]
     words = report.in_words(doc)
-    assert "(6 of 6)" in _bullet(words, "Caption not reproduced, as expected")
-    assert "Reproduced" not in _bullet(words, "Caption not reproduced, as expected")
-    counted = report.summary_markdown({"pe-samplers": doc})
-    assert "6 captions not reproduced, as expected" in counted and "pass" not in counted
+    paper = [c for c in doc["claims"].values() if c["role"] == "paper"]
+    assert f"({len(paper)} of the paper's statements" in words
+    for c in paper:
+        if not c["passed"]:
+            assert c["name"] in _bullet(words, "Not reproduced"), c["name"]
 
 
-def test_an_expected_failure_that_does_not_happen_is_flagged():
-    doc = _doc({"fig2.random-m64.stalls_above_1pct_of_plateau": _claim("x", {0: 0.004, 1: 0.005}, passed=False,
-                                                                        rule=">=", threshold=0.01)})
+# -- hand-made documents --------------------------------------------------------------------------------
+def test_roles_read_as_their_kind():
+    doc = _doc({"a": _claim("A", {0: 0.5}), "b": _claim("B", {0: 0.5}, role="guaranteed", because="a bound"),
+                "c": _claim("C", {0: 2.0}, passed=False, role="ours"),
+                "d": _claim("D", {0: 0.5}, role="diagnostic")}, seeds=(0,))
+    cells = [r[0] for r in _table_rows(report.claims_markdown(doc))]
+    assert cells == ["✓ reproduced", "✓ consistent (guaranteed)", "✗ **fails (our check)**", "✓ holds (diagnostic)"]
+    assert "- *B* is guaranteed: a bound." in report.claims_markdown(doc)
+    words = report.in_words(doc)
+    assert "(1 of the paper's statements and 3 other checks" in words
+    assert "**Consistency checks** (1, guaranteed in this setting, not evidence for the paper): all consistent" in words
+    assert "C 2.00 (needs < 1)" in _bullet(words, "Our own checks fail")
+
+
+def test_near_threshold_and_within_rules_read_plainly():
+    doc = _doc({"a": _claim("slope", {0: -1.02, 1: -0.79}, passed=False, rule="within", threshold=[-1.25, -0.8],
+                            near=True)})
     (cells,) = _table_rows(report.claims_markdown(doc))
-    assert cells[0] == "✓ **caption reproduced, unexpectedly**"
-    assert "(needs ≥ 0.01)" in _bullet(report.in_words(doc), "Caption reproduced, unexpectedly")
+    assert cells[0] == "✗ **not reproduced**, within noise of its threshold"
+    assert cells[3] == "in [−1.25, −0.800]"
+    assert "slope" in _bullet(report.in_words(doc), "Within noise of the threshold")
 
 
-def test_diagnostic_claims_are_our_checks():
-    for cid in ("T200-adam.cos_W_mod_shift", "fig2.floor_falls_with_m", "fig2.codebook-m64.measured_floor_over_closed_form"):
-        assert report.describe_claim(cid).role == report.CHECK
-    doc = _doc({"T200-adam.cos_W_mod_shift": _claim("x", {0: 0.5, 1: 0.6}, passed=False, rule=">=", threshold=0.95)})
-    assert _table_rows(report.claims_markdown(doc))[0][0] == "✗ **fails (our check)**"
+def test_step_differences_never_average_a_sentinel():
+    doc = _doc({"q6.stochastic_steps_to_5pct_minus_fixed": _claim("extra steps", {0: -1, 1: 400.0}, passed=False,
+                                                                  rule="<=", threshold=0.0)})
+    (cells,) = _table_rows(report.claims_markdown(doc))
+    assert cells[2] == "only the stochastic PE gets there on 1 of 2 seeds, else +400"
 
 
-# -- the summary in words --------------------------------------------------------------------------
-@pytest.mark.parametrize("name", COMMITTED)
-def test_the_summary_names_every_failing_claim_with_its_number_and_threshold(name):
-    doc = DOCS[name]
-    words = report.in_words(doc)
-    assert words.startswith(f"**{report.title_of(doc)} in short** ({len(doc['claims'])} claims, 3 seeds")
-    assert "**Paper:**" in words and report.PAPER_SAYS[name] in words
-    failing = _bullet(words, "Not reproduced") + _bullet(words, "Our own checks fail")
-    n_fail = sum(not c["passed"] for c in doc["claims"].values())
-    assert bool(failing) == bool(n_fail)
-    for cid, c in doc["claims"].items():
-        if c["passed"]:
-            continue
-        claim = report.describe_claim(cid, c["text"])
-        shown = (report.plain(c["value"]) if not claim.steps else f"{round(c['value']):+,}").replace("-", "−")
-        assert claim.metric in failing and shown in failing, (cid, shown, failing)
-        if claim.condition:
-            assert str(claim.condition[1]) in failing
-        assert f"(needs {'≥' if c['rule'] == '>=' else '≤' if c['rule'] == '<=' else c['rule']} " \
-               f"{c['threshold']:g})" in failing
-    counts = [int(k) for k in re.findall(r"^- \*\*[^*]+\*\* \((\d+) of \d+\)", words, flags=re.M)]
-    assert sum(counts) == len(doc["claims"])                 # every claim is in exactly one bullet
-
-
-def test_the_summary_of_figure_1_in_full():
-    words = report.in_words(DOCS["fig1-convergence"]).splitlines()
-    assert words[1:3] == ["- **Reproduced** (7 of 8):",
-                          "  - *$T=200$, Adam*: final loss ÷ plateau 0.00600; $R^2$ of $1/\\text{loss}$ as a line "
-                          "0.999; $\\cos(V,V^\\star)$ at the end 0.996."]
-    assert words[4] == "- **Not reproduced** (1 of 8): *$T=200$, Adam*: $\\cos(W,W^\\star)$ at the end 0.811 (needs ≥ 0.95)."
-
-
-def test_a_sentinel_is_never_shown_as_a_number():
-    doc = DOCS["fig4-q-generalization"]
-    never = [cid for cid, c in doc["claims"].items() if "steps_to_5pct" in cid and c["value"] == -1]
-    assert never, "the committed Figure 4 has claims where only the stochastic PE gets there"
-    text = report.claims_markdown(doc) + report.in_words(doc)
-    assert "−1 " not in text and "-1 " not in text and "| −1 |" not in text
-    assert "only the stochastic PE gets there at $q_{\\text{test}}$ = 6, 8" in report.in_words(doc)
-    mixed = _doc({"q6.stochastic_steps_to_5pct_minus_fixed": _claim("x", {0: -1, 1: -300, 2: -500}, rule="<=",
-                                                                     threshold=0)}, seeds=(0, 1, 2))
-    (cells,) = _table_rows(report.claims_markdown(mixed))
-    assert cells[2] == "only the stochastic PE gets there on 1 of 3 seeds, else −400"
-
-
-@pytest.mark.parametrize("name", COMMITTED)
-def test_numbers_are_plain(name):
-    doc = DOCS[name]
-    text = report.claims_markdown(doc) + report.in_words(doc)
-    assert not re.search(r"\d[eE][+-]?\d", text), re.search(r".{30}\d[eE][+-]?\d.{10}", text)
-    for (cid, c), cells in zip(doc["claims"].items(), _table_rows(report.claims_markdown(doc))):
-        if report.describe_claim(cid).steps and c["value"] != -1:
-            assert re.fullmatch(r"[+−][\d,]+( \([+−][\d,]+ to [+−][\d,]+\))?", cells[2]), cells[2]
-
-
-@pytest.mark.parametrize("value, shown", [(0.000969, "0.000969"), (0.99998, "1.00"), (2433.3, "2,433"),
-                                          (-466.67, "−467"), (0.8, "0.800"), (12.34, "12.3"), (None, "—")])
-def test_plain(value, shown):
-    assert report.plain(value) == shown
-
-
-# -- the table and its dropdown --------------------------------------------------------------------
-def test_the_table_puts_the_verdict_first_and_escapes_table_breakers():
-    doc = _doc({"run7.b": _claim("share of ||W||_F^2\nin a block", {0: 1.0, 1: 1.0}),
-                "T20.loss": _claim("final loss", {0: 0.4, 1: 0.6}),
-                "missing": _claim("no value", {0: None, 1: None}, passed=False)})
-    md = report.claims_markdown(doc)
-    assert md.splitlines()[:2] == ["| verdict | claim | measured | needs |", "|---|---|---|---|"]
-    rows = _table_rows(md)
-    assert rows[0] == ["✓ holds (our check)", "`run7`: share of \\|\\|W\\|\\|_F^2 in a block", "1.00", "< 1"]
-    assert rows[1] == ["✓ holds (our check)", "$T=20$: final loss", "0.500 (0.400 to 0.600)", "< 1"]
-    assert rows[2] == ["✗ **fails (our check)**", "no value", "—", "< 1"]
-    assert len(_table_rows(report.claims_markdown(doc, select=lambda cid: cid.startswith("T20")))) == 1
-    assert isinstance(md, str) and md._repr_markdown_() == str(md)
-
-
-def test_the_dropdown_is_closed_and_holds_the_whole_table():
-    doc = DOCS["fig5-adam"]
+def test_dropdown_is_closed_and_counts_the_papers_claims():
+    doc = _doc({"a": _claim("A", {0: 0.5}), "b": _claim("B", {0: 0.5}, role="ours")})
     drop = report.claims_dropdown(doc)
-    head = drop.splitlines()[0]
-    assert head == '<details class="sts-claims">' and " open" not in head
-    assert "<summary>All 34 claims for Figure 5: verdict, measured value, threshold</summary>" in drop
-    assert drop.rstrip().endswith("</details>")
+    assert drop.startswith('<details class="sts-claims">') and "<details open" not in drop
+    assert "All 2 claims for `x` (1 of them the paper's)" in drop
     assert str(report.claims_markdown(doc)) in drop
-    # myst-nb parses the output as MyST: the table must stand apart from the HTML tags (blank lines)
-    assert "</summary>\n\n" in drop and "\n\n</details>" in drop
 
 
-@pytest.mark.parametrize("name", COMMITTED)
-def test_every_committed_claim_has_a_human_name(name):
-    for cid in DOCS[name]["claims"]:
-        claim = report.describe_claim(cid)
-        assert "`" not in claim.name and "_" not in re.sub(r"\$[^$]*\$", "", claim.name), (cid, claim.name)
-        assert any(cid == k or cid.endswith("." + k) for k in report.METRICS), cid
+def test_a_pipe_in_a_name_stays_in_its_cell():
+    doc = _doc({"a": _claim("a | b", {0: 0.5})})
+    assert _table_rows(report.claims_markdown(doc))[0][1] == "a \\| b"
 
 
-def test_the_summary_table_counts_verdicts():
-    docs = ch8.load_documents()
-    assert list(docs) == COMMITTED
-    rows = {r[0]: r for r in _table_rows(report.summary_markdown(docs))}
-    assert rows["`fig1-convergence`"][1] == "7 reproduced, 1 not reproduced, 2 own checks hold"
-    assert rows["`fig2-length-generalization`"][1:3] == ["12 reproduced", "3"]
+# -- the paper's statements ------------------------------------------------------------------------------
+def test_every_statement_is_decided_by_paper_claims_of_the_committed_results():
+    for st in statements.STATEMENTS:
+        verdict, why = statements.verdict(st, DOCS)
+        assert verdict != statements.NO_RESULT, (st.key, why)
+        assert bool(st.untestable) == (verdict == statements.UNTESTABLE)
+        assert why
 
 
-# -- the evidence appendix, linked row by row ------------------------------------------------------
-def test_chapters_link_the_evidence_row_by_row():
-    root = Path(__file__).resolve().parents[1]
-    evidence = (root / "book" / "appendix" / "evidence.md").read_text()
-    targets = set(re.findall(r"^\((evidence[\w-]*)\)=$", evidence, flags=re.M))
-    assert {f"evidence-row-{n}" for n in range(1, 16)} | {f"evidence-investigation-{n}" for n in range(1, 5)} <= targets
-    assert "- file: book/appendix/evidence" in (root / "_toc.yml").read_text()
-    linked = 0
-    for md in sorted((root / "book" / "src").glob("0[5-8]_*.md")):
-        text = md.read_text()
-        assert "results/README" not in text, md.name
-        refs = re.findall(r"\{ref\}`[^`<]*<([\w-]+)>`", text)
-        assert set(r for r in refs if r.startswith("evidence")) <= targets, md.name
-        linked += sum(r.startswith("evidence-row") for r in refs)
-        bare = re.sub(r"\{(ref|doc)\}`[^`]*`", "", text)
-        assert not re.search(r"\b(research )?rows? \d", bare), (md.name, re.search(r".{40}\brows? \d.{20}", bare))
-    assert linked >= 10
-    # one copy: the research rows live in the book; results/README.md points there
-    readme = (root / "results" / "README.md").read_text()
-    assert "../book/appendix/evidence.md" in readme and "mean/zero" not in readme and "## Research" not in readme
+def test_a_statement_refuses_a_claim_that_is_not_the_papers():
+    st = statements.Statement("x", "Figure 9", "s", (("e", "a"),))
+    doc = {"claims": {"a": {"name": "A", "role": "guaranteed", "because": "b", "passed": True}}}
+    with pytest.raises(ValueError, match="only paper claims decide"):
+        statements.verdict(st, {"e": doc})
+
+
+def test_a_failing_claim_makes_its_statement_not_reproduced():
+    st = next(s for s in statements.STATEMENTS if s.key == "fig1.rate")
+    docs = {k: dict(v) for k, v in DOCS.items()}
+    fig1 = docs["fig1-convergence"] = dict(docs["fig1-convergence"])
+    fig1["claims"] = {k: dict(v) for k, v in fig1["claims"].items()}
+    fig1["claims"]["T20-sgd.loss_exponent"] |= {"passed": False, "value": -0.5}
+    verdict, why = statements.verdict(st, docs)
+    assert verdict == statements.NOT_REPRODUCED and "−0.500" in why
+
+
+def test_the_chapter_tally_matches_the_table():
+    t = statements.tally(DOCS)
+    table = statements.statements_table(DOCS)
+    assert table.count("✓ reproduced") == t[statements.REPRODUCED]
+    assert table.count("✗ **not reproduced**") == t[statements.NOT_REPRODUCED]
+    assert f"**The paper's statements: {t[statements.REPRODUCED]} of" in ch8.tally_in_words(DOCS)

@@ -257,36 +257,38 @@ def test_a_crash_while_checkpointing_keeps_the_previous_checkpoint(tmp_path, mon
 
 
 def test_committed_fitted_claims_are_what_sts_lib_fits_computes(no_env):
-    """Every committed number that comes from a line fit is reproduced by sts_lib.fits.linear_fit (within 1e-9:
-    numpy.polyfit's last bit depends on the BLAS kernel of the machine that wrote the file)."""
+    """Every committed number that comes from a fit is reproduced by sts_lib.fits / sts_lib.checks (within 1e-9:
+    numpy's last bit depends on the BLAS kernel of the machine that wrote the file)."""
+    from sts_lib.checks import loss_exponent
+    from sts_lib.experiments.width_law import law_fit
     from sts_lib.fits import linear_fit
     close = lambda a, b: abs(a - b) <= 1e-9 * max(1.0, abs(b))   # noqa: E731
     fig1, pes = (R.load_result(n, root=REPO / "results") for n in ("fig1-convergence", "pe-samplers"))
     n = 0
-    for doc, claim_id in ((fig1, "{}.inv_loss_linear_R2"), (pes, "{}.inv_loss_linear_R2")):
+    for doc in (fig1, pes):
         for run in doc["runs"]:
             for seed, h in R.histories(doc, run).items():
-                half = h["step"] >= h["step"][-1] / 2
-                r2 = linear_fit(h["step"][half], 1.0 / h["loss"][half]).r2
-                if claim_id.format(run) in doc["claims"]:
-                    assert close(r2, doc["claims"][claim_id.format(run)]["per_seed"][str(seed)]), run
+                cid = f"{run}.loss_exponent"
+                if cid in doc["claims"]:
+                    got = loss_exponent(h["step"], h["loss"])["exponent"]
+                    assert close(got, doc["claims"][cid]["per_seed"][str(seed)]), run
                     n += 1
                 if doc is pes:
+                    half = h["step"] >= h["step"][-1] / 2
                     tail = h["step"] >= 0.8 * h["step"][-1]
                     f = doc["final"][run][str(seed)]
-                    assert close(r2, f["inv_loss_R2"])
+                    assert close(linear_fit(h["step"][half], 1.0 / h["loss"][half]).r2, f["inv_loss_R2"])
                     assert close(linear_fit(h["step"][tail], h["loss"][tail], log_y=True).slope * 1000,
                                  f["tail_trend_per_1000_steps"])
                     n += 2
-    tf = R.load_result("tf-width", root=REPO / "results")
-    for seed, fin in R.per_seed(tf, "final", "m_needed").items():
-        x = np.array([r["q_log_T"] for r in fin])
-        y = np.array([np.nan if r["m_needed"] is None else r["m_needed"] for r in fin])
-        ok = np.isfinite(y)
-        fit = linear_fit(x[ok], y[ok])
-        assert close(fit.r2, tf["claims"]["m_needed_linear_in_qlogT.R2"]["per_seed"][str(seed)])
-        assert close(fit.slope, tf["final"]["fit"][str(seed)]["slope"])
-        n += 2
+    law = R.load_result("width-law", root=REPO / "results")
+    for seed, points in R.per_seed(law, "data", "points").items():
+        pts = [p | {"m_needed": np.nan if p["m_needed"] is None else p["m_needed"]} for p in points]
+        fit = law_fit(pts)
+        committed = law["final"]["fit_q3plus"][str(seed)]
+        for k in ("log_q", "log_lnT", "log_inv_target"):
+            assert close(fit["coef"][k], committed["coef"][k])
+            n += 1
     fcn = R.load_result("fcn-width", root=REPO / "results")
     for seed, summary in R.per_seed(fcn, "final", "summary").items():
         slope = linear_fit([s["Td"] for s in summary], [s["fcn_width_at_target"] for s in summary],

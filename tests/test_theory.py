@@ -263,3 +263,61 @@ def test_random_pe_limit_loss_matches_monte_carlo(q):
     mc = float(ray_loss_mc(task, [300.0], gamma=None, batch_size=20_000, seed=0)[0])
     limit = th.random_pe_limit_loss(d, q)
     assert mc == pytest.approx(limit, rel=0.04, abs=0.02)
+
+
+# -- the population-GD families (theory.families), against models built by hand ----------------------------
+
+def _model_error(task, W_EE, gamma, n=40_000, seed=3):
+    d, m = task.d, W_EE.shape[0]
+    model = sts.TheoryTransformer(d, m, position_only=True)
+    with torch.no_grad():
+        model.W_EE.copy_(torch.as_tensor(W_EE, dtype=torch.float32))
+        model.V_X.copy_(gamma * torch.eye(d))
+    err, se = sts.monte_carlo_error(model, task, n=n, seed=seed)
+    return err, se
+
+
+@pytest.mark.parametrize("alpha", [2.0, 6.0])
+def test_random_pe_family_is_the_error_of_alpha_I_with_the_best_gamma(alpha):
+    from sts_lib.theory import families as fam
+    d, T, q, m = 3, 24, 3, 32
+    rel = fam.random_pe_family_error(alpha, T, q, m, samples=20_000, seed=1)
+    s = fam.random_pe_scores(T, q, m, samples=20_000, seed=2)
+    w = np.exp(alpha * s - (alpha * s).max(1, keepdims=True))
+    w /= w.sum(1, keepdims=True)
+    gamma = w[:, :q].sum(1).mean() / (q * (w ** 2).sum(1).mean())       # the best gamma, from independent scores
+    task = sts.STSTask(d=d, T=T, q=q, pe=sts.StochasticRandomPE(m))
+    err, se = _model_error(task, alpha * np.eye(m), float(gamma))
+    assert err / (d / q) == pytest.approx(rel, abs=4 * se / (d / q) + 0.01)
+
+
+def test_random_pe_width_needed_is_where_the_best_error_crosses_the_target():
+    from sts_lib.theory import families as fam
+    r = fam.random_pe_width_needed(32, 3, 0.25, samples=1000)
+    m = int(r["m_needed"])
+    assert r["evaluated"][m] <= 0.25 < r["evaluated"][m - 1]
+    with pytest.raises(ValueError, match="target"):
+        fam.random_pe_width_needed(32, 3, 0.0)
+
+
+def test_interpolant_family_is_the_loss_of_the_interpolant_model():
+    """The family's loss at an unseen length equals a TheoryTransformer with W_EE = alpha P^T G^-2 P, V_X = gamma I."""
+    from sts_lib.theory import families as fam
+    d, T, q, m, Tt, alpha = 3, 24, 3, 40, 32, 4.0
+    pe = sts.NearOrthogonalPE(m=m, max_len=Tt, kind="rademacher", seed=5)
+    r = fam.nearorth_interpolant_family(pe.table, [alpha], d=d, T=T, q=q, T_tests=[Tt, T], samples=30_000, seed=1)
+    P = pe.table[:T].double().numpy()
+    G = P @ P.T
+    W = alpha * P.T @ np.linalg.inv(G) @ np.linalg.inv(G) @ P
+    for length in (Tt, T):
+        err, se = _model_error(sts.STSTask(d=d, T=length, q=q, pe=pe), W, float(r["gamma"][0]))
+        assert err == pytest.approx(r["loss"][length][0], abs=4 * se + 0.01 * err), length
+    assert r["loss"][T][0] == pytest.approx(r["loss_T"][0], rel=0.03)      # seen positions score one-hot
+
+
+def test_population_gd_at_lengths_is_reduced_dynamics_read_at_other_lengths():
+    r = th.population_gd_at_lengths(5, 20, 3, [20, 30], lr_W=10.0, lr_V=1.0, steps=300, pool=40, every=100)
+    red = th.reduced_dynamics(5, 20, 3, lr_W=10.0, lr_V=1.0, steps=300, pool=40)
+    assert np.allclose(r["loss"], red["loss"][::100]) and np.allclose(r["loss_T20"], r["loss"])
+    fixed = th.population_gd_at_lengths(5, 20, 3, [30], lr_W=10.0, lr_V=1.0, steps=300, every=100)
+    assert fixed["loss_T30"][-1] > th.fixed_onehot_lower_bound(5, 20, 30, 3)["loss"] * 0.999

@@ -6,7 +6,7 @@ positions (the attention logits of the ground-truth direction). It is the static
 figure the book shows and the draw function of :func:`positional_widget`, whose controls
 redraw that figure in place when m, T, q or the sampler change. The other helpers draw the
 chapter's fixed figures from data computed by :mod:`sts_lib.chapters.ch4_positional` (each
-returns a bare Figure, never pyplot's) and the tables of the committed ``tf-width`` experiment.
+returns a bare Figure, never pyplot's) and the tables of the committed ``width-law`` experiment.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .._validate import check_int, check_T_q
 from ..device import make_generator
 from .ch4_positional import SAMPLERS, fit_through_origin, make_sampler, query_scores
 from ..theory import coherence_reference, loss_on_ray, max_unselected_score
-from ..report import Markdown, claims_markdown
+from ..report import Markdown, plain
 from ..results import histories, per_seed
 from .panel import Choice, FigurePanel, Ints, new_figure, reuse
 
@@ -206,26 +206,37 @@ def plot_result_histories(doc: dict, *, title: str = "") -> Figure | None:
     return fig
 
 
-# -- the committed tf-width experiment, as tables ---------------------------------------------------
-def width_needed_table(doc: dict) -> Markdown:
-    """The ``tf-width`` document's smallest PE width m that reaches its target error, per (q, T): the mean
-    over seeds (with their range when there are several) and m / (q ln T), as a Markdown table."""
-    need = per_seed(doc, "final", "m_needed")      # {seed: [{q, T, m_needed, q_log_T}, ...]}
-    seeds = sorted(need)
-    rows = ["| $q$ | $T$ | $q\\ln T$ | $m$ needed | $m/(q\\ln T)$ |", "|---|---|---|---|---|"]
-    for i, point in enumerate(need[seeds[0]]):
-        vals = np.array([need[s][i]["m_needed"] for s in seeds], dtype=float)
-        spread = f" ({vals.min():.1f} to {vals.max():.1f}, {len(seeds)} seeds)" if len(seeds) > 1 else ""
-        rows.append(f"| {point['q']} | {point['T']} | {point['q_log_T']:.1f} | {vals.mean():.1f}{spread} "
-                    f"| {vals.mean() / point['q_log_T']:.2f} |")
+# -- the committed width-law experiment, as tables ------------------------------------------------
+def width_needed_table(doc: dict, target: float = 0.25) -> Markdown:
+    """The ``width-law`` document's width m needed for relative error ``target``, per q (rows) and T (columns):
+    the population-GD family's value (mean over the Monte Carlo seeds), and a trained model's in brackets."""
+    points = [p for pts in per_seed(doc, "data", "points").values() for p in pts if p["target"] == target]
+    qs, Ts = sorted({p["q"] for p in points}), sorted({p["T"] for p in points})
+    rows = ["| $q$ | " + " | ".join(f"$T={T}$" for T in Ts) + " |", "|---" * (len(Ts) + 1) + "|"]
+    for q in qs:
+        cells = []
+        for T in Ts:
+            fam = [p["m_needed"] for p in points if (p["q"], p["T"], p["source"]) == (q, T, "population-gd")
+                   and p["m_needed"] is not None]
+            tr = {round(p["m_needed"], 1) for p in points if (p["q"], p["T"], p["source"]) == (q, T, "trained")
+                  and p["m_needed"] is not None}
+            cells.append((f"{np.mean(fam):.0f}" if fam else "—") + (f" [{min(tr):.0f}]" if tr else ""))
+        rows.append(f"| {q} | " + " | ".join(cells) + " |")
     return Markdown("\n".join(rows))
 
 
-def _is_scaling_claim(cid: str) -> bool:
-    return "spread" in cid or "R2" in cid
-
-
-def width_claims_table(doc: dict) -> Markdown:
-    """The ``tf-width`` claims on how m scales with q log T (the R^2 of the linear fit, the spread of
-    m / (q ln T)), rendered by :func:`sts_lib.report.claims_markdown`."""
-    return claims_markdown(doc, select=_is_scaling_claim)
+def width_fit_table(doc: dict) -> Markdown:
+    """The fitted exponents of the width law at q >= 3, per Monte Carlo seed, with their 95% intervals,
+    and the exponent of ln T at q = 2."""
+    rows = ["| seed | exponent of $q$ | exponent of $\\ln T$ | exponent of $1/\\text{target}$ | $R^2$ | points |",
+            "|---|---|---|---|---|---|"]
+    for s, f in per_seed(doc, "final", "fit_q3plus").items():
+        cell = lambda k: f"{plain(f['coef'][k])} ({plain(f['ci95'][k][0])} to {plain(f['ci95'][k][1])})"  # noqa: E731
+        rows.append(f"| {s} | {cell('log_q')} | {cell('log_lnT')} | {cell('log_inv_target')} | {plain(f['r2'])} "
+                    f"| {f['n']} |")
+    q2 = next(iter(per_seed(doc, "final", "lnT_exponent_q2").values()), {})
+    if q2:
+        rows += ["", f"At $q=2$ the exponent of $\\ln T$ (seed {min(doc['seeds'])}): "
+                 + "; ".join(f"target {t}: {plain(v['coef']['log_lnT'])} ({plain(v['ci95']['log_lnT'][0])} to "
+                             f"{plain(v['ci95']['log_lnT'][1])})" for t, v in q2.items()) + "."]
+    return Markdown("\n".join(rows))

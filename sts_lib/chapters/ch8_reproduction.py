@@ -1,12 +1,14 @@
-"""Chapter 8 (the reproduction report): the committed result documents, and which of them have a section.
+"""Chapter 8 (the reproduction report): the committed result documents, the tally and two tables of findings.
 
 Every number on the chapter's page is read from the committed results (``results/*.json``,
 found by :mod:`sts_lib.results` in a clone or in the installed package); nothing is retrained.
-The figures come from :mod:`sts_lib.figures`, the functions the experiment runner draws its PNGs
-with, and the summaries and claims tables from :mod:`sts_lib.report`. This module loads the documents
-(:func:`load_documents`), names the experiments the page discusses one by one (:data:`COVERED`),
-and introduces any further committed experiment (:func:`others`, :func:`describe`), so the page
-stays complete when new results are committed.
+The figures come from :mod:`sts_lib.figures`, the summaries and claims tables from
+:mod:`sts_lib.report`, the paper's statements and their verdicts from :mod:`sts_lib.statements`.
+This module loads the documents (:func:`load_documents`), says the tally in words
+(:func:`tally_in_words`), tabulates the near-orthogonal baseline's minima (:func:`baseline_minima`; the width
+law's exponents are chapter 4's :func:`~sts_lib.chapters.ch4_positional_widgets.width_fit_table`, re-exported),
+names the experiments the page discusses one by one (:data:`COVERED`), and introduces any further committed experiment
+(:func:`others`, :func:`describe`), so the page stays complete when new results are committed.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from __future__ import annotations
 import os
 import re
 
-from ..report import Markdown
-from ..results import list_results, load_result
+from .. import statements
+from .ch4_positional_widgets import width_fit_table
+from ..report import Markdown, plain
+from ..results import list_results, load_result, per_seed
 
 #: The experiments with a section of their own on the page (paper figure, setting, verdict).
 COVERED = ("fig1-convergence", "fig2-length-generalization", "fig3-heatmaps", "fig4-q-generalization",
-           "fig5-adam", "fcn-width", "tf-width")
+           "fig5-adam", "fcn-width", "width-law", "nearorth-baseline", "fig1-adam-schedule", "fig1-fixed-sample")
 
 
 #: Where a further experiment's setting is explained when its result file has no ``scale_note``.
@@ -52,4 +56,30 @@ def describe(doc: dict) -> Markdown:
                     f"Seeds: {doc.get('seeds')}. Setting: {note}.")
 
 
-__all__ = ["COVERED", "EVIDENCE", "describe", "load_documents", "others"]
+def tally_in_words(docs: dict[str, dict]) -> Markdown:
+    """One sentence: how many of the paper's statements are reproduced, not reproduced and not testable here.
+
+    >>> print(tally_in_words({}))
+    **The paper's statements: 0 of 14 reproduced**, 0 not reproduced, 2 not testable here (14 without a committed result).
+    """
+    t = statements.tally(docs)
+    tested = t[statements.REPRODUCED] + t[statements.NOT_REPRODUCED]
+    missing = f" ({t[statements.NO_RESULT]} without a committed result)" if t[statements.NO_RESULT] else ""
+    return Markdown(f"**The paper's statements: {t[statements.REPRODUCED]} of {tested + t[statements.NO_RESULT]} "
+                    f"reproduced**, {t[statements.NOT_REPRODUCED]} not reproduced, {t[statements.UNTESTABLE]} not "
+                    f"testable here{missing}.")
+
+
+def baseline_minima(doc: dict) -> Markdown:
+    """Per table: the smallest loss at the first T_test over the run, when, the family's prediction, the end value."""
+    Tt = doc["config"]["params"]["T_tests"][0]
+    rows = [f"| table | lowest loss at $T_{{\\text{{test}}}}={Tt}$ | at step | interpolant family's minimum | "
+            "loss at the end |", "|---|---|---|---|---|"]
+    for s, f in per_seed(doc, "final", f"loss_T{Tt}").items():
+        rows.append(f"| {s} | {plain(f['min'])} | {round(f['step_of_min']):,} | {plain(f['family_min'])} "
+                    f"| {plain(f['final'])} |")
+    return Markdown("\n".join(rows))
+
+
+__all__ = ["COVERED", "EVIDENCE", "baseline_minima", "describe", "load_documents", "others", "tally_in_words",
+           "width_fit_table"]

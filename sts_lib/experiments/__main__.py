@@ -83,8 +83,12 @@ def main(argv: list[str] | None = None) -> int:
                              force=args.force, progress=not args.no_progress, argv=argv)
         for key, c in doc["claims"].items():
             fmt = lambda v: "nan" if v is None else f"{v:.4g}"   # noqa: E731
-            print(f"  {'PASS' if c['passed'] else 'FAIL'}  {key}: {fmt(c['value'])} [{fmt(c['min'])}, "
-                  f"{fmt(c['max'])}] {c['rule']} {c['threshold']:g} ({len(c['per_seed'])} seeds, every seed must hold)")
+            thr = c["threshold"]
+            thr = f"[{thr[0]:g}, {thr[1]:g}]" if isinstance(thr, list) else f"{thr:g}"
+            near = ", near its threshold" if c.get("near_threshold") else ""
+            print(f"  {'PASS' if c['passed'] else 'FAIL'}  {c.get('role', 'ours'):10s} {key}: {fmt(c['value'])} "
+                  f"[{fmt(c['min'])}, {fmt(c['max'])}] {c['rule']} {thr} ({len(c['per_seed'])} seeds, every seed must "
+                  f"hold{near})")
     # A failed claim is a scientific result, not an error: the exit status is 0 either way.
     return 0
 

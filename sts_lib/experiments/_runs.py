@@ -37,7 +37,7 @@ from ..models import PracticalTransformer, TheoryTransformer
 from ..positional import make_pe
 from ..results import Measured, jsonable, over_seeds
 from ..task import STSTask
-from ..train import History, TrainConfig, train
+from ..train import EVAL_SEED, History, TrainConfig, train
 from ._core import CODE_VERSION, config_hash, device_key, read_json
 
 
@@ -83,8 +83,11 @@ def run_spec(label: str, *, task: dict, model: dict, train_cfg: dict, checkpoint
 
 def with_seed(spec: dict, seed: int) -> dict:
     """The spec of one seed: the training stream (and, in ``build``, the init) from ``seed``;
-    a fixed random PE table (near-orthogonal, codebook) is drawn from ``seed`` too."""
-    out = {**spec, "train": {**spec["train"], "seed": int(seed)}, "label": spec["label"]}
+    a fixed random PE table (near-orthogonal, codebook) is drawn from ``seed`` too, and so are the
+    held-out batches (``EVAL_SEED + seed``: seed 0 keeps the batches every run used before), so
+    that the spread over seeds includes the noise of the test set itself."""
+    out = {**spec, "train": {**spec["train"], "seed": int(seed), "eval_seed": EVAL_SEED + int(seed)},
+           "label": spec["label"]}
     pe = spec["task"]["pe"]
     if pe["name"] in ("near_orthogonal", "stochastic_codebook"):
         out["task"] = {**spec["task"], "pe": {**pe, "seed": int(seed)}}

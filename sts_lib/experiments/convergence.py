@@ -27,10 +27,12 @@ from __future__ import annotations
 import torch
 
 from ..fits import linear_fit
+from ..checks import block_changes, loss_exponent
 from ..metrics import block_norms, cosine
 from ..models import ground_truth
 from ..results import Measured
 from ..theory import uniform_plateau
+from ..train import TrainConfig
 from ._runs import Context, SeedResult, for_each_seed, run_spec, seed_runs
 
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]
@@ -56,8 +58,16 @@ def config(scale: str, seeds: list) -> dict:
                             log_every=25 if scale == "quick" else 50, eval_batch=1024)
     runs = [small]
     if scale == "paper":
-        runs.insert(0, _practical_spec("T200-adam", T=200, N=400, steps=10000, optimizer="adam", lr=1e-2,
-                                       lr_decay_after=1000, log_every=100, eval_batch=2048))
+        # The theorem's optimiser at the paper's length: plain GD on fresh batches of 4096 (16x the
+        # T=20 run's, so the W_XE noise per step, which grows like rate / batch, stays below the
+        # T=20 run's), and lr_W = 100 so that the reduced model's rate lr_W / (q^2 (N - 1)) equals the
+        # T=20 run's (10 / (9 * 39)). Chosen before the run from that rule, not tuned on it.
+        gd = _practical_spec("T200-gd", T=200, N=400, steps=10000, optimizer="gd", lr=1.0, lr_W=100.0,
+                             lr_V=1.0, log_every=100, eval_batch=2048)
+        gd["train"]["batch_size"] = 4096
+        TrainConfig(**gd["train"])
+        runs[:0] = [gd, _practical_spec("T200-adam", T=200, N=400, steps=10000, optimizer="adam", lr=1e-2,
+                                        lr_decay_after=1000, log_every=100, eval_batch=2048)]
     note = ("paper's T=200 run uses Adam with a 1/t decay after step 1000: plain SGD on the full model fails "
             "at T=200 (W_XE noise, see results/README.md); the T=20 run shows the theory's plain SGD"
             if scale == "paper" else
@@ -80,21 +90,44 @@ def shift_free_cosine(W: torch.Tensor, d: int) -> float:
     return cosine(proj(W), proj(W_star))
 
 
+#: O(1/t) is a log-log exponent of -1; the band accepts -1.25 to -0.8 (t^-0.5 and t^-2 fail it).
+RATE_BAND = [-1.25, -0.8]
+
+
+def _role(label: str) -> str:
+    """The GD runs test the paper's statements; the Adam run is a labelled variant (its rate is set by its schedule)."""
+    return "ours" if label.endswith("adam") else "paper"
+
+
+def _where(label: str) -> str:
+    T, opt = label.split("-")
+    return f"{T[0]}={T[1:]}, " + {"gd": "GD, batch 4096", "sgd": "GD, batch 256", "adam": "Adam, 1/t decay (variant)"}[opt]
+
+
 def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
     steps, loss = hist["step"], hist["loss"]
-    half = steps >= steps[-1] / 2
+    role, where = _role(label), _where(label)
+    variant = " (Adam variant: not the theorem's optimiser)" if role == "ours" else ""
+    rate = loss_exponent(steps, loss)
     return {
         f"{label}.loss_below_1pct_of_plateau": Measured(
-            loss[-1] / plateau, 0.01, "<", "final held-out loss / uniform-attention plateau d(T-q)/(qT)"),
-        f"{label}.inv_loss_linear_R2": Measured(
-            linear_fit(steps[half], 1.0 / loss[half]).r2, 0.95, ">=",
-            "R^2 of a straight-line fit to 1/loss over the last half of training (O(1/t) rate)"),
-        f"{label}.cos_W": Measured(hist.last("cos_W"), 0.95, ">=", "final cos(W, W*)"),
-        f"{label}.cos_V": Measured(hist.last("cos_V"), 0.95, ">=", "final cos(V, V*)"),
+            loss[-1] / plateau, 0.01, "<", "final held-out loss / uniform-attention plateau d(T-q)/(qT)" + variant,
+            role=role, name=f"{where}: final loss ÷ plateau", noise=0.02),
+        f"{label}.loss_exponent": Measured(
+            rate["exponent"], RATE_BAND, "within",
+            "log-log slope of the held-out loss over the last half of training (O(1/t) is -1; 95% interval "
+            f"{rate['ci95'][0]:.3f} to {rate['ci95'][1]:.3f})" + variant
+            + (": under Adam the 1/t decay schedule sets this exponent" if role == "ours" else ""),
+            role=role, name=f"{where}: log-log slope of the loss (O(1/t) is −1)"),
+        f"{label}.cos_W": Measured(hist.last("cos_W"), 0.95, ">=", "final cos(W, W*)" + variant, role=role,
+                                   name=f"{where}: cos(W, W*) at the end"),
+        f"{label}.cos_V": Measured(hist.last("cos_V"), 0.95, ">=", "final cos(V, V*)" + variant, role=role,
+                                   name=f"{where}: cos(V, V*) at the end"),
         f"{label}.cos_W_mod_shift": Measured(
             shift_free_cosine(hist.snapshots[-1]["W"], d), 0.95, ">=",
-            "final cos(W, W*) with the loss-invariant direction 11^T of W_EE projected out (diagnostic, "
-            "added after seed 0 of the first run showed the shift)"),
+            "final cos(W, W*) with the loss-invariant direction 11^T of W_EE projected out (added after seed 0 of "
+            "the first Adam run showed the shift)", role="diagnostic",
+            name=f"{where}: cos(W, W*) with the invisible shift removed"),
     }
 
 
@@ -121,7 +154,8 @@ def run_fig1(cfg: dict, ctx: Context) -> dict:
         half = hist["step"] >= hist["step"][-1] / 2
         slope = linear_fit(hist["step"][half], hist["inv_loss"][half]).slope
         final = {k: hist.last(k) for k in _METRICS} | {
-            "plateau": plateau, "inv_loss_slope": slope, "wall_time": hist.wall_time,
+            "plateau": plateau, "inv_loss_slope": slope, "loss_exponent": loss_exponent(hist["step"], hist["loss"]),
+            "wall_time": hist.wall_time,
             "cos_W_mod_shift": shift_free_cosine(hist.snapshots[-1]["W"], t["d"])}
         return final, None, _convergence_claims(spec["label"], hist, plateau, t["d"])
     return _per_run(cfg, ctx, one)
@@ -132,34 +166,55 @@ def _crop(M: torch.Tensor, k: int) -> list:
 
 
 def run_fig3(cfg: dict, ctx: Context) -> dict:
-    """Block shares of ||W||_F^2 and ||V||_F^2 at initialisation and after training (Figure 3), per seed."""
+    """Figure 3 per seed: block norms at initialisation and after training, and the direction of W_EE.
+
+    The caption says every block but W_EE and V_X "converges to 0". With x_query = 0 no gradient
+    reaches W_XX and W_EX (they multiply the query's token part), so they keep their initial values:
+    for them the caption cannot be tested here, and a block-share check would credit their
+    smallness to training. The claims therefore compare the final rms of each block that *does*
+    get a gradient (W_XE, V_E) with its initial rms, and check (guaranteed) that the two blocks
+    without a gradient did not move.
+    """
     def one(spec, hist):
         d = spec["task"]["d"]
         first, last = hist.snapshots[0], hist.snapshots[-1]
         shares = {"init": block_norms(first["W"], first["V"], d), "final": block_norms(last["W"], last["V"], d)}
+        blocks = block_changes(first, last, d)
         W_EE = last["W"][d:, d:]
         off = W_EE[~torch.eye(W_EE.shape[0], dtype=torch.bool)]
         k = min(last["W"].shape[0], 45)       # the heat map shows the top-left k x k corner
         cos_I = cosine(W_EE, torch.eye(W_EE.shape[0]))
         cos_shift = shift_free_cosine(last["W"], d)
-        data = {"shares": shares, "steps": [first["step"], last["step"]],
+        data = {"shares": shares, "blocks": blocks, "steps": [first["step"], last["step"]],
                 "heatmaps": {"init": {"W": _crop(first["W"], k), "V": _crop(first["V"], k)},
                              "final": {"W": _crop(last["W"], k), "V": _crop(last["V"], k)}},
                 "shown": k, "D": int(last["W"].shape[0]), "d": d}
-        final = {"shares": shares["final"], "cos_WEE_identity": cos_I, "cos_W_mod_shift": cos_shift,
+        final = {"shares": shares["final"], "blocks": blocks, "cos_WEE_identity": cos_I, "cos_W_mod_shift": cos_shift,
                  "W_EE_diag_mean": float(W_EE.diagonal().mean()), "W_EE_offdiag_mean": float(off.mean()),
                  "W_EE_offdiag_std": float(off.std()), "cos_W": hist.last("cos_W"), "cos_V": hist.last("cos_V")}
         lab = spec["label"]
+        role, where = _role(lab), _where(lab)
+        moving = [b for b in ("W_XE", "V_E") if not blocks[b]["untouched"]]
+        still = [b for b in ("W_XX", "W_EX")]
         claims = {
-            f"{lab}.W_EE_share": Measured(shares["final"]["W_EE"], 0.95, ">=",
-                                       "share of ||W||_F^2 in the PE-PE block after training"),
-            f"{lab}.V_X_share": Measured(shares["final"]["V_X"], 0.95, ">=",
-                                      "share of ||V||_F^2 in the token block after training"),
+            f"{lab}.other_blocks_decay": Measured(
+                max((blocks[b]["ratio"] for b in moving), default=float("nan")), 0.5, "<",
+                "largest final rms / initial rms over the off-target blocks that receive a gradient ("
+                + ", ".join(moving) + "): they decay towards 0 (nan if none moves)", role=role,
+                name=f"{where}: off-target blocks W_XE, V_E, final ÷ initial size"),
+            f"{lab}.no_gradient_blocks_untouched": Measured(
+                float(all(blocks[b]["untouched"] for b in still)), 1.0, ">=",
+                "W_XX and W_EX keep their initial values exactly (1 = untouched): with x_query = 0 no gradient "
+                "reaches them, so the caption's 'converge to 0' is untestable for them here", role="guaranteed",
+                because="x_query = 0: the score x_i^T W_XX x_q + p_i^T W_EX x_q is 0 for every W_XX, W_EX",
+                name=f"{where}: W_XX, W_EX untouched (no gradient reaches them)"),
             f"{lab}.W_EE_identity_direction": Measured(
-                cos_I, 0.95, ">=", "cos(W_EE, I): the PE-PE block points to the identity"),
+                cos_I, 0.95, ">=", "cos(W_EE, I): the PE-PE block points to the identity", role=role,
+                name=f"{where}: cos(W_EE, I)"),
             f"{lab}.W_EE_identity_direction_mod_shift": Measured(
                 cos_shift, 0.95, ">=", "cos(W, W*) with the loss-invariant direction 11^T of W_EE projected "
-                "out (diagnostic)"),
+                "out (added after the first Adam run showed the shift)", role="diagnostic",
+                name=f"{where}: cos(W_EE, I) with the invisible shift removed"),
         }
         return final, data, claims
     return _per_run(cfg, ctx, one)

@@ -20,12 +20,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import loss_exponent, rank_correlation, steps_to_level
+from ..fits import linear_fit
 from ..results import Measured
+from ..theory import fixed_onehot_lower_bound
 from ._runs import Context, SeedResult, for_each_seed, run_spec, seed_runs
 
 _PES = {"stochastic": {"name": "stochastic_onehot"}, "fixed": {"name": "onehot"},
         "fixed_nearorth": {"name": "near_orthogonal", "kind": "rademacher", "seed": 0}}
 FIXED = ("fixed", "fixed_nearorth")
+#: The "quicker" comparison's rule, fixed before its run: equal effective rate per encoding. The
+#: reduced model (theory.reduced_dynamics) moves alpha at lr_W / (N - 1) for a one-hot pool of N
+#: slots, so the stochastic pool (N) gets lr_W (N - 1) / (T - 1) to match the fixed one-hot PE (T slots).
+EQRATE = "stochastic_eqrate"
+#: "Converges in the long run", decided by a rule stated here: the relative loss reaches 2% within the
+#: run, or the power law of its last half reaches 2% within HORIZON times the run's length.
+LEVEL, HORIZON = 0.02, 3
+#: Relative standard error of a loss measured on one held-out batch of 1024 sequences (per-sequence
+#: loss ~ sigma^2 chi^2_5: relative SD sqrt(2/5)), and of a ratio of two such losses.
+NOISE_1024 = 0.03
 
 
 def _scale_params(scale: str) -> dict:
@@ -37,25 +50,38 @@ def _scale_params(scale: str) -> dict:
 
 
 def _pe(kind: str, N: int) -> dict:
-    pe = _PES[kind] | {"max_len": N}
+    pe = _PES["stochastic" if kind == EQRATE else kind] | {"max_len": N}
     return pe | {"m": N} if kind == "fixed_nearorth" else pe
+
+
+def eqrate_lr(lr_W: float, T: int, N: int) -> float:
+    """The stochastic pool's lr_W at the fixed one-hot PE's effective rate: lr_W (N - 1) / (T - 1).
+
+    >>> round(eqrate_lr(30.0, 200, 400), 4)
+    60.1508
+    """
+    return lr_W * (N - 1) / (T - 1)
 
 
 def _specs(scale: str, optimizer: str) -> list[dict]:
     p = _scale_params(scale)
-    if optimizer == "gd":
-        opt = {"optimizer": "gd", "lr": 1.0, "lr_W": p["lr_W"], "lr_V": 1.0}
-    else:
-        opt = {"optimizer": "adam", "lr": p["adam_lr"]}
-    return [run_spec(f"{kind}-{optimizer}",
-                     task={"d": 5, "T": p["T"], "q": 3, "pe": _pe(kind, p["N"]),
-                           "x_query": "zero", "query_pe": "sum"},
-                     model={"class": "theory", "position_only": True, "init": "zero"},
-                     train_cfg={"steps": p["steps"], "batch_size": 256, "log_every": p["log_every"],
-                                "eval_batch": p["eval_batch"], "eval_lengths": p["T_tests"],
-                                "eval_qs": p["q_tests"], "seed": 0} | opt,
-                     checkpoint_every=max(p["steps"] // 10, 1))
-            for kind in _PES]
+    kinds = list(_PES) + ([EQRATE] if optimizer == "gd" else [])
+    out = []
+    for kind in kinds:
+        if optimizer == "gd":
+            lr_W = eqrate_lr(p["lr_W"], p["T"], p["N"]) if kind == EQRATE else p["lr_W"]
+            opt = {"optimizer": "gd", "lr": 1.0, "lr_W": lr_W, "lr_V": 1.0}
+        else:
+            opt = {"optimizer": "adam", "lr": p["adam_lr"]}
+        out.append(run_spec(f"{kind}-{optimizer}",
+                            task={"d": 5, "T": p["T"], "q": 3, "pe": _pe(kind, p["N"]),
+                                  "x_query": "zero", "query_pe": "sum"},
+                            model={"class": "theory", "position_only": True, "init": "zero"},
+                            train_cfg={"steps": p["steps"], "batch_size": 256, "log_every": p["log_every"],
+                                       "eval_batch": p["eval_batch"], "eval_lengths": p["T_tests"],
+                                       "eval_qs": p["q_tests"], "seed": 0} | opt,
+                            checkpoint_every=max(p["steps"] // 10, 1)))
+    return out
 
 
 def _note(scale: str) -> str:
@@ -92,56 +118,126 @@ def _first_step_below(steps, values, level) -> float:
     return float(steps[idx[0]]) if idx.size else float("nan")
 
 
-def _length_claims(hists: dict, T_tests: list[int], prefix: str = "") -> tuple[dict, dict]:
+_NAME = {"stochastic": "stochastic PE", "fixed": "fixed one-hot PE", "fixed_nearorth": "fixed near-orthogonal PE",
+         EQRATE: "stochastic PE at the equal effective rate"}
+
+
+def _converges(h, key: str, label: str, where: str, role: str) -> tuple[dict, Measured]:
+    """The long-run rule (LEVEL, HORIZON) on the relative curve ``h[key] / h[key][0]``."""
+    rel = h[key] / h[key][0]
+    hit = steps_to_level(h["step"], rel, LEVEL)
+    horizon = HORIZON * float(h["step"][-1])
+    info = {"final_rel": float(rel[-1]), "steps_to_2pct": hit["step"], "extrapolated": hit["extrapolated"],
+            "exponent_last_half": loss_exponent(h["step"], h[key])["exponent"]}
+    return info, Measured(
+        hit["step"], horizon, "<=",
+        f"{label}, {where}: step at which the loss reaches {LEVEL:.0%} of its initial value, extrapolated by the "
+        f"power law of the last half when the run ended first (the long-run rule: within {HORIZON}x the run's "
+        f"length; final value {rel[-1]:.4f})", role=role, noise=NOISE_1024,
+        name=f"{label}, {where}: steps to {LEVEL:.0%} of the initial loss (extrapolated past the end when needed)")
+
+
+def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, prefix: str = "") -> tuple[dict, dict]:
+    """Figure 2: the stochastic PE converges at every T_test; the fixed PEs stay above 0.15.
+
+    For the fixed one-hot PE the 0.15 cannot fail (the closed-form lower bound is above it: a
+    ``guaranteed`` claim), so what is tested is that training respects that bound (``ours``). The
+    near-orthogonal PE at step 10 000 is still moving: its verdict comes from nearorth-baseline.
+    """
     final, claims = {}, {}
     s = hists["stochastic"]
-    for T in T_tests:
-        key = f"loss_T{T}"
-        rel = s[key][-1] / s[key][0]
-        final[key] = {"stochastic": s.last(key), "stochastic_rel": rel}
-        claims[f"{prefix}stochastic.T{T}.rel_final"] = Measured(
-            rel, 0.02, "<", f"stochastic PE: final OOD loss at T_test={T} / its initial value")
+    for Tt in T_tests:
+        key = f"loss_T{Tt}"
+        where = f"T_test = {Tt}"
+        info, claims[f"{prefix}stochastic.T{Tt}.converges"] = _converges(s, key, _NAME["stochastic"], where, "paper")
+        final[key] = {"stochastic": s.last(key), "stochastic_rel": info["final_rel"], "stochastic_long_run": info}
+        bound = fixed_onehot_lower_bound(d, T, Tt, q)["loss"]
         for kind in FIXED:
             f = hists[kind]
             late = f["step"] >= f["step"][-1] / 2
             floor = float(f[key][late].min())
             final[key] |= {kind: f.last(key), f"{kind}_min_last_half": floor}
-            claims[f"{prefix}{kind}.T{T}.min_last_half"] = Measured(
-                floor, 0.15, ">=", f"{kind} PE: smallest OOD loss at T_test={T} over the last half of training")
+            if kind == "fixed":
+                final[key]["fixed_lower_bound"] = bound
+                claims[f"{prefix}fixed.T{Tt}.min_last_half"] = Measured(
+                    floor, 0.15, ">=", f"fixed one-hot PE: smallest loss at T_test={Tt} over the last half of training",
+                    role="guaranteed", because=f"theory.fixed_onehot_lower_bound({d}, {T}, {Tt}, {q}) = {bound:.3f} > 0.15: "
+                    "no fixed one-hot model of this family gets below it", noise=NOISE_1024,
+                    name=f"fixed one-hot PE, T_test = {Tt}: lowest loss in the last half")
+                claims[f"{prefix}fixed.T{Tt}.above_lower_bound"] = Measured(
+                    floor / bound, 1 - 2 * NOISE_1024, ">=",
+                    f"fixed one-hot PE: smallest loss at T_test={Tt} over the last half / the closed-form lower bound "
+                    f"{bound:.3f} (>= 1 up to test noise: training respects the course's bound)", role="ours",
+                    noise=NOISE_1024, name=f"fixed one-hot PE, T_test = {Tt}: lowest loss ÷ closed-form lower bound")
+            else:
+                claims[f"{prefix}{kind}.T{Tt}.min_last_half_at_10k"] = Measured(
+                    floor, 0.15, ">=", f"fixed near-orthogonal PE: smallest loss at T_test={Tt} over the last half, at "
+                    "the end of this run (still falling: the long-run verdict is nearorth-baseline's)", role="ours",
+                    noise=NOISE_1024, name=f"fixed near-orthogonal PE, T_test = {Tt}: lowest loss so far (this run)")
     return final, claims
 
 
-def _q_claims(hists: dict, q_tests: list[int], prefix: str = "") -> tuple[dict, dict]:
-    final, claims, fixed_rel = {}, {}, {k: [] for k in FIXED}
+def _inverse_slope(h) -> float:
+    half = h["step"] >= h["step"][-1] / 2
+    return linear_fit(h["step"][half], 1.0 / h["loss"][half]).slope
+
+
+def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, prefix: str = "",
+              quicker_role: str = "paper") -> tuple[dict, dict]:
+    """Figure 4: every PE converges at unseen q, the stochastic one slightly quicker; the fixed PE worse as q grows.
+
+    "Quicker" is decided at equal effective rate (EQRATE) when that run exists; the same-rate comparison
+    is kept as our check, since its outcome is set by the rate (the reduced model predicts the pool's
+    2x slower rate, and ``rate_ratio`` tests that prediction).
+    """
+    final, claims = {}, {}
+    abs_final = {k: [] for k in hists}
     s = hists["stochastic"]
+    quick = hists.get(EQRATE)
     for q in q_tests:
-        key = f"loss_q{q}"
-        rel_s = s[key][-1] / s[key][0]
-        # "Converges quicker": the first step at which the loss is 5% of its initial value.
-        t_s = _first_step_below(s["step"], s[key] / s[key][0], 0.05)
-        final[key] = {"stochastic": s.last(key), "stochastic_rel": rel_s, "steps_to_5pct": {"stochastic": t_s}}
-        claims[f"{prefix}stochastic.q{q}.rel_final"] = Measured(
-            rel_s, 0.02, "<", f"stochastic PE: final loss at q_test={q} / its initial value")
-        for kind in FIXED:
-            f = hists[kind]
-            rel_f = f[key][-1] / f[key][0]
-            fixed_rel[kind].append(rel_f)
-            t_f = _first_step_below(f["step"], f[key] / f[key][0], 0.05)
-            final[key] |= {kind: f.last(key), f"{kind}_rel": rel_f}
-            final[key]["steps_to_5pct"][kind] = t_f
-            claims[f"{prefix}{kind}.q{q}.rel_final"] = Measured(
-                rel_f, 0.02, "<", f"{kind} PE: final loss at q_test={q} / its initial value (both converge)")
-            claims[f"{prefix}q{q}.stochastic_steps_to_5pct_minus_{kind}"] = Measured(
-                t_s - t_f if np.isfinite(t_f) else (-1.0 if np.isfinite(t_s) else float("nan")), 0.0, "<=",
-                f"q_test={q}: steps for the stochastic PE to reach 5% of its initial loss minus the {kind} PE's "
-                "(<= 0: stochastic is at least as quick; -1 when only the stochastic PE gets there)")
+        key, where = f"loss_q{q}", f"q_test = {q}"
+        final[key] = {"steps_to_5pct": {}}
+        for kind, h in hists.items():
+            abs_final[kind].append(h.last(key))
+            final[key][kind] = h.last(key)
+            final[key]["steps_to_5pct"][kind] = _first_step_below(h["step"], h[key] / h[key][0], 0.05)
+            if kind == EQRATE:
+                continue
+            role = "ours" if kind == "fixed_nearorth" else "paper"
+            info, c = _converges(h, key, _NAME[kind], where, role)
+            final[key][f"{kind}_long_run"] = info
+            claims[f"{prefix}{kind}.q{q}.converges"] = c
+        t = final[key]["steps_to_5pct"]
+        for rival in FIXED:
+            for fast, tag, role in (("stochastic", "", "ours"), (EQRATE, "eqrate_", quicker_role)):
+                if fast not in t:
+                    continue
+                diff = t[fast] - t[rival] if np.isfinite(t[rival]) else (-1.0 if np.isfinite(t[fast]) else float("nan"))
+                rate = "at the equal effective rate (the rule fixed before the run)" if tag else "at one lr_W for both"
+                claims[f"{prefix}q{q}.{tag}stochastic_steps_to_5pct_minus_{rival}"] = Measured(
+                    diff, 0.0, "<=", f"q_test={q}: steps for the stochastic PE ({rate}) to reach 5% of its initial "
+                    f"loss minus the {_NAME[rival]}'s (<= 0: stochastic is at least as quick; -1 when only the "
+                    "stochastic PE gets there)", role=role,
+                    name=f"{where}: extra steps to 5% of the initial loss, stochastic ({'equal effective rate' if tag else 'one rate'}) vs {_NAME[rival]}")
     for kind in FIXED:
-        ranks = np.argsort(np.argsort(fixed_rel[kind]))
-        # Rounded: with 4 points Spearman's rho is a multiple of 0.2, and 0.8 must not read 0.7999999.
-        rho = (round(float(np.corrcoef(ranks, np.arange(len(q_tests)))[0, 1]), 9) if len(q_tests) > 2
-               else float("nan"))
+        rho = rank_correlation(q_tests, abs_final[kind])
+        final.setdefault("rank_correlation_abs", {})[kind] = rho
         claims[f"{prefix}{kind}.worse_as_q_grows"] = Measured(
-            rho, 0.8, ">=", f"{kind} PE: Spearman correlation of q_test with its final relative loss")
+            rho, 0.8, ">=", f"{_NAME[kind]}: Spearman correlation of q_test with the final absolute loss (the "
+            "relative loss divides by d/q_test and made this pass for every PE); stochastic PE for contrast: "
+            f"{rank_correlation(q_tests, abs_final['stochastic']):.1f}",
+            role="paper" if kind == "fixed" else "ours",
+            name=f"{_NAME[kind]}: rank correlation of the final loss with q_test")
+    if quick is not None and "loss" in s.metrics:
+        predicted = (N - 1) / (T - 1)
+        measured = _inverse_slope(hists["fixed"]) / _inverse_slope(s)
+        final["rate_ratio"] = {"measured": measured, "predicted": predicted,
+                               "eqrate_over_fixed": _inverse_slope(quick) / _inverse_slope(hists["fixed"])}
+        claims[f"{prefix}rate_ratio"] = Measured(
+            measured / predicted, [0.8, 1.25], "within",
+            f"(slope of 1/loss, fixed one-hot) / (slope, stochastic pool) over the last half, divided by the reduced "
+            f"model's prediction (N-1)/(T-1) = {predicted:.3f}: population GD predicts the pool's slower rate",
+            role="ours", name="in distribution: 1/loss rate ratio fixed ÷ stochastic, measured ÷ predicted")
     return final, claims
 
 
@@ -156,17 +252,26 @@ def _run(cfg: dict, ctx: Context, analyse) -> dict:
     return for_each_seed(cfg, ctx, seed)
 
 
+def _dTNq(cfg: dict) -> tuple[int, int, int, int]:
+    t = cfg["runs"][0]["task"]
+    return t["d"], t["T"], t["pe"]["max_len"], t["q"]
+
+
 def run_length(cfg: dict, ctx: Context) -> dict:
-    return _run(cfg, ctx, lambda h: _length_claims(h, cfg["T_tests"]))
+    d, T, _, q = _dTNq(cfg)
+    return _run(cfg, ctx, lambda h: _length_claims(h, cfg["T_tests"], d, T, q))
 
 
 def run_q(cfg: dict, ctx: Context) -> dict:
-    return _run(cfg, ctx, lambda h: _q_claims(h, cfg["q_tests"]))
+    _, T, N, _ = _dTNq(cfg)
+    return _run(cfg, ctx, lambda h: _q_claims(h, cfg["q_tests"], T, N))
 
 
 def run_adam(cfg: dict, ctx: Context) -> dict:
+    d, T, N, q = _dTNq(cfg)
+
     def analyse(h):
-        f_len, c_len = _length_claims(h, cfg["T_tests"], prefix="length.")
-        f_q, c_q = _q_claims(h, cfg["q_tests"], prefix="q.")
+        f_len, c_len = _length_claims(h, cfg["T_tests"], d, T, q, prefix="length.")
+        f_q, c_q = _q_claims(h, cfg["q_tests"], T, N, prefix="q.", quicker_role="ours")
         return f_len | f_q, c_len | c_q
     return _run(cfg, ctx, analyse)

@@ -36,6 +36,7 @@ from ..chapters.ch3_dynamics import ray_loss_mc
 from ..positional import make_pe
 from ..task import STSTask
 from ..theory import random_pe_limit_loss, random_pe_ray_floor, uniform_plateau
+from ..checks import loss_exponent
 from ..fits import linear_fit
 from ..results import Measured
 from ._runs import Context, SeedResult, cached_call, for_each_seed, run_spec, seed_runs
@@ -45,11 +46,11 @@ _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_
 
 def _params(scale: str) -> dict:
     if scale == "paper":
-        # Random unit-vector PEs cost about 0.35 ms per 1000 numbers drawn: m = 128 at T = 200 would
-        # take ~90 ms a step on our CPU, so the paper scale uses m = 32 and 64 and 1200 steps.
+        # Random unit-vector PEs cost about 12-16 ns per number drawn (measured: 39 ms a step at m = 64,
+        # T = 200, batch 256), so m = 128 costs about 90 ms a step: 2 minutes a seed at 1200 steps.
         return {"fig2": {"T": 200, "N": 400, "T_test": 400, "lr_W": 30.0, "steps": 1200, "log_every": 50},
                 "fig1": {"T": 20, "N": 40, "T_test": 40, "lr_W": 10.0, "steps": 1200, "log_every": 50},
-                "ms": [32, 64], "codebook_m": 64, "eval_batch": 1024}
+                "ms": [32, 64, 128], "codebook_m": 64, "eval_batch": 1024}
     return {"fig2": {"T": 20, "N": 40, "T_test": 40, "lr_W": 10.0, "steps": 300, "log_every": 25},
             "fig1": {"T": 20, "N": 40, "T_test": 40, "lr_W": 10.0, "steps": 300, "log_every": 25},
             "ms": [16, 64], "codebook_m": 64, "eval_batch": 512}
@@ -122,26 +123,45 @@ def _seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
                                                 lambda: _ray_floor(d, T, q, t["pe"], seed), ctx,
                                                 f"seed {seed}: ray floor {name}")["floor"]
                 f["book_limit_c_infinity"] = random_pe_limit_loss(d, q)
-                claims[f"{lab}.measured_floor_over_closed_form"] = Measured(
-                    abs(np.log2(f["measured_floor"] / f["closed_form_floor"])), 1.0, "<=",
-                    "|log2(measured floor / closed-form floor)|: within a factor 2")
+            # The population-GD family W_EE = c I is exact for fresh random PEs only (rotation invariance).
+            if t["pe"]["name"] == "stochastic_random":
+                claims[f"{lab}.measured_floor_over_family_floor"] = Measured(
+                    f["measured_floor"] / f["ray_floor_mc"], 0.95, ">=",
+                    f"{name}: measured floor / the population-GD family's floor (Monte Carlo, min over the scale of "
+                    "W_EE = c I): population GD from zero stays in that family (rotation invariance), so training "
+                    "should not beat it", role="ours", noise=0.03,
+                    name=f"{setting}, {name}: measured floor ÷ the family's floor")
+                if t["pe"]["m"] >= 64:      # the expansion's stated range of validity (c sqrt(q/m) small)
+                    claims[f"{lab}.closed_form_over_family_floor"] = Measured(
+                        f["closed_form_floor"] / f["ray_floor_mc"], [0.8, 1.25], "within",
+                        f"{name}: the small-noise closed form's floor / the Monte Carlo floor (the expansion of "
+                        "investigation 4, valid for m >= 64)", role="ours",
+                        name=f"{setting}, {name}: closed-form floor ÷ Monte Carlo floor")
         floors[lab] = f["measured_floor"]
         res.runs[lab] = hist
         res.final[lab] = f
         if name == "onehot-pool":
             claims[f"{lab}.loss_below_1pct_of_plateau"] = Measured(
-                loss[-1] / plateau, 0.01, "<", "one-hot pool: final held-out loss / plateau (caption: loss -> 0)")
-            claims[f"{lab}.inv_loss_linear_R2"] = Measured(
-                f["inv_loss_R2"], 0.95, ">=", "one-hot pool: R^2 of 1/loss linear over the last half (O(1/t))")
+                loss[-1] / plateau, 0.01, "<", "one-hot pool: final held-out loss / plateau (caption: loss -> 0)",
+                role="ours", noise=0.03, name=f"{setting}, one-hot pool: final loss ÷ plateau")
+            rate = loss_exponent(steps, loss)
+            f["loss_exponent"] = rate
+            claims[f"{lab}.loss_exponent"] = Measured(
+                rate["exponent"], [-1.25, -0.8], "within",
+                "one-hot pool: log-log slope of the loss over the last half (O(1/t) is -1; 1200 steps may end before "
+                "the 1/t regime)", role="ours", name=f"{setting}, one-hot pool: log-log slope of the loss")
         else:
             claims[f"{lab}.stalls_above_1pct_of_plateau"] = Measured(
                 f["measured_floor"] / plateau, 0.01, ">=",
-                f"{name}: measured floor / plateau stays >= 1% (the caption's loss -> 0 is not reached)")
+                f"{name}: measured floor / plateau stays >= 1% (the caption's loss -> 0 is not reached; a tail "
+                f"still falling {f['tail_trend_per_1000_steps']:+.2f} per 1000 steps in log loss)", role="ours",
+                name=f"{setting}, {name}: loss floor ÷ plateau")
     for setting in ("fig2", "fig1"):
         ms = cfg["params"]["ms"]
-        small, large = floors[f"{setting}.random-m{ms[0]}"], floors[f"{setting}.random-m{ms[1]}"]
+        small, large = floors[f"{setting}.random-m{ms[0]}"], floors[f"{setting}.random-m{ms[-1]}"]
         claims[f"{setting}.floor_falls_with_m"] = Measured(
-            large / small, 1.0, "<", f"random PE: measured floor at m={ms[1]} / at m={ms[0]}")
+            large / small, 1.0, "<", f"random PE: measured floor at m={ms[-1]} / at m={ms[0]}", role="ours",
+            name=f"{setting}, random PE: floor at m = {ms[-1]} ÷ floor at m = {ms[0]}")
     return res
 
 

@@ -4,11 +4,11 @@
 several T and finds, for each T, the width at which the FCN first reaches a relative error
 ``target`` (error / (d/q)). It sets this beside the lower bound of
 :func:`sts_lib.theory.fcn_lower_bound` and beside transformers: the one-hot theory
-transformer (width d + T) and the stochastic-random-PE transformer of ``tf-width``.
+transformer (width d + T) and the stochastic-random-PE transformer.
 
-``tf-width`` finds, for a few (q, T), the smallest PE dimension m at which the theory
-transformer with stochastic random PE (fresh unit vectors per sequence) reaches the same
-relative error, and fits it against q log T.
+Beside each FCN sweep it finds the smallest PE dimension m at which the theory transformer with
+stochastic random PE (fresh unit vectors per sequence) reaches the same relative error. (The width
+*law* of that transformer is the ``width-law`` experiment, :mod:`~sts_lib.experiments.width_law`.)
 
 Every point is trained **to convergence** by one stopping rule, fixed before the runs
 (:func:`train_to_convergence`): Adam on fresh batches; every ``check_every`` steps the loss on a
@@ -101,16 +101,6 @@ def config_fcn(scale: str, seeds: list) -> dict:
                            else "quick scale: T in {4, 8}, d = 2, short stopping rule")}
 
 
-def config_tf(scale: str, seeds: list) -> dict:
-    pairs = [[1, 8], [1, 32], [1, 128], [3, 8], [3, 32], [3, 128]] if scale == "paper" else \
-        [[1, 8], [1, 16], [3, 8], [3, 16]]
-    return {"scale": scale, "seeds": list(seeds), "d": 4, "pairs": pairs, "target": 0.25, "m_grid": _M_GRID,
-            "random_tf": _tf_params(scale),
-            "scale_note": ("target relative error 0.25; m on a doubling grid, m_needed interpolated in log m; "
-                           "every point trained to convergence (stopping rule)" if scale == "paper" else
-                           "quick scale: T in {8, 16}, short stopping rule")}
-
-
 def _train_random_pe(T: int, q: int, d: int, m: int, p: dict, seed: int, device, ckpt) -> dict:
     """Theory transformer (position-only, zero init) with stochastic random unit-vector PE in R^m."""
     task = STSTask(d=d, T=T, q=q, pe=StochasticRandomPE(m, kind="sphere"))
@@ -155,46 +145,6 @@ def _loglog_slope(x, y) -> float:
     x, y = np.asarray(x, float), np.asarray(y, float)
     ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
     return linear_fit(x[ok], y[ok], log_x=True, log_y=True).slope
-
-
-def _tf_seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
-    points, needed = [], []
-    for q, T in cfg["pairs"]:
-        rows, m_needed = _m_sweep(T, q, cfg["d"], cfg["target"], cfg["m_grid"], cfg["random_tf"], seed, ctx)
-        points += rows
-        needed.append({"q": q, "T": T, "m_needed": m_needed, "q_log_T": q * math.log(T)})
-    x = np.array([r["q_log_T"] for r in needed])
-    y = np.array([r["m_needed"] for r in needed])
-    ok = np.isfinite(y)
-    fit = linear_fit(x[ok], y[ok])
-    largest = max(cfg["pairs"], key=lambda p: (p[1], p[0]))
-    m_big = next(r["m_needed"] for r in needed if [r["q"], r["T"]] == largest)
-    ratio = y[ok] / x[ok]
-    growth = {}
-    for q in sorted({p[0] for p in cfg["pairs"]}):
-        sel = [(r["T"], r["m_needed"]) for r in needed if r["q"] == q]
-        growth[str(q)] = _loglog_slope([t for t, _ in sel], [m for _, m in sel])
-    claims = {
-        "all_pairs_reach_target": Measured(float(ok.mean()), 1.0, ">=",
-                                           f"fraction of (q, T) whose m sweep reaches relative error {cfg['target']}"),
-        "m_needed_linear_in_qlogT.R2": Measured(fit.r2, 0.8, ">=",
-                                                "R^2 of m_needed = a q ln T + b over the (q, T) grid"),
-        "m_needed_below_T_at_largest": Measured(m_big / largest[1], 1.0, "<",
-                                                f"m_needed / T at (q, T) = {tuple(largest)}: "
-                                                "random PE needs fewer dimensions than one-hot (m = T)"),
-        "m_needed_over_qlogT_spread": Measured(
-            float(ratio.max() / ratio.min()) if ok.any() else float("nan"), 2.0, "<=",
-            "max / min over the grid of m_needed / (q ln T): <= 2 reads as m = Theta(q log T) on this grid"),
-    }
-    final = {"m_needed": needed, "fit": {"slope": fit.slope, "intercept": fit.intercept},
-             "exponent_in_qlogT": _loglog_slope(x, y),
-             "m_needed_over_qlogT": [float(v) for v in ratio], "loglog_slope_in_T_by_q": growth,
-             "not_converged": sum(r["stopped"] != "plateau" for r in points)}
-    return SeedResult(final=final, data={"points": points}, claims=claims)
-
-
-def run_tf(cfg: dict, ctx: Context) -> dict:
-    return for_each_seed(cfg, ctx, lambda seed: _tf_seed(cfg, seed, ctx))
 
 
 def _fcn_point(T: int, d: int, q: int, width: int, fc: dict, max_steps: int, seed: int, device, ckpt) -> dict:
@@ -248,20 +198,30 @@ def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
                         "fcn_not_converged": sum(r["stopped"] != "plateau" for r in rows)})
         claims[f"T{T}.fcn_not_below_bound"] = Measured(
             margin, 0.0, ">=", "min over widths of (FCN error + 3 s.e. - lower bound) / (d/q): trained FCNs "
-            "respect the bound")
+            "respect the bound", role="guaranteed",
+            because="theory.fcn_lower_bound is the Bayes error of the net's first layer: no FCN of that width beats it",
+            name=f"T = {T}: FCN error minus the lower bound (÷ d/q, 3 s.e. allowed)")
         claims[f"T{T}.tf_random_width_over_fcn_width"] = Measured(
-            (d + m_needed) / w_fcn, 1.0, "<", f"(d + m_needed) / FCN width, both at relative error {target}")
+            (d + m_needed) / w_fcn, 1.0, "<", f"(d + m_needed) / FCN width, both at relative error {target}",
+            role="paper", name=f"T = {T}: transformer width (random PE) ÷ FCN width, at relative error {target}")
         claims[f"T{T}.tf_onehot_width_over_fcn_width"] = Measured(
             onehot["width"] / w_fcn if onehot["rel_error"] <= target else float("nan"), 1.0, "<",
-            "one-hot transformer width d+T / FCN width at the target (nan if the transformer misses the target)")
+            "one-hot transformer width d+T / FCN width at the target (nan if the transformer misses the target)",
+            # Guaranteed only where d + T is below the bound's width at the target (paper scale); else a real check.
+            role="guaranteed" if d + T < w_bound else "ours",
+            because=f"d + T = {d + T} is below the lower bound's width at the target ({w_bound:.1f}), and the FCN "
+            "cannot beat the bound" if d + T < w_bound else "",
+            name=f"T = {T}: transformer width (one-hot PE) ÷ FCN width")
     Td = [s["Td"] for s in summary]
     wf = [s["fcn_width_at_target"] for s in summary]
     slope = _loglog_slope(Td, wf)
     claims["fcn_width_grows_like_Td.loglog_slope"] = Measured(
-        slope, 0.8, ">=", f"slope of log(FCN width at relative error {target}) against log(Td) (1 = linear in Td)")
+        slope, 0.8, ">=", f"slope of log(FCN width at relative error {target}) against log(Td) (1 = linear in Td)",
+        role="paper", name="log-log slope of the FCN width needed against Td")
     ratio = [s["fcn_width_at_target"] / s["tf_random_width_at_target"] for s in summary]
     claims["separation_grows_with_T"] = Measured(
-        ratio[-1] / ratio[0], 1.0, ">", "(FCN width / random-PE transformer width) at the largest T over the smallest T")
+        ratio[-1] / ratio[0], 1.0, ">", "(FCN width / random-PE transformer width) at the largest T over the smallest T",
+        role="paper", name="FCN ÷ transformer width, largest T over smallest")
     return SeedResult(final={"summary": summary, "loglog_slope": slope}, data={"sweeps": sweeps}, claims=claims)
 
 

@@ -12,11 +12,14 @@ checkers call these and keep no copies.
   floor on the ray (chapter 4, the pe-samplers experiment);
 * :mod:`~sts_lib.theory.fcn`: the fully-connected net's lower bound, its inverse and the error of
   a random first layer (chapter 2);
-* :mod:`~sts_lib.theory.length`: the fixed one-hot model at other lengths (chapter 5).
+* :mod:`~sts_lib.theory.length`: the fixed one-hot model at other lengths, and exact population GD read
+  at other lengths (chapter 5, Figure 2);
+* :mod:`~sts_lib.theory.families`: where population GD goes with random PEs, by Monte Carlo: the
+  fresh-random-PE family (the width law) and the near-orthogonal interpolant (chapters 4, 8).
 """
 
 from .fcn import bound_width_for_error, fcn_bayes_error, fcn_lower_bound, random_first_layer_error
-from .length import fixed_onehot_floor, fixed_onehot_loss, fixed_onehot_lower_bound
+from .length import fixed_onehot_floor, fixed_onehot_loss, fixed_onehot_lower_bound, population_gd_at_lengths
 from .positional import (coherence_reference, margin_width_heuristic, max_unselected_score, random_pe_limit_loss,
                          random_pe_ray_floor, random_pe_ray_loss)
 from .ray import (attention_weights, c_for_loss, leaked_attention, loss_on_ray, mean_predictor_loss, optimal_gamma,
@@ -26,6 +29,6 @@ from .ray import (attention_weights, c_for_loss, leaked_attention, loss_on_ray, 
 __all__ = ["attention_weights", "bound_width_for_error", "c_for_loss", "coherence_reference", "fcn_bayes_error",
            "fcn_lower_bound", "fixed_onehot_floor", "fixed_onehot_loss", "fixed_onehot_lower_bound",
            "leaked_attention", "loss_on_ray", "margin_width_heuristic", "max_unselected_score",
-           "mean_predictor_loss", "optimal_gamma", "predicted_inverse_slope", "profile_loss",
+           "mean_predictor_loss", "optimal_gamma", "population_gd_at_lengths", "predicted_inverse_slope", "profile_loss",
            "random_first_layer_error", "random_pe_limit_loss", "random_pe_ray_floor", "random_pe_ray_loss",
            "reduced_dynamics", "reduced_loss", "uniform_plateau", "zero_init_value_gradient", "zero_predictor_loss"]

@@ -114,3 +114,33 @@ def fixed_onehot_lower_bound(d: int, T_train: int, T_test: int, q: int, *, grid:
     loss, gamma = best_gamma(a0, b0)
     return {"loss": max(float(loss), 0.0), "alpha": float(a0), "beta": float(b0), "gamma": float(gamma)}
 
+
+
+def population_gd_at_lengths(d: int, T: int, q: int, T_tests, *, lr_W: float, lr_V: float, steps: int,
+                             pool: int | None = None, every: int = 100) -> dict:
+    """Exact population gradient descent from zero (one-hot PEs), read at other lengths, every ``every`` steps [R].
+
+    Runs :func:`~sts_lib.theory.ray.reduced_dynamics` (the gap alpha and value scale gamma of
+    W_EE = alpha I - (alpha / N) 11^T, V_X = gamma I) and evaluates each iterate at every
+    ``T_tests`` length: for a stochastic pool (``pool = N``, every slot trained) the loss is
+    :func:`~sts_lib.theory.ray.reduced_loss` at T'; for the fixed one-hot PE (``pool=None``: N = T)
+    it is :func:`fixed_onehot_loss` with beta = -alpha / T. This is the theorem's object, beside
+    which a minibatch run is drawn (Figure 2). Returns ``{"step", "loss", "loss_T<T'>"...}``.
+
+    >>> r = population_gd_at_lengths(5, 20, 3, [25], lr_W=10.0, lr_V=1.0, steps=200, every=100)
+    >>> r["step"].tolist(), bool(r["loss_T25"][-1] > r["loss"][-1])
+    ([0, 100, 200], True)
+    """
+    from .ray import reduced_dynamics, reduced_loss
+    every = check_int("every", every, low=1)
+    r = reduced_dynamics(d, T, q, lr_W=lr_W, lr_V=lr_V, steps=steps, pool=pool)
+    idx = np.arange(0, steps + 1, every)
+    a, g = r["alpha"][idx], r["gamma"][idx]
+    out = {"step": r["step"][idx], "loss": r["loss"][idx]}
+    for Tt in T_tests:
+        if pool is not None:
+            out[f"loss_T{Tt}"] = np.asarray(reduced_loss(a, g, d, Tt, q))
+        else:
+            out[f"loss_T{Tt}"] = np.array([fixed_onehot_loss(float(x), -float(x) / T, float(y), d, T, Tt, q)
+                                           for x, y in zip(a, g)])
+    return out

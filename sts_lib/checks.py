@@ -1,0 +1,137 @@
+"""The measurements behind the claims, as pure functions of a run's numbers, each able to fail.
+
+A claim is only as good as what it measures. Each function here turns a logged curve or a pair of
+weight snapshots into the one number a claim compares with its threshold, and each has a test that
+feeds it a synthetic history violating the claim (``tests/unit/test_checks.py``):
+
+* :func:`loss_exponent`: the log-log slope of the loss over the last half of a run, with a 95%
+  interval. O(1/t) is -1; t^-0.5 and t^-2 are told apart (the R^2 of a line through 1/loss, the
+  check it replaces, is >= 0.97 for every power from t^-0.3 to t^-3).
+* :func:`steps_to_level`: when a curve reaches a level, or, when the run ended first, when the
+  power law of its last half reaches it (the rule, stated before any run, for claims about "the
+  long run"); infinite when the curve is not falling.
+* :func:`block_changes`: each block's final norm against its initial norm, and which blocks never
+  moved (no gradient reaches them), so "the other blocks decay" is tested on the blocks that can.
+* :func:`rank_correlation`: Spearman's rho of two sequences (ties averaged).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .fits import multi_fit
+from .metrics import weight_blocks
+
+
+def _last_part(steps, values, frac: float) -> tuple[np.ndarray, np.ndarray]:
+    steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
+    if steps.shape != values.shape or steps.ndim != 1:
+        raise ValueError(f"steps and values must be 1-d arrays of one length, got {steps.shape} and {values.shape}")
+    if not 0 < frac <= 1:
+        raise ValueError(f"frac must be in (0, 1], got {frac}")
+    keep = (steps >= steps[-1] * (1 - frac)) & (steps > 0) & np.isfinite(values) & (values > 0)
+    return steps[keep], values[keep]
+
+
+def loss_exponent(steps, loss, *, frac: float = 0.5) -> dict:
+    """Slope k of log(loss) against log(step) over the last ``frac`` of the run: loss ~ t^k.
+
+    Returns ``{"exponent", "ci95": [low, high], "r2", "n"}``; the interval is the least-squares one
+    (the points of one curve are not independent, so read it as a lower bound on the uncertainty).
+    nan with fewer than 4 usable points.
+
+    >>> t = np.arange(100, 10001, 100)
+    >>> [round(loss_exponent(t, c * t ** k)["exponent"], 3) for c, k in ((3.0, -1.0), (1.0, -0.5), (9.0, -2.0))]
+    [-1.0, -0.5, -2.0]
+    """
+    s, v = _last_part(steps, loss, frac)
+    if s.size < 4 or np.ptp(s) == 0:
+        return {"exponent": float("nan"), "ci95": [float("nan")] * 2, "r2": float("nan"), "n": int(s.size)}
+    if np.ptp(v) == 0:                                            # a flat curve: exponent 0, exactly
+        return {"exponent": 0.0, "ci95": [0.0, 0.0], "r2": float("nan"), "n": int(s.size)}
+    f = multi_fit({"log_t": np.log(s)}, np.log(v))
+    return {"exponent": f.coef["log_t"], "ci95": f.ci95["log_t"], "r2": f.r2, "n": f.n}
+
+
+def steps_to_level(steps, values, level: float, *, frac: float = 0.5) -> dict:
+    """First logged step at which ``values <= level``; else the step where the last ``frac``'s power law gets there.
+
+    ``{"step", "extrapolated"}``: ``extrapolated`` is False when the curve reached the level within
+    the run. When it did not, the log-log line of the last part is extended; a curve that is flat
+    or rising there never gets there (``step = inf``). A claim "converges in the long run" then
+    compares this step with a horizon fixed in advance.
+
+    >>> t = np.arange(0, 10001, 100.0)
+    >>> steps_to_level(t, 1 / (1 + t), 0.01)["step"]
+    100.0
+    >>> r = steps_to_level(t[1:], 10 / t[1:], 0.0001)
+    >>> round(r["step"]), r["extrapolated"]
+    (100000, True)
+    >>> steps_to_level(t, np.full(t.shape, 0.5), 0.1)["step"]
+    inf
+    """
+    steps_a, values_a = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
+    hit = np.flatnonzero(values_a <= level)
+    if hit.size:
+        return {"step": float(steps_a[hit[0]]), "extrapolated": False}
+    e = loss_exponent(steps_a, values_a, frac=frac)
+    k = e["exponent"]
+    if not (math.isfinite(k) and k < 0):
+        return {"step": float("inf"), "extrapolated": True}
+    return {"step": float(steps_a[-1] * (level / values_a[-1]) ** (1.0 / k)), "extrapolated": True}
+
+
+def block_changes(first: dict, last: dict, d: int, *, untouched_tol: float = 1e-6) -> dict:
+    """Per block of W = [[W_XX, W_XE], [W_EX, W_EE]] and V = [V_X, V_E]: rms at the start and end.
+
+    ``first``, ``last``: snapshots ``{"W": (D, D), "V": (d, D)}``. Returns ``{block: {"rms_init",
+    "rms_final", "ratio", "untouched"}}``; ``untouched`` when no entry moved by more than
+    ``untouched_tol`` relative to the block's initial rms (no gradient reached it, e.g. W_XX and
+    W_EX when the query's token part is 0), so a claim about decay is not credited to such a block.
+
+    >>> W0, V0 = torch.full((4, 4), 0.1), torch.full((2, 4), 0.1)
+    >>> W1, V1 = W0.clone(), V0.clone()
+    >>> W1[2:, 2:] = torch.eye(2); W1[:2, 2:] = 0.01; V1[:, 2:] = 0.0
+    >>> r = block_changes({"W": W0, "V": V0}, {"W": W1, "V": V1}, 2)
+    >>> r["W_XX"]["untouched"], round(r["W_XE"]["ratio"], 3), r["V_E"]["ratio"]
+    (True, 0.1, 0.0)
+    """
+    b0 = weight_blocks(first["W"].double(), first["V"].double(), d)
+    b1 = weight_blocks(last["W"].double(), last["V"].double(), d)
+    out = {}
+    for name in b0:
+        r0 = float(b0[name].pow(2).mean().sqrt()) if b0[name].numel() else 0.0
+        r1 = float(b1[name].pow(2).mean().sqrt()) if b1[name].numel() else 0.0
+        moved = float((b1[name] - b0[name]).abs().max()) if b0[name].numel() else 0.0
+        out[name] = {"rms_init": r0, "rms_final": r1, "ratio": r1 / r0 if r0 > 0 else float("inf"),
+                     "untouched": moved <= untouched_tol * max(r0, 1e-12)}
+    return out
+
+
+def rank_correlation(x, y) -> float:
+    """Spearman's rho of two sequences of equal length (average ranks for ties; nan below 3 points).
+
+    >>> rank_correlation([2, 4, 6, 8], [0.1, 0.3, 0.2, 0.9]), rank_correlation([1, 2, 3], [3, 2, 1])
+    (0.8, -1.0)
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.size < 3:
+        return float("nan")
+
+    def ranks(a):
+        order = np.argsort(a, kind="stable")
+        r = np.empty(a.size)
+        r[order] = np.arange(a.size, dtype=float)
+        for v in np.unique(a):                     # ties share their average rank
+            r[a == v] = r[a == v].mean()
+        return r
+    rx, ry = ranks(x), ranks(y)
+    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
+        return float("nan")
+    return round(float(np.corrcoef(rx, ry)[0, 1]), 9)   # with 4 points rho is a multiple of 0.2: keep 0.8 exact
+
+
+__all__ = ["block_changes", "loss_exponent", "rank_correlation", "steps_to_level"]

@@ -1,0 +1,118 @@
+"""Figures of the experiments that settle the open questions: a result document in, a matplotlib Figure out.
+
+The companions of :mod:`sts_lib.figures` (which draws the paper's own figures) for the experiments
+added to decide what the paper's figures left open: the width law of the learned solution
+(``width-law``), the near-orthogonal baseline run past its minimum (``nearorth-baseline``), gradient
+descent on a fixed sample (``fig1-fixed-sample``) and Adam's decay schedule (``fig1-adam-schedule``).
+Like every figure function, each reads the document only through :mod:`sts_lib.results` and draws
+every seed; lines differ by marker or dash as well as by colour.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from .plots import COLUMN_WIDTH, LEGEND_SIZE
+from .results import histories, per_seed
+
+_MARKERS = "osD^v<>p"
+_DASHES = ["-", "--", "-.", ":"]
+
+
+def width_law(doc: dict) -> Figure:
+    """m needed against ln T per q (target 0.25; lines: population-GD family, markers: trained), and against q."""
+    fam = doc["config"]["family"]
+    target = max(fam["targets"])
+    fig = Figure(figsize=(COLUMN_WIDTH, 4.2), layout="constrained")
+    ax1, ax2 = fig.subplots(1, 2)
+    qs = fam["qs"]
+    for s, points in per_seed(doc, "data", "points").items():
+        for k, q in enumerate(qs):
+            c, mk = f"C{k}", _MARKERS[k % len(_MARKERS)]
+            sel = sorted((p for p in points if p["q"] == q and p["target"] == target and p["source"] == "population-gd"),
+                         key=lambda p: p["T"])
+            ax1.plot([math.log(p["T"]) for p in sel], [p["m_needed"] for p in sel], "-", c=c, marker=mk, ms=3, lw=0.9,
+                     label=f"q = {q}" if s == min(doc["seeds"]) else None)
+            tr = [p for p in points if p["q"] == q and p["source"] == "trained" and p["m_needed"] is not None]
+            ax1.plot([math.log(p["T"]) for p in tr], [p["m_needed"] for p in tr], ls="", marker=mk, mfc="none",
+                     mec="k", ms=7, mew=0.9)
+        T_mid = sorted(fam["Ts"])[len(fam["Ts"]) // 2]
+        for j, t in enumerate(sorted(fam["targets"], reverse=True)):
+            sel = sorted((p for p in points if p["T"] == T_mid and p["target"] == t and p["source"] == "population-gd"),
+                         key=lambda p: p["q"])
+            ax2.plot([p["q"] for p in sel], [p["m_needed"] for p in sel], ls=_DASHES[j % 4], marker=_MARKERS[j], c="0.2",
+                     ms=3, lw=0.9, label=f"relative error {t}" if s == min(doc["seeds"]) else None)
+    for ax in (ax1, ax2):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax1.set(xlabel="ln T (log scale)", ylabel=f"m needed (relative error {target})",
+            title="width against ln T\nlines: population GD; circles: trained")
+    ax2.set(xlabel="q (log scale)", ylabel="m needed", title=f"width against q\nat T = {T_mid}")
+    ax1.legend(fontsize=LEGEND_SIZE, ncols=2)
+    ax2.legend(fontsize=LEGEND_SIZE)
+    fig.suptitle(f"The width the learned solution needs, seeds {doc['seeds']}")
+    return fig
+
+
+def nearorth_baseline(doc: dict) -> Figure:
+    """Loss at the two shortest test lengths along training, a line per table, its family's minimum dashed."""
+    Ts = doc["config"]["params"]["T_tests"][:2]
+    fig = Figure(figsize=(COLUMN_WIDTH, 3.8), layout="constrained")
+    axes = fig.subplots(1, len(Ts), sharey=True)
+    run = next(iter(doc["runs"]))
+    fams = per_seed(doc, "data", "family")
+    for ax, Tt in zip(np.atleast_1d(axes), Ts):
+        for k, (s, h) in enumerate(histories(doc, run).items()):
+            c = f"C{k}"
+            ax.plot(h["step"][1:], h[f"loss_T{Tt}"][1:], c=c, ls=_DASHES[k % 4], lw=1, label=f"table {s}")
+            ax.axhline(fams[s][str(Tt)]["min_loss"], c=c, ls=":", lw=0.8)
+        ax.axhline(0.15, c="k", lw=1.2, ls="-", alpha=0.5)
+        ax.set_xscale("log")
+        ax.set(xlabel="step (log scale)", title=f"T_test = {Tt}")
+    np.atleast_1d(axes)[0].set_ylabel("held-out loss")
+    handles = np.atleast_1d(axes)[0].get_legend_handles_labels()[0] + [
+        Line2D([], [], c="0.4", ls=":", lw=0.8, label="dotted: the interpolant family's minimum"),
+        Line2D([], [], c="k", alpha=0.5, lw=1.2, label="the caption's 0.15")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=LEGEND_SIZE)
+    fig.suptitle("Fixed near-orthogonal PE, trained at T = 200: past the minimum")
+    return fig
+
+
+def fixed_sample(doc: dict) -> Figure:
+    """Training loss (on the sample, dashed) and held-out loss (solid) per sample size n, log-log, every seed."""
+    fig = Figure(figsize=(COLUMN_WIDTH, 3.8), layout="constrained")
+    ax1, ax2 = fig.subplots(1, 2)
+    for k, run in enumerate(doc["runs"]):
+        for s, h in histories(doc, run).items():
+            first = s == min(doc["seeds"])
+            ax1.plot(h["step"][1:], h["train_loss"][1:], c=f"C{k}", ls="--", lw=0.9)
+            ax1.plot(h["step"][1:], h["loss"][1:], c=f"C{k}", ls="-", marker=_MARKERS[k], markevery=0.2, ms=3, lw=0.9,
+                     label=f"n = {run[1:]}" if first else None)
+            ax2.plot(h["step"][1:], h["cos_W"][1:], c=f"C{k}", ls=_DASHES[k % 4], lw=0.9)
+    ax1.set(xscale="log", yscale="log", xlabel="step", ylabel="loss", title="dashed: on the sample; solid: held out")
+    ax2.set(xscale="log", xlabel="step", ylabel="cos(W, W*)", title="direction of W")
+    ax1.legend(fontsize=LEGEND_SIZE)
+    fig.suptitle(f"Gradient descent on a fixed sample (T = 20), seeds {doc['seeds']}")
+    return fig
+
+
+def adam_schedule(doc: dict) -> Figure:
+    """Held-out loss under Adam for each decay start t0, log-log, every seed; the fitted exponent in the legend."""
+    fig = Figure(figsize=(COLUMN_WIDTH * 0.7, 3.8), layout="constrained")
+    ax = fig.subplots()
+    for k, run in enumerate(doc["runs"]):
+        slopes = [f["exponent"]["exponent"] for f in per_seed(doc, "final", run).values()]
+        for s, h in histories(doc, run).items():
+            ax.plot(h["step"][1:], h["loss"][1:], c=f"C{k}", ls=_DASHES[k % 4], lw=1,
+                    label=f"decay from {run[3:]}: slope {np.mean(slopes):.2f}" if s == min(doc["seeds"]) else None)
+    ax.set(xscale="log", yscale="log", xlabel="step", ylabel="held-out loss")
+    ax.legend(fontsize=LEGEND_SIZE)
+    fig.suptitle("Adam: the decay schedule sets the rate")
+    return fig
+
+
+__all__ = ["adam_schedule", "fixed_sample", "nearorth_baseline", "width_law"]
