@@ -13,6 +13,8 @@ feeds it a synthetic history violating the claim (``tests/unit/test_checks.py``)
 * :func:`block_changes`: each block's final norm against its initial norm, and which blocks never
   moved (no gradient reaches them), so "the other blocks decay" is tested on the blocks that can.
 * :func:`rank_correlation`: Spearman's rho of two sequences (ties averaged).
+* :func:`population_gd_of`: exact population gradient descent at a run's own settings, the theorem's
+  object beside which a minibatch run is compared (claims) and drawn (figures).
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
 from .fits import multi_fit
 from .metrics import weight_blocks
+from .theory import population_gd_at_lengths, reduced_dynamics
 
 
 def _last_part(steps, values, frac: float) -> tuple[np.ndarray, np.ndarray]:
@@ -134,4 +136,24 @@ def rank_correlation(x, y) -> float:
     return round(float(np.corrcoef(rx, ry)[0, 1]), 9)   # with 4 points rho is a multiple of 0.2: keep 0.8 exact
 
 
-__all__ = ["block_changes", "loss_exponent", "rank_correlation", "steps_to_level"]
+def population_gd_of(hist, T_tests=()) -> dict | None:
+    """Exact population gradient descent at a run's own rates, pool and length: ``{key: (steps, loss)}``.
+
+    The theorem's object, drawn beside a one-hot run trained by plain gradient descent (None for
+    any other run): the practical model by :func:`sts_lib.theory.reduced_dynamics` (``practical=True``),
+    the theory model at every length of ``T_tests`` by :func:`sts_lib.theory.population_gd_at_lengths`.
+    """
+    task, tr = hist.config["task"], hist.config["train"]
+    if tr["optimizer"] != "gd" or task["pe"]["name"] not in ("stochastic_onehot", "onehot"):
+        return None
+    pool = task["pe"]["max_len"] if task["pe"]["name"] == "stochastic_onehot" else None
+    args = (task["d"], task["T"], task["q"])
+    if hist.config["model"]["class"] == "PracticalTransformer":
+        r = reduced_dynamics(*args, lr_W=tr["lr_W"], lr_V=tr["lr_V"], steps=tr["steps"], pool=pool, practical=True)
+        return {"loss": (r["step"], r["loss"])}
+    r = population_gd_at_lengths(*args, T_tests, lr_W=tr["lr_W"], lr_V=tr["lr_V"], steps=tr["steps"], pool=pool,
+                                 every=max(tr["log_every"], 1))
+    return {k: (r["step"], r[k]) for k in r if k.startswith("loss")}
+
+
+__all__ = ["block_changes", "loss_exponent", "population_gd_of", "rank_correlation", "steps_to_level"]

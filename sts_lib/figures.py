@@ -13,17 +13,16 @@ parsed. Every seed is a thin line; the OOD figures add the mean over seeds (:fun
 
 from __future__ import annotations
 
-import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter, ScalarFormatter
+from matplotlib.ticker import NullFormatter
 
 from matplotlib.lines import Line2D
 
 from . import evidence_figures
+from .checks import population_gd_of
 from .plots import COLUMN_WIDTH, LEGEND_SIZE, plot_convergence, plot_heatmap_grid, plot_ood, seed_legend_handles
 from .positional import PE_COLORS, PE_LABELS
 from .results import histories, history, per_seed
-from .theory import population_gd_at_lengths
 from .train import History
 
 #: The paper's Figure 4 caption: "all of the fixed PE end up with validation loss at least 0.15" [V].
@@ -58,29 +57,44 @@ def pe_colors(runs: dict):
 
 def runs_by_pe(doc: dict) -> dict[str, dict[int, History]]:
     """``{label: {seed: History}}`` of every training run of ``doc``, labelled by its recorded PE kind."""
-    out = {}
+    out, first = {}, {}
     for run in doc.get("runs", {}):
         hists = histories(doc, run)
-        label = PE_LABELS[pe_kind(next(iter(hists.values())))]
-        out[label if label not in out else f"{label} ({run})"] = hists
+        h = next(iter(hists.values()))
+        label = PE_LABELS[pe_kind(h)]
+        if label in out:        # a second run of one PE kind: name what differs (its rate), never the run id
+            lr, lr0 = h.config["train"].get("lr_W"), first[label].config["train"].get("lr_W")
+            label = f"{label}, η_W = {lr:.3g}" if lr != lr0 else f"{label}, run {len(out) + 1}"
+        first.setdefault(label, h)
+        out[label] = hists
     return out
 
 
 def run_label(hist: History) -> str:
-    """``'T=20, SGD'``: the training length and optimiser a History recorded."""
-    opt = hist.config["train"]["optimizer"]
-    return f"T={hist.config['task']['T']}, {_OPTIMIZERS.get(opt, opt)}"
+    """``'T=20, SGD'``: the training length and optimiser a History recorded (and its batch, when not 256)."""
+    tr = hist.config["train"]
+    batch = f", batch {tr['batch_size']}" if tr.get("batch_size", 256) != 256 else ""
+    return f"T={hist.config['task']['T']}, {_OPTIMIZERS.get(tr['optimizer'], tr['optimizer'])}{batch}"
 
 
 # -- the figures ------------------------------------------------------------------------------------
 
 def convergence(doc: dict) -> Figure:
-    """Figure 1: loss, 1/loss, cos(W, W*) and cos(V, V*) of every run (practical model), a line per seed."""
+    """Figure 1: loss, 1/loss, cos(W, W*) and cos(V, V*) of every run (practical model), a line per seed;
+    black dashes: exact population gradient descent for each gradient-descent run (:func:`sts_lib.checks.population_gd_of`)."""
     runs = {}
     for run in doc["runs"]:
         hists = histories(doc, run)
         runs[run_label(next(iter(hists.values())))] = hists
-    return plot_convergence(runs, title=f"Figure 1: the practical model, seeds {doc['seeds']}")
+    fig = plot_convergence(runs, title=f"Figure 1: the practical model, seeds {doc['seeds']}")
+    exact = [e for e in (population_gd_of(next(iter(h.values()))) for h in runs.values()) if e]
+    for k, e in enumerate(exact):
+        steps, loss = e["loss"]
+        fig.axes[0].plot(steps[1:], loss[1:], c="k", ls=(0, (4, 2)), lw=0.9, zorder=5,
+                         label=None if k else "population GD (exact)")
+        fig.axes[1].plot(steps[1:], 1 / loss[1:], c="k", ls=(0, (4, 2)), lw=0.9, zorder=5)
+    fig.axes[0].legend(fontsize=LEGEND_SIZE)
+    return fig
 
 
 def heatmaps(doc: dict, runs=None, when=("init", "final")) -> Figure:
@@ -112,13 +126,20 @@ def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None) -> Figu
     ``overlay``: ``{label: {key: (steps, values)}}`` curves drawn in black on the panels of their keys
     (a dash pattern per label, named in the legend)."""
     runs = runs_by_pe(doc)
+    kinds = {label: pe_kind(next(iter(h.values()))) for label, h in runs.items()}
+    seen: list = []
+    dashes = {}
+    for label, kind in kinds.items():     # a kind's second run keeps its colour and is dashed
+        dashes[label] = "--" if kind in seen else "-"
+        seen.append(kind)
+    style = lambda label, i: dashes[label]   # noqa: E731
     ncols = max(len(keys) for keys, _ in rows)
     fig = Figure(figsize=(COLUMN_WIDTH / 2 * ncols, 2.7 * len(rows) + 0.5), layout="constrained")
     axes = fig.subplots(len(rows), ncols, sharex=True, squeeze=False)
     color = pe_colors(runs)
     for row, (keys, floor) in zip(axes, rows):
         titles = [k.replace("loss_T", "T_test = ").replace("loss_q", "q_test = ") for k in keys]
-        plot_ood(runs, keys=keys, titles=titles, floor=floor, axes=list(row[:len(keys)]), color=color)
+        plot_ood(runs, keys=keys, titles=titles, floor=floor, axes=list(row[:len(keys)]), color=color, linestyle=style)
         for ax in row[len(keys):]:
             ax.axis("off")
     for ax in axes.ravel():                 # one legend, below the panels (plot_ood gives each row one)
@@ -126,7 +147,7 @@ def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None) -> Figu
             ax.get_legend().remove()
     for ax in axes[:-1].ravel():
         ax.set_xlabel("")
-    handles = seed_legend_handles(runs, color)       # a colour per PE, then "thin: one seed", "thick: mean"
+    handles = seed_legend_handles(runs, color, style)   # a colour per PE, then "thin: one seed", "thick: mean"
     for k, (label, curves) in enumerate((overlay or {}).items()):
         dash = ((0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))[k % 3]
         for row, (keys, _) in zip(axes, rows):
@@ -149,25 +170,6 @@ def _trained(doc: dict) -> dict:
     return history(doc, next(iter(doc["runs"]))).config["task"]
 
 
-def _population_gd(doc: dict, T_tests: list) -> dict:
-    """Exact population GD for the document's one-hot runs trained by plain GD: ``{run: {key: (steps, loss)}}``.
-
-    The theorem's object (:func:`sts_lib.theory.population_gd_at_lengths`) at each run's own
-    rates, pool and length, so the figure shows how far minibatch training is from it.
-    """
-    out = {}
-    for run in doc["runs"]:
-        h = history(doc, run)
-        task, tr = h.config["task"], h.config["train"]
-        if tr["optimizer"] != "gd" or task["pe"]["name"] not in ("stochastic_onehot", "onehot"):
-            continue
-        pool = task["pe"]["max_len"] if task["pe"]["name"] == "stochastic_onehot" else None
-        r = population_gd_at_lengths(task["d"], task["T"], task["q"], T_tests, lr_W=tr["lr_W"], lr_V=tr["lr_V"],
-                                     steps=tr["steps"], pool=pool, every=max(tr["log_every"], 1))
-        out[run] = {k: (r["step"], r[k]) for k in r if k.startswith("loss")}
-    return out
-
-
 def length(doc: dict) -> Figure:
     """Figure 2: held-out loss at each longer test length during training, a curve per PE, a line per seed.
 
@@ -175,8 +177,12 @@ def length(doc: dict) -> Figure:
     the theorem's object, at the runs' own rates.
     """
     keys = [f"loss_T{T}" for T in doc["config"]["T_tests"]]
-    pop = _population_gd(doc, doc["config"]["T_tests"])
-    overlay = {f"black: population GD, {PE_LABELS[pe_kind(history(doc, run))]}": curves for run, curves in pop.items()}
+    overlay = {}
+    for run in doc["runs"]:           # the first run of each one-hot kind trained by gradient descent
+        h = history(doc, run)
+        name = f"black: population GD, {PE_LABELS[pe_kind(h)]}"
+        if name not in overlay and (e := population_gd_of(h, doc["config"]["T_tests"])):
+            overlay[name] = e
     return _ood(doc, [(k, FIXED_PE_FLOOR) for k in _pairs(keys)],
                 f"Figure 2: held-out loss at longer lengths (trained at T={_trained(doc)['T']}), seeds {doc['seeds']}",
                 overlay=overlay)
@@ -274,8 +280,8 @@ def pe_samplers(doc: dict) -> Figure:
         seen = []
         kinds = {label: pe_kind(next(iter(h.values()))) for label, h in curves.items()}
         styles = {}
-        for label, kind in kinds.items():                # a kind's second run keeps its colour, dash-dotted
-            styles[label] = "-." if kind in seen else "-"
+        for label, kind in kinds.items():                # a kind's later runs keep its colour, in other dashes
+            styles[label] = ("-", "-.", ":", "--")[seen.count(kind) % 4]
             seen.append(kind)
         color = pe_colors(curves)
         name = f"{_MODELS.get(model, model)}, T={first.config['task']['T']}"

@@ -6,17 +6,42 @@ experiments, and the gradebooks all go through :func:`atomic_write`: the bytes a
 to a temporary file in the same folder, flushed to disk, then moved over the target with
 ``os.replace``, which is atomic on POSIX and Windows. A crash or Ctrl-C at any moment
 leaves the previous file (or none) and no temporary file behind. :func:`save_torch` is
-``torch.save`` through it. The module imports nothing from ``sts_lib``, so every layer may use it.
+``torch.save`` through it; :func:`jsonable` makes any result JSON-writable first. The module imports
+nothing from ``sts_lib``, so every layer may use it.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import os
 import secrets
 from pathlib import Path
 
+import numpy as np
 import torch
+
+
+def jsonable(obj):
+    """``obj`` with numpy scalars/arrays as Python numbers/lists, tuples as lists and nan/inf as None.
+
+    >>> jsonable({"a": np.float32(0.5), 1: [float("nan"), np.int64(3)]})
+    {'a': 0.5, '1': [None, 3]}
+    """
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        return f if math.isfinite(f) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
 
 
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
@@ -57,4 +82,4 @@ def save_torch(obj, path: str | os.PathLike) -> Path:
     return atomic_write(path, buf.getvalue())
 
 
-__all__ = ["atomic_write", "save_torch"]
+__all__ = ["atomic_write", "jsonable", "save_torch"]

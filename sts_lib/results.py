@@ -18,11 +18,8 @@ installed package (so a chapter opened on Colab shows the paper-scale runs). The
                      "passed", "near_threshold"}},
      "wall_time", "compute_time", "device", "versions", "command"}
 
-Every claim says what kind of evidence it is (its ``role``, one of :data:`ROLES`): a statement of the
-paper that could fail here, a consequence of a closed form or theorem (``because`` names it), a
-diagnostic added to explain a failure, or a check of the course's own derivation or finding. Only
-``paper`` claims count in a verdict on the paper. ``near_threshold`` marks a claim whose verdict a
-seed's test-set noise could flip.
+The claim records and their roles are :mod:`sts_lib.claims`' (re-exported here): every claim says
+what kind of evidence it is, and only ``paper`` claims count in a verdict on the paper.
 
 Seeds are JSON object keys, hence strings in the file; :func:`histories` hands them back as
 ints. A missing number is ``null`` (JSON has no nan). Single-seed documents of schema 1 (the
@@ -33,71 +30,21 @@ format before November 2026: histories as ``{"step": [...], name: [...]}``) are 
 from __future__ import annotations
 
 import json
-import math
 import os
 import warnings
 from pathlib import Path
-from typing import NamedTuple
 
-import numpy as np
-
-from .files import atomic_write
+from .claims import ROLES, RULES, Measured, Role, claim, over_seeds, paper_tally  # noqa: F401 (re-exported)
+from .files import atomic_write, jsonable
 from .train import History
 
 SCHEMA = 2
 REQUIRED = ("experiment", "config", "claims")
-RULES = {"<": lambda v, t: v < t, "<=": lambda v, t: v <= t,
-         ">": lambda v, t: v > t, ">=": lambda v, t: v >= t,
-         "within": lambda v, t: t[0] <= v <= t[1]}
-
-
-class Role(NamedTuple):
-    """What kind of evidence a claim is, and how its verdict reads."""
-
-    key: str           # 'paper', 'guaranteed', 'diagnostic' or 'ours'
-    label: str         # how the book names the kind
-    meaning: str       # one sentence for the reader
-    holds: str         # the verdict when the claim passes
-    fails: str         # ... and when it fails
-
-
-#: The four kinds of claim, one record each (issue 19: "every claim says what kind of evidence it is").
-ROLES = {r.key: r for r in (
-    Role("paper", "the paper's statement", "a statement of the paper that could fail in our setting",
-         "reproduced", "not reproduced"),
-    Role("guaranteed", "guaranteed here", "holds by a closed form or theorem in this setting (named in `because`); "
-         "a consistency check, not evidence for the paper", "consistent", "inconsistent (a bug)"),
-    Role("diagnostic", "diagnostic", "added after a failure was seen, to explain it", "holds", "fails"),
-    Role("ours", "our check", "a check of the course's own derivation or finding", "holds", "fails"),
-)}
 _PACKAGED = Path(__file__).resolve().parent / "data" / "results"   # filled by setup.py's build_py
 _MARKERS = ("_toc.yml", "pyproject.toml")                              # what makes a folder the repository
 
 
 # -- writing -------------------------------------------------------------------------------------
-
-def jsonable(obj):
-    """``obj`` with numpy scalars/arrays as Python numbers/lists, tuples as lists and nan/inf as None.
-
-    >>> jsonable({"a": np.float32(0.5), 1: [float("nan"), np.int64(3)]})
-    {'a': 0.5, '1': [None, 3]}
-    """
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (np.floating, float)):
-        f = float(obj)
-        return f if math.isfinite(f) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    return obj
-
-
 def save_result(doc: dict, path: str | os.PathLike) -> Path:
     """Write ``doc`` to ``path`` as indented JSON, atomically (a crash never leaves half a file).
 
@@ -110,102 +57,6 @@ def save_result(doc: dict, path: str | os.PathLike) -> Path:
     if missing:
         raise ValueError(f"a result document needs the keys {list(REQUIRED)}; missing {missing}")
     return atomic_write(path, json.dumps(jsonable({"schema": SCHEMA, **doc}), indent=1, allow_nan=False))
-
-
-def _check_threshold(threshold, rule: str):
-    if rule == "within":
-        lo, hi = (float(x) for x in threshold)
-        if not lo <= hi:
-            raise ValueError(f"rule 'within' needs a threshold [low, high] with low <= high, got {threshold!r}")
-        return [lo, hi]
-    return float(threshold)
-
-
-def _near(v: float, threshold, rule: str, noise: float) -> bool:
-    """Is ``v`` within two standard errors (``noise``, relative) of where its verdict flips?"""
-    edges = threshold if rule == "within" else [threshold]
-    return any(abs(v - t) < 2 * noise * max(abs(v), abs(t)) for t in edges)
-
-
-def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "mean", role: str = "ours",
-          because: str = "", name: str = "", noise: float = 0.0) -> dict:
-    """One measured claim over seeds: ``passed`` is computed here, never written by hand.
-
-    ``require='mean'`` passes when the mean over seeds satisfies ``mean RULE threshold``;
-    ``require='all'`` when every seed does. A missing (None or nan) value fails. ``rule='within'``
-    takes ``threshold = [low, high]``. ``role`` is a key of :data:`ROLES`; a ``guaranteed`` claim
-    must say ``because`` of what. ``noise`` is the relative standard error of one seed's value
-    from its finite test set: a claim is ``near_threshold`` when the seeds disagree or a value lies
-    within two of them of the threshold, so a reader knows its verdict could flip.
-
-    >>> c = claim("loss below 1%", {0: 0.004, 1: 0.008}, 0.01, "<")
-    >>> c["value"], c["max"], c["passed"], c["role"]
-    (0.006, 0.008, True, 'ours')
-    >>> claim("x", {0: 0.004, 1: 0.02}, 0.01, "<", require="all")["passed"]
-    False
-    >>> claim("slope", {0: -1.02}, [-1.25, -0.8], "within", role="paper")["passed"]
-    True
-    >>> claim("x", {0: 0.0198}, 0.02, "<", noise=0.03)["near_threshold"]
-    True
-    """
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {sorted(RULES)}, got {rule!r}")
-    if require not in ("mean", "all"):
-        raise ValueError(f"require must be 'mean' or 'all', got {require!r}")
-    if role not in ROLES:
-        raise ValueError(f"role must be one of {sorted(ROLES)}, got {role!r}")
-    if role == "guaranteed" and not because.strip():
-        raise ValueError("a 'guaranteed' claim must say because of which closed form or theorem it holds")
-    threshold = _check_threshold(threshold, rule)
-    vals = {str(s): (float("nan") if v is None else float(v)) for s, v in per_seed.items()}
-    if not vals:
-        raise ValueError("a claim needs a value for at least one seed")
-    arr = np.array(list(vals.values()))
-    ok = lambda v: bool(not math.isnan(v) and RULES[rule](v, threshold))  # noqa: E731
-    mean = float(arr.mean())
-    passed = ok(mean) if require == "mean" else all(ok(v) for v in arr)
-    finite = [v for v in arr if not math.isnan(v)]
-    near = len({ok(v) for v in finite}) > 1 or any(_near(v, threshold, rule, float(noise)) for v in finite)
-    return jsonable({"name": name or text, "text": text, "role": role, "because": because, "per_seed": vals,
-                     "value": mean, "min": float(arr.min()), "max": float(arr.max()), "threshold": threshold,
-                     "rule": rule, "require": require, "passed": passed, "near_threshold": bool(near),
-                     "noise": float(noise)})
-
-
-class Measured(NamedTuple):
-    """One seed's measurement of a claim, before :func:`over_seeds` combines the seeds into a :func:`claim`."""
-
-    value: float          # the measured number (nan: could not be measured, which fails)
-    threshold: float      # a number, or [low, high] for rule 'within'
-    rule: str             # '<', '<=', '>', '>=' or 'within'
-    text: str             # what is measured and why the threshold, one or two lines
-    role: str = "ours"    # a key of ROLES: 'paper', 'guaranteed', 'diagnostic' or 'ours'
-    because: str = ""     # for 'guaranteed': the closed form or theorem that makes it hold
-    name: str = ""        # the human name in the book's tables (default: text)
-    noise: float = 0.0    # relative standard error of the value from the finite test set (0: not estimated)
-
-
-def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
-    """``{seed: {claim id: Measured}}`` -> ``{claim id: claim}``, each claim over every seed that measured it.
-
-    A seed that did not measure a claim counts as a missing value (which fails). Claims keep the order
-    in which the seeds first measured them; the text, threshold and rule are the first seed's. The
-    experiments' rule is ``require='all'``: a claim passes only when it holds for every seed.
-
-    >>> c = over_seeds({0: {"x": Measured(0.2, 0.5, "<", "small")}, 1: {"x": Measured(0.7, 0.5, "<", "small")}})
-    >>> round(c["x"]["value"], 12), c["x"]["min"], c["x"]["max"], c["x"]["passed"]
-    (0.45, 0.2, 0.7, False)
-    """
-    ids: list[str] = []
-    for measured in per_seed.values():
-        ids += [k for k in measured if k not in ids]
-    out = {}
-    for cid in ids:
-        first = next(m[cid] for m in per_seed.values() if cid in m)
-        vals = {s: (jsonable(float(m[cid].value)) if cid in m else None) for s, m in per_seed.items()}
-        out[cid] = claim(first.text, vals, first.threshold, first.rule, require=require, role=first.role,
-                         because=first.because, name=first.name, noise=first.noise)
-    return out
 
 
 def per_seed_histories(hists: dict) -> dict:
@@ -322,18 +173,6 @@ def claims_table(doc: dict) -> list[dict]:
              "near_threshold": bool(c.get("near_threshold"))}
             for cid, c in doc.get("claims", {}).items()]
 
-
-def paper_tally(doc: dict) -> tuple[int, int]:
-    """(reproduced, tested) over the ``paper`` claims of ``doc``: the only claims a verdict on the paper counts.
-
-    >>> paper_tally({"claims": {"a": {"role": "paper", "passed": True}, "b": {"role": "guaranteed", "passed": True},
-    ...                         "c": {"role": "paper", "passed": False}}})
-    (1, 2)
-    """
-    rows = [r for r in claims_table(doc) if r["role"] == "paper"]
-    return sum(r["passed"] for r in rows), len(rows)
-
-
 # -- schema 1 -> 2 ---------------------------------------------------------------------------------
 
 def _is_v1_history(r) -> bool:
@@ -376,6 +215,6 @@ def migrate_v1(doc: dict) -> dict:
     return out
 
 
-__all__ = ["ROLES", "SCHEMA", "Measured", "Role", "claim", "claims_table", "histories", "history", "jsonable",
+__all__ = ["ROLES", "RULES", "SCHEMA", "Measured", "Role", "claim", "claims_table", "histories", "history", "jsonable",
            "list_results", "load_result", "migrate_v1", "over_seeds", "paper_tally", "per_seed", "per_seed_histories", "result_path",
            "save_result", "search_path"]

@@ -18,7 +18,8 @@ from sts_lib.results import Measured, over_seeds
 
 # `sts_lib.train` is also the name of the train() function exported by the package.
 train_mod = importlib.import_module("sts_lib.train")
-_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+        "within": lambda v, t: t[0] <= v <= t[1]}
 ISSUE_NAMES = ["fig1-convergence", "fig2-length-generalization", "fig3-heatmaps", "fig4-q-generalization",
                "fig5-adam", "fcn-width", "pe-samplers", "width-law", "nearorth-baseline", "fig1-fixed-sample",
                "fig1-adam-schedule"]
@@ -274,7 +275,7 @@ def test_all_runs_every_experiment_in_order(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(cli, "run_experiment", fake)
     assert cli.main(["run", "all", "--scale", "paper", "--out", str(tmp_path), "--device", "cpu"]) == 0
     assert seen == [(n, "paper", "cpu") for n in EXPERIMENTS]
-    assert "PASS  x" in capsys.readouterr().out
+    assert "PASS  ours       x" in capsys.readouterr().out
 
 
 def test_run_experiment_validates_its_arguments(tmp_path):

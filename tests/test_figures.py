@@ -72,8 +72,11 @@ def test_ood_figures_colour_and_label_each_pe_by_its_recorded_kind():
     assert "fixed one-hot (one line per seed)" in colors and len(fig.legends) == 1
     # Run names are not read: renamed runs give the same picture.
     assert _line_colors(figures.length(_rename_runs(doc))) == colors
+    eqrate = doc["runs"]["stochastic_eqrate-gd"]["0"]["config"]["train"]["lr_W"]
     assert set(figures.runs_by_pe(_rename_runs(doc))) == {PE_LABELS[k] for k in ("stochastic_onehot", "onehot",
-                                                                                  "near_orthogonal")}
+                                                                                  "near_orthogonal")} | {
+        f"{PE_LABELS['stochastic_onehot']}, η_W = {eqrate:.3g}"}
+    assert "black: population GD, stochastic one-hot" in [h.get_label() for h in fig.legends[0].legend_handles]
 
 
 def test_figure_5_floor_only_under_the_length_panels():
@@ -89,7 +92,7 @@ def test_figure_5_floor_only_under_the_length_panels():
 def test_figure_1_labels_runs_by_their_recorded_length_and_optimiser():
     fig = _drawn(figures.convergence(results.load_result("fig1-convergence")))
     assert [ax.get_title() for ax in fig.axes] == ["held-out loss", "1 / loss", "cos(W, W*)", "cos(V, V*)"]
-    assert set(_line_colors(fig)) == {"T=200, Adam", "T=20, SGD"}
+    assert set(_line_colors(fig)) == {"T=200, SGD, batch 4096", "T=200, Adam", "T=20, SGD", "population GD (exact)"}
 
 
 def test_figure_3_columns_follow_runs_and_moments():
@@ -100,9 +103,9 @@ def test_figure_3_columns_follow_runs_and_moments():
                       "V at initialisation, T=20, SGD", "V after training, T=20, SGD"]
     final = _drawn(figures.heatmaps(doc, when=("final",)))              # every run, shortest T first
     assert [ax.get_title() for ax in final.axes if ax.get_title()][:2] == ["W after training, T=20, SGD",
-                                                                           "W after training, T=200, Adam"]
+                                                                           "W after training, T=200, SGD, batch 4096"]
     assert "first 45 rows and columns" in final.get_suptitle()
-    assert len(figures.heatmaps(doc).axes) == 16                   # 4 columns x (W, V) x (map, colour bar)
+    assert len(figures.heatmaps(doc).axes) == 24                   # 6 columns x (W, V) x (map, colour bar)
     with pytest.raises(ValueError, match="when"):
         figures.heatmaps(doc, when=("middle",))
     with pytest.raises(KeyError, match="no data"):
@@ -126,7 +129,8 @@ def test_pe_samplers_one_colour_per_kind_and_a_style_per_width():
     m32 = next(v for k, v in lines.items() if "m=32" in k)
     m64 = next(v for k, v in lines.items() if "random vectors, m=64" in k)
     assert m32.get_color() == m64.get_color() == PE_COLORS["stochastic_random"]
-    assert m32.get_linestyle() != m64.get_linestyle()
+    m128 = next(v for k, v in lines.items() if "random vectors, m=128" in k)
+    assert len({m32.get_linestyle(), m64.get_linestyle(), m128.get_linestyle()}) == 3
     assert "theory model" in fig.axes[0].get_title() and "practical model" in fig.axes[2].get_title()
 
 

@@ -296,3 +296,16 @@ def test_committed_fitted_claims_are_what_sts_lib_fits_computes(no_env):
         assert close(slope, fcn["claims"]["fcn_width_grows_like_Td.loglog_slope"]["per_seed"][str(seed)])
         n += 1
     assert n >= 30
+
+
+def test_results_readme_is_generated_from_the_committed_files(no_env, tmp_path):
+    """The README's verdicts, claims and wall times are what `python -m sts_lib.experiments report` writes."""
+    from sts_lib.experiments import readme
+    committed = (REPO / "results" / "README.md").read_text()
+    copy = tmp_path / "README.md"
+    copy.write_text(committed)
+    assert readme.write(copy, REPO / "results") == committed
+    i = committed.index(readme.START) + len(readme.START)
+    stale = committed[:i] + "\nan old claim, typed by hand\n" + committed[i:]   # a hand edit inside the generated part
+    copy.write_text(stale)
+    assert readme.write(copy, REPO / "results") == committed

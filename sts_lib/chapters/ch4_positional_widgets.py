@@ -240,3 +240,34 @@ def width_fit_table(doc: dict) -> Markdown:
                  + "; ".join(f"target {t}: {plain(v['coef']['log_lnT'])} ({plain(v['ci95']['log_lnT'][0])} to "
                              f"{plain(v['ci95']['log_lnT'][1])})" for t, v in q2.items()) + "."]
     return Markdown("\n".join(rows))
+
+def _nearest_law(value: float, interval: list, laws: dict) -> str:
+    """The law whose exponent the 95% interval contains (or the nearest one, said so)."""
+    inside = [name for name, k in laws.items() if interval[0] <= k <= interval[1]]
+    if inside:
+        return inside[0]
+    name = min(laws, key=lambda n: abs(laws[n] - value))
+    return f"closest to {name}, which its interval excludes"
+
+
+def width_law_in_words(doc: dict) -> Markdown:
+    """What the width-law fit says, in words generated from the committed fit (first Monte Carlo seed)."""
+    f = next(iter(per_seed(doc, "final", "fit_q3plus").values()))
+    b, c, e = (f["coef"][k] for k in ("log_q", "log_lnT", "log_inv_target"))
+    ib, ic, ie = (f["ci95"][k] for k in ("log_q", "log_lnT", "log_inv_target"))
+    q_law = _nearest_law(b, ib, {"linear in $q$": 1.0, "$q^2$": 2.0})
+    t_law = _nearest_law(c, ic, {"$\\log T$": 1.0, "$\\log^2 T$": 2.0})
+    rng = lambda i: f"{plain(i[0])} to {plain(i[1])}"   # noqa: E731
+    text = (f"**What the data support.** For $q\\ge3$ the width the learned solution needs grows like "
+            f"$q^{{{plain(b)}}}(\\ln T)^{{{plain(c)}}}\\,\\varepsilon^{{-{plain(e)}}}$ (95% intervals: {rng(ib)}, "
+            f"{rng(ic)} and {rng(ie)}; $R^2$ {plain(f['r2'])} over {f['n']} points): {q_law}, {t_law}, and a power of "
+            f"the target error $\\varepsilon$, not a logarithm.")
+    q2 = next(iter(per_seed(doc, "final", "lnT_exponent_q2").values()), {})
+    if q2:
+        t, v = next(iter(q2.items()))
+        law2 = _nearest_law(v["coef"]["log_lnT"], v["ci95"]["log_lnT"], {"$\\log T$": 1.0, "$\\log^2 T$": 2.0})
+        text += (f" At $q=2$ the exponent of $\\ln T$ is {plain(v['coef']['log_lnT'])} ({rng(v['ci95']['log_lnT'])}) "
+                 f"at target {t}: {law2}.")
+    text += (" The paper's width for stochastic PEs, $\\tilde O(d+q\\log T)$ [S], is linear in $q$ and in "
+             "$\\log T$: for $q\\ge3$ the solution gradient descent finds with fresh random unit PEs needs more.")
+    return Markdown(text)

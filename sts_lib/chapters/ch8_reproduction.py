@@ -17,7 +17,7 @@ import os
 import re
 
 from .. import statements
-from .ch4_positional_widgets import width_fit_table
+from .ch4_positional_widgets import width_fit_table, width_law_in_words
 from ..report import Markdown, plain
 from ..results import list_results, load_result, per_seed
 
@@ -82,4 +82,4 @@ def baseline_minima(doc: dict) -> Markdown:
 
 
 __all__ = ["COVERED", "EVIDENCE", "baseline_minima", "describe", "load_documents", "others", "tally_in_words",
-           "width_fit_table"]
+           "width_fit_table", "width_law_in_words"]

@@ -34,7 +34,7 @@ from ..device import get_device
 from ..figures import FIGURES
 from ..results import save_result
 from . import baseline, convergence, generalization, pe_samplers, variants, width, width_law
-from ._core import command_line, config_hash, device_key, read_json, versions
+from ._core import ANALYSIS_VERSION, command_line, config_hash, device_key, read_json, versions
 from ._runs import Context
 
 SCALES = ("quick", "paper")
@@ -149,7 +149,8 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
     device = get_device(device)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    h = config_hash(cfg | device_key(device))   # a GPU run never serves or reuses the CPU's results
+    # A GPU run never serves or reuses the CPU's results; a new analysis recomputes the document.
+    h = config_hash(cfg | device_key(device) | ({"analysis": ANALYSIS_VERSION} if ANALYSIS_VERSION > 1 else {}))
     json_path, png_path = out / f"{name}.json", out / f"{name}.png"
     exp = EXPERIMENTS[name]
     old = read_json(json_path)

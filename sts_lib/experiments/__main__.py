@@ -1,4 +1,5 @@
-"""Command line: ``python -m sts_lib.experiments list`` and ``... run NAME [NAME...]|all --scale quick|paper --out DIR``.
+"""Command line: ``python -m sts_lib.experiments list``, ``... run NAME [NAME...]|all --scale quick|paper --out DIR``
+and ``... report`` (the generated part of results/README.md).
 
 Bad arguments exit with status 2 and a message that names the argument.
 """
@@ -22,6 +23,9 @@ def _parser() -> argparse.ArgumentParser:
                                 description="Reproduce the experiments of Wang, Wei, Hsu & Lee (2024).")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="name every experiment")
+    rep = sub.add_parser("report", help="rewrite the generated part of results/README.md from the result files")
+    rep.add_argument("--readme", default="results/README.md", help="the README to update (default: results/README.md)")
+    rep.add_argument("--results", default="results", metavar="DIR", help="the folder of result files")
     r = sub.add_parser("run", help="run one experiment (or 'all') and write DIR/NAME.json and DIR/NAME.png")
     r.add_argument("name", metavar="NAME", nargs="+", help="experiment names from `list` (run in order), or 'all'")
     r.add_argument("--scale", choices=SCALES, default="quick",
@@ -46,6 +50,14 @@ def main(argv: list[str] | None = None) -> int:
         width = max(map(len, EXPERIMENTS))
         for name, exp in EXPERIMENTS.items():
             print(f"{name:<{width}}  {exp.description}")
+        return 0
+    if args.command == "report":
+        from .readme import write
+        try:
+            write(args.readme, args.results)
+        except (OSError, ValueError) as err:
+            parser.error(f"report: {err}")
+        print(f"rewrote the generated part of {args.readme}")
         return 0
     run_parser = parser.run_parser
     names = list(EXPERIMENTS) if args.name == ["all"] else list(dict.fromkeys(args.name))

@@ -17,8 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-#: Bump when experiment code changes in a way that changes results: old caches then miss.
+#: Bump when experiment code changes in a way that changes training results: old sub-runs then miss.
 CODE_VERSION = 2
+#: Bump when the analysis of the runs (claims, end-of-run numbers) changes: finished documents then
+#: miss, and are recomputed from the cached sub-runs without training again. 2: claims with roles
+#: and discriminating checks, held-out batches per seed (issue 19).
+ANALYSIS_VERSION = 2
 
 
 def config_hash(config: dict) -> str:
@@ -64,7 +68,7 @@ def versions() -> dict:
     import sts_lib
     return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
             "matplotlib": matplotlib.__version__, "sts_lib": sts_lib.__version__,
-            "experiments_code": CODE_VERSION, "platform": platform.platform()}
+            "experiments_code": CODE_VERSION, "analysis": ANALYSIS_VERSION, "platform": platform.platform()}
 
 
 def command_line(argv: list[str] | None = None) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import loss_exponent, rank_correlation, steps_to_level
+from ..checks import loss_exponent, population_gd_of, rank_correlation, steps_to_level
 from ..fits import linear_fit
 from ..results import Measured
 from ..theory import fixed_onehot_lower_bound
@@ -146,6 +146,18 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
     """
     final, claims = {}, {}
     s = hists["stochastic"]
+    for kind in ("stochastic", "fixed"):
+        h = hists[kind]
+        exact = population_gd_of(h)
+        if exact is None:                  # Adam: no population-GD counterpart
+            continue
+        pop = float(exact["loss"][1][-1])
+        final.setdefault("population_gd", {})[kind] = pop
+        claims[f"{prefix}{kind}.over_population_gd"] = Measured(
+            h.last("loss") / pop, [0.8, 1.25], "within",
+            f"{_NAME[kind]}: final in-distribution loss / exact population GD's at the same rates ({pop:.3g}; "
+            "theory.reduced_dynamics): how far minibatch SGD is from the theorem's object", role="ours",
+            noise=NOISE_1024, name=f"{_NAME[kind]}: final loss ÷ exact population GD's")
     for Tt in T_tests:
         key = f"loss_T{Tt}"
         where = f"T_test = {Tt}"

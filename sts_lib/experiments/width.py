@@ -122,15 +122,15 @@ def _m_sweep(T: int, q: int, d: int, target: float, grid: list[int], p: dict, se
                           f"seed {seed}: transformer q={q} T={T} m={m}", checkpoint=True)
         rows.append(row)
         if row["rel_error"] <= target:
-            return rows, _log_crossing([r["m"] for r in rows], [r["rel_error"] for r in rows], target)
+            return rows, log_crossing([r["m"] for r in rows], [r["rel_error"] for r in rows], target)
     return rows, float("nan")
 
 
-def _log_crossing(ms, rel, target: float) -> float:
+def log_crossing(ms, rel, target: float) -> float:
     """Where the error crosses ``target``, interpolating linearly in log m between the last grid
     point above the target and the first one below (the grid doubles m, so this halves its step).
 
-    >>> round(_log_crossing([4, 8], [0.5, 0.1], 0.3), 3)
+    >>> round(log_crossing([4, 8], [0.5, 0.1], 0.3), 3)
     5.657
     """
     if len(ms) == 1 or rel[-2] <= target:

@@ -36,7 +36,7 @@ from ..task import STSTask
 from ..theory import zero_predictor_loss
 from ..theory.families import random_pe_best_error
 from ._runs import Context, SeedResult, cached_call, for_each_seed
-from .width import _log_crossing, stop_rule, train_to_convergence
+from .width import log_crossing, stop_rule, train_to_convergence
 
 
 def config(scale: str, seeds: list) -> dict:
@@ -119,7 +119,7 @@ def _trained_sweep(q: int, T: int, m_family: float, p: dict, seed: int, ctx: Con
     errs = [rows[m]["rel_error"] for m in ms]
     i = next((j for j, e in enumerate(errs) if e <= p["target"]), None)
     m_needed = float("nan") if i is None else (float(ms[0]) if i == 0 else
-                                               _log_crossing(ms[i - 1:i + 1], errs[i - 1:i + 1], p["target"]))
+                                               log_crossing(ms[i - 1:i + 1], errs[i - 1:i + 1], p["target"]))
     return {"q": q, "T": T, "target": p["target"], "m_needed": m_needed, "m_family": m_family, "source": "trained",
             "points": [rows[m] for m in ms], "not_converged": sum(rows[m]["stopped"] != "plateau" for m in ms)}
 

@@ -235,23 +235,26 @@ def profile_loss(alpha, d: int, T: int, q: int):
     return out if out.ndim else float(out)
 
 
-def _reduced_grad(alpha: float, gamma: float, d: int, T: int, q: int) -> tuple[float, float]:
-    """(dL/dalpha, dL/dgamma) of :func:`reduced_loss`, in Python floats (the recursion's hot loop)."""
-    # d a_s / d alpha = a_s (1 - q a_s); d a_u / d alpha = -q a_s a_u.
+def _reduced_grad(alpha: float, gamma: float, d: int, T: int, q: int, extra: int = 0) -> tuple[float, float]:
+    """(dL/dalpha, dL/dgamma) of :func:`reduced_loss`, in Python floats (the recursion's hot loop).
+
+    ``extra`` keys score like a selected token but carry no value (the practical model's query: 1)."""
+    k = q + extra
+    # d a_s / d alpha = a_s (1 - k a_s); d a_u / d alpha = -k a_s a_u.
     if alpha > 0:
         e = math.exp(-alpha)
-        a_s, a_u = 1.0 / (q + (T - q) * e), e / (q + (T - q) * e)
+        a_s, a_u = 1.0 / (k + (T - q) * e), e / (k + (T - q) * e)
     else:
         e = math.exp(alpha)
-        a_s, a_u = e / (q * e + T - q), 1.0 / (q * e + T - q)
+        a_s, a_u = e / (k * e + T - q), 1.0 / (k * e + T - q)
     r = gamma * a_s - 1.0 / q
-    g_alpha = d * (2 * q * r * gamma * a_s * (1 - q * a_s) - 2 * (T - q) * gamma ** 2 * a_u ** 2 * q * a_s)
+    g_alpha = d * (2 * q * r * gamma * a_s * (1 - k * a_s) - 2 * (T - q) * gamma ** 2 * a_u ** 2 * k * a_s)
     g_gamma = d * (2 * q * r * a_s + 2 * (T - q) * gamma * a_u ** 2)
     return g_alpha, g_gamma
 
 
 def reduced_dynamics(d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps: int,
-                     pool: int | None = None) -> dict[str, np.ndarray]:
+                     pool: int | None = None, practical: bool = False) -> dict[str, np.ndarray]:
     """Population gradient descent from zero, reduced to the scalars (alpha, gamma).
 
     Derived here [R]: by permutation symmetry the gradient in W_EE is a I + b 11^T with
@@ -262,6 +265,10 @@ def reduced_dynamics(d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps:
 
         alpha <- alpha - lr_W / (N - 1) * dL/dalpha,   gamma <- gamma - lr_V / d * dL/dgamma.
 
+    ``practical=True`` is the model of Figure 1: the query [0; mean of the selected PEs] is a key
+    too, scoring like a selected token (w ||mean||^2 = w/q) with value 0, and the score gap is
+    alpha = w/q, so alpha moves at lr_W / (q^2 (N - 1)) and the loss has q + 1 keys at the top
+    score. (Its random initialisation and the blocks that only collect noise are left out.)
     ``pool`` is N (default T). Returns arrays ``step``, ``alpha``, ``gamma``, ``loss``
     of length steps + 1.
 
@@ -277,14 +284,22 @@ def reduced_dynamics(d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps:
     N = T if pool is None else check_int("pool", pool, low=T)
     if N < 2:
         raise ValueError("the reduced model needs at least 2 positions (pool >= 2)")
+    extra, rate_W = (1, lr_W / (q * q * (N - 1))) if practical else (0, lr_W / (N - 1))
     alpha, gamma = np.zeros(steps + 1), np.zeros(steps + 1)
     a, g = 0.0, 0.0
     for t in range(steps):
-        g_a, g_g = _reduced_grad(a, g, d, T, q)
-        a, g = a - lr_W / (N - 1) * g_a, g - lr_V / d * g_g
+        g_a, g_g = _reduced_grad(a, g, d, T, q, extra)
+        a, g = a - rate_W * g_a, g - lr_V / d * g_g
         alpha[t + 1], gamma[t + 1] = a, g
-    return {"step": np.arange(steps + 1), "alpha": alpha, "gamma": gamma,
-            "loss": reduced_loss(alpha, gamma, d, T, q)}
+    if practical:
+        k = q + 1
+        e = np.exp(-np.abs(alpha))
+        a_s = np.where(alpha > 0, 1.0 / (k + (T - q) * e), e / (k * e + T - q))
+        a_u = np.where(alpha > 0, e / (k + (T - q) * e), 1.0 / (k * e + T - q))
+        loss = d * (q * (gamma * a_s - 1.0 / q) ** 2 + (T - q) * (gamma * a_u) ** 2)
+    else:
+        loss = reduced_loss(alpha, gamma, d, T, q)
+    return {"step": np.arange(steps + 1), "alpha": alpha, "gamma": gamma, "loss": loss}
 
 
 def predicted_inverse_slope(lr_W: float, pool: int) -> float:

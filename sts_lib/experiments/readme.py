@@ -1,0 +1,60 @@
+"""The generated part of ``results/README.md``: verdicts, every claim and the wall times, from the committed files.
+
+``python -m sts_lib.experiments report`` rewrites the text between the two markers of the README
+(:data:`START`, :data:`END`) from the result documents, so the README's numbers are never typed by hand
+and cannot drift from the JSON files (``tests/test_results.py`` checks that the committed README is what
+this module writes). The renderers are the book's: :mod:`sts_lib.statements` and :mod:`sts_lib.report`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..report import claims_markdown, plain, summary_markdown, title_of
+from ..results import list_results, load_result
+from ..statements import statements_table
+from ..chapters.ch8_reproduction import tally_in_words
+
+START, END = "<!-- generated: python -m sts_lib.experiments report -->", "<!-- end of generated part -->"
+
+
+def _wall_table(docs: dict) -> str:
+    rows = ["| experiment | wall (s) | compute per seed (s) | device |", "|---|---|---|---|"]
+    for name, doc in docs.items():
+        per = " / ".join(plain(v) for v in doc.get("seed_times", {}).values())
+        rows.append(f"| `{name}` | {plain(doc.get('wall_time'))} | {per} | {doc.get('device', '')} |")
+    total = sum(d.get("compute_time", 0.0) for d in docs.values() if d.get("wall_time", 0) > 1)
+    rows.append(f"| **training and analysis, all** | | **{plain(total / 60)} min** of compute | |")
+    return "\n".join(rows)
+
+
+def section(docs: dict) -> str:
+    """The generated Markdown: the paper's statements, the verdicts per experiment, every claim, wall times."""
+    out = ["## The paper's statements", "", str(tally_in_words(docs)), "", str(statements_table(docs)), "",
+           "## Verdicts per experiment", "", str(summary_markdown(docs)), "",
+           "## Every claim", "",
+           "Mean over seeds (the range when the seeds differ); a claim holds only when it holds for every seed. "
+           "The role of each claim is in its verdict: only the paper's statements read *reproduced*.", ""]
+    for name, doc in docs.items():
+        out += [f"### {title_of(doc)} (`{name}`)", "", str(claims_markdown(doc)), ""]
+    out += ["## Compute per experiment", "",
+            "Read from each document (`wall_time`, `seed_times`): the time of the run that wrote it, cached "
+            "sub-runs counted at their recorded training time.", "", _wall_table(docs)]
+    return "\n".join(out)
+
+
+def write(readme: str | Path, root: str | Path | None = None) -> str:
+    """Replace the generated part of ``readme`` (between the markers) with :func:`section`; returns the new text."""
+    path = Path(readme)
+    text = path.read_text()
+    if START not in text or END not in text:
+        raise ValueError(f"{path} has no generated part: it needs the lines {START!r} and {END!r}")
+    docs = {name: load_result(name, root) for name in list_results(root)}
+    new = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda m: f"{START}\n\n{section(docs)}\n\n{END}", text,
+                 flags=re.S)
+    path.write_text(new)
+    return new
+
+
+__all__ = ["END", "START", "section", "write"]
