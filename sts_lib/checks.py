@@ -94,6 +94,7 @@ def block_changes(first: dict, last: dict, d: int, *, untouched_tol: float = 1e-
     ``untouched_tol`` relative to the block's initial rms (no gradient reached it, e.g. W_XX and
     W_EX when the query's token part is 0), so a claim about decay is not credited to such a block.
 
+    >>> import torch
     >>> W0, V0 = torch.full((4, 4), 0.1), torch.full((2, 4), 0.1)
     >>> W1, V1 = W0.clone(), V0.clone()
     >>> W1[2:, 2:] = torch.eye(2); W1[:2, 2:] = 0.01; V1[:, 2:] = 0.0
@@ -143,9 +144,9 @@ def population_gd_of(hist, T_tests=()) -> dict | None:
     any other run): the practical model by :func:`sts_lib.theory.reduced_dynamics` (``practical=True``),
     the theory model at every length of ``T_tests`` by :func:`sts_lib.theory.population_gd_at_lengths`.
     """
-    task, tr = hist.config["task"], hist.config["train"]
-    if tr["optimizer"] != "gd" or task["pe"]["name"] not in ("stochastic_onehot", "onehot"):
-        return None
+    task, tr = hist.config.get("task"), hist.config.get("train")
+    if not task or not tr or tr["optimizer"] != "gd" or task["pe"]["name"] not in ("stochastic_onehot", "onehot"):
+        return None                      # Adam, random PEs, or a History that records no settings
     pool = task["pe"]["max_len"] if task["pe"]["name"] == "stochastic_onehot" else None
     args = (task["d"], task["T"], task["q"])
     if hist.config["model"]["class"] == "PracticalTransformer":

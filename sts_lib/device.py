@@ -32,6 +32,9 @@ from torch.utils._pytree import tree_map
 from ._validate import check_int
 
 ENV_VAR = "STS_DEVICE"
+#: The seed of the held-out batches every evaluation draws by default. An experiment evaluates its seed s on
+#: ``EVAL_SEED + s`` (``experiments._runs.with_seed``), so the spread over seeds includes the test set's noise.
+EVAL_SEED = 12345
 _default: torch.device | None = None      # set by set_default_device; None: ENV_VAR, then auto
 
 

@@ -15,6 +15,7 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import NullFormatter
 
 from .plots import COLUMN_WIDTH, LEGEND_SIZE
 from .results import histories, per_seed
@@ -46,11 +47,14 @@ def width_law(doc: dict) -> Figure:
                          key=lambda p: p["q"])
             ax2.plot([p["q"] for p in sel], [p["m_needed"] for p in sel], ls=_DASHES[j % 4], marker=_MARKERS[j], c="0.2",
                      ms=3, lw=0.9, label=f"relative error {t}" if s == min(doc["seeds"]) else None)
-    for ax in (ax1, ax2):
+    for ax, ticks, labels in ((ax1, [math.log(T) for T in fam["Ts"]], [f"ln {T}" for T in fam["Ts"]]),
+                              (ax2, qs, [str(q) for q in qs])):
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xticks(ticks, labels)
     ax1.set(xlabel="ln T (log scale)", ylabel=f"m needed (relative error {target})",
-            title="width against ln T\nlines: population GD; circles: trained")
+            title="width against ln T\nlines: population GD; open markers: trained")
     ax2.set(xlabel="q (log scale)", ylabel="m needed", title=f"width against q\nat T = {T_mid}")
     ax1.legend(fontsize=LEGEND_SIZE, ncols=2)
     ax2.legend(fontsize=LEGEND_SIZE)
@@ -72,6 +76,9 @@ def nearorth_baseline(doc: dict) -> Figure:
             ax.axhline(fams[s][str(Tt)]["min_loss"], c=c, ls=":", lw=0.8)
         ax.axhline(0.15, c="k", lw=1.2, ls="-", alpha=0.5)
         ax.set_xscale("log")
+        # The dip near 0.15 is the point: show the run from step 2000 on, down to 0.1.
+        top = max(float(np.max(h[f"loss_T{Tt}"][h["step"] >= 2000])) for h in histories(doc, run).values())
+        ax.set_ylim(0.1, 1.05 * top)
         ax.set(xlabel="step (log scale)", title=f"T_test = {Tt}")
     np.atleast_1d(axes)[0].set_ylabel("held-out loss")
     handles = np.atleast_1d(axes)[0].get_legend_handles_labels()[0] + [

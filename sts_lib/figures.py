@@ -156,7 +156,7 @@ def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None) -> Figu
                     steps, values = curves[key]
                     ax.plot(steps[1:], values[1:], c="k", ls=dash, lw=0.9, zorder=5)
         handles.append(Line2D([], [], c="k", ls=dash, lw=0.9, label=label))
-    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=LEGEND_SIZE)
+    fig.legend(handles=handles, loc="outside lower center", ncols=2 if overlay else 3, fontsize=LEGEND_SIZE)
     fig.suptitle(title)
     return fig
 

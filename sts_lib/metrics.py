@@ -14,7 +14,7 @@ from typing import Callable, Mapping
 import torch
 
 from ._validate import check_int
-from .device import get_device, make_generator, module_device, to_cpu
+from .device import EVAL_SEED, get_device, make_generator, module_device, to_cpu
 from .models import OneLayerTransformer, ground_truth
 from .task import Batch, STSTask, sts_loss
 
@@ -83,7 +83,7 @@ def transformer_metrics(model: OneLayerTransformer, batch: Batch) -> dict[str, f
 
 
 def evaluate(model: torch.nn.Module, task: STSTask, *, T: int | None = None, q: int | None = None,
-             batch_size: int = 2048, seed: int = 12345, device=None) -> float:
+             batch_size: int = 2048, seed: int = EVAL_SEED, device=None) -> float:
     """Monte-Carlo loss of ``model`` on fresh data at length ``T`` and subset size ``q``.
 
     The seed is fixed, so two models are compared on the same held-out samples.
@@ -96,7 +96,7 @@ def evaluate(model: torch.nn.Module, task: STSTask, *, T: int | None = None, q: 
 
 
 def monte_carlo_errors(predictors: Mapping[str, Callable[[Batch], torch.Tensor]], task: STSTask, *,
-                       n: int = 65536, seed: int = 12345, chunk: int = 16384,
+                       n: int = 65536, seed: int = EVAL_SEED, chunk: int = 16384,
                        device=None) -> dict[str, tuple[float, float]]:
     """Mean squared error ``E||predict(batch) - target||^2`` of several predictors on the *same*
     ``n`` fresh samples, each with its Monte-Carlo standard error.
@@ -145,7 +145,7 @@ def monte_carlo_errors(predictors: Mapping[str, Callable[[Batch], torch.Tensor]]
 
 
 def monte_carlo_error(predict: Callable[[Batch], torch.Tensor], task: STSTask, *, n: int = 65536,
-                      seed: int = 12345, chunk: int = 16384, device=None) -> tuple[float, float]:
+                      seed: int = EVAL_SEED, chunk: int = 16384, device=None) -> tuple[float, float]:
     """``(mean, standard error)`` of one predictor's squared error; see :func:`monte_carlo_errors`.
 
     >>> task = STSTask(d=4, T=10, q=3)

@@ -38,9 +38,8 @@ def verdict(row: dict) -> str:
     '✓ consistent (guaranteed), within noise of its threshold'
     """
     role = ROLES[row["role"]]
-    text = f"✓ {role.holds}" if row["passed"] else f"✗ **{role.fails}**"
-    if row["role"] in ("guaranteed", "diagnostic", "ours"):
-        text += {"guaranteed": " (guaranteed)", "diagnostic": " (diagnostic)", "ours": " (our check)"}[row["role"]]
+    kind = {"guaranteed": " (guaranteed)", "diagnostic": " (diagnostic)", "ours": " (our check)"}.get(row["role"], "")
+    text = f"✓ {role.holds}{kind}" if row["passed"] else f"✗ **{role.fails}{kind}**"
     return text + (", within noise of its threshold" if row.get("near_threshold") else "")
 
 
@@ -88,7 +87,7 @@ def _measured(row: dict) -> str:
 def _needs(row: dict) -> str:
     t = row["threshold"]
     if row["rule"] == "within":
-        return f"in [{plain(t[0])}, {plain(t[1])}]"
+        return f"in [{t[0]:g}, {t[1]:g}]".replace("-", "−")
     sign = {"<=": "≤", ">=": "≥"}.get(row["rule"], row["rule"])
     return f"{sign} " + ("?" if t is None else f"{t:g}".replace("-", "−"))   # thresholds are set by hand: as set
 

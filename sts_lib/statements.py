@@ -140,13 +140,13 @@ def verdict(st: Statement, docs: dict) -> tuple[str, str]:
 
 def statements_table(docs: dict) -> Markdown:
     """The chapter's opening table: statement, verdict, reason and a link to the evidence, one row each."""
-    rows = ["| the paper says | verdict | why | evidence |", "|---|---|---|---|"]
+    rows = ["| verdict | the paper says | why | evidence |", "|---|---|---|---|"]   # verdict first: in view on a phone
     for st in STATEMENTS:
         v, why = verdict(st, docs)
         mark = {REPRODUCED: "✓ reproduced", NOT_REPRODUCED: "✗ **not reproduced**", UNTESTABLE: "– not testable here",
                 NO_RESULT: "? no result"}[v]
         link = f"[{st.where}](#{st.anchor})" if st.anchor else st.where
-        rows.append(f"| {st.where}: {st.says} | {mark} | {why} | {link} |".replace("\n", " "))
+        rows.append(f"| {mark} | {st.where}: {st.says} | {why} | {link} |".replace("\n", " "))
     return Markdown("\n".join(rows))
 
 

@@ -28,18 +28,13 @@ import numpy as np
 import torch
 
 from ._validate import check_choice, check_float, check_int
-from .device import get_device, make_generator, to_cpu
+from .device import EVAL_SEED, get_device, make_generator, to_cpu
 from .fast.prefetch import BatchStream, draw_ahead
 from .files import atomic_write, save_torch
 from .loop import Callback, fit
 from .metrics import transformer_metrics
 from .models import OneLayerTransformer
 from .task import Batch, STSTask, sts_loss
-
-
-#: The seed of the shared held-out batches. An experiment evaluates seed s on ``EVAL_SEED + s``
-#: (``experiments._runs.with_seed``), so the spread over seeds includes the test set's own noise.
-EVAL_SEED = 12345
 
 
 @dataclass

@@ -95,7 +95,7 @@ def test_near_threshold_and_within_rules_read_plainly():
                             near=True)})
     (cells,) = _table_rows(report.claims_markdown(doc))
     assert cells[0] == "✗ **not reproduced**, within noise of its threshold"
-    assert cells[3] == "in [−1.25, −0.800]"
+    assert cells[3] == "in [−1.25, −0.8]"
     assert "slope" in _bullet(report.in_words(doc), "Within noise of the threshold")
 
 

@@ -46,8 +46,9 @@ def test_round_trip(tmp_path, no_env):
     assert R.history(doc, "r").steps == [0, 10] and R.history(doc, "r", seed=1).last("loss") == 0.75
     assert R.per_seed(doc, "final", "r") == {0: {"loss": 0.5}, 1: {"loss": 0.75}}
     (row,) = R.claims_table(doc)
-    assert row == {"id": "r.loss", "text": "loss small", "value": 0.625, "min": 0.5, "max": 0.75,
-                   "per_seed": {0: 0.5, 1: 0.75}, "threshold": 1.0, "rule": "<", "passed": True}
+    assert row == {"id": "r.loss", "name": "loss small", "text": "loss small", "role": "ours", "because": "",
+                   "value": 0.625, "min": 0.5, "max": 0.75, "per_seed": {0: 0.5, 1: 0.75}, "threshold": 1.0,
+                   "rule": "<", "passed": True, "near_threshold": False}
     assert R.result_path("demo", root=tmp_path).with_suffix(".png") == tmp_path / "demo.png"
     assert R.list_results(root=tmp_path) == ["demo"]
 

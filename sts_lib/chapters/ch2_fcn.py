@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .._validate import check_choice, check_float, check_int, check_T_q
-from ..device import get_device, make_generator
+from ..device import EVAL_SEED, get_device, make_generator
 from ..fast.ensemble import train_ensemble
 from ..metrics import monte_carlo_error
 from ..models import FCN, TheoryTransformer
@@ -135,7 +135,7 @@ def _check_widths(widths) -> list[int]:
 def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: int = 256, lr: float = 1e-2,
                     optimizer: str = "adam", dataset_size: int | None = None, seed: int = 0, device=None,
                     depth: int = 1, hidden: int | None = None, eval_samples: int = 16384,
-                    eval_seed: int = 12345, progress: bool = False) -> list[dict]:
+                    eval_seed: int = EVAL_SEED, progress: bool = False) -> list[dict]:
     """Train one FCN per first-layer width on STS_q and measure its population error.
 
     Each FCN (:class:`~sts_lib.models.FCN`, input ``[vec X; 1_y]``, ``depth`` hidden layers)
@@ -191,7 +191,7 @@ def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: i
 
 def transformer_baseline(T: int, d: int, q: int, *, pe: str = "onehot", steps: int = 600, lr: float = 0.03,
                          optimizer: str = "adam", batch_size: int = 256, seed: int = 0, device=None,
-                         eval_samples: int = 16384, eval_seed: int = 12345) -> dict:
+                         eval_samples: int = 16384, eval_seed: int = EVAL_SEED) -> dict:
     """Train the theory transformer (zero init) on the same task and measure it like an FCN.
 
     ``pe`` is ``'onehot'`` (m = T) or ``'stochastic_onehot'`` (a pool of N = 2T one-hot slots).

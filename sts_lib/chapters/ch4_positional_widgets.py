@@ -241,31 +241,56 @@ def width_fit_table(doc: dict) -> Markdown:
                              f"{plain(v['ci95']['log_lnT'][1])})" for t, v in q2.items()) + "."]
     return Markdown("\n".join(rows))
 
-def _nearest_law(value: float, interval: list, laws: dict) -> str:
-    """The law whose exponent the 95% interval contains (or the nearest one, said so)."""
+def _law_of(value: float, interval: list, laws: dict) -> str:
+    """Which of ``laws`` (name -> exponent) a fitted exponent supports: the one its 95% interval contains,
+    else where it lies between them."""
     inside = [name for name, k in laws.items() if interval[0] <= k <= interval[1]]
     if inside:
         return inside[0]
+    ordered = sorted(laws.items(), key=lambda kv: kv[1])
+    for (lo_name, lo), (hi_name, hi) in zip(ordered, ordered[1:]):
+        if lo < value < hi:
+            near = lo_name if value - lo < hi - value else hi_name
+            return f"between {lo_name} and {hi_name}, nearer {near} (its interval excludes both)"
     name = min(laws, key=lambda n: abs(laws[n] - value))
-    return f"closest to {name}, which its interval excludes"
+    return f"beyond {name} (its interval excludes it)"
+
+
+def _local_q_exponents(points: list, target: float) -> dict:
+    """Per T: the exponent of q between the two largest q of the family (where the law is heading)."""
+    out = {}
+    for T in sorted({p["T"] for p in points}):
+        row = sorted((p["q"], p["m_needed"]) for p in points if p["T"] == T and p["target"] == target
+                     and p["source"] == "population-gd" and p["m_needed"])
+        if len(row) >= 2:
+            (q0, m0), (q1, m1) = row[-2], row[-1]
+            out[T] = math.log(m1 / m0) / math.log(q1 / q0)
+    return out
 
 
 def width_law_in_words(doc: dict) -> Markdown:
     """What the width-law fit says, in words generated from the committed fit (first Monte Carlo seed)."""
-    f = next(iter(per_seed(doc, "final", "fit_q3plus").values()))
+    seed = min(doc["seeds"])
+    f = per_seed(doc, "final", "fit_q3plus")[seed]
     b, c, e = (f["coef"][k] for k in ("log_q", "log_lnT", "log_inv_target"))
     ib, ic, ie = (f["ci95"][k] for k in ("log_q", "log_lnT", "log_inv_target"))
-    q_law = _nearest_law(b, ib, {"linear in $q$": 1.0, "$q^2$": 2.0})
-    t_law = _nearest_law(c, ic, {"$\\log T$": 1.0, "$\\log^2 T$": 2.0})
+    q_law = _law_of(b, ib, {"linear in $q$": 1.0, "$q^2$": 2.0})
+    t_law = _law_of(c, ic, {"$\\log T$": 1.0, "$\\log^2 T$": 2.0})
     rng = lambda i: f"{plain(i[0])} to {plain(i[1])}"   # noqa: E731
+    local = _local_q_exponents(per_seed(doc, "data", "points")[seed], 0.25)
+    big = {T: k for T, k in local.items() if T >= 512}
     text = (f"**What the data support.** For $q\\ge3$ the width the learned solution needs grows like "
             f"$q^{{{plain(b)}}}(\\ln T)^{{{plain(c)}}}\\,\\varepsilon^{{-{plain(e)}}}$ (95% intervals: {rng(ib)}, "
-            f"{rng(ic)} and {rng(ie)}; $R^2$ {plain(f['r2'])} over {f['n']} points): {q_law}, {t_law}, and a power of "
-            f"the target error $\\varepsilon$, not a logarithm.")
-    q2 = next(iter(per_seed(doc, "final", "lnT_exponent_q2").values()), {})
+            f"{rng(ic)} and {rng(ie)}; $R^2$ {plain(f['r2'])} over {f['n']} points). In $q$: {q_law}"
+            + (f"; between the two largest $q$ the exponent is {', '.join(plain(k) for k in big.values())} at "
+               f"$T={', '.join(str(T) for T in big)}$: the steeper global exponent comes from the small $q$, where the "
+               "cross-talk factor $(q-1)(q-2)/q$ grows faster than $q$, and at large $q$ the growth is about linear"
+               if big else "")
+            + f". In $\\log T$: {t_law}. In the target error $\\varepsilon$: a power, not a logarithm.")
+    q2 = per_seed(doc, "final", "lnT_exponent_q2").get(seed, {})
     if q2:
         t, v = next(iter(q2.items()))
-        law2 = _nearest_law(v["coef"]["log_lnT"], v["ci95"]["log_lnT"], {"$\\log T$": 1.0, "$\\log^2 T$": 2.0})
+        law2 = _law_of(v["coef"]["log_lnT"], v["ci95"]["log_lnT"], {"$\\log T$": 1.0, "$\\log^2 T$": 2.0})
         text += (f" At $q=2$ the exponent of $\\ln T$ is {plain(v['coef']['log_lnT'])} ({rng(v['ci95']['log_lnT'])}) "
                  f"at target {t}: {law2}.")
     text += (" The paper's width for stochastic PEs, $\\tilde O(d+q\\log T)$ [S], is linear in $q$ and in "

@@ -16,7 +16,7 @@ under ``DIR/.ckpt`` so an interrupted command resumes, and finished training run
 ``DIR/.runs`` so experiments that share a run (Figures 1/3, Figures 2/4) train it once.
 
 >>> sorted(EXPERIMENTS)[:2]
-['fcn-width', 'fig1-convergence']
+['fcn-width', 'fig1-adam-schedule']
 """
 
 from __future__ import annotations

@@ -31,13 +31,13 @@ from typing import Callable
 
 import torch
 
-from ..device import make_generator
+from ..device import EVAL_SEED, make_generator
 from ..files import atomic_write, save_torch
 from ..models import PracticalTransformer, TheoryTransformer
 from ..positional import make_pe
 from ..results import Measured, jsonable, over_seeds
 from ..task import STSTask
-from ..train import EVAL_SEED, History, TrainConfig, train
+from ..train import History, TrainConfig, train
 from ._core import CODE_VERSION, config_hash, device_key, read_json
 
 

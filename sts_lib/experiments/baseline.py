@@ -29,8 +29,8 @@ def _params(scale: str) -> dict:
     if scale == "paper":
         return {"T": 200, "N": 400, "T_tests": [250, 300, 350, 400], "q_tests": [2, 4, 6, 8], "steps": 50000,
                 "log_every": 500, "eval_batch": 2048, "lr_W": 30.0, "family_samples": 4000}
-    return {"T": 20, "N": 40, "T_tests": [25, 30, 35, 40], "q_tests": [2, 4, 6, 8], "steps": 3000,
-            "log_every": 50, "eval_batch": 1024, "lr_W": 10.0, "family_samples": 2000}
+    return {"T": 20, "N": 40, "T_tests": [25, 30, 35, 40], "q_tests": [2, 4, 6, 8], "steps": 2000,
+            "log_every": 50, "eval_batch": 512, "lr_W": 10.0, "family_samples": 1000}
 
 
 def config(scale: str, seeds: list) -> dict:

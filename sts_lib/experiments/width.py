@@ -30,7 +30,7 @@ import math
 import numpy as np
 import torch
 
-from ..device import make_generator
+from ..device import EVAL_SEED, make_generator
 from ..chapters.ch2_fcn import width_for_error
 from ..fits import linear_fit
 from ..loop import PlateauSchedule
@@ -44,7 +44,7 @@ from ..theory import bound_width_for_error, fcn_lower_bound, zero_predictor_loss
 from ._runs import Context, SeedResult, cached_call, for_each_seed
 
 _M_GRID = [2, 4, 8, 16, 32, 64, 128, 256]
-_VAL_SEED = 777          # + seed: the validation batch of the stopping rule (the test set uses 12345)
+_VAL_SEED = 777          # + seed: the validation batch of the stopping rule (the test set uses EVAL_SEED)
 
 
 def stop_rule(scale: str) -> dict:
@@ -107,7 +107,7 @@ def _train_random_pe(T: int, q: int, d: int, m: int, p: dict, seed: int, device,
     model = TheoryTransformer(d, m, position_only=True)
     run, _ = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
                                   rule=p["rule"], seed=seed, device=device, checkpoint=ckpt)
-    err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=12345, device=device)
+    err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=EVAL_SEED, device=device)
     return {"T": T, "q": q, "d": d, "m": m, "pe": "stochastic_random", "width": d + m, "error": err,
             "error_se": se, "rel_error": err / zero_predictor_loss(d, q), **run}
 
@@ -152,7 +152,7 @@ def _fcn_point(T: int, d: int, q: int, width: int, fc: dict, max_steps: int, see
     net = FCN(T, d, width, depth=fc["depth"], generator=make_generator(seed + 1 + 7919 * width))
     run, _ = train_to_convergence(net, task, lr=fc["lr"], batch_size=fc["batch_size"], max_steps=max_steps,
                                   rule=fc["rule"], seed=seed, device=device, checkpoint=ckpt)
-    err, se = monte_carlo_error(net, task, n=fc["eval_samples"], seed=12345, device=device)
+    err, se = monte_carlo_error(net, task, n=fc["eval_samples"], seed=EVAL_SEED, device=device)
     bound = fcn_lower_bound(T, d, q, width)
     base = zero_predictor_loss(d, q)
     return {"T": T, "d": d, "q": q, "width": width, "depth": fc["depth"], "error": err, "error_se": se,
@@ -165,7 +165,7 @@ def _onehot_point(T: int, d: int, q: int, p: dict, seed: int, device, ckpt) -> d
     model = TheoryTransformer(d, T)
     run, _ = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
                                   rule=p["rule"], seed=seed, device=device, checkpoint=ckpt)
-    err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=12345, device=device)
+    err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=EVAL_SEED, device=device)
     return {"T": T, "d": d, "q": q, "pe": "onehot", "m": T, "width": d + T, "error": err, "error_se": se,
             "rel_error": err / zero_predictor_loss(d, q), **run}
 

@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from ..device import EVAL_SEED
 from ..fits import multi_fit
 from ..positional import StochasticRandomPE
 from ..metrics import monte_carlo_error
@@ -92,7 +93,7 @@ def _trained_point(T: int, q: int, m: int, p: dict, seed: int, device, ckpt) -> 
     model = TheoryTransformer(p["d"], m, position_only=True)
     run, _ = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
                                   rule=p["rule"], seed=seed, device=device, checkpoint=ckpt)
-    err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=12345 + seed, device=device)
+    err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=EVAL_SEED + seed, device=device)
     base = zero_predictor_loss(p["d"], q)
     return {"T": T, "q": q, "m": m, "rel_error": err / base, "rel_error_se": se / base, **run}
 
