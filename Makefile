@@ -48,11 +48,12 @@ bench: $(VENV)/.stamp-install
 	@$(PY) -m sts_lib.fast.bench $(BENCH_ARGS)
 
 # Every experiment at paper scale into results/, in two lanes that run side by side (one core each):
-# each lane keeps the experiments that share training runs together (Figures 1/3, Figures 2/4).
+# each lane keeps the experiments that share training runs together (Figures 1/3, Figures 2/4), and the
+# lanes are balanced on the compute each document records (results/README.md, "Compute per experiment").
 # Interrupted, the same command resumes from the checkpoints in results/.ckpt.
 REPRO_ARGS ?= --scale paper --out results --threads 1 --no-progress
-LANE_A := fig1-convergence fig3-heatmaps nearorth-baseline fig1-adam-schedule pe-samplers fig1-fixed-sample
-LANE_B := fig2-length-generalization fig4-q-generalization fig5-adam fcn-width width-law
+LANE_A := fig1-convergence fig3-heatmaps fig5-adam pe-samplers fcn-width fig1-adam-schedule fig1-fixed-sample
+LANE_B := fig2-length-generalization fig4-q-generalization width-law nearorth-baseline
 reproduce: $(VENV)/.stamp-install
 	@$(MAKE) --no-print-directory -j2 reproduce-lane-a reproduce-lane-b
 reproduce-lane-a:

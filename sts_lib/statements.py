@@ -135,17 +135,22 @@ def verdict(st: Statement, docs: dict) -> tuple[str, str]:
         return REPRODUCED, held + (f"; {st.note}" if st.note else "")
     from .report import plain
     names = "; ".join(f"{r['name']} ({plain(r['value'])})" for r in bad[:3]) + ("; …" if len(bad) > 3 else "")
-    return NOT_REPRODUCED, f"{held}; fails: {names}" + (f". {st.note}" if st.note else "")
+    return NOT_REPRODUCED, f"{held}; fails: {names}" + (f"; {st.note}" if st.note else "")
 
 
-def statements_table(docs: dict) -> Markdown:
-    """The chapter's opening table: statement, verdict, reason and a link to the evidence, one row each."""
+def statements_table(docs: dict, *, links: bool = True) -> Markdown:
+    """The chapter's opening table: verdict, statement, reason and the evidence, one row each.
+
+    ``links``: the evidence as a link to its section of chapter 8 (the book); else the experiments that
+    decide it, by name (the repository's README, where the book's anchors do not resolve)."""
     rows = ["| verdict | the paper says | why | evidence |", "|---|---|---|---|"]   # verdict first: in view on a phone
     for st in STATEMENTS:
         v, why = verdict(st, docs)
         mark = {REPRODUCED: "✓ reproduced", NOT_REPRODUCED: "✗ **not reproduced**", UNTESTABLE: "– not testable here",
                 NO_RESULT: "? no result"}[v]
-        link = f"[{st.where}](#{st.anchor})" if st.anchor else st.where
+        names = sorted({exp for exp, _ in st.evidence})
+        link = (f"[{st.where}](#{st.anchor})" if st.anchor else st.where) if links else \
+            (", ".join(f"`{n}`" for n in names) or "chapter 8")
         rows.append(f"| {mark} | {st.where}: {st.says} | {why} | {link} |".replace("\n", " "))
     return Markdown("\n".join(rows))
 

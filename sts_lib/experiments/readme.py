@@ -38,7 +38,7 @@ def _compute_table(docs: dict) -> str:
 
 def section(docs: dict) -> str:
     """The generated Markdown: the paper's statements, the verdicts per experiment, every claim, wall times."""
-    out = ["## The paper's statements", "", str(tally_in_words(docs)), "", str(statements_table(docs)), "",
+    out = ["## The paper's statements", "", str(tally_in_words(docs)), "", str(statements_table(docs, links=False)), "",
            "## Verdicts per experiment", "", str(summary_markdown(docs)), "",
            "## Every claim", "",
            "Mean over seeds (the range when the seeds differ); a claim holds only when it holds for every seed. "

@@ -150,7 +150,15 @@ def lnT_exponent(points: list[dict], q: int, target: float) -> dict:
                      [math.log(p["m_needed"]) for p in pts]).to_dict()
 
 
-def _seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
+def _trained_sweeps(cfg: dict, ctx: Context) -> list[dict]:
+    """The trained points, once for the whole experiment: at the training seed ``trained["seed"]``, each sweep
+    started from that seed's family prediction (so its cost is counted once, not once per Monte Carlo seed)."""
+    fam, tr = cfg["family"], cfg["trained"]
+    return [_trained_sweep(q, T, _start_of(q, T, fam, tr, ctx), tr, tr["seed"], ctx) for q, T in tr["pairs"]]
+
+
+def _seed(cfg: dict, seed: int, ctx: Context, trained: list[dict]) -> SeedResult:
+    """One Monte Carlo seed: the family on the whole grid, beside the trained points (shared by every seed)."""
     fam, tr = cfg["family"], cfg["trained"]
     points, family = [], {}
     for q in fam["qs"]:
@@ -161,19 +169,11 @@ def _seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
             family[(q, T)] = r
             points += [{"q": q, "T": T, "target": float(t), "m_needed": r["m_needed"][str(t)], "source": "population-gd"}
                        for t in fam["targets"]]
-    trained = []
-    for q, T in tr["pairs"]:
-        m_fam = (family[(q, T)]["m_needed"].get(str(tr["target"])) if (q, T) in family else None)
-        if m_fam is None or not np.isfinite(m_fam):
-            m_fam = cached_call("width-law-family", {"q": q, "T": T, "targets": [tr["target"]], "seed": seed, **fam},
-                                lambda q=q, T=T: _family_width(q, T, [tr["target"]], fam, seed), ctx,
-                                f"seed {seed}: population-GD family q={q} T={T}")["m_needed"][str(tr["target"])]
-        # Trained once, at the training seed tr["seed"], started from that seed's family prediction,
-        # and compared with every seed's family (cached: the other seeds reuse it).
-        m_start = m_fam if seed == tr["seed"] else _start_of(q, T, fam, tr, ctx)
-        sweep = _trained_sweep(q, T, m_start, tr, tr["seed"], ctx) | {"m_family": m_fam}
-        trained.append(sweep)
+    for sweep in trained:
+        q, T = sweep["q"], sweep["T"]
+        m_fam = family[(q, T)]["m_needed"].get(str(tr["target"])) if (q, T) in family else None
         points.append({k: sweep[k] for k in ("q", "T", "target", "m_needed", "source")} | {"m_family": m_fam})
+    trained = [sweep | {"m_family": p["m_family"]} for sweep, p in zip(trained, points[-len(trained):])]
     return SeedResult(data={"points": points, "trained": trained,
                             "family": [family[k] for k in sorted(family)]},
                       final=_summary(points, fam), claims=claims(points, fam))
@@ -195,27 +195,31 @@ def claims(points: list[dict], fam: dict) -> dict:
             f["ci95"]["log_lnT"][1], 1.25, "<=",
             "paper [S]: width O~(q log T) suffices; upper 95% bound of the ln T exponent of the width the learned "
             "solution needs (fresh random unit PEs, q >= 3; <= 1.25 reads as log T)",
-            role="paper", because="")
+            role="paper", name="q ≥ 3: upper 95% bound of the exponent of ln T (≤ 1.25 reads as log T)")
         out["q3plus.lnT_exponent_lower"] = Measured(
             f["ci95"]["log_lnT"][0], 1.5, ">",
-            "ours: lower 95% bound of the ln T exponent at q >= 3 (> 1.5 reads as log^2 T, not log T)", role="ours")
+            "ours: lower 95% bound of the ln T exponent at q >= 3 (> 1.5 reads as log^2 T, not log T)", role="ours",
+            name="q ≥ 3: lower 95% bound of the exponent of ln T (> 1.5 reads as log² T)")
         out["q3plus.q_exponent_upper"] = Measured(
             f["ci95"]["log_q"][1], 1.5, "<",
-            "ours: upper 95% bound of the q exponent at q >= 3 (< 1.5 reads as q, not q^2)", role="ours")
+            "ours: upper 95% bound of the q exponent at q >= 3 (< 1.5 reads as q, not q^2)", role="ours",
+            name="q ≥ 3: upper 95% bound of the exponent of q (< 1.5 reads as q, not q²)")
     if any(p["q"] == 2 for p in points):
         t = max(fam["targets"])
         out["q2.lnT_exponent"] = Measured(
             lnT_exponent(points, 2, t)["coef"]["log_lnT"], 1.25, "<=",
             f"ours: ln T exponent of the width needed at q = 2 (target {t}; <= 1.25 reads as log T: the selected "
-            "scores tie, no cross-talk)", role="ours")
+            "scores tie, no cross-talk)", role="ours", name=f"q = 2: exponent of ln T at target {t} (≤ 1.25 reads as log T)")
     tr = [p for p in points if p["source"] == "trained" and np.isfinite(p["m_needed"]) and p.get("m_family")]
     if tr:
         dev = max(abs(math.log(p["m_needed"] / p["m_family"])) for p in tr)
         out["trained_on_family"] = Measured(
             math.exp(dev), 1.25, "<=", "ours: largest ratio (either way) of a trained model's m_needed to the "
-            "population-GD family's (<= 1.25: trained models sit on the family)", role="ours")
+            "population-GD family's (<= 1.25: trained models sit on the family)", role="ours",
+            name="trained models: largest ratio of their m needed to the family's")
     return out
 
 
 def run(cfg: dict, ctx: Context) -> dict:
-    return for_each_seed(cfg, ctx, lambda seed: _seed(cfg, seed, ctx))
+    trained = _trained_sweeps(cfg, ctx)
+    return for_each_seed(cfg, ctx, lambda seed: _seed(cfg, seed, ctx, trained))
