@@ -35,6 +35,8 @@ class Role(NamedTuple):
 
 
 #: The four kinds of claim, one record each (issue 19: "every claim says what kind of evidence it is").
+#:
+#: :meta hide-value:
 ROLES = {r.key: r for r in (
     Role("paper", "the paper's statement", "a statement of the paper that could fail in our setting",
          "reproduced", "not reproduced"),

@@ -15,7 +15,7 @@ points than the line has parameters (2 points with an intercept, 1 through the o
 line fits them exactly, whatever they are) or a constant y (all values equal, SS_tot = 0:
 there is no variation to explain, and a flat curve, e.g. a run stalled on a plateau, must not
 read as a perfect, or as any, 1/t law). A claim on a ``nan`` fails
-(:func:`sts_lib.results.claim`). The slope and intercept are ``nan`` when the line is not
+(:func:`sts_lib.claims.claim`). The slope and intercept are ``nan`` when the line is not
 determined: fewer than 2 points, or (with an intercept) a constant x; through the origin,
 when every x is 0. Non-finite inputs are an error, not a ``nan``: filter them first.
 """

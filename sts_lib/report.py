@@ -2,7 +2,7 @@
 
 The one claims renderer of the course. Every claim of a schema-2 document (read through
 :func:`sts_lib.results.claims_table`, never from the raw JSON) carries its own human name and its
-role (:data:`sts_lib.results.ROLES`: a statement of the paper, a guaranteed consistency check, a
+role (:data:`sts_lib.claims.ROLES`: a statement of the paper, a guaranteed consistency check, a
 diagnostic, or one of our own checks), so nothing here parses claim ids or keeps tables of metric
 names. Only the paper's statements are counted as reproduced or not; the other roles are shown as
 what they are. :func:`in_words` turns the claims into a short summary, :func:`claims_markdown` into a

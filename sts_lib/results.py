@@ -215,6 +215,6 @@ def migrate_v1(doc: dict) -> dict:
     return out
 
 
-__all__ = ["ROLES", "RULES", "SCHEMA", "Measured", "Role", "claim", "claims_table", "histories", "history", "jsonable",
-           "list_results", "load_result", "migrate_v1", "over_seeds", "paper_tally", "per_seed", "per_seed_histories", "result_path",
-           "save_result", "search_path"]
+# The claim records (ROLES, Measured, claim, over_seeds, ...) are importable from here too; documented in sts_lib.claims.
+__all__ = ["SCHEMA", "claims_table", "histories", "history", "jsonable", "list_results", "load_result", "migrate_v1",
+           "per_seed", "per_seed_histories", "result_path", "save_result", "search_path"]

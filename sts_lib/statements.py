@@ -38,7 +38,9 @@ def _ids(prefix: str, keys, suffix: str) -> tuple:
 
 _TS, _QS = (250, 300, 350, 400), (2, 4, 6, 8)
 
-#: The statements the course tests, in the order of the paper.
+#: The statements the course tests, in the order of the paper. (Value hidden in the API appendix: it is long.)
+#:
+#: :meta hide-value:
 STATEMENTS: tuple[Statement, ...] = (
     Statement("fig1.loss", "Figure 1", "the training loss converges to the global minimum 0 [V]",
               (("fig1-convergence", "T200-gd.loss_below_1pct_of_plateau"),

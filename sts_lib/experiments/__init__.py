@@ -7,7 +7,7 @@ writing ``DIR/NAME.json`` (schema 2 of :mod:`sts_lib.results`) and ``DIR/NAME.pn
 Every experiment runs several seeds (``--seeds``; the defaults are :data:`DEFAULT_SEEDS`). A seed
 sets the training data stream, the model's random initialisation (seed + 1) and the table of a
 fixed random PE, so data and initialisation both vary. Each claim is measured per seed and
-passes only when it **holds for every seed** (:func:`sts_lib.results.over_seeds`, called by the one
+passes only when it **holds for every seed** (:func:`sts_lib.claims.over_seeds`, called by the one
 seed loop, ``_runs.for_each_seed``); the document keeps every seed's histories, end-of-run numbers
 and claim values, with their mean, min and max.
 

@@ -1,7 +1,7 @@
 """Provenance and caching helpers shared by every experiment: config hashes, versions, the command line.
 
 An experiment's result is a schema-2 document of :mod:`sts_lib.results`, which owns the format,
-writes it (atomically) and builds its claims (:func:`sts_lib.results.over_seeds`: the pass/fail
+writes it (atomically) and builds its claims (:func:`sts_lib.claims.over_seeds`: the pass/fail
 is always computed, never written by hand). This module computes the config hash that decides
 whether a finished result or sub-run can be reused (the device's type included), reads a
 cached JSON file back, and records the versions and the command line that produced a result.

@@ -2,9 +2,9 @@
 
 An experiment is a few sub-runs per seed plus analysis. :func:`for_each_seed` is the one loop
 over the config's seeds: it calls the experiment's ``fn(seed) -> SeedResult`` (Histories,
-end-of-run numbers, other outputs and :class:`~sts_lib.results.Measured` claims), files each under
+end-of-run numbers, other outputs and :class:`~sts_lib.claims.Measured` claims), files each under
 its seed, times each seed, and combines the claims over the seeds with
-:func:`sts_lib.results.over_seeds`. A training sub-run is described by
+:func:`sts_lib.claims.over_seeds`. A training sub-run is described by
 a :class:`RunSpec` (plain JSON: task, model, training config) and executed by
 :func:`train_run`, which
 
