@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .report import Markdown
+from .report import Markdown, plain
 from .results import claims_table
 
 REPRODUCED, NOT_REPRODUCED, UNTESTABLE, NO_RESULT = "reproduced", "not reproduced", "not testable here", "no result"
@@ -135,7 +135,6 @@ def verdict(st: Statement, docs: dict) -> tuple[str, str]:
     held = f"{len(rows) - len(bad)} of {len(rows)} claims hold"
     if not bad:
         return REPRODUCED, held + (f"; {st.note}" if st.note else "")
-    from .report import plain
     names = "; ".join(f"{r['name']} ({plain(r['value'])})" for r in bad[:3]) + ("; …" if len(bad) > 3 else "")
     return NOT_REPRODUCED, f"{held}; fails: {names}" + (f"; {st.note}" if st.note else "")
 

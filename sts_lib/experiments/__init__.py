@@ -150,7 +150,7 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     # A GPU run never serves or reuses the CPU's results; a new analysis recomputes the document.
-    h = config_hash(cfg | device_key(device) | ({"analysis": ANALYSIS_VERSION} if ANALYSIS_VERSION > 1 else {}))
+    h = config_hash(cfg | device_key(device) | {"analysis": ANALYSIS_VERSION})
     json_path, png_path = out / f"{name}.json", out / f"{name}.png"
     exp = EXPERIMENTS[name]
     old = read_json(json_path)

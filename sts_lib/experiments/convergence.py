@@ -101,21 +101,28 @@ def shift_free_cosine(W: torch.Tensor, d: int) -> float:
 RATE_BAND = [-1.25, -0.8]
 
 
-def _role(label: str) -> str:
-    """The GD runs test the paper's statements; the Adam run is a labelled variant (its rate is set by its schedule)."""
-    return "ours" if label.endswith("adam") else "paper"
+def _role(hist) -> str:
+    """The GD runs test the paper's statements; an Adam run is a labelled variant (its rate is set by its schedule)."""
+    return "ours" if hist.config.get("train", {}).get("optimizer") == "adam" else "paper"
 
 
-def _where(label: str) -> str:
-    T, opt = label.split("-")
-    return f"{T[0]}={T[1:]}, " + {"gd": "GD, batch 4096", "sgd": "GD, batch 256", "adam": "Adam, 1/t decay (variant)"}[opt]
+def _where(hist, label: str) -> str:
+    """How a claim names its run, from the settings the History recorded (the run's label when it recorded none)."""
+    task, tr = hist.config.get("task"), hist.config.get("train")
+    if not task or not tr:
+        return label
+    if tr["optimizer"] == "adam":
+        how = "Adam" + (", 1/t decay" if tr.get("lr_decay_after") else "") + " (variant)"
+    else:
+        how = f"GD, batch {tr['batch_size']}"
+    return f"T={task['T']}, {how}"
 
 
 def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
     steps, loss = hist["step"], hist["loss"]
     exact = population_gd_of(hist)
     pop = float(exact["loss"][1][-1]) if exact else None
-    role, where = _role(label), _where(label)
+    role, where = _role(hist), _where(hist, label)
     variant = " (Adam variant: not the theorem's optimiser)" if role == "ours" else ""
     rate = loss_exponent(steps, loss)
     return {
@@ -207,7 +214,7 @@ def run_fig3(cfg: dict, ctx: Context) -> dict:
                  "W_EE_diag_mean": float(W_EE.diagonal().mean()), "W_EE_offdiag_mean": float(off.mean()),
                  "W_EE_offdiag_std": float(off.std()), "cos_W": hist.last("cos_W"), "cos_V": hist.last("cos_V")}
         lab = spec["label"]
-        role, where = _role(lab), _where(lab)
+        role, where = _role(hist), _where(hist, lab)
         moving = [b for b in ("W_XE", "V_E") if not blocks[b]["untouched"]]
         still = [b for b in ("W_XX", "W_EX")]
         claims = {

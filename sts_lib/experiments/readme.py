@@ -24,12 +24,17 @@ def _compute_table(docs: dict) -> str:
     the time they took when they were made (``compute_time``, ``seed_times``), not the wall time of the command
     that last wrote the document (which reuses them)."""
     rows = ["| experiment | compute (min) | per seed (s) | device |", "|---|---|---|---|"]
-    shared = {"fig3-heatmaps": "fig1-convergence", "fig4-q-generalization": "fig2-length-generalization"}
+    # Documents with the same training runs (Figures 1/3, 2/4) share them: count them under the first only.
+    owner: dict[tuple, str] = {}
+    for name, doc in docs.items():
+        if doc.get("runs"):
+            owner.setdefault(tuple(sorted(doc["runs"])), name)
     total = 0.0
     for name, doc in docs.items():
         per = " / ".join(plain(v) for v in doc.get("seed_times", {}).values())
         minutes = doc.get("compute_time", 0.0) / 60
-        note = f" (the runs of `{shared[name]}`)" if name in shared else ""
+        first = owner.get(tuple(sorted(doc.get("runs", {}))), name)
+        note = f" (the runs of `{first}`)" if first != name else ""
         total += 0.0 if note else minutes
         rows.append(f"| `{name}` | {plain(minutes)}{note} | {per} | {doc.get('device', '')} |")
     rows.append(f"| **all, each run counted once** | **{plain(total)}** | | |")

@@ -169,12 +169,13 @@ def _seed(cfg: dict, seed: int, ctx: Context, trained: list[dict]) -> SeedResult
             family[(q, T)] = r
             points += [{"q": q, "T": T, "target": float(t), "m_needed": r["m_needed"][str(t)], "source": "population-gd"}
                        for t in fam["targets"]]
+    beside = []                          # the shared trained sweeps, each beside this seed's family value
     for sweep in trained:
         q, T = sweep["q"], sweep["T"]
         m_fam = family[(q, T)]["m_needed"].get(str(tr["target"])) if (q, T) in family else None
+        beside.append(sweep | {"m_family": m_fam})
         points.append({k: sweep[k] for k in ("q", "T", "target", "m_needed", "source")} | {"m_family": m_fam})
-    trained = [sweep | {"m_family": p["m_family"]} for sweep, p in zip(trained, points[-len(trained):])]
-    return SeedResult(data={"points": points, "trained": trained,
+    return SeedResult(data={"points": points, "trained": beside,
                             "family": [family[k] for k in sorted(family)]},
                       final=_summary(points, fam), claims=claims(points, fam))
 
