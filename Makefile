@@ -11,11 +11,12 @@ HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/
 TORCH_SPEC ?= $(if $(HAS_GPU),torch>=2.2,torch==2.13.0)
 JB_FLAGS ?= -W --keep-going
 
-.PHONY: help venv install book test test-fast bench reproduce reproduce-lane-a reproduce-lane-b notebooks clean vendor exercises
+.PHONY: help venv install book test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b notebooks clean vendor exercises
 
 help:
 	@echo "make book   - create .venv, install, build the book into _build/html"
-	@echo "make test   - create .venv, install, run the whole test suite"
+	@echo "make test   - create .venv, install, run the whole test suite (all four tiers, both cores)"
+	@echo "make test-unit - the inner loop: tests/unit only (under 90 s)"
 	@echo "make bench  - print the performance benchmark (JSON)"
 
 $(VENV)/.stamp-torch:
@@ -31,16 +32,33 @@ $(VENV)/.stamp-install: $(VENV)/.stamp-torch pyproject.toml constraints.txt
 venv install: $(VENV)/.stamp-install
 
 # Executes the chapters (cached in _build/.jupyter_cache: only changed notebooks re-run) and builds
-# _build/html. Offline-capable: MathJax and the widget manager come from _vendor/, not a CDN.
+# _build/html. Offline-capable: MathJax comes from _vendor/, not a CDN.
 book: $(VENV)/.stamp-install notebooks
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "Book built: open _build/html/index.html"
 
-test: $(VENV)/.stamp-install
-	$(PY) -m pytest
+# The tests come in four tiers (tests/README.md): unit (the inner loop: no notebook, no browser, no training
+# beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist;
+# the book is built once, by one worker, and shared), with nothing skipped.
+PYTEST_WORKERS ?= 2
+test: $(VENV)/.stamp-install $(IW7)/.stamp
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
+test-unit: $(VENV)/.stamp-install
+	$(PY) -m pytest tests/unit
+test-integration: $(VENV)/.stamp-install $(IW7)/.stamp
+	$(PY) -m pytest tests/integration
+test-book: $(VENV)/.stamp-install
+	$(PY) -m pytest tests/book
+test-grading: $(VENV)/.stamp-install
+	$(PY) -m pytest tests/grading
 
-test-fast: $(VENV)/.stamp-install
-	$(PY) -m pytest -m "not slow"
+# Colab ships ipywidgets 7.7.1: a copy of it beside the venv (never on its path) lets
+# tests/integration/test_widgets_colab.py build every panel under 7.7 in a subprocess.
+IW7 := $(VENV)/iw7
+$(IW7)/.stamp: | $(VENV)/.stamp-torch
+	$(PIP) install -q --target $(IW7) --no-deps ipywidgets==7.7.1 widgetsnbextension==3.6.1 \
+	    jupyterlab_widgets==1.1.1 ipython_genutils==0.2.0
+	touch $@
 
 # Extra arguments of the benchmark, e.g.  make bench BENCH_ARGS="--device cuda --compare-cpu"
 BENCH_ARGS ?=
@@ -48,18 +66,16 @@ bench: $(VENV)/.stamp-install
 	@$(PY) -m sts_lib.fast.bench $(BENCH_ARGS)
 
 # Every experiment at paper scale into results/, in two lanes that run side by side (one core each):
-# each lane keeps the experiments that share training runs together (Figures 1/3, Figures 2/4), and the
-# lanes are balanced on the compute each document records (results/README.md, "Compute per experiment").
+# each experiment's record names its lane (sts_lib/experiments/record.py): experiments that share training runs
+# (Figures 1/3, Figures 2/4) share a lane, and the lanes are balanced on the compute each document records.
 # Interrupted, the same command resumes from the checkpoints in results/.ckpt.
 REPRO_ARGS ?= --scale paper --out results --threads 1 --no-progress
-LANE_A := fig1-convergence fig3-heatmaps fig5-adam pe-samplers fcn-width fig1-adam-schedule fig1-fixed-sample
-LANE_B := fig2-length-generalization fig4-q-generalization width-law nearorth-baseline
 reproduce: $(VENV)/.stamp-install
 	@$(MAKE) --no-print-directory -j2 reproduce-lane-a reproduce-lane-b
 reproduce-lane-a:
-	$(PY) -m sts_lib.experiments run $(LANE_A) $(REPRO_ARGS)
+	$(PY) -m sts_lib.experiments run --lane A $(REPRO_ARGS)
 reproduce-lane-b:
-	$(PY) -m sts_lib.experiments run $(LANE_B) $(REPRO_ARGS)
+	$(PY) -m sts_lib.experiments run --lane B $(REPRO_ARGS)
 
 # Rebuild exercises/student and exercises/solutions from exercises/source.
 exercises: $(VENV)/.stamp-install
@@ -69,24 +85,21 @@ clean:
 	rm -rf _build .jupyter_cache
 
 # Chapters are authored in book/src/*.md (MyST, jupytext) and paired with book/*.ipynb for Colab.
-# A notebook is regenerated only when its source is newer (tests/test_notebook_pairs.py checks the pairs).
+# A notebook is regenerated only when its source is newer (tests/unit/test_notebook_pairs.py checks the pairs).
 NOTEBOOKS := $(patsubst book/src/%.md,book/%.ipynb,$(wildcard book/src/*.md))
 notebooks: $(NOTEBOOKS)
 book/%.ipynb: book/src/%.md | $(VENV)/.stamp-install
 	$(VENV)/bin/jupytext --quiet --to ipynb --output $@ $<
 
-# Re-fetch the JavaScript committed in _vendor/ for offline rendering (needs npm; `make book` does not).
+# Re-fetch the MathJax committed in _vendor/ for offline rendering (needs npm; `make book` does not).
 MATHJAX_NPM      ?= mathjax@3.2.2
-HTML_MANAGER_NPM ?= @jupyter-widgets/html-manager@1.0.15
 VENDOR_TMP       := _build/vendor-npm
 vendor:
-	rm -rf $(VENDOR_TMP) && mkdir -p $(VENDOR_TMP)/mathjax $(VENDOR_TMP)/html-manager
-	cd $(VENDOR_TMP) && npm pack --silent $(MATHJAX_NPM) $(HTML_MANAGER_NPM) > packed.txt
+	rm -rf $(VENDOR_TMP) && mkdir -p $(VENDOR_TMP)/mathjax
+	cd $(VENDOR_TMP) && npm pack --silent $(MATHJAX_NPM) > packed.txt
 	tar xzf $(VENDOR_TMP)/mathjax-*.tgz -C $(VENDOR_TMP)/mathjax
-	tar xzf $(VENDOR_TMP)/jupyter-widgets-html-manager-*.tgz -C $(VENDOR_TMP)/html-manager
-	rm -rf _vendor/mathjax _vendor/html-manager
-	mkdir -p _vendor/mathjax/output/chtml/fonts/woff-v2 _vendor/mathjax/input/tex/extensions _vendor/mathjax/a11y \
-	   _vendor/html-manager
+	rm -rf _vendor/mathjax
+	mkdir -p _vendor/mathjax/output/chtml/fonts/woff-v2 _vendor/mathjax/input/tex/extensions _vendor/mathjax/a11y
 	# MathJax as components (see _config.yml): the loader, core, TeX input, every TeX extension for
 	# autoload (not all-packages.js, 0.2 MB that only the -full bundle uses), CommonHTML output and fonts.
 	cd $(VENDOR_TMP)/mathjax/package/es5 && cp startup.js core.js ../LICENSE $(CURDIR)/_vendor/mathjax/ && \
@@ -97,8 +110,6 @@ vendor:
 	   cp output/chtml/fonts/tex.js $(CURDIR)/_vendor/mathjax/output/chtml/fonts/ && \
 	   cp output/chtml/fonts/woff-v2/*.woff $(CURDIR)/_vendor/mathjax/output/chtml/fonts/woff-v2/ && \
 	   cp a11y/assistive-mml.js $(CURDIR)/_vendor/mathjax/a11y/
-	cp $(VENDOR_TMP)/html-manager/package/dist/embed.js $(VENDOR_TMP)/html-manager/package/dist/embed.js.LICENSE.txt \
-	   $(VENDOR_TMP)/html-manager/package/dist/*.woff2 _vendor/html-manager/
 	du -sh _vendor
 
 # The student edition: the same book without solutions (hints and check-your-understanding questions stay,

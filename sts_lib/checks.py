@@ -23,18 +23,17 @@ import math
 
 import numpy as np
 
-from .fits import multi_fit
+from .fits import last_part, multi_fit
 from .metrics import weight_blocks
 from .theory import population_gd_at_lengths, reduced_dynamics
+from .train import PLAIN_STEPS
 
 
 def _last_part(steps, values, frac: float) -> tuple[np.ndarray, np.ndarray]:
     steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
     if steps.shape != values.shape or steps.ndim != 1:
         raise ValueError(f"steps and values must be 1-d arrays of one length, got {steps.shape} and {values.shape}")
-    if not 0 < frac <= 1:
-        raise ValueError(f"frac must be in (0, 1], got {frac}")
-    keep = (steps >= steps[-1] * (1 - frac)) & (steps > 0) & np.isfinite(values) & (values > 0)
+    keep = last_part(steps, frac) & (steps > 0) & np.isfinite(values) & (values > 0)
     return steps[keep], values[keep]
 
 
@@ -145,7 +144,8 @@ def population_gd_of(hist, T_tests=()) -> dict | None:
     the theory model at every length of ``T_tests`` by :func:`sts_lib.theory.population_gd_at_lengths`.
     """
     task, tr = hist.config.get("task"), hist.config.get("train")
-    if not task or not tr or tr["optimizer"] != "gd" or task["pe"]["name"] not in ("stochastic_onehot", "onehot"):
+    if not task or not tr or tr["optimizer"] not in PLAIN_STEPS or task["pe"]["name"] not in ("stochastic_onehot",
+                                                                                               "onehot"):
         return None                      # Adam, random PEs, or a History that records no settings
     pool = task["pe"]["max_len"] if task["pe"]["name"] == "stochastic_onehot" else None
     args = (task["d"], task["T"], task["q"])

@@ -35,6 +35,10 @@ ENV_VAR = "STS_DEVICE"
 #: The seed of the held-out batches every evaluation draws by default. An experiment evaluates its seed s on
 #: ``EVAL_SEED + s`` (``experiments._runs.with_seed``), so the spread over seeds includes the test set's noise.
 EVAL_SEED = 12345
+#: The stride between the seeds of several models trained side by side (``seed + SEED_STRIDE * i``, a
+#: prime, so no two models of a sweep share a seed): the FCN first layers of chapter 2's width sweep and
+#: of the fcn-width experiment (whose committed results were drawn with it).
+SEED_STRIDE = 7919
 _default: torch.device | None = None      # set by set_default_device; None: ENV_VAR, then auto
 
 

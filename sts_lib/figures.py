@@ -8,10 +8,12 @@ read only through :mod:`sts_lib.results`' public readers. A run's positional enc
 its History recorded (``config["task"]["pe"]["name"]``), coloured and labelled from
 :data:`sts_lib.positional.PE_COLORS` and :data:`~sts_lib.positional.PE_LABELS`; run names are never
 parsed. Every seed is a thin line; the OOD figures add the mean over seeds (:func:`sts_lib.plots.plot_ood`).
-:data:`FIGURES` maps each experiment to its function and :func:`figure` picks it from a document.
+:func:`figure` draws any document with the function its experiment record names (the document's ``figure``).
 """
 
 from __future__ import annotations
+
+import sys
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
@@ -27,8 +29,10 @@ from .train import History
 
 #: The paper's Figure 4 caption: "all of the fixed PE end up with validation loss at least 0.15" [V].
 FIXED_PE_FLOOR = 0.15
-_OPTIMIZERS = {"gd": "SGD", "sgd": "SGD", "adam": "Adam"}   # "gd" steps on fresh minibatches are SGD
+# Plain steps on fresh minibatches are SGD ("gd" is the deprecated alias of "sgd": sts_lib.train.OPTIMIZERS).
+_OPTIMIZERS = {"gd": "SGD", "sgd": "SGD", "momentum": "SGD + momentum", "adam": "Adam"}
 _WHEN = {"init": "at initialisation", "final": "after training"}
+_THIS = sys.modules[__name__]
 _MODELS = {"TheoryTransformer": "theory model", "PracticalTransformer": "practical model (Figure 1)"}
 
 
@@ -308,21 +312,22 @@ def pe_samplers(doc: dict) -> Figure:
     return fig
 
 
-#: The figure function of every experiment, by its CLI name (``python -m sts_lib.experiments list``).
-FIGURES = {"fig1-convergence": convergence, "fig2-length-generalization": length, "fig3-heatmaps": heatmaps,
-           "fig4-q-generalization": q_generalization, "fig5-adam": adam, "fcn-width": fcn_width,
-           "pe-samplers": pe_samplers, "width-law": evidence_figures.width_law,
-           "nearorth-baseline": evidence_figures.nearorth_baseline,
-           "fig1-fixed-sample": evidence_figures.fixed_sample, "fig1-adam-schedule": evidence_figures.adam_schedule}
+#: The modules whose functions a document may name as its figure (a document is data: nothing else is imported).
+FIGURE_MODULES = {"sts_lib.figures": None, "sts_lib.evidence_figures": evidence_figures}
 
 
 def figure(doc: dict) -> Figure:
-    """The figure of any result document, by its ``experiment`` (:data:`FIGURES`)."""
-    name = doc.get("experiment")
-    if name not in FIGURES:
-        raise KeyError(f"no figure for experiment {name!r}; figures exist for {sorted(FIGURES)}")
-    return FIGURES[name](doc)
+    """The figure of any result document: the function its ``figure`` field names (its experiment record's)."""
+    where = doc.get("figure")
+    module, _, name = (where or "").rpartition(".")
+    if module not in FIGURE_MODULES:
+        raise KeyError(f"result document {doc.get('experiment')!r} names no figure of {sorted(FIGURE_MODULES)} "
+                       f"(its 'figure' field is {where!r}); re-run its experiment to refresh the document")
+    func = getattr(FIGURE_MODULES[module] or _THIS, name, None)
+    if not callable(func) or name.startswith("_"):
+        raise KeyError(f"result document {doc.get('experiment')!r} names {where!r}, which is not a figure function")
+    return func(doc)
 
 
-__all__ = ["FIGURES", "FIXED_PE_FLOOR", "adam", "convergence", "fcn_width", "figure", "heatmaps", "length",
+__all__ = ["FIGURE_MODULES", "FIXED_PE_FLOOR", "adam", "convergence", "fcn_width", "figure", "heatmaps", "length",
            "pe_colors", "pe_kind", "pe_samplers", "q_generalization", "run_label", "runs_by_pe"]

@@ -4,7 +4,8 @@ Every fitted rate in the course and in ``results/`` comes from :func:`linear_fit
 "1/loss is linear in t" check of Figure 1 (chapter 3 and ``experiments/convergence``),
 the attention scale against log t (chapters 3 and 6), m* against q log T through the
 origin (chapter 4), log-log slopes of the width sweeps and the tail trend of the PE
-samplers. So the book and the result files measure a claim with the same code and agree on
+samplers; "the last half" of a run is :func:`last_part`, and the 1/loss line over it
+:func:`inverse_loss_fit`. So the book and the result files measure a claim with the same code and agree on
 the edge cases. The line is ``numpy.polyfit(x, y, 1)`` (through the origin: the closed form
 sum(x y) / sum(x^2)), and R^2 = 1 - SS_res / SS_tot is taken about the mean of y in both
 cases, which are the numbers the chapters and experiments computed before they shared this
@@ -93,6 +94,38 @@ def linear_fit(x, y, *, through_origin: bool = False, log_x: bool = False, log_y
     return Fit(slope, intercept, r2, n)
 
 
+def last_part(steps, frac: float = 0.5) -> np.ndarray:
+    """Which logged steps lie in the last ``frac`` of a run that starts at step 0: ``steps >= (1 - frac) steps[-1]``.
+
+    The one definition of "the last half" (``frac=0.5``) behind every late-time fit and floor of the
+    chapters, the experiments and :mod:`sts_lib.checks`. Returns a boolean mask of ``steps``' shape.
+
+    >>> last_part([0, 10, 20, 30, 40]).tolist()
+    [False, False, True, True, True]
+    """
+    steps = np.asarray(steps)
+    if steps.ndim != 1 or steps.size == 0:
+        raise ValueError(f"steps must be a non-empty 1-d array, got shape {steps.shape}")
+    if not 0 < frac <= 1:
+        raise ValueError(f"frac must be in (0, 1], got {frac}")
+    return steps >= steps[-1] * (1 - frac)
+
+
+def inverse_loss_fit(steps, loss, *, frac: float = 0.5) -> Fit:
+    """The line 1/loss = slope * step + intercept over the last ``frac`` of the run (:func:`last_part`).
+
+    A loss decaying like 1/(a t + b) gives a straight line of slope a: R^2 near 1 is the O(1/t)
+    signature of Figure 1, and the slope its rate.
+
+    >>> t = np.arange(0, 1001, 10)
+    >>> round(inverse_loss_fit(t, 1.0 / (0.2 * t + 5.0)).slope, 9)
+    0.2
+    """
+    steps, loss = np.asarray(steps), np.asarray(loss, dtype=float)
+    keep = last_part(steps, frac)
+    return linear_fit(steps[keep], 1.0 / loss[keep])
+
+
 def _t975(dof: int) -> float:
     """The 0.975 quantile of Student's t with ``dof`` degrees of freedom (Cornish-Fisher expansion
     about the normal quantile; within 0.2% for dof >= 5, exact enough for a 95% interval).
@@ -150,4 +183,4 @@ def multi_fit(columns: dict, y) -> MultiFit:
                     r2=1.0 - float(resid @ resid) / ss_tot if ss_tot > 0 else float("nan"), n=int(n))
 
 
-__all__ = ["Fit", "MultiFit", "linear_fit", "multi_fit"]
+__all__ = ["Fit", "MultiFit", "inverse_loss_fit", "last_part", "linear_fit", "multi_fit"]

@@ -1,9 +1,9 @@
 """Metrics: direction to the ground truth, attention mass, held-out losses, Monte-Carlo errors.
 
 The first ones are pure and cheap and are logged during training; :func:`evaluate` measures
-a trained model at another length ``T`` or subset size ``q``; :func:`monte_carlo_errors`
-estimates population errors with their standard errors (any predictor, FCN or transformer
-or closed form), on common random numbers.
+a trained model at another length ``T`` or subset size ``q`` (the chapters' one Monte-Carlo
+loss); :func:`monte_carlo_errors` estimates population errors with their standard errors (any
+predictor, FCN or transformer or closed form), on common random numbers.
 """
 
 from __future__ import annotations
@@ -84,13 +84,22 @@ def transformer_metrics(model: OneLayerTransformer, batch: Batch) -> dict[str, f
 
 def evaluate(model: torch.nn.Module, task: STSTask, *, T: int | None = None, q: int | None = None,
              batch_size: int = 2048, seed: int = EVAL_SEED, device=None) -> float:
-    """Monte-Carlo loss of ``model`` on fresh data at length ``T`` and subset size ``q``.
+    """Monte-Carlo loss of ``model`` on ``batch_size`` fresh samples at length ``T`` and subset size ``q``.
 
-    The seed is fixed, so two models are compared on the same held-out samples.
+    The one home of "the loss of a model at (T, q)". The samples are drawn from ``seed`` on
+    ``device`` (default: the model's) and moved to the model, so two models are compared on the
+    same held-out samples; ``device="cpu"`` draws the same samples whatever the model's device
+    (a seed draws other numbers on a GPU).
+
+    >>> task = STSTask(d=3, T=8, q=2)
+    >>> model = OneLayerTransformer(3, 8)                              # zero initialisation
+    >>> round(evaluate(model, task, batch_size=20000, seed=0), 1)     # the zero predictor: d/q
+    1.5
     """
-    if device is None:
-        device = next(model.parameters()).device
-    batch = task.sample(batch_size, T=T, q=q, generator=make_generator(seed, device), device=device)
+    model_device = module_device(model)
+    device = model_device if device is None else torch.device(device)
+    batch = task.sample(check_int("batch_size", batch_size, low=1), T=T, q=q,
+                        generator=make_generator(seed, device), device=device).to(model_device)
     with torch.no_grad():
         return float(sts_loss(model(batch), batch.target))
 

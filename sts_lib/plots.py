@@ -9,17 +9,12 @@ A new figure is drawn for the book's column (:mod:`sts_lib.readable`): at most
 
 from __future__ import annotations
 
-import matplotlib
-
 import numpy as np
 from matplotlib.figure import Figure
 
 from .device import to_numpy
 from .readable import COLUMN_WIDTH, LEGEND_SIZE
 from .readable import enlarge_text, readable_figures  # noqa: F401  (the chapters' set-up cell imports them from here)
-from .theory import fcn_lower_bound, zero_predictor_loss
-
-matplotlib.rcParams.setdefault("figure.dpi", 100)
 
 
 def _new(ncols: int = 1, width: float = 4.2, height: float = 3.2):
@@ -246,30 +241,4 @@ def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None
         fig.legend(handles=handles, fontsize=LEGEND_SIZE, loc="outside lower center", ncols=min(len(handles), 3))
     if title:
         fig.suptitle(title)
-    return fig
-
-
-def plot_fcn_bound(T: int, d: int, q: int, widths, errors=None, *, transformer_error: float | None = None,
-                   transformer_width: int | None = None, ax=None) -> Figure:
-    """Relative error (error / (d/q)) against first-layer width, with the lower-bound curve.
-
-    ``errors`` (optional) are measured FCN errors at ``widths``.
-    """
-    if ax is None:
-        fig, (ax,) = _new(1, width=5.0)
-    else:
-        fig = ax.figure
-    widths = np.asarray(widths)
-    grid = np.unique(np.linspace(0, max(widths.max(), T * d), 200).astype(int))
-    base = zero_predictor_loss(d, q)
-    ax.plot(grid, fcn_lower_bound(T, d, q, grid) / base, c="k", label="lower bound (any FCN)")
-    if errors is not None:
-        ax.plot(widths, np.asarray(errors) / base, "o-", label="trained FCN")
-    if transformer_error is not None:
-        ax.scatter([transformer_width or d], [transformer_error / base], marker="*", s=150, c="C3",
-                   label="transformer", zorder=5)
-    ax.axvline(T * d, ls=":", c="gray")
-    ax.set(xlabel="first-layer width", ylabel="error / (d/q)", ylim=(-0.02, 1.1),
-           title=f"T={T}, d={d}, q={q}")
-    ax.legend(fontsize=LEGEND_SIZE)
     return fig

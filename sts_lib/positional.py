@@ -1,10 +1,10 @@
 """Positional encodings (PEs): one-hot, near-orthogonal, and their stochastic versions.
 
-A PE object draws a :class:`PEBatch` for ``batch`` sequences of length ``T``.
+A PE object draws a :class:`~sts_lib.pebatch.PEBatch` for ``batch`` sequences of length ``T``.
 Fixed PEs give every sequence the same vectors; stochastic PEs draw fresh ones
 per sequence (in training and at test time), which is what lets the paper's
 transformer generalise to longer inputs. One-hot families are never stored as
-dense ``(batch, T, m)`` tensors: a :class:`PEBatch` keeps integer *slots* into a
+dense ``(batch, T, m)`` tensors: a :class:`~sts_lib.pebatch.PEBatch` keeps integer *slots* into a
 table (the identity for one-hot), so the model's inner products become gathers.
 That is what makes ``T = 200`` with ``m = 512`` cheap on a CPU.
 """
@@ -12,75 +12,14 @@ That is what makes ``T = 200`` with ``m = 512`` cheap on a CPU.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 
 from ._validate import check_choice, check_generator, check_int
 from .fast.sampling import random_injection
+from .pebatch import PEBatch
 
 _KINDS = ("gaussian", "rademacher", "sphere")
-
-
-@dataclass
-class PEBatch:
-    """The PEs of one batch, stored sparsely when possible.
-
-    Exactly one of two layouts is used:
-
-    * ``slots`` ``(batch, T)`` long indices into ``table`` ``(N, m)``; ``table=None``
-      means the identity, i.e. one-hot vectors with ``m = N``;
-    * ``dense`` ``(batch, T, m)`` explicit vectors.
-    """
-
-    m: int                              # PE dimension
-    slots: torch.Tensor | None = None   # (batch, T) long, index of each position's vector
-    table: torch.Tensor | None = None   # (N, m) codebook; None = one-hot identity
-    dense: torch.Tensor | None = None   # (batch, T, m) explicit vectors
-
-    @property
-    def one_hot(self) -> bool:
-        """True when every vector is a one-hot e_slot (``slots`` with no table): the layout the
-        fast path of :mod:`sts_lib.fast` needs. The one definition of "one-hot" in the library."""
-        return self.slots is not None and self.table is None and self.dense is None
-
-    def scores(self, v: torch.Tensor) -> torch.Tensor:
-        """Inner products ``<p_i, v_b>``: v ``(batch, m)`` -> ``(batch, T)``."""
-        if self.dense is not None:
-            return torch.bmm(self.dense, v.unsqueeze(-1)).squeeze(-1)
-        full = v if self.table is None else v @ self.table.T      # (batch, N)
-        return full.gather(1, self.slots)
-
-    def pool(self, a: torch.Tensor) -> torch.Tensor:
-        """Weighted sum ``sum_i a_i p_i``: a ``(batch, T)`` -> ``(batch, m)``."""
-        if self.dense is not None:
-            return torch.bmm(a.unsqueeze(1), self.dense).squeeze(1)
-        n = self.m if self.table is None else self.table.shape[0]
-        out = a.new_zeros(a.shape[0], n).scatter_add_(1, self.slots, a)
-        return out if self.table is None else out @ self.table
-
-    def select_sum(self, idx: torch.Tensor) -> torch.Tensor:
-        """Sum of the PEs at positions ``idx`` ``(batch, q)`` -> ``(batch, m)``."""
-        if self.dense is not None:
-            picked = self.dense.gather(1, idx.unsqueeze(-1).expand(-1, -1, self.m))
-            return picked.sum(1)
-        ones = torch.ones(idx.shape, dtype=self._dtype, device=idx.device)
-        return self.pool(torch.zeros(self.slots.shape, dtype=self._dtype, device=idx.device)
-                         .scatter_(1, idx, ones))
-
-    def to_dense(self) -> torch.Tensor:
-        """The explicit ``(batch, T, m)`` tensor (for plots, tests and the dense baseline)."""
-        if self.dense is not None:
-            return self.dense
-        if self.table is None:
-            return torch.nn.functional.one_hot(self.slots, self.m).to(self._dtype)
-        return self.table[self.slots]
-
-    @property
-    def _dtype(self) -> torch.dtype:
-        if self.dense is not None:
-            return self.dense.dtype
-        return torch.float32 if self.table is None else self.table.dtype
 
 
 def _random_vectors(n: int, m: int, kind: str, generator, device, batch=None) -> torch.Tensor:
@@ -96,11 +35,32 @@ def _random_vectors(n: int, m: int, kind: str, generator, device, batch=None) ->
 
 
 class PositionalEncoding:
-    """Base class: ``m`` is the PE dimension, ``max_len`` the longest ``T`` supported."""
+    """Base class: ``m`` is the PE dimension, ``max_len`` the longest ``T`` supported.
+
+    Each kind is one subclass carrying its own identity: ``name`` (the kind in specs and configs),
+    ``label`` (how figures and tables name it), ``color`` (its colour in every figure) and
+    :meth:`for_task`, the one rule sizing it for sequences of length ``T``. :data:`PE_KINDS`,
+    :data:`PE_LABELS` and :data:`PE_COLORS` are read from the classes; nothing else keeps a table of kinds.
+    """
 
     name = "base"
+    label = "base"          # how figures, tables and controls name the kind
+    color = "C7"            # its colour in every figure of the library and the book
     one_hot = False         # True when every batch it samples is PEBatch.one_hot
     stochastic = False
+
+    @classmethod
+    def for_task(cls, T: int, *, m: int | None = None, pool: int | None = None, seed: int = 0):
+        """This kind sized for sequences of length ``T``: ``m`` its width where the kind has a free one
+        (one-hot kinds ignore it: their width is the pool), ``pool`` the number of positions it can tell
+        apart (its longest length; default per kind), ``seed`` the table of a fixed random kind."""
+        raise NotImplementedError  # pragma: no cover - every kind defines its rule
+
+    @staticmethod
+    def _width(m, kind: str) -> int:
+        if m is None:
+            raise ValueError(f"m must be given for a {kind} PE (its width is free), got m=None")
+        return check_int("m", m, low=1)
     m: int
     max_len: int | None
 
@@ -140,11 +100,22 @@ class OneHotPE(PositionalEncoding):
     """
 
     name = "onehot"
+    label = "fixed one-hot"
+    color = "C3"
     one_hot = True
 
     def __init__(self, max_len: int):
         self.max_len = check_int("max_len", max_len, low=1)
         self.m = self.max_len
+
+    @classmethod
+    def for_task(cls, T, *, m=None, pool=None, seed=0):
+        """m = the pool (default T): one vector per position.
+
+        >>> OneHotPE.for_task(8).m, OneHotPE.for_task(8, pool=12).m
+        (8, 12)
+        """
+        return cls(max_len=check_int("pool", pool, low=check_int("T", T, low=1)) if pool is not None else T)
 
     def _sample(self, batch, T, generator, device):
         slots = torch.arange(T, device=device).expand(batch, T)
@@ -159,6 +130,15 @@ class NearOrthogonalPE(PositionalEncoding):
     """
 
     name = "near_orthogonal"
+    label = "fixed near-orthogonal"
+    color = "C1"
+
+    @classmethod
+    def for_task(cls, T, *, m=None, pool=None, seed=0):
+        """``m`` given; the table has ``pool`` rows (default T), drawn from ``seed``."""
+        T = check_int("T", T, low=1)
+        pool = T if pool is None else check_int("pool", pool, low=T)
+        return cls(cls._width(m, cls.label), pool, seed=check_int("seed", seed, low=0))
 
     def __init__(self, m: int, max_len: int, *, kind: str = "rademacher", seed: int = 0):
         self.m = check_int("m", m, low=1)
@@ -217,12 +197,24 @@ class StochasticOneHotPE(PositionalEncoding):
     """
 
     name = "stochastic_onehot"
+    label = "stochastic one-hot"
+    color = "C0"
     one_hot = True
     stochastic = True
 
     def __init__(self, max_len: int):
         self.max_len = check_int("max_len", max_len, low=1)
         self.m = self.max_len
+
+    @classmethod
+    def for_task(cls, T, *, m=None, pool=None, seed=0):
+        """A pool of N = ``pool`` slots (default 2T), at least T; m = N.
+
+        >>> StochasticOneHotPE.for_task(10).m
+        20
+        """
+        T = check_int("T", T, low=1)
+        return cls(max_len=2 * T if pool is None else check_int("pool", pool, low=T))
 
     def _sample(self, batch, T, generator, device):
         return PEBatch(m=self.m, slots=random_injection(batch, T, self.max_len, generator, device))
@@ -236,7 +228,15 @@ class StochasticRandomPE(PositionalEncoding):
     """
 
     name = "stochastic_random"
+    label = "stochastic random vectors"
+    color = "C2"
     stochastic = True
+
+    @classmethod
+    def for_task(cls, T, *, m=None, pool=None, seed=0):
+        """``m`` given (fresh uniform unit vectors for any length: there is no pool, ``pool`` is ignored)."""
+        check_int("T", T, low=1)
+        return cls(cls._width(m, cls.label), kind="sphere")
 
     def __init__(self, m: int, *, kind: str = "sphere"):
         self.m = check_int("m", m, low=1)
@@ -255,7 +255,21 @@ class StochasticCodebookPE(NearOrthogonalPE):
     a fixed ``(max_len, m)`` near-orthogonal table (between the two variants above)."""
 
     name = "stochastic_codebook"
+    label = "stochastic codebook"
+    color = "C4"
     stochastic = True
+
+    @classmethod
+    def for_task(cls, T, *, m=None, pool=None, seed=0):
+        """``m`` given; ``pool`` unit vectors (default 2 max(m, T)), at least T, drawn from ``seed``.
+
+        >>> StochasticCodebookPE.for_task(20, m=32).max_len
+        64
+        """
+        T = check_int("T", T, low=1)
+        m = cls._width(m, cls.label)
+        pool = 2 * max(m, T) if pool is None else check_int("pool", pool, low=T)
+        return cls(m, pool, kind="sphere", seed=check_int("seed", seed, low=0))
 
     def _sample(self, batch, T, generator, device):
         slots = random_injection(batch, T, self.max_len, generator, device)
@@ -265,15 +279,28 @@ class StochasticCodebookPE(NearOrthogonalPE):
 _REGISTRY = {cls.name: cls for cls in (OneHotPE, NearOrthogonalPE, StochasticOneHotPE,
                                        StochasticRandomPE, StochasticCodebookPE)}
 
-#: The one vocabulary of PE kinds (each class's ``name``, what :func:`make_pe` and specs use) ...
+#: The one vocabulary of PE kinds (each class's ``name``, what :func:`make_pe` and specs use), and views
+#: of each class's ``label`` and ``color`` by kind (read from the classes, never written twice).
 PE_KINDS = tuple(_REGISTRY)
-#: ... and how figures and tables label them.
-PE_LABELS = {"onehot": "fixed one-hot", "near_orthogonal": "fixed near-orthogonal",
-             "stochastic_onehot": "stochastic one-hot", "stochastic_random": "stochastic random vectors",
-             "stochastic_codebook": "stochastic codebook"}
-#: ... and the one colour of each kind in every figure of the library and the book.
-PE_COLORS = {"onehot": "C3", "near_orthogonal": "C1", "stochastic_onehot": "C0", "stochastic_random": "C2",
-             "stochastic_codebook": "C4"}
+PE_LABELS = {k: cls.label for k, cls in _REGISTRY.items()}
+PE_COLORS = {k: cls.color for k, cls in _REGISTRY.items()}
+
+
+def pe_class(kind: str) -> type[PositionalEncoding]:
+    """The class of PE kind ``kind`` (one of :data:`PE_KINDS`): its ``label``, ``color`` and ``for_task``."""
+    return _REGISTRY[check_choice("kind", kind, _REGISTRY)]
+
+
+def pe_for_task(kind: str, T: int, *, m: int | None = None, pool: int | None = None, seed: int = 0):
+    """A PE of kind ``kind`` sized for length ``T`` by its class's one rule (:meth:`PositionalEncoding.for_task`).
+
+    >>> pe_for_task("stochastic_onehot", 10).m, pe_for_task("near_orthogonal", 10, m=16).m
+    (20, 16)
+    >>> pe_for_task("stochastic_random", 10)
+    Traceback (most recent call last):
+    ValueError: m must be given for a stochastic random vectors PE (its width is free), got m=None
+    """
+    return pe_class(kind).for_task(T, m=m, pool=pool, seed=seed)
 
 
 def make_pe(name: str, **kwargs) -> PositionalEncoding:

@@ -15,7 +15,6 @@ myst-nb render (the book parses outputs as MyST).
 from __future__ import annotations
 
 import math
-import re
 from typing import Callable
 
 from .results import ROLES, claims_table
@@ -140,12 +139,8 @@ def claims_dropdown(doc: dict, title: str | None = None) -> Markdown:
 
 
 def title_of(doc: dict) -> str:
-    """How a figure is named on the page: the document's ``title``, else "Figure 2" for ``fig2-...``, else the id."""
-    if doc.get("title"):
-        return str(doc["title"])
-    name = str(doc.get("experiment", "this experiment"))
-    m = re.match(r"fig(\d+)-", name)
-    return f"Figure {m[1]}" if m else f"`{name}`"
+    """How a figure is named on the page: the document's ``title`` (from its experiment record), else its id."""
+    return str(doc["title"]) if doc.get("title") else f"`{doc.get('experiment', 'this experiment')}`"
 
 
 def _listing(rows: list[dict], full: bool) -> str:

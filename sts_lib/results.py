@@ -22,16 +22,14 @@ The claim records and their roles are :mod:`sts_lib.claims`' (re-exported here):
 what kind of evidence it is, and only ``paper`` claims count in a verdict on the paper.
 
 Seeds are JSON object keys, hence strings in the file; :func:`histories` hands them back as
-ints. A missing number is ``null`` (JSON has no nan). Single-seed documents of schema 1 (the
-format before November 2026: histories as ``{"step": [...], name: [...]}``) are converted by
-:func:`migrate_v1`; :func:`load_result` does that on the fly, with a warning.
+ints. A missing number is ``null`` (JSON has no nan). Another schema (such as the single-seed
+schema 1 used before November 2026) is refused with an error that says so: re-run the experiment.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import warnings
 from pathlib import Path
 
 from .claims import ROLES, RULES, Measured, Role, claim, over_seeds, paper_tally  # noqa: F401 (re-exported)
@@ -57,11 +55,6 @@ def save_result(doc: dict, path: str | os.PathLike) -> Path:
     if missing:
         raise ValueError(f"a result document needs the keys {list(REQUIRED)}; missing {missing}")
     return atomic_write(path, json.dumps(jsonable({"schema": SCHEMA, **doc}), indent=1, allow_nan=False))
-
-
-def per_seed_histories(hists: dict) -> dict:
-    """``{seed: History}`` -> the ``runs[run]`` entry of a document, ``{"seed": History.to_dict()}``."""
-    return {str(s): h.to_dict() for s, h in hists.items()}
 
 
 # -- finding ---------------------------------------------------------------------------------------
@@ -111,7 +104,7 @@ def result_path(name: str, root: str | os.PathLike | None = None) -> Path:
 
 
 def load_result(name: str, root: str | os.PathLike | None = None) -> dict:
-    """The schema-2 document ``NAME.json``, found as :func:`result_path` says (v1 is migrated, with a warning).
+    """The schema-2 document ``NAME.json``, found as :func:`result_path` says (another schema is an error).
 
     >>> doc = load_result("fig1-convergence")
     >>> doc["schema"], doc["seeds"][0], history(doc, "T20-sgd").last("cos_W") > 0.9
@@ -119,18 +112,15 @@ def load_result(name: str, root: str | os.PathLike | None = None) -> dict:
     """
     path = result_path(name, root)
     doc = json.loads(path.read_text())
-    return _as_v2(doc, str(path))
+    return _checked_schema(doc, str(path))
 
 
-def _as_v2(doc: dict, where: str) -> dict:
+def _checked_schema(doc: dict, where: str) -> dict:
     schema = doc.get("schema", 1)
     if schema == SCHEMA:
         return doc
-    if schema == 1 and "experiment" in doc and "claims" in doc:
-        warnings.warn(f"{where} is a schema-1 result; read it as schema 2 (sts_lib.results.migrate_v1). "
-                      "Re-run the experiment to write schema 2.", stacklevel=3)
-        return migrate_v1(doc)
-    raise ValueError(f"{where}: unknown result schema {schema!r} (this sts_lib reads schema {SCHEMA})")
+    raise ValueError(f"{where}: unknown result schema {schema!r} (this sts_lib reads schema {SCHEMA}; "
+                     "re-run the experiment to write it)")
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -173,48 +163,6 @@ def claims_table(doc: dict) -> list[dict]:
              "near_threshold": bool(c.get("near_threshold"))}
             for cid, c in doc.get("claims", {}).items()]
 
-# -- schema 1 -> 2 ---------------------------------------------------------------------------------
-
-def _is_v1_history(r) -> bool:
-    return isinstance(r, dict) and isinstance(r.get("metrics"), dict) and "step" in r["metrics"]
-
-
-def migrate_v1(doc: dict) -> dict:
-    """A schema-1 (single-seed) document as schema 2, with ``seeds = [config.seed]``.
-
-    Histories ``{"metrics": {"step": [...], name: [...]}, "label", "wall_time", ...}`` become
-    ``History.to_dict()`` (the label goes into its config; other scalars into ``data[run]``);
-    runs that are not histories (sweeps, heatmaps) move to ``data``; every ``final`` entry and
-    every claim is put under the one seed. Numbers are copied, never recomputed.
-    """
-    if doc.get("schema", 1) != 1:
-        raise ValueError(f"migrate_v1 converts schema 1, got schema {doc.get('schema')!r}")
-    s = str(int(doc.get("config", {}).get("seed", 0)))
-    skip = {"runs", "final", "claims", "passed", "schema"}
-    out = {"schema": SCHEMA, **{k: v for k, v in doc.items() if k not in skip}, "seeds": [int(s)],
-           "runs": {}, "final": {}, "data": {}, "claims": {}}
-    for name, r in doc.get("runs", {}).items():
-        if _is_v1_history(r):
-            m = dict(r["metrics"])
-            steps = m.pop("step")
-            config = {"label": r["label"]} if "label" in r else {}
-            h = History(list(steps), {k: list(v) for k, v in m.items()}, [], config,
-                        float(r.get("wall_time") or 0.0), str(doc.get("device", "cpu")))
-            out["runs"][name] = {s: h.to_dict()}
-            extra = {k: v for k, v in r.items() if k not in ("metrics", "label", "wall_time")}
-            if extra:
-                out["data"][name] = {s: extra}
-        else:
-            out["data"][name] = {s: r}
-    out["final"] = {k: {s: v} for k, v in doc.get("final", {}).items()}
-    for cid, c in doc.get("claims", {}).items():
-        v = c.get("value")
-        out["claims"][cid] = {"text": c.get("description", ""), "per_seed": {s: v}, "value": v, "min": v,
-                              "max": v, "threshold": c.get("threshold"), "rule": c.get("op"),
-                              "require": "mean", "passed": bool(c.get("passed"))}
-    return out
-
-
 # The claim records (ROLES, Measured, claim, over_seeds, ...) are importable from here too; documented in sts_lib.claims.
-__all__ = ["SCHEMA", "claims_table", "histories", "history", "jsonable", "list_results", "load_result", "migrate_v1",
-           "per_seed", "per_seed_histories", "result_path", "save_result", "search_path"]
+__all__ = ["SCHEMA", "claims_table", "histories", "history", "jsonable", "list_results", "load_result",
+           "per_seed", "result_path", "save_result", "search_path"]

@@ -1,4 +1,4 @@
-"""One training loop for every model: GD, SGD or Adam, online or on a fixed dataset, one model or K.
+"""One training loop for every model: plain SGD, momentum or Adam, online or on a fixed dataset, one model or K.
 
 ``train(model, task, config)`` returns a :class:`History`. It knows nothing about a
 particular architecture: it asks the model for ``param_groups()`` (so attention and
@@ -17,7 +17,6 @@ scaling they applied, so a resumed run is the uninterrupted one.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -30,11 +29,21 @@ import torch
 from ._validate import check_choice, check_float, check_int
 from .device import EVAL_SEED, get_device, make_generator, to_cpu
 from .fast.prefetch import BatchStream, draw_ahead
-from .files import atomic_write, save_torch
+from .files import save_torch
 from .loop import Callback, fit
 from .metrics import transformer_metrics
 from .models import OneLayerTransformer
 from .task import Batch, STSTask, sts_loss
+
+
+#: The optimisers by name. ``"sgd"``: plain gradient steps (torch.optim.SGD without momentum): minibatch
+#: SGD on fresh batches, full-batch gradient descent on a fixed dataset. ``"momentum"``: SGD with momentum
+#: (``TrainConfig.momentum > 0``; minibatches of a fixed dataset). ``"adam"``: Adam (minibatches too).
+#: ``"gd"`` is a deprecated alias of ``"sgd"``, kept only because the committed ``results/*.json`` record
+#: it inside hashed run specs (the experiments keep writing it, so their hashes do not change).
+OPTIMIZERS = ("sgd", "momentum", "adam", "gd")
+#: The names of plain gradient steps: ``"sgd"`` and its deprecated alias ``"gd"``.
+PLAIN_STEPS = ("sgd", "gd")
 
 
 @dataclass
@@ -43,12 +52,13 @@ class TrainConfig:
 
     steps: int = 2000                     # number of optimiser steps
     batch_size: int = 256                 # samples per step (fresh each step when dataset_size is None)
-    optimizer: str = "gd"                 # 'gd' (plain), 'sgd' (with momentum) or 'adam'
+    optimizer: str = "sgd"                # 'sgd' (plain steps), 'momentum' or 'adam' ('gd': deprecated alias
+                                          # of 'sgd', kept for the hashed specs of results/*.json; OPTIMIZERS)
     lr: float = 0.1                       # learning rate of parameters without a role (e.g. the FCN)
     lr_W: float | None = None             # learning rate of the attention matrix W (default: lr)
     lr_V: float | None = None             # learning rate of the value matrix V (default: lr)
     lr_decay_after: int | None = None     # None: constant rates; t0: from step t0 on, every rate is scaled by t0/step
-    momentum: float = 0.0                 # SGD momentum (optimizer='sgd' only)
+    momentum: float = 0.0                 # SGD momentum, > 0 exactly when optimizer='momentum'
     dataset_size: int | None = None       # None: fresh online batches; else a fixed dataset of this size
     log_every: int = 50                   # steps between metric logs (the only host syncs)
     eval_batch: int = 1024                # size of each fixed held-out batch
@@ -61,7 +71,7 @@ class TrainConfig:
     def __post_init__(self):
         self.steps = check_int("steps", self.steps, low=0)
         self.batch_size = check_int("batch_size", self.batch_size, low=1)
-        check_choice("optimizer", self.optimizer, ("gd", "sgd", "adam"))
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
         self.lr = check_float("lr", self.lr, low=0.0, strict_low=True)
         for name in ("lr_W", "lr_V"):
             if getattr(self, name) is not None:
@@ -69,8 +79,10 @@ class TrainConfig:
         self.momentum = check_float("momentum", self.momentum, low=0.0, high=1.0)
         if self.lr_decay_after is not None:
             self.lr_decay_after = check_int("lr_decay_after", self.lr_decay_after, low=1)
-        if self.momentum and self.optimizer != "sgd":
-            raise ValueError(f"momentum is only used with optimizer='sgd', got optimizer={self.optimizer!r}")
+        if self.momentum and self.optimizer != "momentum":
+            raise ValueError(f"momentum is only used with optimizer='momentum', got optimizer={self.optimizer!r}")
+        if self.optimizer == "momentum" and not self.momentum:
+            raise ValueError("optimizer='momentum' needs momentum > 0 (plain steps are optimizer='sgd')")
         if self.dataset_size is not None:
             self.dataset_size = check_int("dataset_size", self.dataset_size, low=1)
         self.log_every = check_int("log_every", self.log_every, low=1)
@@ -140,7 +152,7 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Opti
     groups = [{"params": ps, "lr": lrs[role], "name": role} for role, ps in named.items() if ps]
     if cfg.optimizer == "adam":
         return torch.optim.Adam(groups)
-    return torch.optim.SGD(groups, momentum=cfg.momentum if cfg.optimizer == "sgd" else 0.0)
+    return torch.optim.SGD(groups, momentum=cfg.momentum)          # 0 for plain steps (validated)
 
 
 def eval_batches(task: STSTask, cfg: TrainConfig, device) -> dict[str, Batch]:
@@ -193,7 +205,7 @@ class _OneModel:
 
     def scale_lr(self, factor: float) -> None:
         # In place, lr *= factor: the very arithmetic of a hand-written `g["lr"] /= 10` for factor 0.1
-        # at the rates the experiments use (checked in tests/test_train.py).
+        # at the rates the experiments use (checked in tests/integration/test_train.py).
         self.lr_scale *= factor
         for group in self.opt.param_groups:
             group["lr"] *= factor
@@ -214,13 +226,14 @@ class _OneModel:
 
 
 class _FixedDataset:
-    """The training batches of a run on a fixed dataset: all of it (GD) or random minibatches of it."""
+    """The training batches of a run on a fixed dataset: all of it (plain steps: full-batch gradient descent)
+    or, for momentum and Adam, random minibatches of it."""
 
     def __init__(self, dataset: Batch, cfg: TrainConfig, gen: torch.Generator):
         self.dataset, self.cfg, self.gen = dataset, cfg, gen
 
     def next(self, more: bool) -> list[Batch]:
-        if self.cfg.optimizer == "gd":
+        if self.cfg.optimizer in PLAIN_STEPS:
             return [self.dataset]
         n, device = self.cfg.dataset_size, self.dataset.X.device
         return [self.dataset[torch.randint(0, n, (self.cfg.batch_size,), generator=self.gen, device=device)]]
@@ -328,8 +341,3 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
     fit(learner, source, evals, cfg, [hist], start=start, t0=time.perf_counter() - hist.wall_time,
         progress=progress, callbacks=callbacks, save=None if ckpt is None else save, save_every=checkpoint_every)
     return hist
-
-
-def save_history(hist: History, path: str | os.PathLike, snapshots: bool = False) -> None:
-    """Write a history as JSON (``snapshots=True`` includes W/V matrices), atomically."""
-    atomic_write(path, json.dumps(hist.to_dict(snapshots=snapshots)))

@@ -1,6 +1,16 @@
+"""Shared by every tier (tests/unit, tests/integration, tests/book, tests/grading): the CPU set-up, the
+virtual accelerator, and the ``device`` and ``gen`` fixtures. Helpers shared between test modules live in
+tests/helpers (on the path from here); artefacts that several tiers need (the quick experiment documents,
+the built book) are session fixtures in the tier's conftest.py, made once per run."""
+
+import sys
+from pathlib import Path
+
 import matplotlib
 import pytest
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 from sts_lib.testing import virtual_accelerator
 

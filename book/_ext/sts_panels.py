@@ -68,6 +68,6 @@ def _page_context(app, pagename, templatename, context, doctree):
 def setup(app):
     # Before any notebook runs: jupyter-cache's kernels inherit this process's environment.
     os.environ[ENV] = "1"
-    # After sts_book (900) has filtered the page's scripts, so the panel script is not dropped.
+    # After sts_book (900) has deduplicated the page's scripts.
     app.connect("html-page-context", _page_context, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

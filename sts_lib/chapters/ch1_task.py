@@ -6,7 +6,7 @@ selected columns outlined and the query token appended on the right, next to the
 target (the mean of the selected tokens) and the mean of all tokens (what a model
 that ignores y can best do). It is also the draw function of :func:`instance_explorer`,
 a :class:`~sts_lib.chapters.panel.FigurePanel` whose controls redraw *the same* figure
-in place; ipywidgets is imported only when a panel is built. :func:`plateau_check` holds
+in place; ipywidgets is imported only when a panel is displayed live. :func:`plateau_check` holds
 the Monte-Carlo check of the chapter's plateau lemma.
 """
 
@@ -22,32 +22,14 @@ from matplotlib.patches import Rectangle
 
 from .._validate import check_choice, check_int, check_T_q
 from ..metrics import monte_carlo_errors
-from ..models import TheoryTransformer, ground_truth
-from ..positional import PositionalEncoding, make_pe
+from ..positional import pe_class, pe_for_task
+from ..probes import ray_model
 from ..task import Batch, STSTask
 from ..theory import mean_predictor_loss, uniform_plateau, zero_predictor_loss
 from .panel import Choice, FigurePanel, Ints, offered, reuse
 
 _CMAP = colormaps["RdBu_r"].with_extremes(bad="white")   # NaN = the gap before the query column
 PE_CHOICES = ("onehot", "stochastic_onehot", "near_orthogonal", "stochastic_random")
-
-
-def demo_pe(kind: str, T: int, *, m: int = 16, seed: int = 0) -> PositionalEncoding:
-    """The PE used by the chapter-1 pictures: ``onehot`` (m = T), ``stochastic_onehot`` (pool N = 2T),
-    ``near_orthogonal`` (m fixed random vectors) or ``stochastic_random`` (fresh random unit vectors).
-
-    >>> demo_pe("stochastic_onehot", 10).m
-    20
-    """
-    check_choice("pe", kind, PE_CHOICES)
-    T = check_int("T", T, low=1)
-    if kind == "onehot":
-        return make_pe(kind, max_len=T)
-    if kind == "stochastic_onehot":
-        return make_pe(kind, max_len=2 * T)
-    if kind == "near_orthogonal":
-        return make_pe(kind, m=check_int("m", m, low=1), max_len=T, seed=check_int("seed", seed, low=0))
-    return make_pe(kind, m=check_int("m", m, low=1))
 
 
 def sample_instance(T: int = 10, q: int = 3, d: int = 4, *, seed: int = 0, pe: str = "onehot",
@@ -60,7 +42,7 @@ def sample_instance(T: int = 10, q: int = 3, d: int = 4, *, seed: int = 0, pe: s
     """
     T, q = check_T_q(T, q)
     d = check_int("d", d, low=1)
-    task = STSTask(d=d, T=T, q=q, pe=demo_pe(pe, T, m=m))
+    task = STSTask(d=d, T=T, q=q, pe=pe_for_task(check_choice("pe", pe, PE_CHOICES), T, m=check_int("m", m, low=1)))
     return task.sample(1, generator=torch.Generator().manual_seed(check_int("seed", seed, low=0)))
 
 
@@ -81,11 +63,8 @@ def plateau_check(task: STSTask, *, gammas=(0.5, 1.0, 1.5), n: int = 100_000, se
     True
     """
     d, T, q = task.d, task.T, task.q
-    uniform = TheoryTransformer(d, task.m)            # W = 0: uniform attention; V = [I 0] below
-    with torch.no_grad():
-        uniform.V.copy_(ground_truth(d, task.m)[1])
-    predictors = {"zero predictor (W=0, V=0)": TheoryTransformer(d, task.m),
-                  "uniform attention (W=0, V=V*)": uniform}
+    predictors = {"zero predictor (W=0, V=0)": ray_model(d, task.m, 0.0, gamma=0.0),
+                  "uniform attention (W=0, V=V*)": ray_model(d, task.m, 0.0)}   # W = 0: uniform attention
     exact = {"zero predictor (W=0, V=0)": zero_predictor_loss(d, q),
              "uniform attention (W=0, V=V*)": uniform_plateau(d, T, q)}
     for gamma in gammas:
@@ -144,8 +123,8 @@ def plot_instance(fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int 
     fig.colorbar(im_x, ax=ax_x, shrink=0.9, pad=0.01)
     fig.colorbar(im_e, ax=ax_e, shrink=0.9, pad=0.01)
     ax_x.set_title(f"tokens $x_i$ (rows: {d} coordinates); selected columns outlined", fontsize=9)
-    kind = {"onehot": "one-hot", "stochastic_onehot": "stochastic one-hot, pool $N=2T$",
-            "near_orthogonal": "fixed near-orthogonal", "stochastic_random": "stochastic random"}[pe]
+    cls = pe_class(pe)
+    kind = cls.label + (f", pool $N={b.pe.m}$" if cls.stochastic and cls.one_hot else "")
     ax_e.set_title(f"PEs $p_i$ ({kind}, $m={b.pe.m}$); query column $=\\sum_{{j\\in y}} p_j$", fontsize=9)
     ax_e.set_xlabel("position $i$ (0-based)")
     # Right panel: each coordinate k, the selected tokens' values, the target and the plain mean.

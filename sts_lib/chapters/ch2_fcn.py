@@ -19,18 +19,15 @@ import numpy as np
 import torch
 
 from .._validate import check_choice, check_float, check_int, check_T_q
-from ..device import EVAL_SEED, get_device, make_generator
+from ..device import EVAL_SEED, SEED_STRIDE, get_device, make_generator
 from ..fast.ensemble import train_ensemble
 from ..metrics import monte_carlo_error
 from ..models import FCN, TheoryTransformer
-from ..positional import make_pe
+from ..positional import pe_for_task
 from ..results import per_seed
 from ..task import STSTask
-# bound_width_for_error and random_first_layer_error live in theory.fcn; the book and the widgets
-# still import them from this chapter, so they stay importable here.
-from ..theory import (bound_width_for_error, fcn_bayes_error, fcn_lower_bound, random_first_layer_error,
-                      zero_predictor_loss)
-from ..train import TrainConfig, train
+from ..theory import fcn_bayes_error, fcn_lower_bound, random_first_layer_error, zero_predictor_loss
+from ..train import OPTIMIZERS, TrainConfig, train
 
 
 def random_first_layer(T: int, d: int, width: int, *, seed: int = 0) -> torch.Tensor:
@@ -158,14 +155,14 @@ def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: i
     d = check_int("d", d, low=1)
     widths = _check_widths(widths)
     steps = check_int("steps", steps, low=1)
-    check_choice("optimizer", optimizer, ("gd", "sgd", "adam"))
+    check_choice("optimizer", optimizer, OPTIMIZERS)
     depth = check_int("depth", depth, low=1)
     eval_samples = check_int("eval_samples", eval_samples, low=2)
     seed = check_int("seed", seed, low=0)
     device = get_device(device)
     task = STSTask(d=d, T=T, q=q)
     base = zero_predictor_loss(d, q)
-    nets = [FCN(T, d, width, depth=depth, hidden=hidden, generator=make_generator(seed + 7919 * i))
+    nets = [FCN(T, d, width, depth=depth, hidden=hidden, generator=make_generator(seed + SEED_STRIDE * i))
             for i, width in enumerate(widths)]
     cfg = TrainConfig(steps=steps, batch_size=batch_size, optimizer=optimizer, lr=lr,
                       dataset_size=dataset_size, log_every=max(steps // 4, 1), eval_batch=256,
@@ -173,7 +170,7 @@ def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: i
     t0 = time.perf_counter()
     if dataset_size is None:
         # Every width sees the same data stream (one seed), so the batched path is exactly
-        # K separate train() calls, in one pass over the data (tests/test_ensemble.py).
+        # K separate train() calls, in one pass over the data (tests/integration/test_ensemble.py).
         hists = train_ensemble(nets, task, cfg, data="shared", device=device, progress=progress)
     else:
         hists = [train(net, task, cfg, device=device, progress=progress) for net in nets]
@@ -207,8 +204,7 @@ def transformer_baseline(T: int, d: int, q: int, *, pe: str = "onehot", steps: i
     check_choice("pe", pe, ("onehot", "stochastic_onehot"))
     lr = check_float("lr", lr, low=0.0, strict_low=True)
     device = get_device(device)
-    max_len = T if pe == "onehot" else 2 * T
-    task = STSTask(d=d, T=T, q=q, pe=make_pe(pe, max_len=max_len))
+    task = STSTask(d=d, T=T, q=q, pe=pe_for_task(pe, T))
     model = TheoryTransformer(d, task.m)
     cfg = TrainConfig(steps=steps, batch_size=batch_size, optimizer=optimizer, lr=lr,
                       log_every=max(check_int("steps", steps, low=1) // 4, 1), eval_batch=256,
@@ -220,25 +216,3 @@ def transformer_baseline(T: int, d: int, q: int, *, pe: str = "onehot", steps: i
     return {"T": T, "d": d, "q": q, "pe": pe, "m": task.m, "width": d + task.m, "error": err, "error_se": se,
             "rel_error": err / zero_predictor_loss(d, q),
             "params": sum(p.numel() for p in model.parameters()), "wall_time": wall}
-
-
-def width_for_error(rows: list[dict], rel_target: float) -> float:
-    """Smallest width at which the measured relative error reaches ``rel_target``.
-
-    Linear interpolation between consecutive widths of a sweep (rows sorted by width);
-    ``nan`` if no width in the sweep reaches the target.
-
-    >>> rows = [{"width": 10, "rel_error": 0.8}, {"width": 20, "rel_error": 0.4}]
-    >>> round(width_for_error(rows, 0.6), 6)
-    15.0
-    """
-    rel_target = check_float("rel_target", rel_target, low=0.0, strict_low=True)
-    if not rows:
-        raise ValueError("rows is empty: pass the output of fcn_width_sweep")
-    pts = sorted((float(r["width"]), float(r["rel_error"])) for r in rows)
-    if pts[0][1] <= rel_target:
-        return pts[0][0]
-    for (w0, e0), (w1, e1) in zip(pts[:-1], pts[1:]):
-        if e1 <= rel_target:
-            return w0 + (w1 - w0) * (e0 - rel_target) / (e0 - e1)
-    return float("nan")

@@ -16,7 +16,9 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validate import check_float, check_int, check_T_q
-from .ch2_fcn import bound_width_for_error, random_first_layer, random_first_layer_error, width_for_error
+from ..probes import width_for_error
+from ..theory import bound_width_for_error, random_first_layer_error
+from .ch2_fcn import random_first_layer
 from ..theory import fcn_bayes_error, fcn_lower_bound, zero_predictor_loss
 from .panel import FigurePanel, Ints, new_figure, offered, reuse
 

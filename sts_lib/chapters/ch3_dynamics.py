@@ -5,23 +5,24 @@ loss decay like O(1/t) (is 1/loss linear in t), does the attention scale grow li
 (1/2) log t, and does the iterate stay in the symmetric family W_EE = alpha I +
 beta 11^T, V_X = gamma I with every other block at 0? The fits and the block
 report below answer them from a :class:`~sts_lib.train.History`; the probes at the end
-measure a model (gradients at zero, the loss along the ray, a curvature). The symmetric
+measure a model (gradients at zero, a curvature; the loss along the ray is
+:func:`sts_lib.probes.ray_loss_mc`). The symmetric
 family's closed forms (the reduced loss, the optimal gamma, the recursion on the two
 scalars (alpha, gamma)) are in :mod:`sts_lib.theory.ray`; they are *derived in this course*
-(paper_spec §4.4, tag [R]) and tested against full-matrix training in ``tests/test_dynamics.py``.
+(paper_spec §4.4, tag [R]) and tested against full-matrix training in ``tests/integration/test_dynamics.py``.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import torch
 
 from .._validate import check_float, check_int
 from ..device import make_generator, to_cpu
-from ..fits import linear_fit
+from ..fits import inverse_loss_fit, last_part, linear_fit
 from ..models import TheoryTransformer, ground_truth
+# ray_loss_mc is sts_lib.probes'; chapter 3's cells read it as dyn.ray_loss_mc.
+from ..probes import identity_cosine, symmetric_params
 from ..task import STSTask, sts_loss
 from ..theory import optimal_gamma, zero_init_value_gradient
 
@@ -34,8 +35,7 @@ def _tail(steps, values, tail: float, name: str) -> tuple[np.ndarray, np.ndarray
         raise ValueError(f"steps and {name} must be 1-d arrays of the same length, "
                          f"got shapes {steps.shape} and {values.shape}")
     tail = check_float("tail", tail, low=0.0, high=1.0, strict_low=True)
-    start = steps[0] + (1.0 - tail) * (steps[-1] - steps[0])
-    keep = steps >= start
+    keep = last_part(steps, tail)
     if keep.sum() < 3:
         raise ValueError(f"the last {tail:.0%} of the run holds {int(keep.sum())} points; "
                          "a fit needs at least 3 (log more often or raise tail)")
@@ -49,8 +49,9 @@ def fit_inverse_loss_rate(steps, loss, tail: float = 0.5) -> dict[str, float]:
 
     A loss decaying like ``1/(a t + b)`` gives a straight line, so ``r2`` close to 1
     is the O(1/t) signature of Figure 1 (left). Returns slope, intercept, r2 and the
-    first fitted step ``start``. The fit is :func:`sts_lib.fits.linear_fit`, as in
-    ``results/`` (a constant loss has ``r2 = nan``: a stalled run is no 1/t law).
+    first fitted step ``start``. The fit is :func:`sts_lib.fits.inverse_loss_fit` over
+    :func:`sts_lib.fits.last_part`, as in ``results/`` (a constant loss has ``r2 = nan``: a stalled
+    run is no 1/t law); this adds the checks a book cell needs (enough points, finite, positive).
 
     >>> t = np.arange(0, 1001, 10)
     >>> fit = fit_inverse_loss_rate(t, 1.0 / (0.2 * t + 5.0))
@@ -60,7 +61,7 @@ def fit_inverse_loss_rate(steps, loss, tail: float = 0.5) -> dict[str, float]:
     x, loss = _tail(steps, loss, tail, "loss")
     if (loss <= 0).any():
         raise ValueError("loss must be > 0 to take its inverse")
-    fit = linear_fit(x, 1.0 / loss)
+    fit = inverse_loss_fit(x, loss, frac=1.0)            # x is already the last ``tail`` of the run
     return {"slope": fit.slope, "intercept": fit.intercept, "r2": fit.r2, "start": float(x[0])}
 
 
@@ -88,12 +89,11 @@ def symmetry_report(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float
 
     W ``(d+m, d+m)``, V ``(d, d+m)``. Returns
 
-    * ``alpha`` (diagonal minus off-diagonal mean of W_EE: the score gap between a
-      selected and an unselected position under one-hot PE), ``beta`` (off-diagonal
-      mean), ``gamma`` (diagonal mean of V_X);
+    * ``alpha``, ``beta``, ``gamma``: :func:`sts_lib.probes.symmetric_params` (alpha is the score gap
+      between a selected and an unselected position under one-hot PE);
     * ``ee_residual``: ||W_EE - alpha I - beta 11^T||_F / ||W_EE||_F, ``vx_residual``
       likewise for V_X - gamma I, ``offdiag_spread``: std of W_EE's off-diagonal entries / |alpha|;
-    * ``cos_EE_I``: cosine of W_EE with the identity;
+    * ``cos_EE_I``: cosine of W_EE with the identity (:func:`sts_lib.probes.identity_cosine`);
     * the Frobenius norms of the blocks that should stay 0: ``W_XX``, ``W_XE``, ``W_EX``, ``V_E``,
       and ``off_share``: their share of ||W||^2 + ||V||^2.
 
@@ -111,10 +111,8 @@ def symmetry_report(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float
         raise ValueError(f"V must have shape (d, d+m) = ({d}, {D}), got {tuple(V.shape)}")
     m = D - d
     E, VX = W[d:, d:], V[:, :d]
-    diag = E.diagonal().mean()
-    beta = (E.sum() - E.diagonal().sum()) / (m * m - m) if m > 1 else torch.zeros((), dtype=E.dtype)
-    alpha = diag - beta
-    gamma = VX.diagonal().mean()
+    p = symmetric_params(W, V, d)
+    alpha, beta, gamma = p["alpha"], p["beta"], p["gamma"]
     eye_m = torch.eye(m, dtype=E.dtype)
     ee_res = E - alpha * eye_m - beta
     vx_res = VX - gamma * torch.eye(d, dtype=VX.dtype)
@@ -126,10 +124,9 @@ def symmetry_report(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float
         return float(a.norm()) / nb if nb > 0 else 0.0
 
     total = float(W.pow(2).sum() + V.pow(2).sum())
-    out = {"alpha": float(alpha), "beta": float(beta), "gamma": float(gamma),
-           "ee_residual": rel(ee_res, E), "vx_residual": rel(vx_res, VX),
-           "offdiag_spread": float(off.std()) / abs(float(alpha)) if m > 2 and alpha != 0 else 0.0,
-           "cos_EE_I": float((E.diagonal().sum()) / (E.norm() * math.sqrt(m))) if E.norm() > 0 else 0.0}
+    out = {**p, "ee_residual": rel(ee_res, E), "vx_residual": rel(vx_res, VX),
+           "offdiag_spread": float(off.std()) / abs(alpha) if m > 2 and alpha != 0 else 0.0,
+           "cos_EE_I": identity_cosine(E)}
     for k, b in blocks.items():
         out[k] = float(b.norm())
     out["off_share"] = sum(out[k] ** 2 for k in blocks) / total if total > 0 else 0.0
@@ -166,33 +163,6 @@ def gradients_at_zero(task: STSTask, *, batch_size: int = 4096, seed: int = 0) -
     return {"grad_W_norm": float(model.W.grad.norm()), "grad_VX_diag": float(gVX.diagonal().mean()),
             "grad_VX_offdiag": float(off.abs().max()), "grad_VE_norm": float(gV[:, d:].norm()),
             "predicted_VX_diag": zero_init_value_gradient(task.T)}
-
-
-def ray_loss_mc(task: STSTask, cs, *, gamma: float | None = 1.0, batch_size: int = 20000,
-                seed: int = 0, T: int | None = None) -> np.ndarray:
-    """Monte-Carlo loss of the theory transformer at W = c W*, V = gamma V*, for each c in ``cs``.
-
-    ``gamma=None`` uses, for each c, the best scale gamma (closed-form least squares on
-    the batch), i.e. the lowest loss reachable with V_X = gamma I at that attention. One
-    batch (common random numbers) serves every c, so differences between c's are not
-    sampling noise. Works for any PE and test length ``T``; for one-hot PE and
-    gamma = 1 it estimates :func:`sts_lib.theory.loss_on_ray`.
-    """
-    cs = np.atleast_1d(np.asarray(cs, dtype=float))
-    if gamma is not None:
-        gamma = check_float("gamma", gamma)
-    batch = task.sample(check_int("batch_size", batch_size, low=1), T=T, generator=make_generator(seed))
-    model = TheoryTransformer(task.d, task.m)
-    W_star, V_star = ground_truth(task.d, task.m)
-    out = []
-    with torch.no_grad():
-        model.V.copy_(V_star)
-        for c in cs:
-            model.W.copy_(float(c) * W_star)
-            pred = model(batch)                              # (B, d): attention-pooled tokens
-            g = (float((pred * batch.target).sum() / pred.pow(2).sum()) if gamma is None else gamma)
-            out.append(float(sts_loss(g * pred, batch.target)))
-    return np.array(out)
 
 
 def wxe_curvature(task: STSTask, alpha: float, gamma: float | None = None, *, batch_size: int = 4000,

@@ -23,11 +23,10 @@ from ..device import make_generator
 from ..fits import linear_fit
 from .ch3_dynamics import fit_inverse_loss_rate, symmetry_report
 from ..models import TheoryTransformer
-from ..positional import PositionalEncoding, StochasticCodebookPE, StochasticOneHotPE, StochasticRandomPE
+from ..probes import score_margin
+from ..positional import PE_KINDS, PositionalEncoding, StochasticRandomPE, pe_class
 from ..task import STSTask, sample_subsets
-# coherence_reference and margin_width_heuristic live in theory.positional; the book calls them
-# through this chapter (pea.coherence_reference), so they stay importable here.
-from ..theory import coherence_reference, margin_width_heuristic
+from ..theory import margin_width_heuristic
 from ..train import TrainConfig, train
 
 
@@ -37,38 +36,8 @@ def _check_pe(pe) -> PositionalEncoding:
     return pe
 
 
-#: The three candidate stochastic samplers, by their kinds in the one PE vocabulary (sts_lib.positional.PE_KINDS).
-SAMPLERS = ("stochastic_random", "stochastic_onehot", "stochastic_codebook")
-
-
-def make_sampler(name: str, m: int, *, T: int | None = None, codebook_size: int | None = None,
-                 seed: int = 0) -> PositionalEncoding:
-    """One of the three candidate stochastic-PE samplers of paper_spec §3.3, by name.
-
-    * ``'stochastic_random'``: fresh uniform unit vectors in R^m for every sequence (:class:`StochasticRandomPE`);
-    * ``'stochastic_onehot'``: T random slots of a one-hot pool of size N = m (:class:`StochasticOneHotPE`);
-      needs m >= T, the longest length it will see;
-    * ``'stochastic_codebook'``: T random rows of a fixed table of ``codebook_size`` unit vectors in R^m
-      (default 2 max(m, T)), drawn once from ``seed`` (:class:`StochasticCodebookPE`).
-
-    >>> make_sampler("stochastic_onehot", 64, T=20).m, make_sampler("stochastic_codebook", 32, T=20).max_len
-    (64, 64)
-    """
-    if name not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {list(SAMPLERS)}, got {name!r}")
-    m = check_int("m", m, low=1)
-    if T is not None:
-        T = check_int("T", T, low=1)
-    if name == "stochastic_random":
-        return StochasticRandomPE(m, kind="sphere")
-    if name == "stochastic_onehot":
-        if T is not None and m < T:
-            raise ValueError(f"the one-hot pool needs N = m >= T, got m={m}, T={T}")
-        return StochasticOneHotPE(max_len=m)
-    size = 2 * max(m, T or 0) if codebook_size is None else check_int("codebook_size", codebook_size, low=1)
-    if T is not None and size < T:
-        raise ValueError(f"codebook_size must be >= T={T}, got {size}")
-    return StochasticCodebookPE(m, size, kind="sphere", seed=seed)
+#: The candidate stochastic samplers of paper_spec §3.3: every stochastic kind of sts_lib.positional.
+SAMPLERS = tuple(k for k in PE_KINDS if pe_class(k).stochastic)
 
 
 def pairwise_coherence(pe: PositionalEncoding, T: int, *, n: int = 64,
@@ -118,7 +87,8 @@ def query_scores(pe: PositionalEncoding, T: int, q: int, *, n: int = 256,
 
 def selection_margin(pe: PositionalEncoding, T: int, q: int, *, n: int = 256,
                      generator: torch.Generator | None = None) -> torch.Tensor:
-    """min over selected s_i minus max over unselected s_i, per sequence: ``(n,)``.
+    """min over selected s_i minus max over unselected s_i, per sequence: ``(n,)``
+    (:func:`sts_lib.probes.score_margin` of :func:`query_scores`).
 
     A positive margin means a large enough attention scale c puts (almost) all the
     weight on y; for one-hot families it is exactly 1. Needs q < T.
@@ -126,10 +96,7 @@ def selection_margin(pe: PositionalEncoding, T: int, q: int, *, n: int = 256,
     T, q = check_T_q(T, q)
     if q == T:
         raise ValueError(f"the margin needs an unselected position: q must be < T, got q={q}, T={T}")
-    s, mask = query_scores(pe, T, q, n=n, generator=generator)
-    sel = s.masked_fill(mask == 0, float("inf")).amin(1)
-    unsel = s.masked_fill(mask == 1, float("-inf")).amax(1)
-    return sel - unsel
+    return score_margin(*query_scores(pe, T, q, n=n, generator=generator))
 
 
 def margin_success_rate(m: int, T: int, q: int, *, n: int = 400, kind: str = "sphere", seed: int = 0) -> float:

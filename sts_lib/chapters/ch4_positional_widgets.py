@@ -17,17 +17,17 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from .._validate import check_int, check_T_q
+from .._validate import check_choice, check_int, check_T_q
+from ..positional import pe_class
 from ..device import make_generator
-from .ch4_positional import SAMPLERS, fit_through_origin, make_sampler, query_scores
+from .ch4_positional import SAMPLERS, fit_through_origin, query_scores
 from ..theory import coherence_reference, loss_on_ray, max_unselected_score
+from ..probes import score_margin
 from ..report import Markdown, plain
-from ..results import histories, per_seed
+from ..results import per_seed
 from .panel import Choice, FigurePanel, Ints, new_figure, reuse
 
 DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "stochastic_random"}
-_LABELS = {"stochastic_random": "random unit vectors", "stochastic_onehot": "one-hot pool",
-           "stochastic_codebook": "codebook rows"}
 
 
 def score_histogram(fig: Figure | None = None, *, m: int = 64, T: int = 64, q: int = 3,
@@ -42,20 +42,23 @@ def score_histogram(fig: Figure | None = None, *, m: int = 64, T: int = 64, q: i
     if q >= T:
         raise ValueError(f"q must be < T, got q={q}, T={T}")
     n = max(20, 20000 // T) if n is None else check_int("n", n, low=1)
-    pe = make_sampler(sampler, m, T=T)
+    kind = pe_class(check_choice("sampler", sampler, SAMPLERS))
+    if kind.one_hot and m < T:                     # the slider's m is a one-hot pool's size N
+        raise ValueError(f"the one-hot pool needs N = m >= T, got m={m}, T={T}")
+    pe = kind.for_task(T, m=m, pool=m if kind.one_hot else None)
     s, mask = query_scores(pe, T, q, n=n, generator=make_generator(seed))
     sel, unsel = s[mask == 1], s[mask == 0]
-    margin = s.masked_fill(mask == 0, math.inf).amin(1) - s.masked_fill(mask == 1, -math.inf).amax(1)
+    margin = score_margin(s, mask)
     fig = reuse(fig, (6.0, 3.4))
     ax = fig.add_subplot()
     lo, hi = float(s.min()) - 0.05, float(s.max()) + 0.05
     bins = np.linspace(lo, hi, 60)
     ax.hist(unsel.numpy(), bins=bins, density=True, alpha=0.6, label=f"unselected ({T - q} per sequence)")
     ax.hist(sel.numpy(), bins=bins, density=True, alpha=0.6, label=f"selected ({q} per sequence)")
-    if sampler != "stochastic_onehot":
+    if not kind.one_hot:
         ax.axvline(max_unselected_score(T, q, m), c="C0", ls=":", lw=1, label=r"$\sqrt{q/m}\,\sqrt{2\log(T-q)}$")
     ax.set(xlabel=r"score $\langle p_i,\sum_{j\in y}p_j\rangle$", ylabel="density",
-           title=f"{_LABELS[sampler]}: m={pe.m}, T={T}, q={q}; "
+           title=f"{kind.label}: m={pe.m}, T={T}, q={q}; "
                  f"margin > 0 in {float((margin > 0).double().mean()):.1%} of {n} sequences")
     ax.title.set_fontsize(9)
     ax.legend(fontsize=7)
@@ -73,7 +76,7 @@ def positional_widget(**params) -> FigurePanel:
         "m": Choice((8, 16, 32, 64, 128, 256, 512), init["m"], slider=True),
         "T": Choice((16, 32, 64, 128, 256), init["T"], slider=True),
         "q": Ints(1, 8, init["q"]),
-        "sampler": Choice(tuple((_LABELS[k], k) for k in SAMPLERS), init["sampler"]),
+        "sampler": Choice(tuple((pe_class(k).label, k) for k in SAMPLERS), init["sampler"]),
     }
     return FigurePanel(score_histogram, controls,
                        note="Change a control: fresh sequences are drawn and the histogram is redrawn here.",
@@ -181,27 +184,6 @@ def plot_sampler_runs(hists: dict, *, T_test: int) -> Figure:
     a1.set(xlabel="step", ylabel="loss", title="training length (held-out)")
     a2.set(xlabel="step", title="1 / loss")
     a3.set(xlabel="step", title=f"length generalisation: loss at T={T_test}")
-    a1.legend(fontsize=7)
-    return fig
-
-
-def plot_result_histories(doc: dict, *, title: str = "") -> Figure | None:
-    """Loss and 1/loss of every training run of a result document (:mod:`sts_lib.results`), every seed;
-    None when the document holds no training history."""
-    hists = {}
-    for run in doc.get("runs", {}):
-        per = histories(doc, run)
-        hists.update({(run if len(per) == 1 else f"{run}, seed {s}"): h for s, h in per.items()
-                      if "loss" in h.metrics})
-    if not hists:
-        return None
-    fig = new_figure((10.5, 3.4))
-    a1, a2 = fig.subplots(1, 2)
-    for k, (name, h) in enumerate(list(hists.items())[:8]):
-        a1.semilogy(h["step"], h["loss"], c=f"C{k}", label=name)
-        a2.plot(h["step"], 1.0 / np.maximum(h["loss"], 1e-300), c=f"C{k}", label=name)
-    a1.set(xlabel="step", ylabel="loss", title=title or "stored run")
-    a2.set(xlabel="step", title="1 / loss")
     a1.legend(fontsize=7)
     return fig
 

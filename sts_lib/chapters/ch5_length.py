@@ -4,7 +4,7 @@ One call, :func:`train_length_runs`, trains the theory transformer at length ``T
 with three position encodings (fixed one-hot, fixed near-orthogonal, stochastic
 one-hot) while logging held-out losses at longer lengths and other ``q``. The
 closed forms of :mod:`sts_lib.theory.length` and :func:`sts_lib.theory.reduced_loss`
-predict those losses from three numbers read off a trained model (:func:`symmetric_params`),
+predict those losses from three numbers read off a trained model (:func:`sts_lib.probes.symmetric_params`),
 assuming the symmetric form ``W_EE = alpha I + beta 11^T`` on the slots it was trained on
 (zero elsewhere), ``V_X = gamma I`` and every other block 0 (derived in this course, tag
 [R]); :func:`predicted_loss` and :func:`measured_loss` put the two side by side, and
@@ -21,14 +21,19 @@ from dataclasses import dataclass
 
 import torch
 
-from .._validate import check_choice, check_float, check_int, check_T_q
-from ..device import make_generator, module_device, to_cpu
-from ..metrics import attention_mass
+from .._validate import check_int, check_T_q
+from ..device import make_generator, to_cpu
+from ..metrics import attention_mass, evaluate
 from ..models import TheoryTransformer
-from ..positional import PE_KINDS, PE_LABELS, NearOrthogonalPE, PositionalEncoding, make_pe
-from ..task import STSTask, sts_loss
+from ..positional import PE_LABELS, NearOrthogonalPE, PositionalEncoding, pe_for_task
+from ..probes import symmetric_params
+from ..task import STSTask
 from ..theory import fixed_onehot_loss, leaked_attention, reduced_loss
 from ..train import History, TrainConfig, train
+
+#: The chapter's fixed draws (its printed tables quote numbers measured on them): the held-out samples of
+#: measured_loss, of the leak in leak_table, and of score_groups.
+LOSS_SEED, LEAK_SEED, SCORE_SEED = 99, 5, 7
 
 #: The chapter's three PEs, as kinds of the one vocabulary (sts_lib.positional.PE_KINDS); runs are
 #: labelled by PE_LABELS[kind].
@@ -53,6 +58,16 @@ class LengthConfig:
     eval_batch: int = 512                 # held-out batch size per (T_test or q_test)
     seed: int = 0                         # data-stream seed (the same for every PE)
 
+    def pe(self, kind: str) -> PositionalEncoding:
+        """The PE of kind ``kind`` (one of :data:`~sts_lib.positional.PE_KINDS`) for this experiment: the pool
+        ``pool`` (the longest test length) and, where the width is free, ``m_near`` (its class's
+        :meth:`~sts_lib.positional.PositionalEncoding.for_task`; tables from seed 0).
+
+        >>> LengthConfig().pe("stochastic_onehot").m, LengthConfig().pe("near_orthogonal").m
+        (40, 64)
+        """
+        return pe_for_task(kind, self.T, m=self.m_near, pool=self.pool)
+
     def __post_init__(self):
         self.d = check_int("d", self.d, low=1)
         self.T, self.q = check_T_q(self.T, self.q)
@@ -71,22 +86,6 @@ class LengthRun:
     history: History
 
 
-def make_pe_family(kind: str, cfg: LengthConfig) -> PositionalEncoding:
-    """The PE of kind ``kind`` (a key of :data:`~sts_lib.positional.PE_KINDS`) sized for ``cfg``, by :func:`make_pe`.
-
-    Every kind gets the pool ``cfg.pool`` (the longest test length); the fixed near-orthogonal PE
-    is ``cfg.m_near`` wide, with the table of seed 0.
-
-    >>> make_pe_family("stochastic_onehot", LengthConfig()).m
-    40
-    """
-    kind = check_choice("kind", kind, PE_KINDS)
-    sizes = {"near_orthogonal": {"m": cfg.m_near, "kind": "rademacher", "seed": 0},
-             "stochastic_random": {"m": cfg.m_near}, "stochastic_codebook": {"m": cfg.m_near, "seed": 0}}
-    pool = {} if kind == "stochastic_random" else {"max_len": cfg.pool}
-    return make_pe(kind, **pool, **sizes.get(kind, {}))
-
-
 def train_length_runs(cfg: LengthConfig | None = None, kinds=LENGTH_PES, *, progress: bool = False,
                       device=None) -> dict[str, LengthRun]:
     """Train one zero-initialised theory transformer per PE kind in ``kinds`` on D_{T,q}, on ``device``
@@ -95,7 +94,7 @@ def train_length_runs(cfg: LengthConfig | None = None, kinds=LENGTH_PES, *, prog
     cfg = LengthConfig() if cfg is None else cfg
     runs = {}
     for kind in kinds:
-        task = STSTask(d=cfg.d, T=cfg.T, q=cfg.q, pe=make_pe_family(kind, cfg))
+        task = STSTask(d=cfg.d, T=cfg.T, q=cfg.q, pe=cfg.pe(kind))
         model = TheoryTransformer(cfg.d, task.m)
         tc = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, log_every=cfg.log_every,
                          eval_batch=cfg.eval_batch, eval_lengths=cfg.eval_lengths, eval_qs=cfg.eval_qs,
@@ -105,26 +104,7 @@ def train_length_runs(cfg: LengthConfig | None = None, kinds=LENGTH_PES, *, prog
     return runs
 
 
-def ray_model(d: int, m: int, c: float, gamma: float = 1.0) -> TheoryTransformer:
-    """A theory transformer set to W = c W*, V = gamma V* (the ground-truth ray), for Monte-Carlo checks."""
-    model = TheoryTransformer(check_int("d", d, low=1), check_int("m", m, low=1))
-    with torch.no_grad():
-        model.W[d:, d:] = check_float("c", c) * torch.eye(m)
-        model.V[:, :d] = check_float("gamma", gamma) * torch.eye(d)
-    return model
-
-
-# -- reading a trained model ----------------------------------------------------------
-def symmetric_params(model: TheoryTransformer, slots: int | None = None) -> dict[str, float]:
-    """alpha, beta (from W_EE on its first ``slots`` slots; default all) and gamma (mean diag of V_X)."""
-    W, V, d = to_cpu(model.full_W()).double(), to_cpu(model.full_V()).double(), model.d
-    n = model.m if slots is None else check_int("slots", slots, low=2, high=model.m)
-    E = W[d:d + n, d:d + n]
-    off = (E.sum() - E.trace()) / (n * (n - 1))
-    return {"alpha": float(E.diagonal().mean() - off), "beta": float(off),
-            "gamma": float(V[:, :d].diagonal().mean())}
-
-
+# -- reading a trained model (symmetric_params(model, slots=T) and ray_model are sts_lib.probes') ---------
 def unseen_block(model: TheoryTransformer, T: int) -> torch.Tensor:
     """W_EE[T:, T:], the PE block of the slots a fixed one-hot model never saw in training."""
     d = model.d
@@ -140,7 +120,7 @@ def span_residual(model: TheoryTransformer, pe: NearOrthogonalPE, T: int) -> flo
 
 
 def score_groups(model: TheoryTransformer, task: STSTask, T_test: int, seen: int, *, batch: int = 2048,
-                 seed: int = 7) -> dict[str, float]:
+                 seed: int = SCORE_SEED) -> dict[str, float]:
     """Mean PE part of the attention score, <p_i, W_EE p_query>, by (selected?, position < seen?)."""
     b = task.sample(batch, T=T_test, generator=make_generator(seed))
     u = b.pe_query @ to_cpu(model.full_W())[model.d:, model.d:].T     # on the CPU, like the batch
@@ -167,23 +147,19 @@ def predicted_loss(run: LengthRun, T_test: int, q_test: int | None = None) -> fl
     if not pe.one_hot:
         return float("nan")
     if pe.stochastic or T_test <= T:
-        p = symmetric_params(run.model, None if pe.stochastic else T)
+        p = symmetric_params(run.model, slots=None if pe.stochastic else T)
         return reduced_loss(p["alpha"], p["gamma"], run.task.d, T_test, q_test)
     if q_test == q:
-        p = symmetric_params(run.model, T)
+        p = symmetric_params(run.model, slots=T)
         return fixed_onehot_loss(p["alpha"], p["beta"], p["gamma"], run.task.d, T, T_test, q_test)
     return float("nan")
 
 
 def measured_loss(run: LengthRun, T_test: int, q_test: int | None = None, *, batch: int = 4096,
-                  seed: int = 99) -> float:
-    """Monte-Carlo loss of the trained model at (T_test, q_test) on fresh data.
-
-    The data are drawn on the CPU (the same sample whatever the model's device) and moved to the model.
-    """
-    b = run.task.sample(batch, T=T_test, q=q_test, generator=make_generator(seed)).to(module_device(run.model))
-    with torch.no_grad():
-        return float(sts_loss(run.model(b), b.target))
+                  seed: int = LOSS_SEED) -> float:
+    """:func:`sts_lib.metrics.evaluate` of the run's model at (T_test, q_test): ``batch`` fresh samples from
+    ``seed``, drawn on the CPU (the same samples whatever the model's device)."""
+    return evaluate(run.model, run.task, T=T_test, q=q_test, batch_size=batch, seed=seed, device="cpu")
 
 
 # -- the chapter's tables (text, printed by the cells) ------------------------------------------------
@@ -201,13 +177,13 @@ def leak_table(run: LengthRun, lengths) -> str:
     """Measured loss and leaked attention (1 - attention on y) at each length, beside their closed forms.
 
     The closed forms are :func:`predicted_loss` and :func:`~sts_lib.theory.leaked_attention` at the
-    run's fitted alpha; the leak is measured on 4096 fresh sequences per length (seed 5).
+    run's fitted alpha; the leak is measured on 4096 fresh sequences per length (seed :data:`LEAK_SEED`).
     """
     alpha = symmetric_params(run.model)["alpha"]
     lines = ["measured loss and leaked attention (1 - attention on y) vs closed forms:",
              f"{'':10s}{'loss':>10s}{'formula':>10s}{'leak':>10s}{'formula':>10s}"]
     for L in lengths:
-        b = run.task.sample(4096, T=L, generator=torch.Generator().manual_seed(5))
+        b = run.task.sample(4096, T=L, generator=make_generator(LEAK_SEED))
         leak = 1 - attention_mass(run.model, b)
         lines.append(f"  T' = {L}{measured_loss(run, L):10.4f}{predicted_loss(run, L):10.4f}"
                      f"{leak:10.4f}{leaked_attention(alpha, L, run.task.q):10.4f}")

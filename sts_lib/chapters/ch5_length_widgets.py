@@ -71,10 +71,6 @@ class LengthExplorer:
         _draw_attention(ax_attn, self.runs[pe], T_test, self.seed)
         return fig
 
-    def update(self, pe: str | None = None, T_test: int | None = None) -> Figure:
-        """The static figure for one setting, ``draw(None, pe=pe, T_test=T_test)`` (chapter 5's cells call this)."""
-        return self.draw(None, pe=pe, T_test=T_test)
-
 
 def _draw_attention(ax, run: LengthRun, T_test: int, seed: int) -> None:
     """Bars: the attention of ``run`` on one sequence of length ``T_test`` drawn from ``seed``."""
@@ -91,11 +87,6 @@ def _draw_attention(ax, run: LengthRun, T_test: int, seed: int) -> None:
         ax.axvspan(run.task.T - 0.5, T_test - 0.5, color="C1", alpha=0.12, label="positions unseen in training")
     ax.set(xlabel="position", ylabel="attention", ylim=(0, 1.02), title=f"{run.name}, one sequence, T_test={T_test}")
     ax.legend(fontsize=LEGEND_SIZE, loc="upper left")
-
-
-def plot_length_explorer(runs: dict[str, LengthRun], pe: str | None = None, T_test: int | None = None) -> Figure:
-    """The panel's figure for one (pe, T_test), without a panel: ``LengthExplorer(runs).draw(...)``."""
-    return LengthExplorer(runs).draw(pe=pe, T_test=T_test)
 
 
 def length_widget(runs: dict[str, LengthRun], explorer: LengthExplorer | None = None) -> FigurePanel:

@@ -5,7 +5,7 @@ from :mod:`sts_lib.chapters.ch6_symmetry`) and returns a bare matplotlib Figure 
 so a notebook shows it exactly once). :func:`plot_sweep_run` draws one run of a
 learning-rate sweep; it is the draw function of :func:`scan_snap_widget`, a
 :class:`~sts_lib.chapters.panel.FigurePanel` whose slider picks eta_Y / eta_Z and redraws
-that one figure in place (ipywidgets is imported only when a panel is built).
+that one figure in place (ipywidgets is imported only when a panel is displayed live).
 """
 
 from __future__ import annotations

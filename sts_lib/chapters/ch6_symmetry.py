@@ -9,8 +9,8 @@ from the second layer on. For STS_q the same fact says that a transformer whose
 tokens carry no PE is a symmetric function of the tokens and can do no better than
 the uniform plateau d (T - q) / (q T): :func:`train_without_token_pe` trains the
 theory transformer with the tokens' PEs zeroed (the query keeps its subset code) to
-show it, and :func:`relabel_gap` measures how far a learned W_EE is from being
-invariant under a relabelling of the PE slots.
+show it (:func:`sts_lib.probes.relabel_gap` measures how far a learned W_EE is
+from being invariant under such a relabelling of the PE slots).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from .._validate import check_int
-from ..device import make_generator, to_cpu
+from ..device import make_generator
 from ..models import TheoryTransformer
 from ..positional import PEBatch
 from ..task import Batch, STSTask, sts_loss
@@ -154,28 +154,3 @@ def train_without_token_pe(task: STSTask, *, strip: bool = True, steps: int = 60
     held = task.sample(eval_batch, generator=make_generator(seed + 1))
     best = float(sts_loss(held.X.mean(1), held.target))
     return model, {"step": np.asarray(hist.steps), "loss": hist["loss"], "best_symmetric": best}
-
-
-def relabel_gap(M: torch.Tensor, *, n_perms: int = 8, generator: torch.Generator | None = None) -> float:
-    """Mean ||P M P^T - M||_F / ||M||_F over random permutation matrices P (0 = invariant under relabelling).
-
-    Matrices alpha I + beta 11^T give exactly 0; a generic matrix gives about sqrt(2).
-
-    >>> g = torch.Generator().manual_seed(0)
-    >>> relabel_gap(3 * torch.eye(5) - 0.2, generator=g) < 1e-12
-    True
-    >>> relabel_gap(torch.randn(50, 50, generator=g), generator=g) > 1.2
-    True
-    """
-    if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise ValueError(f"M must be a square matrix, got shape {tuple(M.shape)}")
-    n_perms = check_int("n_perms", n_perms, low=1)
-    M = to_cpu(M).double()       # any device: the analysis runs on the CPU
-    norm = M.norm()
-    if norm == 0:
-        return 0.0
-    gaps = []
-    for _ in range(n_perms):
-        p = torch.randperm(M.shape[0], generator=generator)
-        gaps.append(float((M[p][:, p] - M).norm() / norm))
-    return float(np.mean(gaps))

@@ -6,8 +6,8 @@ draws it with :func:`sts_lib.plots.plot_convergence` and :func:`sts_lib.plots.pl
 the committed paper-scale runs are drawn by :mod:`sts_lib.figures` and their claims tabulated by
 :mod:`sts_lib.report`. This module holds the two summaries the cells print: :func:`run_summary`
 (loss against the uniform plateau, the cosines) and :func:`block_summary` (the share of
-``||W||_F^2`` in each block, and ``V_X`` against its limit ``(q+1)/q I``: the query keeps
-``1/(q+1)`` of the attention and its token part is zero [R]).
+``||W||_F^2`` in each block, and ``V_X`` against its limit ``(q+1)/q I``,
+:func:`sts_lib.theory.value_limit`: the query keeps ``1/(q+1)`` of the attention and its token part is zero [R]).
 """
 
 from __future__ import annotations
@@ -17,20 +17,8 @@ import torch
 from ..device import to_cpu
 from ..metrics import block_norms
 from ..task import STSTask
-from ..theory import uniform_plateau
+from ..theory import uniform_plateau, value_limit
 from ..train import History
-
-
-def value_limit(q: int) -> float:
-    """(q+1)/q: the limit of V_X / I in the practical model with the mean query [R].
-
-    The query ties with the q selected tokens, so it keeps 1/(q+1) of the attention; its token part
-    is zero, so the output is q/(q+1) of the target and V_X makes up for it.
-
-    >>> round(value_limit(3), 4)
-    1.3333
-    """
-    return (q + 1) / q
 
 
 def run_summary(hist: History, task: STSTask) -> str:
@@ -55,4 +43,4 @@ def block_summary(W: torch.Tensor, V: torch.Tensor, task: STSTask) -> str:
         f"V_X = {v_x:.3f} I on average; (q+1)/q = {value_limit(task.q):.3f}"])
 
 
-__all__ = ["block_summary", "run_summary", "value_limit"]
+__all__ = ["block_summary", "run_summary"]

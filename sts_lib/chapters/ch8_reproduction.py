@@ -7,8 +7,9 @@ The figures come from :mod:`sts_lib.figures`, the summaries and claims tables fr
 This module loads the documents (:func:`load_documents`), says the tally in words
 (:func:`tally_in_words`), tabulates the near-orthogonal baseline's minima (:func:`baseline_minima`; the width
 law's exponents are chapter 4's :func:`~sts_lib.chapters.ch4_positional_widgets.width_fit_table`, re-exported),
-names the experiments the page discusses one by one (:data:`COVERED`), and introduces any further committed experiment
-(:func:`others`, :func:`describe`), so the page stays complete when new results are committed.
+finds the experiments the page discusses one by one from the section each document names (:func:`sections`, set by
+its experiment record), and introduces any further committed experiment (:func:`others`, :func:`describe`), so the
+page stays complete when new results are committed.
 """
 
 from __future__ import annotations
@@ -21,11 +22,6 @@ from .ch4_positional_widgets import width_fit_table, width_law_in_words
 from ..report import Markdown, plain
 from ..results import list_results, load_result, per_seed
 
-#: The experiments with a section of their own on the page (paper figure, setting, verdict).
-COVERED = ("fig1-convergence", "fig2-length-generalization", "fig3-heatmaps", "fig4-q-generalization",
-           "fig5-adam", "fcn-width", "width-law", "nearorth-baseline", "fig1-adam-schedule", "fig1-fixed-sample")
-
-
 #: Where a further experiment's setting is explained when its result file has no ``scale_note``.
 EVIDENCE = 'see the appendix "Evidence for the paper-scale choices"'
 
@@ -35,9 +31,15 @@ def load_documents(root: str | os.PathLike | None = None) -> dict[str, dict]:
     return {name: load_result(name, root) for name in list_results(root)}
 
 
+def sections(docs: dict[str, dict]) -> dict[str, str]:
+    """``{name: label}`` of the documents with a section of their own on the page: the ``section`` their
+    experiment record gives (``ch8-fig1`` ...), copied into each document."""
+    return {name: doc["section"] for name, doc in docs.items() if doc.get("section")}
+
+
 def others(docs: dict[str, dict]) -> list[str]:
-    """The names in ``docs`` without a section of their own (not in :data:`COVERED`), in order."""
-    return [name for name in docs if name not in COVERED]
+    """The names in ``docs`` without a section of their own (no :func:`sections` label), in order."""
+    return [name for name in docs if not docs[name].get("section")]
 
 
 def describe(doc: dict) -> Markdown:
@@ -81,5 +83,5 @@ def baseline_minima(doc: dict) -> Markdown:
     return Markdown("\n".join(rows))
 
 
-__all__ = ["COVERED", "EVIDENCE", "baseline_minima", "describe", "load_documents", "others", "tally_in_words",
+__all__ = ["EVIDENCE", "baseline_minima", "describe", "load_documents", "others", "sections", "tally_in_words",
            "width_fit_table", "width_law_in_words"]

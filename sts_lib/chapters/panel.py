@@ -16,10 +16,12 @@ a figure exactly once, as the value of its cell (``plot_x(...)`` on the last lin
 * ``controls``: name -> :class:`Ints`, :class:`LogFloats` or :class:`Choice`, each with its values,
   default and label; :func:`value_grid` lists the settings they span.
 
-:class:`FigurePanel` turns the declaration into ipywidgets controls (ipywidgets 7.7 and 8; imported
-only when a panel is built), draws once with the defaults and redraws the same figure whenever a
-control moves. A setting that the draw function rejects (``ValueError``, or a diverging run) is
-reported under the controls and the picture keeps its last good state.
+:class:`FigurePanel` draws once with the defaults and redraws the same figure whenever a control
+moves. Its state (values, error, figure) is plain Python; the ipywidgets controls (ipywidgets 7.7 and
+8) are built, and ipywidgets imported, only when a notebook displays the panel, never under the
+book build, which shows the static panel instead. A setting that the draw function rejects
+(``ValueError``, or a diverging run) is reported under the controls and the picture keeps its last
+good state.
 """
 
 from __future__ import annotations
@@ -86,8 +88,9 @@ class Ints:
     def label_of(self, v) -> str:
         return str(v)
 
-    def widget(self, w):
-        return w.IntSlider(value=self.value, min=self.low, max=self.high, step=self.step, continuous_update=False)
+    def widget(self, w, **common):
+        return w.IntSlider(value=self.value, min=self.low, max=self.high, step=self.step, continuous_update=False,
+                           **common)
 
 
 @dataclass(frozen=True)
@@ -122,9 +125,9 @@ class LogFloats:
     def label_of(self, v) -> str:
         return f"{v:.3g}"
 
-    def widget(self, w):
+    def widget(self, w, **common):
         return w.FloatLogSlider(value=self.value, base=self.base, min=self.low, max=self.high, step=self.step,
-                                continuous_update=False)
+                                continuous_update=False, **common)
 
 
 @dataclass(frozen=True)
@@ -155,10 +158,10 @@ class Choice:
         """The option's label (its value's text when it has none)."""
         return next((o[0] for o in self.options if isinstance(o, tuple) and o[1] == v), str(v))
 
-    def widget(self, w):
+    def widget(self, w, **common):
         kind = w.SelectionSlider if self.slider else w.Dropdown
         extra = {"continuous_update": False} if self.slider else {}
-        return kind(options=list(self.options), value=self.value, **extra)
+        return kind(options=list(self.options), value=self.value, **extra, **common)
 
 
 def _within(values: dict, bounds: Callable[[dict], dict] | None) -> bool:
@@ -194,16 +197,17 @@ def value_grid(controls: dict, bounds: Callable[[dict], dict] | None = None, *, 
     return grid
 
 
-def labelled(w, text: str, control):
-    """A control with its label in an HTML widget next to it, instead of ``description``.
-
-    ipywidgets typesets a ``description`` with the MathJax 2 API (``MathJax.Hub``), which
-    throws in a page that loads MathJax 3, as the book does; plain HTML is not typeset.
-    """
-    return w.HBox([w.HTML(f"<b>{text}</b>", layout=w.Layout(width="60px")), control])
-
-
 # -- the panel --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _View:
+    """A panel's ipywidgets objects, built on first use (see :class:`FigurePanel`)."""
+
+    widget: Any      # the whole panel: a VBox of the controls' row, the status line and the picture
+    inputs: dict     # name -> the control's slider or menu
+    image: Any       # ipywidgets.Image showing the figure
+    status: Any      # ipywidgets.HTML: the note, or why a setting failed
+
+
 @dataclass
 class FigurePanel:
     """Labelled controls above a picture of one Figure that ``draw`` redraws in place.
@@ -211,7 +215,13 @@ class FigurePanel:
     ``bounds(values) -> {name: (low, high)}`` (optional) gives ranges that follow other controls
     (``q <= T``): the sliders' limits move and the values are clamped before drawing. ``note`` is a
     line shown under the controls. ``update(**values)`` sets controls and redraws once; moving a
-    control calls it too. Works without a kernel: ipywidgets objects are plain Python objects.
+    control calls it too.
+
+    The state is plain Python: :attr:`values`, :attr:`error` and :attr:`figure`. The ipywidgets
+    objects (:attr:`widget`, and its :attr:`inputs`, :attr:`image` and :attr:`status`) are built the
+    first time one of them is used, e.g. by :meth:`show` in a notebook. A panel that is only drawn,
+    updated or shown as a static panel (the book build) never imports ipywidgets, so the executed
+    chapters carry no widget state.
     """
 
     draw: Callable[..., Figure]                      # draw(fig=None, **values) -> Figure
@@ -221,50 +231,52 @@ class FigurePanel:
     alt: str = ""                                    # the figure in words: alt text of the static book's frames
     static: dict | None = None                       # name -> values offered in the static book (default: all)
     figure: Figure = field(init=False)               # the one Figure, never re-created
-    inputs: dict = field(init=False)                 # name -> ipywidgets control
-    image: Any = field(init=False)                   # ipywidgets.Image showing the figure
-    status: Any = field(init=False)                  # ipywidgets.HTML: the note, or why a setting failed
-    widget: Any = field(init=False)                  # the whole panel, to display in a notebook
     error: str | None = field(init=False, default=None)   # why the last setting was rejected, if it was
-    _busy: bool = field(init=False, default=False)   # True while update() sets controls itself
+    _values: dict = field(init=False, repr=False)    # name -> the control's current value
+    _view: _View | None = field(init=False, default=None, repr=False)   # the widgets, once built
+    _busy: bool = field(init=False, default=False, repr=False)         # True while the panel sets its widgets
 
     def __post_init__(self):
-        import ipywidgets as w
-        self.inputs = {k: c.widget(w) for k, c in self.controls.items()}
-        self.image = w.Image(format="png")
-        self.status = w.HTML(self.note)
-        rows = [labelled(w, c.label or k, self.inputs[k]) for k, c in self.controls.items()]
-        self.widget = w.VBox([w.HBox(rows, layout=w.Layout(flex_flow="row wrap")), self.status, self.image])
-        for control in self.inputs.values():
-            control.observe(self._on_change, names="value")
+        self._values = {k: c.value for k, c in self.controls.items()}
         self.figure = self.draw(None, **self._settle({}))
-        self.image.value = figure_png(self.figure)
         if self.static:
             static_grid(self)   # a static value the control cannot take fails here, not at build time
 
     @property
     def values(self) -> dict:
-        return {k: c.value for k, c in self.inputs.items()}
+        """The controls' current values, name -> value (a copy)."""
+        return dict(self._values)
+
+    @property
+    def status_html(self) -> str:
+        """The line under the controls: why the last setting was rejected (bold), else the note."""
+        return self.note if self.error is None else f"<b>{html.escape(self.error)}</b>"
 
     def grid(self, limit: int = 64) -> list[dict]:
         """:func:`value_grid` of this panel's controls and bounds."""
         return value_grid(self.controls, self.bounds, limit=limit)
 
     def _settle(self, values: dict) -> dict:
-        """Merge ``values`` into the controls' values, apply the bounds, and set the controls."""
-        unknown = set(values) - set(self.inputs)
+        """Merge ``values`` into the controls' values, apply the bounds, and set the widgets if built."""
+        unknown = set(values) - set(self.controls)
         if unknown:
-            raise ValueError(f"unknown control(s) {sorted(unknown)}; this panel has {sorted(self.inputs)}")
-        state = clamp({**self.values, **values}, self.bounds)
+            raise ValueError(f"unknown control(s) {sorted(unknown)}; this panel has {sorted(self.controls)}")
+        self._values = clamp({**self._values, **values}, self.bounds)
+        if self._view is not None:
+            self._set_inputs()
+        return self.values
+
+    def _set_inputs(self) -> None:
+        """Move the sliders' limits (``bounds``) and values to the panel's state, without a redraw."""
+        inputs = self._view.inputs
         self._busy = True
         try:
-            for k, (lo, hi) in (self.bounds(state) if self.bounds else {}).items():
-                self.inputs[k].min, self.inputs[k].max = lo, hi
-            for k, v in state.items():
-                self.inputs[k].value = v
+            for k, (lo, hi) in (self.bounds(self._values) if self.bounds else {}).items():
+                inputs[k].min, inputs[k].max = lo, hi
+            for k, v in self._values.items():
+                inputs[k].value = v
         finally:
             self._busy = False
-        return state
 
     def update(self, **values) -> None:
         """Set some controls (others keep their value) and redraw the figure once."""
@@ -273,26 +285,63 @@ class FigurePanel:
             fig = self.draw(self.figure, **state)
         except (ValueError, ArithmeticError) as err:  # a setting the model rejects, or a run that diverged
             self.error = str(err)
-            self.status.value = f"<b>{html.escape(self.error)}</b>"
+            if self._view is not None:
+                self._view.status.value = self.status_html
             return
         if fig is not self.figure:
             raise RuntimeError("a panel's draw(fig, ...) must redraw the figure it is given and return it")
         self.error = None
-        self.status.value = self.note
-        self.image.value = figure_png(fig)
+        if self._view is not None:
+            self._view.status.value = self.status_html
+            self._view.image.value = figure_png(fig)
+
+    def _build_view(self) -> _View:
+        """The ipywidgets objects for the current state (ipywidgets is imported here, and only here)."""
+        import ipywidgets as w
+        # Each control is labelled by its plain-text description, shown in full.
+        inputs = {k: c.widget(w, description=c.label or k, style={"description_width": "initial"})
+                  for k, c in self.controls.items()}
+        image = w.Image(value=figure_png(self.figure), format="png")
+        status = w.HTML(self.status_html)
+        widget = w.VBox([w.HBox(list(inputs.values()), layout=w.Layout(flex_flow="row wrap")), status, image])
+        self._view = _View(widget, inputs, image, status)
+        self._set_inputs()
+        for k, control in inputs.items():
+            control.observe(lambda change, k=k: self._on_change(k, change), names="value")
+        return self._view
+
+    @property
+    def widget(self):
+        """The whole panel, to display in a notebook (built on first use)."""
+        return (self._view or self._build_view()).widget
+
+    @property
+    def inputs(self) -> dict:
+        """name -> ipywidgets control (built on first use)."""
+        return (self._view or self._build_view()).inputs
+
+    @property
+    def image(self):
+        """The ipywidgets.Image showing the figure (built on first use)."""
+        return (self._view or self._build_view()).image
+
+    @property
+    def status(self):
+        """The ipywidgets.HTML under the controls: :attr:`status_html` (built on first use)."""
+        return (self._view or self._build_view()).status
 
     def show(self):
         """What a notebook cell shows: the live widget, or, under the book build, the static panel.
 
         The rendered book has no kernel, so there :func:`~sts_lib.chapters.static_panel.static_html`
-        draws the panel over its static grid instead (see that module).
+        draws the panel over its static grid instead (see that module), and no widget is built.
         """
         return static_html(self, alt=self.alt) if static_book() else self.widget
 
-    def _on_change(self, change) -> None:
+    def _on_change(self, name: str, change) -> None:
         if not self._busy:
-            self.update()
+            self.update(**{name: change["new"]})
 
 
-__all__ = ["Choice", "FigurePanel", "Ints", "LogFloats", "clamp", "figure_png", "offered", "labelled", "new_figure", "reuse",
+__all__ = ["Choice", "FigurePanel", "Ints", "LogFloats", "clamp", "figure_png", "offered", "new_figure", "reuse",
            "value_grid"]

@@ -1,8 +1,10 @@
 """Checkers for chapter 2 (the fully-connected-net lower bound).
 
-The references are exact: the bound and the minimal width use rational arithmetic,
-and the Bayes error of a first layer uses :func:`sts_lib.theory.fcn_bayes_error`.
-A learner's loop over all q-subsets passes as well as the closed form.
+The references are :mod:`sts_lib.theory`'s: the bound is :func:`~sts_lib.theory.fcn_lower_bound` and
+the Bayes error of a first layer :func:`~sts_lib.theory.fcn_bayes_error`. The minimal width is an
+independent oracle in exact rational arithmetic (:func:`_min_width`), so a width exactly on the
+boundary is never rounded the wrong way. A learner's loop over all q-subsets passes as well as the
+closed form.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from fractions import Fraction
 
 import torch
 
-from ..theory import fcn_bayes_error
+from ..theory import fcn_bayes_error, fcn_lower_bound, subset_average_error
 from ._core import exercise, fmt
 from ._tester import Tester
 
 
-def _bound(T, d, q, width, *, clip=True, denom_T=False):
+def _slip_bound(T, d, q, width, *, clip: bool, denom_T: bool):
+    """The bound as a slip computes it: without the clip at 0, or with T^2 where the derivation has T (T - 1).
+    The bound itself is :func:`sts_lib.theory.fcn_lower_bound`."""
     gap = T * d - width
     if clip:
         gap = max(gap, 0)
@@ -30,22 +34,27 @@ def _fcn_lower_bound(t: Tester, fn):
     for stage, cases in ((1, [(10, 4, 3, 15), (20, 5, 3, 7), (8, 2, 2, 0), (30, 3, 5, 50), (12, 6, 1, 70)]),
                          (2, [(10, 4, 3, 40), (10, 4, 3, 100), (6, 2, 2, 13), (5, 3, 2, 1000)])):
         got = torch.tensor([t.number(t.call(fn, *c), "the bound") for c in cases])
-        want = torch.tensor([_bound(*c) for c in cases])
+        want = torch.tensor([fcn_lower_bound(*c) for c in cases])
         ctx = "for (T, d, q, width) in " + str(cases)
         t.close(got, want, "the bound", rtol=1e-6, atol=1e-12, context=ctx,
                 labels=[f"(T, d, q, width) = {c}" for c in cases], variants={
             "the bound is negative for width > T d: a lower bound on a squared error is at least 0, "
-            "clip (T d - width) at 0 (max(T*d - width, 0))": [_bound(*c, clip=False) for c in cases],
+            "clip (T d - width) at 0 (max(T*d - width, 0))": [_slip_bound(*c, clip=False, denom_T=False)
+                                                              for c in cases],
             "the denominator has T^2 where the derivation gives T (T - 1): the pair term averages over "
-            "ordered pairs i != j": [_bound(*c, denom_T=True) for c in cases],
+            "ordered pairs i != j": [_slip_bound(*c, clip=True, denom_T=True) for c in cases],
             "you returned the relative bound (divided by the trivial error d/q); return the bound itself":
-                [_bound(*c) * c[2] / c[1] for c in cases],
-            "the factor (T - q) is missing": [_bound(*c) / (c[0] - c[2]) if c[0] != c[2] else 0 for c in cases],
+                [fcn_lower_bound(*c) * c[2] / c[1] for c in cases],
+            "the factor (T - q) is missing": [fcn_lower_bound(*c) / (c[0] - c[2]) if c[0] != c[2] else 0
+                                              for c in cases],
         })
         t.award(1)
 
 
 def _min_width(T, d, q, eps: Fraction) -> int:
+    """The smallest whole width whose bound meets relative error ``eps``: an *independent* oracle, in exact
+    rational arithmetic (listed in :mod:`sts_lib.theory`), because the float inverse
+    :func:`sts_lib.theory.bound_width_for_error` could round a width on the boundary the wrong way."""
     # (T-q)(Td - m)_+ / (q T (T-1)) <= eps d / q   <=>   m >= Td - eps d T (T-1) / (T-q)
     need = T * d - eps * d * T * (T - 1) / Fraction(T - q)
     return max(0, math.ceil(need))
@@ -94,9 +103,8 @@ def _bayes_variants(W_X, T, d, q):
         "with probability q(q-1)/(T(T-1))"] = q / T * trM / q ** 2
     P_raw = A.T @ A
     M2 = (torch.eye(T * d, dtype=torch.float64) - P_raw).reshape(T, d, T, d).diagonal(dim1=1, dim2=3).sum(-1)
-    pair = q * (q - 1) / (T * (T - 1))
     out["W_X^T W_X is not a projector: orthonormalise the rows of W_X first (torch.linalg.qr / svd of W_X^T, "
-        "or P = pinv(W_X) @ W_X)"] = (q / T * float(M2.trace()) + pair * float(M2.sum() - M2.trace())) / q ** 2
+        "or P = pinv(W_X) @ W_X)"] = subset_average_error(M2, T, q)
     return out
 
 

@@ -1,7 +1,8 @@
 """Checkers for chapter 3 (the ground truth, the loss along the ray c W*, and the 1/t rate).
 
 Closed forms are checked on several (c, d, T, q) at once so that a constant ratio
-can be named ("off by a factor q"). Inverse problems (the c reaching a target loss)
+can be named ("off by a factor q"); the references are :mod:`sts_lib.theory`'s (``loss_on_ray``,
+``loss_on_ray_derivative``, ``c_for_loss``, ``uniform_plateau``). Inverse problems (the c reaching a target loss)
 are judged by plugging the learner's answer back into L(c), so bisection, Newton
 and the closed form all pass. Rate fits must land within a tolerance of the true
 exponent on synthetic curves, whatever fitting method is used.
@@ -14,7 +15,7 @@ import math
 import numpy as np
 import torch
 
-from ..theory import loss_on_ray
+from ..theory import c_for_loss, loss_on_ray, loss_on_ray_derivative, uniform_plateau
 from ._core import exercise, fmt
 from ._tester import Tester
 
@@ -93,7 +94,7 @@ def _loss_on_ray(t: Tester, fn):
           library_names=("c_for_loss",))
 def _c_for_loss(t: Tester, fn):
     d, T, q = 5, 20, 3
-    plateau = d * (T - q) / (q * T)
+    plateau = uniform_plateau(d, T, q)
     for stage, targets in ((1, [0.5, 0.1, 0.01, plateau * 0.999]), (2, [1e-6, 1e-12])):
         for target in targets:
             c = t.number(t.call(fn, target, d, T, q), "c", finite=False)
@@ -103,18 +104,13 @@ def _c_for_loss(t: Tester, fn):
             got = float(_L(c, d, T, q))
             if abs(got - target) <= 1e-4 * target:
                 continue
-            want = float(np.log((np.sqrt(d * T * (T - q) / (q * target)) - (T - q)) / q))
+            want = c_for_loss(target, d, T, q)
             if stage == 2 and got > target and c > 0 and abs(c - round(c)) < 1e-3:
                 t.fail(f"your c = {fmt(c)} gives L(c) = {fmt(got)} > target {ctx}: is your search interval too "
                        "small? L(c) ~ e^(-2c), so c grows like (1/2) log(1/target)")
             t.fail(f"L(your c) = {fmt(got)} does not equal the target {ctx}: you returned c = {fmt(c)}, the right "
                    f"c is {fmt(want)}")
         t.award(1)
-
-
-def _dL(c, d, T, q):
-    e = np.exp(c)
-    return -2 * d * T * (T - q) * e / (q * e + T - q) ** 3
 
 
 @exercise("ex3.ray_gradient", points=2, title="The minimum is not attained", function="ray_gradient",
@@ -124,7 +120,7 @@ def _ray_gradient(t: Tester, fn):
                          (2, [(5.0, 4, 10, 3), (10.0, 5, 20, 3), (20.0, 3, 50, 2)])):
         got = torch.tensor([t.number(t.call(fn, *c), "dL/dc") for c in cases])
         C, d, T, q = (np.array([c[i] for c in cases], dtype=float) for i in range(4))
-        want = _dL(C, d, T, q)
+        want = np.array([loss_on_ray_derivative(*case) for case in cases])
         e = np.exp(C)
         ctx = "for (c, d, T, q) in " + str(cases)
         t.close(got, torch.tensor(want), "dL/dc", rtol=1e-3, atol=1e-30, context=ctx,

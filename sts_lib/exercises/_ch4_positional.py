@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from ..probes import score_margin
 from ._core import exercise, fmt
 from ._tester import Tester
 
@@ -114,10 +115,8 @@ def _margin(P, y, *, mean=False, flip=False):
     s = (P * mask.unsqueeze(-1)).sum(1)                                        # (B, m)
     if mean:
         s = s / y.shape[1]
-    scores = torch.einsum("btm,bm->bt", P, s)
-    lo = scores.masked_fill(~mask, torch.inf).min(1).values
-    hi = scores.masked_fill(mask, -torch.inf).max(1).values
-    return hi - lo if flip else lo - hi
+    margin = score_margin(torch.einsum("btm,bm->bt", P, s), mask)
+    return -margin if flip else margin
 
 
 @exercise("ex4.selection_margin", points=2, title="The selection margin", function="selection_margin")

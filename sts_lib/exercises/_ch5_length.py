@@ -15,8 +15,8 @@ import math
 import numpy as np
 import torch
 
-from ..chapters.ch5_length import ray_model
 from ..positional import StochasticOneHotPE
+from ..probes import ray_model
 from ..task import STSTask
 from ..theory import leaked_attention, loss_on_ray
 from ._core import exercise, fmt

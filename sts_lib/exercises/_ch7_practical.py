@@ -3,13 +3,13 @@
 The forward pass is compared with a dense reference whose keys and values are
 ``[Z, z_query]``, and a mismatch is matched against the theory model's forward pass and
 the other usual slips (the query in the softmax but not in the output, a score of 0 for
-the query, a softmax over the batch). The best value scale along ``W = c W*`` is an exact
-closed form, checked against its limit ``(q+1)/q`` and for overflow at huge ``c``; the
-wrong answers it recognises are the scales of the theory model, of the sum query, of
-scores ``c`` instead of ``c/q`` and of an error that ignores the unselected tokens. The
-shift-free cosine is the diagnostic of the paper-scale runs
-(:func:`sts_lib.experiments.convergence.shift_free_cosine`), checked on matrices whose
-``W_EE`` carries a large common shift, and for invariance to that shift.
+the query, a softmax over the batch). The best value scale along ``W = c W*`` is the exact
+closed form :func:`sts_lib.theory.practical_optimal_gamma`, checked against its limit
+``(q+1)/q`` and for overflow at huge ``c``; the wrong answers it recognises are the scales of
+the theory model, of the sum query, of scores ``c`` instead of ``c/q`` and of an error that
+ignores the unselected tokens. The shift-free cosine is the diagnostic of the paper-scale runs,
+:func:`sts_lib.probes.shift_free_cosine`, checked on matrices whose ``W_EE`` carries a large
+common shift, and for invariance to that shift.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import torch
 
 from ..metrics import cosine
 from ..models import ground_truth
+from ..probes import shift_free_cosine
+from ..theory import practical_optimal_gamma, value_limit
 from ._ch1_task import forward_pass_case, large_score_case
 from ._core import exercise, fmt
 from ._tester import Tester
@@ -68,8 +70,10 @@ def _practical_forward(t: Tester, fn):
     t.award(1)
 
 
-def _scale(c, T, q, *, query="mean", model="practical", leak_error=True):
-    """gamma* = a_s / (q a_s^2 + (T - q) a_u^2) along W = c W*, V_X = gamma I (exact, for c >= 0)."""
+def _scale(c, T, q, *, query, model, leak_error):
+    """The scale a slip computes along W = c W*, V_X = gamma I (for c >= 0): a_s / (q a_s^2 + (T - q) a_u^2)
+    for the given query and model, or 1 / (q a_s) when the error on the unselected tokens is left out.
+    The right answer (practical model, mean query, every token) is :func:`sts_lib.theory.practical_optimal_gamma`."""
     s = c / q if query == "mean" else c                              # a selected token's score
     own = (s if query == "mean" else q * c) if model == "practical" else None   # the query's own score
     top = max(s, own if own is not None else s)
@@ -85,20 +89,23 @@ def _value_scale(t: Tester, fn):
                                 "by e^(c/q), so that only e^(-c/q) appears"}
     cases = [(0.0, 20, 3), (1.0, 20, 3), (2.5, 20, 3), (6.0, 20, 3), (3.0, 50, 2), (12.0, 200, 5)]
     got = torch.tensor([t.number(t.call(fn, *case), "the scale") for case in cases], dtype=torch.float64)
-    want = torch.tensor([_scale(*case) for case in cases], dtype=torch.float64)
+    want = torch.tensor([practical_optimal_gamma(*case) for case in cases], dtype=torch.float64)
+    right = {"query": "mean", "model": "practical", "leak_error": True}
     t.close(got, want, "the scale", rtol=1e-6, atol=1e-12, context="for (c, T, q) in " + str(cases),
             labels=[f"(c, T, q) = {case}" for case in cases], variants={
         "that is the limit (q+1)/q as c -> infinity; at a finite c the attention that leaks to the T - q "
-        "unselected tokens changes the best scale": [(q + 1) / q for _, _, q in cases],
+        "unselected tokens changes the best scale": [value_limit(q) for _, _, q in cases],
         "that is the theory model's scale (it tends to 1): in the practical model the query attends to itself, "
         "scores c/q like a selected token, and takes a share of the attention":
-            [_scale(*case, model="theory") for case in cases],
+            [_scale(*case, **(right | {"model": "theory"})) for case in cases],
         "that is the scale for the *sum* query (the query would score q c and take the attention); the model "
-        "of chapter 7 uses the mean, (1/q) sum_{j in y} p_j": [_scale(*case, query="sum") for case in cases],
+        "of chapter 7 uses the mean, (1/q) sum_{j in y} p_j": [_scale(*case, **(right | {"query": "sum"}))
+                                                               for case in cases],
         "along W = c W* a selected token scores c <p_i, (1/q) sum_j p_j> = c/q, not c (and so does the query)":
-            [_scale(c * q, T, q) for c, T, q in cases],
+            [practical_optimal_gamma(c * q, T, q) for c, T, q in cases],
         "you minimised only the error on the selected tokens: the weight on each of the T - q unselected tokens "
-        "also adds gamma^2 a_u^2 per coordinate to the loss": [_scale(*case, leak_error=False) for case in cases],
+        "also adds gamma^2 a_u^2 per coordinate to the loss": [_scale(*case, **(right | {"leak_error": False}))
+                                                               for case in cases],
     })
     t.award(2)
     huge = [(800.0, 20, 3), (3000.0, 10 ** 6, 2), (60.0, 10 ** 6, 4)]
@@ -107,7 +114,8 @@ def _value_scale(t: Tester, fn):
         if not math.isfinite(value):
             t.fail(f"for (c, T, q) = {case} your scale is {fmt(value)}: e^(c/q) overflowed. Divide the numerator "
                    "and the denominator by e^(c/q), so that only e^(-c/q) appears")
-        t.close(value, _scale(*case), "the scale", rtol=1e-6, atol=1e-12, context=f"for (c, T, q) = {case}")
+        t.close(value, practical_optimal_gamma(*case), "the scale", rtol=1e-6, atol=1e-12,
+                context=f"for (c, T, q) = {case}")
     t.award(1)
 
 
@@ -121,19 +129,6 @@ def _shift_cases(t: Tester):
         W[d:, d:] += c * torch.eye(m, dtype=torch.float64) + shift
         out.append((W, d))
     return out
-
-
-def shift_free_reference(W: torch.Tensor, d: int) -> float:
-    """cos(P W, P W*), P removing the all-ones direction of the W_EE block: the checker's reference
-    (equal to :func:`sts_lib.experiments.convergence.shift_free_cosine`, which tests/test_checkers.py checks)."""
-    W = W.detach().double()
-    W_star = ground_truth(d, W.shape[0] - d, dtype=W.dtype)[0]
-
-    def remove_shift(A):
-        A = A.clone()
-        A[d:, d:] -= A[d:, d:].mean()
-        return A
-    return cosine(remove_shift(W), remove_shift(W_star))
 
 
 def _wrong_cosines(W, d):
@@ -166,7 +161,7 @@ def _wrong_cosines(W, d):
 def _shift_free_cosine(t: Tester, fn):
     cases = _shift_cases(t)
     got = torch.tensor([t.number(t.call(fn, W.clone(), d), "the cosine") for W, d in cases], dtype=torch.float64)
-    want = torch.tensor([shift_free_reference(W, d) for W, d in cases], dtype=torch.float64)
+    want = torch.tensor([shift_free_cosine(W, d) for W, d in cases], dtype=torch.float64)
     wrong = [_wrong_cosines(W, d) for W, d in cases]
     t.close(got, want, "the cosine", rtol=1e-5, atol=1e-7, context="for W with a common shift of W_EE",
             labels=[f"(d, m) = ({d}, {W.shape[0] - d})" for W, d in cases],

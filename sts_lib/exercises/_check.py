@@ -84,7 +84,7 @@ def run_check(exercise_id: str, fn, *, seed: int = 0, time_limit: float | None =
         return Result(ex.id, min(t.points, ex.points), ex.points, "checker error",
                       f"could not check your answer ({type(e).__name__}: {' '.join(str(e).split())[:120]}); "
                       "please tell your instructor")
-    if t.points != ex.points:  # pragma: no cover - a checker bug, caught by tests/test_checkers.py
+    if t.points != ex.points:  # pragma: no cover - a checker bug, caught by tests/integration/test_checkers.py
         return Result(ex.id, min(t.points, ex.points), ex.points, "checker error",
                       f"checker awarded {t.points} of {ex.points} points without failing; please report")
     return Result(ex.id, ex.points, ex.points, "correct", "correct")

@@ -21,6 +21,11 @@ from ._core import (Exercise, Missing, NotAttempted, StudentError, StudentTimeou
                     shape_str, typename, fmt, raised_message, student_line)
 
 
+#: Two primes that mix a grading seed and an input number into one generator seed (so no two
+#: (seed, k) pairs share a stream); every checker draws its inputs through them.
+_SEED_PRIMES = (7919, 104729)
+
+
 class Tester:
     """Helpers for checkers; ``points`` accumulates what the learner has earned so far."""
 
@@ -33,7 +38,8 @@ class Tester:
     # randomness: every test input comes from a seeded generator
     def gen(self, k: int = 0) -> torch.Generator:
         """A fresh CPU generator; ``k`` distinguishes the inputs within one checker."""
-        return torch.Generator().manual_seed(7919 * self.seed + 104729 * (k + 1))
+        by_seed, by_input = _SEED_PRIMES
+        return torch.Generator().manual_seed(by_seed * self.seed + by_input * (k + 1))
 
     def award(self, k: int) -> None:
         self.points += k

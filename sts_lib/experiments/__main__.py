@@ -15,26 +15,28 @@ matplotlib.use("Agg")   # files only; never open a window
 
 import torch  # noqa: E402
 
-from . import EXPERIMENTS, SCALES, run_experiment  # noqa: E402
+from . import EXPERIMENTS, LANES, SCALES, in_lane, run_experiment  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m sts_lib.experiments",
                                 description="Reproduce the experiments of Wang, Wei, Hsu & Lee (2024).")
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="name every experiment")
+    sub.add_parser("list", help="name every experiment, with its lane")
     rep = sub.add_parser("report", help="rewrite the generated part of results/README.md from the result files")
     rep.add_argument("--readme", default="results/README.md", help="the README to update (default: results/README.md)")
     rep.add_argument("--results", default="results", metavar="DIR", help="the folder of result files")
     r = sub.add_parser("run", help="run one experiment (or 'all') and write DIR/NAME.json and DIR/NAME.png")
-    r.add_argument("name", metavar="NAME", nargs="+", help="experiment names from `list` (run in order), or 'all'")
+    r.add_argument("name", metavar="NAME", nargs="*", help="experiment names from `list` (run in order), or 'all'")
+    r.add_argument("--lane", choices=LANES, default=None,
+                   help="run every experiment of this lane of `make reproduce` (each record names its lane)")
     r.add_argument("--scale", choices=SCALES, default="quick",
                    help="quick: under a minute each on a laptop CPU; paper: the paper's sizes")
     r.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results)")
     r.add_argument("--device", default=None, metavar="{cpu,cuda}", help="default: cuda if available, else cpu")
     r.add_argument("--seed", type=int, default=None, help="run this one seed only")
     r.add_argument("--seeds", default=None, metavar="S,S,...",
-                   help="comma-separated seeds (default: each experiment's DEFAULT_SEEDS, at least 3 at paper scale)")
+                   help="comma-separated seeds (default: each experiment record's seeds, at least 3 at paper scale)")
     r.add_argument("--force", action="store_true", help="re-run even if DIR/NAME.json has the same config")
     r.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     r.add_argument("--no-progress", action="store_true", help="no tqdm bars")
@@ -49,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         width = max(map(len, EXPERIMENTS))
         for name, exp in EXPERIMENTS.items():
-            print(f"{name:<{width}}  {exp.description}")
+            print(f"{name:<{width}}  {exp.lane}  {exp.description}")
         return 0
     if args.command == "report":
         from .readme import write
@@ -60,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rewrote the generated part of {args.readme}")
         return 0
     run_parser = parser.run_parser
-    names = list(EXPERIMENTS) if args.name == ["all"] else list(dict.fromkeys(args.name))
+    if bool(args.name) == bool(args.lane):
+        run_parser.error("argument NAME: give experiment names (or 'all') or --lane, not both and not neither")
+    names = in_lane(args.lane) if args.lane else list(EXPERIMENTS) if args.name == ["all"] else list(dict.fromkeys(args.name))
     for name in names:
         if name not in EXPERIMENTS:
             run_parser.error(f"argument NAME: unknown experiment {name!r}; choose from "

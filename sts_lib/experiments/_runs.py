@@ -68,6 +68,13 @@ class Context:
         return self.out / ".runs"
 
 
+#: The optimizer name the experiments write for plain gradient steps: "gd", the deprecated alias of "sgd"
+#: (sts_lib.train.OPTIMIZERS). The committed results/*.json hash run specs that say "gd" (and name runs
+#: after it), so the experiments keep writing it; a spec that wrote "sgd" would train the same numbers
+#: under another hash.
+PLAIN_GD = "gd"
+
+
 def run_spec(label: str, *, task: dict, model: dict, train_cfg: dict, checkpoint_every: int = 500) -> dict:
     """A JSON-able training sub-run.
 

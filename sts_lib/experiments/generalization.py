@@ -18,21 +18,54 @@ config's seeds:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from .. import figures
 from ..checks import loss_exponent, population_gd_of, rank_correlation, steps_to_level
-from ..fits import linear_fit
+from ..fits import inverse_loss_fit, last_part
 from ..results import Measured
 from ..theory import fixed_onehot_lower_bound
-from ._runs import Context, SeedResult, for_each_seed, run_spec, seed_runs
+from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
+from .record import Experiment
 
-_PES = {"stochastic": {"name": "stochastic_onehot"}, "fixed": {"name": "onehot"},
-        "fixed_nearorth": {"name": "near_orthogonal", "kind": "rademacher", "seed": 0}}
-FIXED = ("fixed", "fixed_nearorth")
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One training run of Figures 2, 4 and 5 beside the others: its key, its PE and its name in the claims."""
+
+    key: str             # the run label's prefix and the key of its claims and numbers (hashed: never renamed)
+    pe: dict             # its PE: make_pe kwargs, every kind with the pool N as max_len (and m = N where free)
+    name: str            # how claims name it
+    fixed: bool = False  # a fixed PE (the baselines)
+    gd_only: bool = False   # a run only gradient descent makes (the equal-rate run)
+
+    def spec(self, N: int) -> dict:
+        return self.pe | {"max_len": N} | ({"m": N} if self.pe["name"] == "near_orthogonal" else {})
+
+
 #: The "quicker" comparison's rule, fixed before its run: equal effective rate per encoding. The
 #: reduced model (theory.reduced_dynamics) moves alpha at lr_W / (N - 1) for a one-hot pool of N
 #: slots, so the stochastic pool (N) gets lr_W (N - 1) / (T - 1) to match the fixed one-hot PE (T slots).
 EQRATE = "stochastic_eqrate"
+#: Every arm, in the order of the config's runs.
+ARMS = (Arm("stochastic", {"name": "stochastic_onehot"}, "stochastic PE"),
+        Arm("fixed", {"name": "onehot"}, "fixed one-hot PE", fixed=True),
+        Arm("fixed_nearorth", {"name": "near_orthogonal", "kind": "rademacher", "seed": 0}, "fixed near-orthogonal PE",
+            fixed=True),
+        Arm(EQRATE, {"name": "stochastic_onehot"}, "stochastic PE at the equal effective rate", gd_only=True))
+FIXED = tuple(a.key for a in ARMS if a.fixed)
+_NAME = {a.key: a.name for a in ARMS}
+
+
+def _arms(optimizer: str) -> list[Arm]:
+    return [a for a in ARMS if optimizer == PLAIN_GD or not a.gd_only]
+
+
+def _label(arm: Arm, optimizer: str) -> str:
+    return f"{arm.key}-{optimizer}"
 #: "Converges in the long run", decided by a rule stated here: the relative loss reaches 2% within the
 #: run, or the power law of its last half reaches 2% within HORIZON times the run's length.
 LEVEL, HORIZON = 0.02, 3
@@ -49,11 +82,6 @@ def _scale_params(scale: str) -> dict:
             "steps": 1500, "log_every": 25, "eval_batch": 1024, "lr_W": 10.0, "adam_lr": 1e-2}
 
 
-def _pe(kind: str, N: int) -> dict:
-    pe = _PES["stochastic" if kind == EQRATE else kind] | {"max_len": N}
-    return pe | {"m": N} if kind == "fixed_nearorth" else pe
-
-
 def eqrate_lr(lr_W: float, T: int, N: int) -> float:
     """The stochastic pool's lr_W at the fixed one-hot PE's effective rate: lr_W (N - 1) / (T - 1).
 
@@ -65,16 +93,15 @@ def eqrate_lr(lr_W: float, T: int, N: int) -> float:
 
 def _specs(scale: str, optimizer: str) -> list[dict]:
     p = _scale_params(scale)
-    kinds = list(_PES) + ([EQRATE] if optimizer == "gd" else [])
     out = []
-    for kind in kinds:
-        if optimizer == "gd":
-            lr_W = eqrate_lr(p["lr_W"], p["T"], p["N"]) if kind == EQRATE else p["lr_W"]
-            opt = {"optimizer": "gd", "lr": 1.0, "lr_W": lr_W, "lr_V": 1.0}
+    for arm in _arms(optimizer):
+        if optimizer == PLAIN_GD:
+            lr_W = eqrate_lr(p["lr_W"], p["T"], p["N"]) if arm.key == EQRATE else p["lr_W"]
+            opt = {"optimizer": PLAIN_GD, "lr": 1.0, "lr_W": lr_W, "lr_V": 1.0}
         else:
             opt = {"optimizer": "adam", "lr": p["adam_lr"]}
-        out.append(run_spec(f"{kind}-{optimizer}",
-                            task={"d": 5, "T": p["T"], "q": 3, "pe": _pe(kind, p["N"]),
+        out.append(run_spec(_label(arm, optimizer),
+                            task={"d": 5, "T": p["T"], "q": 3, "pe": arm.spec(p["N"]),
                                   "x_query": "zero", "query_pe": "sum"},
                             model={"class": "theory", "position_only": True, "init": "zero"},
                             train_cfg={"steps": p["steps"], "batch_size": 256, "log_every": p["log_every"],
@@ -94,7 +121,7 @@ def _note(scale: str) -> str:
 
 def config_length(scale: str, seeds: list) -> dict:
     p = _scale_params(scale)
-    return {"scale": scale, "seeds": list(seeds), "T_tests": p["T_tests"], "runs": _specs(scale, "gd"),
+    return {"scale": scale, "seeds": list(seeds), "T_tests": p["T_tests"], "runs": _specs(scale, PLAIN_GD),
             "scale_note": _note(scale)}
 
 
@@ -108,18 +135,12 @@ def config_adam(scale: str, seeds: list) -> dict:
             "runs": _specs(scale, "adam"), "scale_note": _note(scale)}
 
 
-def _kind(label: str) -> str:
-    return label.rsplit("-", 1)[0]
-
-
 def _first_step_below(steps, values, level) -> float:
     """First logged step at which ``values <= level`` (nan if never)."""
     idx = np.flatnonzero(np.asarray(values) <= level)
     return float(steps[idx[0]]) if idx.size else float("nan")
 
 
-_NAME = {"stochastic": "stochastic PE", "fixed": "fixed one-hot PE", "fixed_nearorth": "fixed near-orthogonal PE",
-         EQRATE: "stochastic PE at the equal effective rate"}
 
 
 def _converges(h, key: str, label: str, where: str, role: str) -> tuple[dict, Measured]:
@@ -166,7 +187,7 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
         bound = fixed_onehot_lower_bound(d, T, Tt, q)["loss"]
         for kind in FIXED:
             f = hists[kind]
-            late = f["step"] >= f["step"][-1] / 2
+            late = last_part(f["step"])
             floor = float(f[key][late].min())
             final[key] |= {kind: f.last(key), f"{kind}_min_last_half": floor}
             if kind == "fixed":
@@ -190,8 +211,7 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
 
 
 def _inverse_slope(h) -> float:
-    half = h["step"] >= h["step"][-1] / 2
-    return linear_fit(h["step"][half], 1.0 / h["loss"][half]).slope
+    return inverse_loss_fit(h["step"], h["loss"]).slope        # over the last half of the run
 
 
 def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, prefix: str = "",
@@ -257,7 +277,9 @@ def _run(cfg: dict, ctx: Context, analyse) -> dict:
     """Train every PE's run at every seed, then analyse each seed's set of runs together."""
     def seed(s: int) -> SeedResult:
         ran = seed_runs(cfg, s, ctx)
-        hists = {_kind(spec["label"]): hist for spec, hist in ran}
+        optimizer = ran[0][0]["train"]["optimizer"]
+        by_label = {spec["label"]: hist for spec, hist in ran}
+        hists = {arm.key: by_label[_label(arm, optimizer)] for arm in _arms(optimizer)}
         final, claims = analyse(hists)
         return SeedResult(runs={spec["label"]: hist for spec, hist in ran},
                           final={"loss": {k: h.last("loss") for k, h in hists.items()}, **final}, claims=claims)
@@ -287,3 +309,19 @@ def run_adam(cfg: dict, ctx: Context) -> dict:
         f_q, c_q = _q_claims(h, cfg["q_tests"], T, N, prefix="q.", quicker_role="ours")
         return f_len | f_q, c_len | c_q
     return _run(cfg, ctx, analyse)
+
+
+FIG2 = Experiment(
+    "fig2-length-generalization", "train at T=200, q=3; OOD loss at T_test=250..400, stochastic vs fixed PE",
+    config_length, run_length, figures.length, lane="B", section="ch8-fig2", title="Figure 2",
+    paper_says="the stochastic PE generalises to longer sequences, while every fixed PE stays at a loss of at least 0.15")
+FIG4 = Experiment(
+    "fig4-q-generalization", "train at q=3; loss at unseen q_test (and T_test), stochastic vs fixed PE "
+    "(one-hot and near-orthogonal)",
+    config_q, run_q, figures.q_generalization, lane="B", section="ch8-fig4", title="Figure 4",
+    paper_says="both PEs converge at unseen $q$, the stochastic one slightly quicker; the fixed PE gets worse as "
+               "$q_{\\text{test}}$ grows")
+FIG5 = Experiment(
+    "fig5-adam", "Figures 2 and 4 trained with Adam", config_adam, run_adam, figures.adam, lane="A",
+    section="ch8-fig5", title="Figure 5",
+    paper_says="with Adam too, the stochastic PE dominates out of distribution for early stopping")

@@ -22,7 +22,7 @@ floors of the ground-truth ray W = c W*, V = gamma V* with the best gamma (theor
   For a one-hot pool both terms vanish and the floor is 0. Valid while c sqrt(q/m) is small
   (checked against Monte Carlo: within 15% for m >= 64, off by 2x at m = 32). The closed form is
   :func:`sts_lib.theory.random_pe_ray_floor`;
-* ``ray_floor_mc``: the same minimum measured by Monte Carlo (:func:`sts_lib.chapters.ch3_dynamics.ray_loss_mc`).
+* ``ray_floor_mc``: the same minimum measured by Monte Carlo (:func:`sts_lib.probes.ray_loss_mc`).
 
 The book's limit c -> infinity, d (q-1)/q^2 (chapter 4, :func:`sts_lib.theory.random_pe_limit_loss`), is
 recorded too: the loss at infinite scale, above the floor, since the softmax then collapses onto one selected token.
@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..chapters.ch3_dynamics import ray_loss_mc
 from ..positional import make_pe
+from ..probes import ray_loss_mc
 from ..task import STSTask
 from ..theory import random_pe_limit_loss, random_pe_ray_floor, uniform_plateau
 from ..checks import loss_exponent
-from ..fits import linear_fit
+from ..fits import inverse_loss_fit, last_part, linear_fit
 from ..results import Measured
-from ._runs import Context, SeedResult, cached_call, for_each_seed, run_spec, seed_runs
+from ._runs import PLAIN_GD, Context, SeedResult, cached_call, for_each_seed, run_spec, seed_runs
+from .. import figures
+from .record import Experiment
 
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]
 
@@ -64,18 +66,29 @@ def _samplers(p: dict, N: int) -> dict:
     return out
 
 
+#: The two settings: Figure 2's theory model and Figure 1's practical model, with their query PE.
+_SETTINGS = (("fig2", {"class": "theory", "position_only": True, "init": "zero"}, "sum"),
+             ("fig1", {"class": "practical", "init": "normal", "init_scale": 0.02}, "mean"))
+
+
+def _plan(p: dict) -> dict[str, tuple[str, str, dict]]:
+    """``{run label: (setting, sampler name, PE spec)}``: the one place a run's label is composed."""
+    return {f"{setting}.{name}": (setting, name, pe)
+            for setting, _, _ in _SETTINGS for name, pe in _samplers(p, p[setting]["N"]).items()}
+
+
 def config(scale: str, seeds: list) -> dict:
     p = _params(scale)
     runs = []
-    for setting, model, query in (("fig2", {"class": "theory", "position_only": True, "init": "zero"}, "sum"),
-                                  ("fig1", {"class": "practical", "init": "normal", "init_scale": 0.02}, "mean")):
+    plan = _plan(p)
+    for setting, model, query in _SETTINGS:
         s = p[setting]
-        for name, pe in _samplers(p, s["N"]).items():
+        for label, (_, _, pe) in ((k, v) for k, v in plan.items() if v[0] == setting):
             runs.append(run_spec(
-                f"{setting}.{name}",
+                label,
                 task={"d": 5, "T": s["T"], "q": 3, "pe": pe, "x_query": "zero", "query_pe": query},
                 model=model,
-                train_cfg={"steps": s["steps"], "batch_size": 256, "optimizer": "gd", "lr": 1.0, "lr_W": s["lr_W"],
+                train_cfg={"steps": s["steps"], "batch_size": 256, "optimizer": PLAIN_GD, "lr": 1.0, "lr_W": s["lr_W"],
                            "lr_V": 1.0, "log_every": s["log_every"], "eval_batch": p["eval_batch"],
                            "eval_lengths": [s["T_test"]], "seed": 0},
                 checkpoint_every=max(s["steps"] // 5, 1)))
@@ -97,19 +110,19 @@ def _ray_floor(d: int, T: int, q: int, pe: dict, seed: int) -> dict:
 def _seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
     res, floors = SeedResult(), {}
     claims = res.claims
+    plan = _plan(cfg["params"])
     for spec, hist in seed_runs(cfg, seed, ctx):
         lab = spec["label"]
-        setting, name = lab.split(".", 1)
+        setting, name, _ = plan[lab]
         t = spec["task"]
         d, T, q = t["d"], t["T"], t["q"]
         plateau = uniform_plateau(d, T, q)
         steps, loss = hist["step"], hist["loss"]
-        tail = steps >= 0.8 * steps[-1]
-        half = steps >= steps[-1] / 2
+        tail = last_part(steps, 0.2)                 # the last fifth
         f = {k: hist.last(k) for k in _METRICS} | {
             "plateau": plateau, "measured_floor": float(loss[tail].mean()),
             f"loss_T{cfg['params'][setting]['T_test']}": hist.last(f"loss_T{cfg['params'][setting]['T_test']}"),
-            "inv_loss_R2": linear_fit(steps[half], 1.0 / loss[half]).r2, "wall_time": hist.wall_time,
+            "inv_loss_R2": inverse_loss_fit(steps, loss).r2, "wall_time": hist.wall_time,
             "pe_width": int(t["pe"].get("m", t["pe"].get("max_len", 0))),
             # still falling at the end? relative change of the loss per 1000 steps over the last fifth
             "tail_trend_per_1000_steps": linear_fit(steps[tail], loss[tail], log_y=True).slope * 1000}
@@ -140,7 +153,7 @@ def _seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
         floors[lab] = f["measured_floor"]
         res.runs[lab] = hist
         res.final[lab] = f
-        if name == "onehot-pool":
+        if t["pe"]["name"] == "stochastic_onehot":
             claims[f"{lab}.loss_below_1pct_of_plateau"] = Measured(
                 loss[-1] / plateau, 0.01, "<", "one-hot pool: final held-out loss / plateau (caption: loss -> 0)",
                 role="ours", noise=0.03, name=f"{setting}, one-hot pool: final loss ÷ plateau")
@@ -167,3 +180,11 @@ def _seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
 
 def run(cfg: dict, ctx: Context) -> dict:
     return for_each_seed(cfg, ctx, lambda seed: _seed(cfg, seed, ctx))
+
+
+PE_SAMPLERS = Experiment(
+    "pe-samplers", "stochastic-PE samplers (random unit vectors at three widths, codebook, one-hot pool): "
+    "measured loss floors beside the population-GD family's floors",
+    config, run, figures.pe_samplers, lane="A", section="", title="The sampler comparison",
+    paper_says="the captions of Figures 1 and 2 say the loss goes to 0; this experiment (not a figure of the paper) "
+               "asks which stochastic-PE sampler gets there")

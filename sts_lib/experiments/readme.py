@@ -2,7 +2,7 @@
 
 ``python -m sts_lib.experiments report`` rewrites the text between the two markers of the README
 (:data:`START`, :data:`END`) from the result documents, so the README's numbers are never typed by hand
-and cannot drift from the JSON files (``tests/test_results.py`` checks that the committed README is what
+and cannot drift from the JSON files (``tests/unit/test_results.py`` checks that the committed README is what
 this module writes). The renderers are the book's: :mod:`sts_lib.statements` and :mod:`sts_lib.report`.
 """
 

@@ -22,7 +22,9 @@ import math
 from ..checks import block_changes, loss_exponent
 from ..results import Measured
 from ..theory import uniform_plateau
-from ._runs import Context, SeedResult, for_each_seed, run_spec, seed_runs
+from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
+from .. import evidence_figures
+from .record import Experiment
 
 
 def _spec(label: str, *, steps: int, train: dict, log_every: int) -> dict:
@@ -38,7 +40,7 @@ def config_fixed_sample(scale: str, seeds: list) -> dict:
     ns = [256, 1024, 4096] if scale == "paper" else [64, 256]
     steps = 4000 if scale == "paper" else 600
     runs = [_spec(f"n{n}", steps=steps, log_every=50 if scale == "paper" else 25,
-                  train={"optimizer": "gd", "lr": 1.0, "lr_W": 10.0, "lr_V": 1.0, "batch_size": n, "dataset_size": n})
+                  train={"optimizer": PLAIN_GD, "lr": 1.0, "lr_W": 10.0, "lr_V": 1.0, "batch_size": n, "dataset_size": n})
             for n in ns]
     return {"scale": scale, "seeds": list(seeds), "runs": runs, "ns": ns,
             "scale_note": f"practical model, T=20, pool N=40, full-batch GD on a fixed sample of n in {ns} sequences "
@@ -104,3 +106,13 @@ def run_adam_schedule(cfg: dict, ctx: Context) -> dict:
             name="spread of the loss exponent over Adam's decay starts")
         return res
     return for_each_seed(cfg, ctx, seed)
+
+
+FIXED_SAMPLE = Experiment(
+    "fig1-fixed-sample", "Figure 1's model by full-batch GD on a fixed sample: training against held-out loss",
+    config_fixed_sample, run_fixed_sample, evidence_figures.fixed_sample, lane="A", section="ch8-fixed-sample",
+    title="Figure 1 on a fixed sample")
+ADAM_SCHEDULE = Experiment(
+    "fig1-adam-schedule", "Figure 1's model under Adam: the decay schedule sets the loss exponent",
+    config_adam_schedule, run_adam_schedule, evidence_figures.adam_schedule, lane="A", section="ch8-adam-schedule",
+    title="Figure 1 under Adam's schedule")

@@ -25,23 +25,23 @@ law per seed, with its spread.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
-from ..device import EVAL_SEED, make_generator
-from ..chapters.ch2_fcn import width_for_error
+from ..device import EVAL_SEED, SEED_STRIDE, make_generator
 from ..fits import linear_fit
 from ..loop import PlateauSchedule
 from ..metrics import monte_carlo_error
 from ..models import FCN, TheoryTransformer
 from ..positional import StochasticRandomPE, make_pe
+from ..probes import width_for_error
 from ..results import Measured
 from ..task import STSTask
 from ..train import History, TrainConfig, train
 from ..theory import bound_width_for_error, fcn_lower_bound, zero_predictor_loss
 from ._runs import Context, SeedResult, cached_call, for_each_seed
+from .. import figures
+from .record import Experiment
 
 _M_GRID = [2, 4, 8, 16, 32, 64, 128, 256]
 _VAL_SEED = 777          # + seed: the validation batch of the stopping rule (the test set uses EVAL_SEED)
@@ -122,22 +122,8 @@ def _m_sweep(T: int, q: int, d: int, target: float, grid: list[int], p: dict, se
                           f"seed {seed}: transformer q={q} T={T} m={m}", checkpoint=True)
         rows.append(row)
         if row["rel_error"] <= target:
-            return rows, log_crossing([r["m"] for r in rows], [r["rel_error"] for r in rows], target)
+            return rows, width_for_error(rows, target, log=True, width="m")   # interpolated in log m
     return rows, float("nan")
-
-
-def log_crossing(ms, rel, target: float) -> float:
-    """Where the error crosses ``target``, interpolating linearly in log m between the last grid
-    point above the target and the first one below (the grid doubles m, so this halves its step).
-
-    >>> round(log_crossing([4, 8], [0.5, 0.1], 0.3), 3)
-    5.657
-    """
-    if len(ms) == 1 or rel[-2] <= target:
-        return float(ms[-1])
-    (m0, e0), (m1, e1) = (ms[-2], rel[-2]), (ms[-1], rel[-1])
-    frac = (e0 - target) / (e0 - e1)
-    return float(2 ** (math.log2(m0) + frac * (math.log2(m1) - math.log2(m0))))
 
 
 def _loglog_slope(x, y) -> float:
@@ -149,7 +135,7 @@ def _loglog_slope(x, y) -> float:
 
 def _fcn_point(T: int, d: int, q: int, width: int, fc: dict, max_steps: int, seed: int, device, ckpt) -> dict:
     task = STSTask(d=d, T=T, q=q)
-    net = FCN(T, d, width, depth=fc["depth"], generator=make_generator(seed + 1 + 7919 * width))
+    net = FCN(T, d, width, depth=fc["depth"], generator=make_generator(seed + 1 + SEED_STRIDE * width))
     run, _ = train_to_convergence(net, task, lr=fc["lr"], batch_size=fc["batch_size"], max_steps=max_steps,
                                   rule=fc["rule"], seed=seed, device=device, checkpoint=ckpt)
     err, se = monte_carlo_error(net, task, n=fc["eval_samples"], seed=EVAL_SEED, device=device)
@@ -227,3 +213,9 @@ def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
 
 def run_fcn(cfg: dict, ctx: Context) -> dict:
     return for_each_seed(cfg, ctx, lambda seed: _fcn_seed(cfg, seed, ctx))
+
+
+FCN_WIDTH = Experiment(
+    "fcn-width", "FCN error vs first-layer width against the lower bound, beside the transformer",
+    config_fcn, run_fcn, figures.fcn_width, lane="A", section="ch8-fcn-width", title="The FCN-width experiment",
+    paper_says="an FCN's first layer needs width of order $Td$, a transformer far less [S]")

@@ -30,6 +30,7 @@ import numpy as np
 from ..device import EVAL_SEED
 from ..fits import multi_fit
 from ..positional import StochasticRandomPE
+from ..probes import width_for_error
 from ..metrics import monte_carlo_error
 from ..models import TheoryTransformer
 from ..results import Measured
@@ -37,7 +38,9 @@ from ..task import STSTask
 from ..theory import zero_predictor_loss
 from ..theory.families import random_pe_best_error
 from ._runs import Context, SeedResult, cached_call, for_each_seed
-from .width import log_crossing, stop_rule, train_to_convergence
+from .width import stop_rule, train_to_convergence
+from .. import evidence_figures
+from .record import Experiment
 
 
 def config(scale: str, seeds: list) -> dict:
@@ -117,10 +120,7 @@ def _trained_sweep(q: int, T: int, m_family: float, p: dict, seed: int, ctx: Con
     while point(k)["rel_error"] > p["target"] and _grid(k) < 1024:
         k += 1
     ms = sorted(rows)
-    errs = [rows[m]["rel_error"] for m in ms]
-    i = next((j for j, e in enumerate(errs) if e <= p["target"]), None)
-    m_needed = float("nan") if i is None else (float(ms[0]) if i == 0 else
-                                               log_crossing(ms[i - 1:i + 1], errs[i - 1:i + 1], p["target"]))
+    m_needed = width_for_error([rows[m] for m in ms], p["target"], log=True, width="m")   # nan if none meets it
     return {"q": q, "T": T, "target": p["target"], "m_needed": m_needed, "m_family": m_family, "source": "trained",
             "points": [rows[m] for m in ms], "not_converged": sum(rows[m]["stopped"] != "plateau" for m in ms)}
 
@@ -224,3 +224,10 @@ def claims(points: list[dict], fam: dict) -> dict:
 def run(cfg: dict, ctx: Context) -> dict:
     trained = _trained_sweeps(cfg, ctx)
     return for_each_seed(cfg, ctx, lambda seed: _seed(cfg, seed, ctx, trained))
+
+
+WIDTH_LAW = Experiment(
+    "width-law", "the PE width the learned solution needs against q, T and the target error: exact "
+    "population-GD family and trained models",
+    config, run, evidence_figures.width_law, lane="B", section="ch8-width-law", title="The width law",
+    paper_says="with stochastic PEs a transformer needs width $d+\\tilde O(q\\log T)$ [S]")

@@ -98,9 +98,9 @@ class BenchConfig:
         return TheoryTransformer(self.d, m or self.m, position_only=self.position_only)
 
     def train_config(self, T: int, **kw) -> TrainConfig:
-        """GD with the learning rates scaled by T / 200 (gradients shrink like 1/T), so every T is stable."""
+        """Plain SGD with the learning rates scaled by T / 200 (gradients shrink like 1/T), so every T is stable."""
         lr_W = None if self.lr_W is None else self.lr_W * T / 200
-        return TrainConfig(batch_size=self.batch, optimizer="gd", lr=kw.pop("lr", self.lr * T / 200), lr_W=lr_W,
+        return TrainConfig(batch_size=self.batch, optimizer="sgd", lr=kw.pop("lr", self.lr * T / 200), lr_W=lr_W,
                            eval_batch=self.batch, **kw)
 
 
@@ -262,7 +262,7 @@ def run(cfg: BenchConfig | None = None) -> dict:
         "threads": torch.get_num_threads(),
         "config": {"T": cfg.T, "q": cfg.q, "d": cfg.d, "m": cfg.m, "pe": f"stochastic_onehot(max_len={cfg.m})",
                    "model": f"TheoryTransformer(position_only={cfg.position_only}, init='zero')",
-                   "batch": cfg.batch, "optimizer": "gd", "lr": cfg.train_config(cfg.T).lr,
+                   "batch": cfg.batch, "optimizer": "sgd", "lr": cfg.train_config(cfg.T).lr,
                    "lr_W": cfg.train_config(cfg.T).lr_W,
                    "source": "sts_lib.experiments fig2-length-generalization, paper scale (its model and "
                              "learning rates; 10,000 steps there, timed here per step)",

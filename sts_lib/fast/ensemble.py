@@ -2,7 +2,7 @@
 
 ``train_ensemble(models, task, configs)`` trains K theory transformers (or K fully-connected
 nets) at once and returns one :class:`~sts_lib.train.History` per model, equal to what K
-calls of :func:`sts_lib.train.train` would return (to float rounding; ``tests/test_ensemble.py``
+calls of :func:`sts_lib.train.train` would return (to float rounding; ``tests/integration/test_ensemble.py``
 checks it), through the same loop (:func:`sts_lib.loop.fit`). The parameters are stacked
 (:mod:`sts_lib.fast.stack`), ``W: (K, D, D)`` and ``V: (K, d, D)``, so one call of the
 closed-form kernel of :mod:`sts_lib.fast.kernel` (or one batched matmul per FCN layer) serves

@@ -11,7 +11,7 @@ the rest of ``sts_lib``: the core's :meth:`OneLayerTransformer.forward` calls it
 documented branch, as nanoGPT calls flash attention. The readable path is tuned for a CPU;
 where that tuning costs on a GPU (a Python loop of tiny launches, float atomics) a function
 has one explicit branch for tensors off the CPU (``X.device.type != "cpu"``), with the same
-values to float rounding. ``tests/test_fast.py`` checks both against autograd through the
+values to float rounding. ``tests/unit/test_fast.py`` checks both against autograd through the
 dense formula, the GPU branches on a virtual accelerator.
 """
 

@@ -4,7 +4,7 @@ On a CPU, sampling a batch is mostly serial random-number generation; with an id
 background thread can draw batch t + 1 while the main thread trains on batch t, so the
 sampling overlaps the forward/backward pass instead of adding to it. The thread is the
 only user of the generators while a draw is pending, so the batches (and the generator
-states saved in checkpoints) are those of drawing in the loop: ``tests/test_fast.py``
+states saved in checkpoints) are those of drawing in the loop: ``tests/unit/test_fast.py``
 checks that a history is identical either way. Whether to draw ahead is an argument,
 ``prefetch``: True, False, or ``"auto"`` (when a core is idle as training starts). Measured
 on a 2-core machine: about 20% faster steps with a free core, about 25% slower when other

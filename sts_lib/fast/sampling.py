@@ -5,7 +5,7 @@
 slots out of a pool of ``N``. ``torch.randperm`` per row or ``topk`` of uniforms are the
 obvious ways; both cost more than the rest of a training step at ``T = 200``. The sampler
 below sorts integer keys instead, exactly uniform on the CPU and uniform up to a 1e-11 tie
-rule off it (tests/test_fast.py checks both laws with a chi-square test, also when the CPU's
+rule off it (tests/unit/test_fast.py checks both laws with a chi-square test, also when the CPU's
 tie redraw runs on almost every row). It imports nothing from the rest of ``sts_lib``.
 """
 

@@ -17,6 +17,7 @@ import torch
 
 from ..models import FCN
 from ..task import Batch, sts_loss
+from ..train import PLAIN_STEPS
 from .kernel import onehot_forward, onehot_loss_and_grad
 
 #: Working-set budget of one group of models on a CPU (see chunk_slices).
@@ -24,7 +25,8 @@ CHUNK_BYTES = 2 << 20
 
 
 class StackedOptimizer:
-    """The arithmetic of torch.optim.SGD (``'gd'``, ``'sgd'``) and torch.optim.Adam (defaults)
+    """The arithmetic of torch.optim.SGD (``'sgd'`` and its alias ``'gd'``: plain steps; ``'momentum'``) and
+    torch.optim.Adam (defaults), by the names of :data:`sts_lib.train.OPTIMIZERS`,
     on K-stacked tensors, with per-model learning rates and momenta of shape ``(K, 1, ...)``,
     so each model follows the trajectory its own sequential optimizer would."""
 
@@ -48,9 +50,9 @@ class StackedOptimizer:
         """Update the models ``sl`` with their gradients (``grads[i]`` matches ``params[i][sl]``)."""
         for i, (g, lr) in enumerate(zip(grads, self.lrs)):
             p, lr, st = self.params[i][sl], lr[sl], self.state[i]
-            if self.optimizer == "gd":
+            if self.optimizer in PLAIN_STEPS:
                 p.addcmul_(lr, g, value=-1.0)
-            elif self.optimizer == "sgd":
+            elif self.optimizer == "momentum":
                 if "buf" not in st:
                     st["buf"] = torch.zeros_like(self.params[i])
                 buf = st["buf"][sl]

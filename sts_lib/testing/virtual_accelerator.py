@@ -18,8 +18,8 @@ cannot see:
 
 It is test tooling: nothing in the library imports it. :func:`activate` turns it on for a block
 (the ``device`` fixture of ``tests/conftest.py`` runs the device-sensitive tests on ``cpu`` and on
-it); :func:`install` turns it on for good (``tests/test_chapters_vgpu.py`` runs every chapter
-notebook so). Its own tests: ``tests/test_virtual_accelerator.py``.
+it); :func:`install` turns it on for good (``tests/integration/test_chapters_vgpu.py`` runs every chapter
+notebook so). Its own tests: ``tests/unit/test_virtual_accelerator.py``.
 ``torch.save`` of a ``vgpu`` tensor is not supported (the library's checkpoints hold CPU tensors),
 and neither is ``torch.load(map_location="vgpu")``.
 

@@ -4,8 +4,8 @@
 any activation) as a function of the first-layer width, :func:`bound_width_for_error` its
 inverse (the width below which the bound forbids a relative error), :func:`fcn_bayes_error`
 the exact Bayes error of a given first layer W_X (the best any later layers can do with what
-it passes on) and :func:`random_first_layer_error` that error's mean over Gaussian first
-layers. All are derived in this course (paper_spec §5.6, tag [R]); the paper's abstract [V]
+it passes on; its average over the subsets y is :func:`subset_average_error`) and
+:func:`random_first_layer_error` that error's mean over Gaussian first layers. All are derived in this course (paper_spec §5.6, tag [R]); the paper's abstract [V]
 only says that the bound is average-case, and secondary sources [S] that it reads Omega(Td).
 """
 
@@ -76,7 +76,23 @@ def fcn_bayes_error(W_X: torch.Tensor, T: int, d: int, q: int) -> float:
     Q = Vh[:rank].T                                                # (T*d, rank)
     P_perp = torch.eye(T * d, dtype=torch.float64) - Q @ Q.T
     # M_ij = trace of the (i, j) d x d block of P_perp.
-    M = P_perp.reshape(T, d, T, d).diagonal(dim1=1, dim2=3).sum(-1)
+    return subset_average_error(P_perp.reshape(T, d, T, d).diagonal(dim1=1, dim2=3).sum(-1), T, q)
+
+
+def subset_average_error(M: torch.Tensor, T: int, q: int) -> float:
+    """E_y[1_y^T M 1_y] / q^2 over uniform q-subsets y of {1..T}, for a ``(T, T)`` matrix M [R].
+
+    A position is in y with probability q/T and an ordered pair i != j with probability
+    q(q-1)/(T(T-1)), so this is (q/T tr M + q(q-1)/(T(T-1)) (sum M - tr M)) / q^2: the error of the
+    predictor (1/q) S_y P vec X when M_ij is the trace of the (i, j) d x d block of I - P
+    (:func:`fcn_bayes_error`).
+
+    >>> subset_average_error(torch.eye(10, dtype=torch.float64), 10, 2)    # P = 0 with d = 1: the error d/q
+    0.5
+    """
+    T, q = check_T_q(T, q)
+    if tuple(M.shape) != (T, T):
+        raise ValueError(f"M must be (T, T) = ({T}, {T}), got {tuple(M.shape)}")
     trM, sumM = M.trace().item(), M.sum().item()
     pair = q * (q - 1) / (T * (T - 1)) if T > 1 else 0.0
     return (q / T * trM + pair * (sumM - trM)) / q ** 2

@@ -5,7 +5,8 @@ paper's own constants and normalisation may differ. The loss is E||f - STS_q||^2
 over the d coordinates, without a factor 1/2 (see :func:`sts_lib.task.sts_loss`). With a
 one-hot PE on the training slots, the selected tokens score alpha more than the others, so
 a_s = e^alpha / D and a_u = 1 / D with D = q e^alpha + T - q: :func:`reduced_loss` is the
-population loss of that family (the one formula; :func:`loss_on_ray` is its gamma = 1 slice),
+population loss of that family (the one formula; :func:`loss_on_ray` is its gamma = 1 slice, with
+slope :func:`loss_on_ray_derivative`),
 :func:`attention_weights` and :func:`leaked_attention` are its attention, :func:`mean_predictor_loss`
 its alpha = 0 slice (gamma times the mean of all tokens), :func:`optimal_gamma` and
 :func:`profile_loss` minimise it over gamma, and :func:`reduced_dynamics` runs population
@@ -133,6 +134,29 @@ def c_for_loss(target: float, d: int, T: int, q: int) -> float:
         raise ValueError(f"target must be <= the uniform plateau d(T-q)/(qT) = {plateau:.6g}, got {target}")
     root = math.sqrt(d * T * (T - q) / (q * target))
     return math.log((root - (T - q)) / q)
+
+
+def loss_on_ray_derivative(c, d: int, T: int, q: int):
+    """dL/dc of :func:`loss_on_ray`: -2 d T (T - q) e^c / (q e^c + T - q)^3 [R].
+
+    Negative for every c: the loss falls all along the ray and its infimum 0 is not attained.
+    Written in e^(-c) for c > 0, so a huge c gives 0, not an overflow. ``c`` may be a number
+    or a numpy array.
+
+    >>> loss_on_ray_derivative(0.0, 5, 20, 3)
+    -0.425
+    >>> h = 1e-6
+    >>> bool(np.isclose(loss_on_ray_derivative(1.3, 4, 10, 3),
+    ...                 (loss_on_ray(1.3 + h, 4, 10, 3) - loss_on_ray(1.3 - h, 4, 10, 3)) / (2 * h)))
+    True
+    """
+    d, T, q = _dTq(d, T, q)
+    c = _numbers("c", c)
+    e = np.exp(-np.abs(c))
+    pos = -2 * d * T * (T - q) * e ** 2 / (q + (T - q) * e) ** 3     # divided through by e^(3c)
+    neg = -2 * d * T * (T - q) * e / (q * e + T - q) ** 3
+    out = np.where(c > 0, pos, neg)
+    return out if out.ndim else float(out)
 
 
 def reduced_loss(alpha, gamma, d: int, T: int, q: int):

@@ -1,14 +1,14 @@
-// Phone-first reading aids (book/_ext/sts_book.py, fix 12); sts-book.css has the matching rules.
+// Phone-first reading aids (book/_ext/sts_book.py, fix 6); sts-book.css has the matching rules.
 // 1. Figures fit the column at every width. So that a phone reader can still see the details of a
 //    multi-panel figure, each figure of a cell output becomes a link to its own image: a tap (or a
-//    click, or Enter) opens it at full size, where the browser pans and zooms it. Pictures of
-//    interactive panels (static or live) change with their controls and are left alone.
+//    click, or Enter) opens it at full size, where the browser pans and zooms it. The pictures
+//    of the static panels change with their controls and are left alone.
 // 2. A display equation or table wider than the column scrolls inside its own box. So that a reader
 //    sees that there is more, such a box gets the class sts-more-right (a shadow on its right edge)
 //    while part of it is hidden on the right, and sts-more-left while part is hidden on the left.
 (function () {
   "use strict";
-  var SKIP = ".sts-static-panel, .widget-subarea, .jupyter-widgets, a";
+  var SKIP = ".sts-static-panel, a";
   function link(img) {
     if (img.closest(SKIP) || !img.getAttribute("src")) return;
     var a = document.createElement("a");

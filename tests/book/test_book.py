@@ -1,0 +1,547 @@
+"""The rendered book: it builds warning-free, works offline, and every page renders in a browser.
+
+The build is exactly `make book`'s (``jupyter-book build . -W --keep-going`` into ``_build``),
+so a warm run reuses the execution cache and the Sphinx environment and takes seconds. The
+HTML is then served from 127.0.0.1 and every page is opened in headless Chromium (Debian's
+``chromium`` package, driven by Playwright's Python API; Playwright's own browser downloads
+are never used). Requests to any other host are blocked and reported: the book must not
+depend on a CDN. A page fails on a JavaScript console error or page error, a blocked or
+failed request, math that MathJax left untypeset or marked as an error, an image that did not
+load, or a Python traceback in a cell output, and, at a desktop width
+(1280 px) and a phone width (390 px), on what a reader would trip over: math, tables or outputs
+cut off (wider than their box and not scrollable), code or printed output wider than its box (long
+lines must wrap), a figure wider than its box or the screen, a claims table whose verdict column is out
+of view, images without descriptive alt text, raw dictionaries or bare FAIL lines printed instead of a
+claims table, and a figure shown twice. Each page is loaded as on a first visit (browser cache off) and
+weighed: the bytes of the HTML and of every script, style sheet, font and image it requests, as served;
+a page over 3 MB fails. One full-page screenshot per page and width goes to
+``_build/screenshots/{desktop,phone}/``, with the weights in ``page-weights.json`` next to them.
+
+Without Chromium or Playwright the browser test is skipped, unless the environment variable
+``CI`` is set: then it fails (``.ci/run`` installs Chromium).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+from pathlib import Path
+
+import pytest
+import yaml
+
+from book_site import BUILD_TIMEOUT_S, CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium, missing, pages
+
+VENDOR = ROOT / "_vendor"
+PAGE_TIMEOUT_MS = 30_000
+# Issue 17, item 3: at most 3 MB per page on first load (HTML, scripts, styles, fonts, images, as served:
+# uncompressed, since the test server, like Python's http.server, does not compress).
+PAGE_BYTES_LIMIT = 3_000_000
+_missing, _chromium, _pages = missing, chromium, pages
+
+
+@pytest.mark.slow
+def test_book_builds_without_warnings(build):
+    returncode, log = build
+    problems = [line for line in log.splitlines() if re.search(r"WARNING|ERROR|Traceback", line)
+                and "Kernel is running over TCP" not in line]
+    assert returncode == 0, ("`jupyter-book build . -W --keep-going` failed:\n" + "\n".join(problems[:40])
+                             + "\n--- end of log ---\n" + log[-3000:])
+
+
+@pytest.mark.slow
+def test_built_html_has_no_cdn_assets(build):
+    """Static check of every page: scripts, styles and images are local, MathJax is loaded once."""
+    assert (HTML / "index.html").exists(), "the book was not built"
+    external = re.compile(r"<(?:script|link|img|iframe|source)\b[^>]*?\b(?:src|href)=\"(?:https?:)?//[^\"]+\"")
+    mathjax_path = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["mathjax_path"]
+    problems = []
+    for page in _pages():
+        text = page.read_text(encoding="utf-8")
+        name = page.relative_to(HTML)
+        for tag in external.findall(text):
+            if tag.startswith("<link") and re.search(r'rel="(?:canonical|alternate)"', tag):
+                continue
+            problems.append(f"{name}: external asset {tag}")
+        n_mathjax = text.count(mathjax_path)
+        if n_mathjax > 1:
+            problems.append(f"{name}: MathJax is included {n_mathjax} times (is there a _static/ folder?)")
+        # Light pages (book/_ext/templates/layout.html, extension fix 7a): no Font Awesome SVG-with-JS
+        # (1.5 MB; the theme's CSS draws the icons), no search index outside the search page
+        # (search-as-you-type is off), while the search page keeps the search code it needs.
+        if "scripts/fontawesome.js" in text:
+            problems.append(f"{name}: loads fontawesome.js (1.5 MB)")
+        loads_index = re.search(r'src="[^"]*searchindex\.js', text)
+        if name.as_posix() == "search.html" and not loads_index:
+            problems.append(f"{name}: the search page does not load the search index")
+        if name.as_posix() != "search.html" and loads_index:
+            problems.append(f"{name}: loads the search index, though only search.html uses it")
+        # One search box (_config.yml: navbar_persistent: []): the sidebar's, not a second one in a header bar.
+        if "navbar-persistent" in text:
+            problems.append(f"{name}: a header bar with a second search box")
+        # No widgets anywhere: the book's panels are static, so no page carries widget state, a widget
+        # view or a widget manager (nb_ipywidgets_js: {} in _config.yml; nothing vendored for one).
+        for what, marker in (("widget state", "application/vnd.jupyter.widget-state+json"),
+                             ("a widget view", "application/vnd.jupyter.widget-view+json"),
+                             ("a widget manager", "html-manager"), ("require.js", "require.min.js")):
+            if marker in text:
+                problems.append(f"{name}: carries {what}")
+    # The executed chapters saved no widget state: under the build a panel never builds ipywidgets.
+    for nb in sorted((HTML.parent / "jupyter_execute").rglob("*.ipynb")):
+        if "application/vnd.jupyter.widget-state+json" in nb.read_text(encoding="utf-8"):
+            problems.append(f"{nb.relative_to(ROOT)}: the executed notebook saved widget state")
+    # The icon fonts cut down to the site's icons (extension fix 7b): present, and small.
+    icons = {f.name: f.stat().st_size for f in (HTML / "_static" / "sts-icons").glob("*.woff")}
+    if sorted(icons) != ["fa-brands-400.woff", "fa-regular-400.woff", "fa-solid-900.woff"]:
+        problems.append(f"_static/sts-icons/ should hold the three subset icon fonts, holds {sorted(icons)}")
+    problems += [f"_static/sts-icons/{n} weighs {s} bytes: not a subset?" for n, s in icons.items() if s > 20_000]
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# The browser check
+# ---------------------------------------------------------------------------------------------
+
+# Runs in the page once it has loaded and MathJax has finished; its argument is the width of the window
+# in CSS pixels.
+_INSPECT_JS = r"""
+(vw) => {
+  const skip = new Set(['PRE', 'CODE', 'SCRIPT', 'STYLE', 'TEXTAREA', 'MJX-CONTAINER', 'MJX-ASSISTIVE-MML']);
+  const texts = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode(node) {
+      for (let el = node.parentElement; el; el = el.parentElement) {
+        if (skip.has(el.tagName)) return NodeFilter.FILTER_REJECT;
+        if (el.classList && (el.classList.contains('highlight') || el.classList.contains('cell_input')))
+          return NodeFilter.FILTER_REJECT;
+      }
+      return NodeFilter.FILTER_ACCEPT;
+    }});
+  while (walker.nextNode()) texts.push(walker.currentNode.nodeValue);
+  const prose = texts.join(' ');
+  const raw = [];
+  for (const re of [/\$\$/, /\\\(/, /\\\)/, /\\\[/, /\\\]/, /\\begin\{/, /\$[^$\s][^$]*?\\[A-Za-z]+[^$]*?\$/]) {
+    const m = prose.match(re);
+    if (m) raw.push(prose.slice(Math.max(0, m.index - 40), m.index + 60));
+  }
+  const mathNodes = Array.from(document.querySelectorAll('.math'));
+  const outputs = Array.from(document.querySelectorAll('.cell_output, .output'));
+  return {
+    mathNodes: mathNodes.length,
+    untypeset: mathNodes.filter(n => !n.querySelector('mjx-container')).length,
+    mjx: document.querySelectorAll('mjx-container').length,
+    mjxErrors: Array.from(document.querySelectorAll('mjx-merror, [data-mjx-error]'))
+      .map(n => n.getAttribute('data-mjx-error') || n.textContent).slice(0, 5),
+    rawTex: raw,
+    brokenImages: Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)
+      .map(i => i.getAttribute('src')),
+    tracebacks: outputs.filter(o => o.classList.contains('traceback') ||
+                                   /Traceback \(most recent call last\)/.test(o.textContent))
+      .map(o => o.textContent.trim().split('\n').slice(-1)[0]).slice(0, 5),
+    ...readerChecks(),
+  };
+
+  // What a reader trips over (issue 12): content cut off, images without a description, raw
+  // dictionaries or bare FAIL lines printed instead of a table, a figure shown twice.
+  function readerChecks() {
+    const article = document.querySelector('article') || document.querySelector('main') || document.body;
+    const limit = article.getBoundingClientRect().right + 2;
+    const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+    const inScroller = el => {
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+        if (scrolls(a) && a.scrollWidth > a.clientWidth) return true;
+      return false;
+    };
+    const label = el => (el.textContent || el.getAttribute('src') || el.tagName).trim().slice(0, 50);
+    const clipped = [];
+    const boxes = article.querySelectorAll('mjx-container[display="true"], table, .cell_output img, ' +
+                                           '.cell_output pre, .prf\\:theorem, .admonition');
+    for (const el of boxes) {
+      if (el.offsetParent === null) continue;                       // hidden (closed dropdown)
+      const wider = el.scrollWidth > el.clientWidth + 2 && !scrolls(el);
+      const pastColumn = el.getBoundingClientRect().right > limit && !inScroller(el);
+      if ((wider && !inScroller(el)) || pastColumn) clipped.push(`${el.tagName.toLowerCase()}: ${label(el)}`);
+    }
+    const badAlt = [];
+    for (const img of article.querySelectorAll('img')) {
+      if ((img.getAttribute('src') || '').includes('_static/')) continue;  // theme icons (index toggles)
+      const alt = (img.getAttribute('alt') || '').trim();
+      if (alt.length < 15 || /\.(png|jpe?g|svg|gif)$/i.test(alt) || alt.includes('_images/'))
+        badAlt.push(img.getAttribute('src') + ' alt=' + JSON.stringify(alt));
+    }
+    const raw = [];
+    for (const out of article.querySelectorAll('.cell_output .output pre, .cell_output pre')) {
+      const t = out.textContent;
+      const m = t.match(/^\s*FAIL\b.*$/m) || t.match(/\{'[A-Za-z_][\w ]*': [^}]{0,40}/) ||
+                t.match(/keys \[['"]/);
+      if (m) raw.push(m[0].trim().slice(0, 80));
+    }
+    const seen = new Map(), dupes = [];
+    for (const img of article.querySelectorAll('.cell_output img')) {
+      const src = img.getAttribute('src');
+      if (seen.has(src)) dupes.push(src); else seen.set(src, 1);
+    }
+    // Code cells, printed outputs and code blocks (issue 17, item 6): no line hidden past the edge of the
+    // box, not even in a box that scrolls (a reader sees no scroll bar and reads a cut-off line).
+    const cutCode = [];
+    for (const pre of article.querySelectorAll('pre')) {
+      if (pre.offsetParent === null || pre.scrollWidth <= pre.clientWidth + 2) continue;
+      const longest = pre.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
+      cutCode.push(`${pre.scrollWidth - pre.clientWidth} px hidden: ${longest.trim().slice(0, 60)}`);
+    }
+    // Figures (issue 17, item 2): shown whole, never wider than their box or the window.
+    const blockBox = el => {
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+        if (!getComputedStyle(a).display.startsWith('inline')) return a;
+      return article;
+    };
+    const wideImages = [];
+    for (const img of article.querySelectorAll('img')) {
+      if (img.offsetParent === null || !img.naturalWidth) continue;
+      const r = img.getBoundingClientRect();
+      const box = blockBox(img);
+      if (r.width > box.clientWidth + 2 || r.right > vw + 1 || r.left < -1)
+        wideImages.push(`${Math.round(r.width)} px wide in a ${box.clientWidth} px box ` +
+                        `(window ${vw} px): ${img.getAttribute('src')}`);
+    }
+    // Claims tables (issue 17, item 2): the verdict column is in view without scrolling sideways.
+    const hiddenVerdicts = [];
+    for (const th of article.querySelectorAll('th')) {
+      if (th.offsetParent === null || !/^\s*verdict\b/i.test(th.textContent)) continue;
+      const r = th.getBoundingClientRect();
+      let left = 0, right = vw;
+      for (let a = th.parentElement; a && a !== document.body; a = a.parentElement) {
+        if (!scrolls(a)) continue;
+        const b = a.getBoundingClientRect();
+        left = Math.max(left, b.left); right = Math.min(right, b.left + a.clientLeft + a.clientWidth);
+      }
+      if (r.left < left - 1 || r.right > right + 1) {
+        const table = th.closest('table');
+        const head = Array.from(table.querySelectorAll('th')).map(h => h.textContent.trim()).join(' | ');
+        hiddenVerdicts.push(`${Math.round(r.right - right)} px out of view: ${head.slice(0, 70)}`);
+      }
+    }
+    const pageWidth = document.documentElement.scrollWidth;
+    return {clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
+            duplicateImages: dupes, cutCode: cutCode.slice(0, 8), cutCodeCount: cutCode.length,
+            wideImages: wideImages.slice(0, 8), hiddenVerdicts: hiddenVerdicts.slice(0, 8),
+            pageScrollsSideways: pageWidth > vw + 1 ? pageWidth : 0};
+  }
+}
+"""
+
+
+# Opens every dropdown of the page: <details> (sphinx-design dropdowns, the claims tables, hidden cell
+# outputs) and sphinx-togglebutton's admonitions (solutions, hints).
+_OPEN_DROPDOWNS_JS = r"""
+() => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  document.querySelectorAll('.toggle-hidden').forEach(el => el.classList.remove('toggle-hidden'));
+  document.querySelectorAll('.toggle-button-hidden').forEach(el => el.classList.remove('toggle-button-hidden'));
+}
+"""
+
+
+def _open_and_inspect(context, url: str, shot: Path, width: int,
+                      redirect: str | None = None) -> tuple[list[str], dict[str, int]]:
+    """Load one page as on a first visit, wait for MathJax, screenshot it; return its problems
+    and the bytes of every response it received (URL -> body size)."""
+    problems: list[str] = []
+    page = context.new_page()
+    # A first visit: nothing from the browser's cache (the pages before this one loaded the same files).
+    context.new_cdp_session(page).send("Network.setCacheDisabled", {"cacheDisabled": True})
+    responses = []
+    page.on("response", lambda resp: responses.append(resp))
+    page.on("console", lambda msg: msg.type == "error" and problems.append(
+        f"console error: {msg.text} ({msg.location.get('url') or 'no URL'})"))
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    page.on("requestfailed", lambda req: urllib.parse.urlsplit(req.url).hostname in LOCAL_HOSTS
+            and problems.append(f"request failed: {req.url} ({req.failure})"))
+    page.on("response", lambda resp: resp.status >= 400
+            and problems.append(f"HTTP {resp.status}: {resp.url}"))
+    try:
+        page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        if redirect:  # index.html only redirects (meta refresh): check where it lands
+            page.wait_for_url(urllib.parse.urljoin(url, redirect), wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        if page.evaluate("() => !!document.querySelector('.math')"):
+            if not page.evaluate("() => !!document.querySelector('script[src*=\"mathjax\"]')"):
+                raise RuntimeError("the page has math but does not load MathJax (stale page? `make clean book`)")
+            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+                                   timeout=PAGE_TIMEOUT_MS)
+            page.evaluate("() => MathJax.startup.promise")
+        # Scroll to the bottom and back so that lazily loaded images are requested too, then wait
+        # for every image and web font (Playwright's "networkidle" proved unreliable here).
+        page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)",
+                               timeout=PAGE_TIMEOUT_MS)
+        page.evaluate("() => document.fonts.ready.then(() => true)")
+        page.evaluate("() => window.scrollTo(0, 0)")
+        # A full-page screenshot of the long API page takes tens of seconds on a busy two-core machine:
+        # it is for a person to look at, so it gets more time than loading does.
+        page.screenshot(path=str(shot), full_page=True, timeout=4 * PAGE_TIMEOUT_MS)
+        # Then every dropdown is opened (claims tables, solutions, hidden outputs), so that the checks
+        # below see what a reader sees after opening them, and their images load.
+        page.evaluate(_OPEN_DROPDOWNS_JS)
+        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)",
+                               timeout=PAGE_TIMEOUT_MS)
+        report = page.evaluate(_INSPECT_JS, width)
+        weights = {}
+        for resp in responses:
+            try:
+                weights[resp.url] = weights.get(resp.url, 0) + len(resp.body())
+            except Exception:  # a redirect or an aborted request has no body
+                pass
+    except Exception as exc:  # a timeout or a crash is a problem of this page, not of the test
+        problems.append(f"could not check the page: {exc}")
+        page.close()
+        return problems, {}
+    page.close()
+    if report["untypeset"]:
+        problems.append(f"{report['untypeset']} of {report['mathNodes']} math elements were not typeset by MathJax")
+    if report["mathNodes"] and not report["mjx"]:
+        problems.append("the page has math but no mjx-container: MathJax did not run")
+    problems += [f"MathJax error: {e}" for e in report["mjxErrors"]]
+    problems += [f"raw TeX in the text: ...{t}..." for t in report["rawTex"]]
+    problems += [f"image did not load: {src}" for src in report["brokenImages"]]
+    problems += [f"traceback in a cell output: {t}" for t in report["tracebacks"]]
+    problems += [f"cut off (wider than its box and not scrollable): {c}" for c in report["clipped"]]
+    problems += [f"image without descriptive alt text: {a}" for a in report["badAlt"]]
+    problems += [f"raw dictionary or bare FAIL line printed (use a claims table): {r}" for r in report["rawOutput"]]
+    problems += [f"figure shown twice on the page: {d}" for d in report["duplicateImages"]]
+    if report["cutCodeCount"]:
+        problems.append(f"{report['cutCodeCount']} code cells, outputs or code blocks are wider than their box "
+                        f"(long lines must wrap), e.g. " + "; ".join(report["cutCode"][:3]))
+    problems += [f"figure wider than its box or the window: {w}" for w in report["wideImages"]]
+    problems += [f"claims table with its verdict column out of view: {v}" for v in report["hiddenVerdicts"]]
+    if report["pageScrollsSideways"]:
+        problems.append(f"the page is {report['pageScrollsSideways']} px wide in a {width} px window")
+    total = sum(weights.values())
+    if total > PAGE_BYTES_LIMIT:
+        largest = sorted(weights.items(), key=lambda kv: -kv[1])[:4]
+        problems.append(f"{total / 1e6:.2f} MB on first load (limit {PAGE_BYTES_LIMIT / 1e6:.0f} MB), largest: "
+                        + ", ".join(f"{urllib.parse.urlsplit(u).path.rsplit('/', 1)[-1]} {n / 1e6:.2f} MB"
+                                    for u, n in largest))
+    return problems, weights
+
+
+# A desktop window and a phone (iPhone 12-14 width): the reader checks run at both.
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_every_page_renders_offline_in_chromium(server, tmp_path, viewport):
+    chromium = _chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("The Python package playwright")
+    pages = _pages()
+    assert len(pages) >= 10, f"only {len(pages)} pages were built"
+    shots = SHOTS / viewport
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir(parents=True)
+    blocked: list[str] = []
+
+    def route(r):
+        host = urllib.parse.urlsplit(r.request.url).hostname
+        if host in LOCAL_HOSTS:
+            r.continue_()
+        else:  # a CDN dependency: block it so the check is the same with and without internet
+            blocked.append(r.request.url)
+            r.abort()
+
+    failures: dict[str, list[str]] = {}
+    weights: dict[str, dict] = {}
+    with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="sts-chromium-") as profile:
+        context = pw.chromium.launch_persistent_context(
+            profile, executable_path=chromium, headless=True, args=CHROMIUM_FLAGS,
+            viewport=VIEWPORTS[viewport], service_workers="block", is_mobile=viewport == "phone",
+            device_scale_factor=1)
+        context.route("**/*", route)
+        for path in pages:
+            rel = path.relative_to(HTML).as_posix()
+            blocked.clear()
+            refresh = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', path.read_text(encoding="utf-8"))
+            problems, sizes = _open_and_inspect(context, server + rel, shots / (rel.replace("/", "__")[:-5] + ".png"),
+                                                VIEWPORTS[viewport]["width"], redirect=refresh and refresh.group(1))
+            weights[rel] = {"bytes": sum(sizes.values()), "requests": len(sizes),
+                            "largest": {u.replace(server, ""): n for u, n in
+                                        sorted(sizes.items(), key=lambda kv: -kv[1])[:8]}}
+            problems += [f"request to a non-local host (CDN?): {u}" for u in blocked]
+            if problems:
+                failures[rel] = problems
+        context.close()
+    (shots / "page-weights.json").write_text(json.dumps(weights, indent=1))
+    print(f"\n{viewport}: first-load weight per page (MB): "
+          + ", ".join(f"{rel} {w['bytes'] / 1e6:.2f}" for rel, w in weights.items()))
+    report = "\n".join(f"{page}:\n  " + "\n  ".join(dict.fromkeys(ps)) for page, ps in failures.items())
+    assert not failures, (f"{viewport} ({VIEWPORTS[viewport]['width']} px): {len(failures)} of {len(pages)} pages "
+                          f"have problems (screenshots in {shots}):\n{report}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Fast checks of the book's configuration (no build needed)
+# ---------------------------------------------------------------------------------------------
+
+def test_vendored_assets_are_present_and_small():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+    assert config["html_static_path"] == ["_vendor"]
+    # No widget manager: none vendored, and myst-nb's default (require.js and embed-amd.js from CDNs) switched off.
+    assert config["nb_ipywidgets_js"] == {} and not (VENDOR / "html-manager").exists()
+    assert "//" not in config["mathjax_path"], "use a local path"
+    # MathJax as components: the loader named by mathjax_path, then every component it is told to load
+    # ("[tex]/x" is input/tex/extensions/x.js), and the extensions that autoload may fetch on demand.
+    mathjax = VENDOR / Path(config["mathjax_path"]).parent
+    assert (VENDOR / config["mathjax_path"]).is_file() and (mathjax / "core.js").is_file(), "run `make vendor`"
+    components = config["mathjax3_config"]["loader"]["load"]
+    for name in components:
+        path = mathjax / (name.replace("[tex]/", "input/tex/extensions/") + ".js")
+        assert path.is_file() and path.stat().st_size > 1_000, f"missing MathJax component {path}; run `make vendor`"
+    assert (mathjax / "output/chtml/fonts/tex.js").is_file()
+    for ext in ("cancel", "color", "bbox", "braket", "mathtools", "physics"):   # a sample of autoload's targets
+        assert (mathjax / f"input/tex/extensions/{ext}.js").is_file(), f"autoload could not fetch {ext}"
+    packages = config["mathjax3_config"]["tex"]["packages"]
+    loaded = {n.split("/")[-1] for n in components if n.startswith("[tex]/")}
+    assert loaded <= set(packages) and "noundefined" not in packages, (
+        "every loaded TeX extension must be enabled in tex.packages, and noundefined left out "
+        "(an undefined macro must be an error the browser test sees)")
+    fonts = list((VENDOR / "mathjax/output/chtml/fonts/woff-v2").glob("*.woff"))
+    assert len(fonts) >= 20, "MathJax's CHTML fonts are missing"
+    total = sum(f.stat().st_size for f in VENDOR.rglob("*") if f.is_file())
+    assert total < 5_000_000, f"_vendor/ holds {total / 1e6:.1f} MB; keep it under 5 MB"
+
+
+def test_no_static_folder_that_jupyter_book_would_inject():
+    """Jupyter Book 1.x adds every .js/.css under _static/ (and under every html_static_path entry once
+    _static/ exists) to every page: vendored MathJax would then load twice on every page."""
+    assert not (ROOT / "_static").exists(), ("remove the _static/ folder (see _vendor/README.md); "
+                                             "put vendored files in _vendor/")
+
+
+def test_api_appendix_documents_every_public_module():
+    import pkgutil
+
+    import sts_lib
+    public = {m.name for m in pkgutil.walk_packages(sts_lib.__path__, "sts_lib.")
+              if not any(part.startswith("_") for part in m.name.split("."))}
+    documented = set(re.findall(r"\.\. automodule:: (\S+)", (ROOT / "book/appendix/api.md").read_text()))
+    missing = sorted(public - documented)
+    assert not missing, f"add an automodule block to book/appendix/api.md for: {', '.join(missing)}"
+
+
+def test_book_extension_docstring_fixes():
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    try:
+        from sts_book import dedupe_scripts, escape_bars, icon_codepoints, protect_property_summary
+    finally:
+        sys.path.pop(0)
+    lines = ["Frobenius cosine <A, B> / (|A| |B|); 0 when either is zero.",
+             "std of the entries / |alpha|; E||f - STS_q||^2 and ``|x|``",
+             "", ">>> (P == 0) | (P == 1)", "|x|", "", "Example::", "", "    |x| stays", "back |y|"]
+    assert escape_bars(lines) == [
+        r"Frobenius cosine <A, B> / (\|A\| \|B\|); 0 when either is zero.",
+        r"std of the entries / \|alpha\|; E||f - STS_q||^2 and ``|x|``",
+        "", ">>> (P == 0) | (P == 1)", "|x|", "", "Example::", "", "    |x| stays", r"back \|y\|"]
+    assert dedupe_scripts(["a.js", "b.js", "a.js"]) == ["a.js", "b.js"]
+    assert protect_property_summary(["", "Dense matrix: ``(B, T)``."]) == ["", ": Dense matrix: ``(B, T)``."]
+    assert protect_property_summary(["``(B, T)``.", "more: text"]) == ["``(B, T)``.", "more: text"]
+    css = ('.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
+           ':root{--pst-icon-bell:"\uf0f3"}')
+    assert icon_codepoints(css, '<i class="fa-solid fa-bars"></i>') == {0xF0C9, 0xF0F3}
+
+
+def test_figure_text_is_enlarged_once_for_narrow_columns():
+    """The chapters' set-up cell calls sts_lib.plots.readable_figures(): small legends become legible."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sts_lib.plots import enlarge_text, readable_figures
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], label="curve")
+    ax.legend(fontsize=7)
+    ax.set_title("title", fontsize=12)
+    enlarge_text(fig)
+    sizes = {t.get_text(): t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()}
+    assert sizes["curve"] == 10.5 and sizes["title"] == 15.0
+    enlarge_text(fig)                                   # a second call (a redraw) changes nothing
+    assert {t.get_text(): t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()} == sizes
+    plt.close(fig)
+    assert readable_figures() is False                  # outside IPython it does nothing
+
+
+# ---------------------------------------------------------------------------------------------
+# The student edition (`make book-student`): the same book without the solutions
+# ---------------------------------------------------------------------------------------------
+
+STUDENT_HTML = ROOT / "_build" / "student" / "html"
+
+
+def _site_text(folder: Path) -> dict[Path, str]:
+    """Every text file of a built site, HTML as the text a reader sees (tags dropped), whitespace collapsed."""
+    import html
+
+    out = {}
+    for p in folder.rglob("*"):
+        if p.is_file() and p.suffix in (".html", ".js", ".txt", ".ipynb", ".md", ".json"):
+            raw = p.read_text(encoding="utf-8", errors="replace")
+            if p.suffix == ".html":
+                raw = html.unescape(re.sub(r"<[^>]+>", "", raw))
+            out[p] = " ".join(raw.split())
+    return out
+
+
+def _solution_texts() -> dict[str, list[str]]:
+    """What must not reach students, by origin: the distinctive lines of every exercise solution, and the
+    first plain-text run (six words or more, no math or markup) of every answer and `{solution}` in the chapters."""
+    import nbformat
+
+    from sts_lib.exercises.build import solution_lines
+
+    out = {}
+    for src in sorted((ROOT / "exercises" / "source").glob("ex*.ipynb")):
+        lines = solution_lines(nbformat.read(str(src), as_version=4))
+        out[src.stem] = sorted(ln for ln in lines if len(ln) >= 16 and not re.search(r"[$`]|\*\*", ln))  # code
+    for md in sorted((ROOT / "book" / "src").glob("*.md")):
+        blocks = re.findall(r"```\{(?:admonition\} Answer|solution\}[^\n]*)\n(?::[^\n]*\n)*\n(.*?)\n```",
+                            md.read_text(), re.S)
+        for body in blocks:
+            runs = [" ".join(r.split()) for r in re.split(r"\$[^$]*\$|`[^`]*`|\{[^}]*\}|[*_()\[\]]", body)]
+            out.setdefault(md.stem, []).extend([r for r in runs if len(r.split()) >= 6][:1])
+    return out
+
+
+@pytest.mark.slow
+def test_student_edition_has_no_solutions(build):
+    """`make book-student` builds warning-free; no solution text is anywhere in it (pages, search index),
+    while the same texts are in the full book (so the check can fail); statements, hints and questions stay."""
+    with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run([sys.executable, "-m", "sts_lib.exercises", "student-book"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    full, student = _site_text(HTML), _site_text(STUDENT_HTML)
+    secrets = _solution_texts()
+    assert len(secrets) >= 13 and all(secrets.values()), secrets
+    unseen, leaked = [], []
+    for origin, needles in secrets.items():
+        for needle in needles:
+            needle = " ".join(needle.split())
+            if not any(needle in t for t in full.values()):
+                unseen.append(f"{origin}: {needle[:80]!r}")
+            leaked += [f"{p.relative_to(ROOT)}: {needle[:80]!r}" for p, t in student.items() if needle in t]
+    assert not unseen, "the full book should show these solutions (is the check looking in the right place?):\n" + \
+        "\n".join(unseen[:20])
+    assert not leaked, "solution text in the student edition:\n" + "\n".join(leaked[:20])
+    chapter = student[STUDENT_HTML / "book" / "07_practical_model.html"]
+    assert "Write practical_forward(W, V, Z, z_query)" in chapter and chapter.count("Hint 1") == 3
+    assert "positional part be the mean, not the sum, of the selected encodings?" in chapter
+    assert not (STUDENT_HTML / "_sources").exists()

@@ -1,0 +1,224 @@
+"""Grade a whole class end to end, in the sandbox: exact scores, nothing outside the output changed,
+no process left behind, the grader's memory bounded; then resume an interrupted run, and run as a
+Gradescope autograder. The class (correct, written differently, clumsy, hostile) is in
+tests/helpers/grading_class.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import sts_lib
+from sts_lib.grading.sandbox import detect
+
+from grading_class import EX, EXPECTED, EXPECTED_SCORES, MARKER, PEGGY_FLAGS, expected_row, make_class, \
+    with_stored_outputs
+
+pytestmark = pytest.mark.slow
+BWRAP, WHY = detect()
+needs_sandbox = pytest.mark.skipif(BWRAP is None and not os.environ.get("CI"),
+                                   reason=f"no sandbox here ({WHY}); .ci/run installs bubblewrap")
+LIB = Path(sts_lib.__file__).resolve().parent
+FAST = ["--timeout", "120", "--cell-timeout", "4", "--check-timeout", "6"]
+
+
+def _tree_hashes(*roots: Path, skip: Path | None = None) -> dict[str, str]:
+    out = {}
+    for root in roots:
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts and not (skip and (skip == p or skip in p.parents)):
+                out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def _leftovers() -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if MARKER.encode() in (entry / "cmdline").read_bytes() or entry.stat().st_uid >= 2_000_000:
+                    found.append(entry.name)
+            except OSError:
+                pass
+    return found
+
+
+def _grade(args, cwd, timeout=600):
+    return subprocess.run([sys.executable, "-m", "sts_lib.grading", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd)
+
+
+@needs_sandbox
+def test_grading_a_hostile_and_clumsy_class(tmp_path):
+    subs, out_dir = tmp_path / "submissions", tmp_path / "instructor"
+    out_dir.mkdir()
+    secret = out_dir / "answers.txt"
+    secret.write_text("the instructor's own file")
+    out = out_dir / "gradebook.csv"
+    make_class(subs, out)
+    before = _tree_hashes(subs, LIB, out_dir)
+    usage0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.monotonic()
+    proc = _grade(["grade", str(subs), "--out", str(out), "--jobs", "2", "--sandbox", "bwrap", *FAST], tmp_path)
+    wall = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    print(f"graded {len(EXPECTED)} students in {wall:.0f} s")
+    print("\n".join(f"{s:8s} " + " ".join(str(v) for v in expected_row(s).values()) + f"  = {EXPECTED[s]}"
+                     for s in EXPECTED_SCORES))
+    # exact scores: every student on every exercise, and the totals
+    rows = {r["student"]: r for r in csv.DictReader(out.open())}
+    assert sorted(rows) == sorted(EXPECTED_SCORES)
+    got = {s: {k: int(v) for k, v in r.items() if k.startswith("ex")} for s, r in rows.items()}
+    assert got == {s: expected_row(s) for s in EXPECTED_SCORES}
+    assert {s: int(r["total"]) for s, r in rows.items()} == EXPECTED
+    assert all(r["sandbox"] == "bwrap" for r in rows.values())
+    report = {s["student"]: s for s in json.loads(out.with_suffix(".json").read_text())["students"]}
+    fb = {k: "\n".join(v["feedback"]) for k, v in report.items()}
+    assert "not attempted (NotImplementedError)" in fb["bob"]
+    assert "raised IndexError at line 3 of sample_batch" in fb["carol"]
+    assert "did not finish within 6 s" in fb["dave"]
+    assert any("exceeded 4 s and was interrupted" in line for line in report["dave"]["log"])
+    assert "function attention_forward not found" in fb["erin"]
+    assert "softmax over the wrong axis" in fb["grace"]
+    assert "KernelDied" in fb["heidi"] and any("died" in p for p in report["heidi"]["problems"])
+    assert "more than the grader reads" in fb["trent"]
+    assert any("not a notebook" in p for p in report["ivan"]["problems"])
+    assert any("no readable source" in p for p in report["judy"]["problems"])
+    assert any("is not a notebook cell" in p for p in report["judy"]["problems"])
+    frank = " ".join(report["frank"]["flags"])
+    assert "redefines check()" in frank and "modifies sts_lib at run time" in frank
+    assert report["alice"]["flags"] == [] and report["alice"]["problems"] == []
+    assert len(report["alice"]["files"]) == 6 and all(len(h) == 64 for h in report["alice"]["files"].values())
+    # stored outputs cost nothing and are no problem; library answers are flagged (not zeroed), however named
+    assert report["oscar"]["problems"] == [] and report["oscar"]["flags"] == []
+    assert (subs / "oscar" / "ex2_fcn.ipynb").stat().st_size > 30 * 2 ** 20
+    assert report["peggy"]["flags"] == [f"peggy_ex3_dynamics.ipynb: {f}" for f in PEGGY_FLAGS]
+    assert "that is the theory model of chapters 1-5" in fb["walter"] and "math.exp(c / q) overflows" in fb["walter"]
+    # nothing outside the grader's own output changed: submissions, the library, the instructor's files
+    after = _tree_hashes(subs, LIB, out_dir)
+    changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+    own = {str(out), str(out.with_suffix(".json"))}
+    assert {p for p in changed if p not in own and ".parts" not in p} == set()
+    assert not (out_dir / "mallory-was-here.txt").exists()
+    # no process outlives the run
+    time.sleep(1.0)
+    assert _leftovers() == []
+    # the grader's memory stayed bounded (a 160 MB return value and a 64 GB allocation were refused)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    assert max(usage, usage0) < 1_500_000, f"grader peak RSS {usage / 1024:.0f} MB"
+
+
+@needs_sandbox
+def test_an_interrupted_run_resumes_without_regrading(tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "amy").mkdir(parents=True)
+    (subs / "zed").mkdir(parents=True)
+    shutil.copy(EX / "solutions" / "ex1_task.ipynb", subs / "amy" / "ex1_task.ipynb")
+    slow = json.loads((EX / "student" / "ex1_task.ipynb").read_text())
+    slow["cells"].insert(3, {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                             "source": "import time\ntime.sleep(15)"})
+    (subs / "zed" / "ex1_task.ipynb").write_text(json.dumps(slow))
+    out = tmp_path / "gb.csv"
+    args = ["grade", str(subs), "--out", str(out), "--only", "ex1", "--sandbox", "bwrap", "--cell-timeout", "30"]
+    proc = subprocess.Popen([sys.executable, "-m", "sts_lib.grading", *args], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    parts = out.with_suffix(".parts")
+    deadline = time.monotonic() + 240
+    while not (parts.exists() and any(parts.glob("amy-*.json"))) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert any(parts.glob("amy-*.json")), "amy's grade was not written as soon as she was done"
+    time.sleep(2.0)                                    # zed is running now: interrupt the grader hard
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not out.exists()
+    time.sleep(1.0)
+    assert _leftovers() == [], "the interrupted grader left sandbox processes behind"
+    amy_part = next(parts.glob("amy-*.json"))
+    stamp = amy_part.stat().st_mtime_ns
+    done = _grade([*args, "--resume"], tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = {r["student"]: int(r["total"]) for r in csv.DictReader(out.open())}
+    assert rows == {"amy": 8, "zed": 0}
+    report = {s["student"]: s for s in json.loads(out.with_suffix(".json").read_text())["students"]}
+    assert "resumed: graded in an earlier run" in report["amy"]["log"]
+    assert amy_part.stat().st_mtime_ns == stamp
+
+
+@needs_sandbox
+def test_gradescope_autograder(tmp_path):
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    shutil.copy(EX / "solutions" / "ex1_task.ipynb", root / "submission" / "my_ex1.ipynb")
+    proc = _grade(["gradescope", "--root", str(root), "--only", "ex1", *FAST], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads((root / "results" / "results.json").read_text())
+    assert res["score"] == 8
+    visible = [t for t in res["tests"] if t["visibility"] == "visible"]
+    assert [(t["score"], t["max_score"]) for t in visible] == [(3, 3), (3, 3), (2, 2)]
+    assert all(t["output"].startswith(f"[{t['name'].split(':')[0]}]") for t in visible)
+
+
+def test_unsandboxed_run_says_so_loudly(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "x.ipynb").write_text("{ not json")
+    out = tmp_path / "gb.csv"
+    proc = _grade(["grade", str(subs), "--out", str(out), "--sandbox", "none"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "UNSANDBOXED" in proc.stderr
+    assert [r["sandbox"] for r in csv.DictReader(out.open())] == ["none"]
+    bad = _grade(["grade", str(subs), "--out", str(out), "--only", "ex9"], tmp_path)
+    assert bad.returncode == 2 and "ex9" in bad.stderr
+
+
+# The grader's own peak resident memory (VmHWM: unlike ru_maxrss, not inherited from the pytest process
+# across fork and exec), after its imports and at the end of the run.
+_MEASURE = """
+import json, re, sys
+import jupyter_client, nbformat, torch, zmq                    # what the grader imports anyway
+import sts_lib.grading, sts_lib.grading._session
+from sts_lib.grading.__main__ import main
+def hwm():
+    return int(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1))
+base = hwm()
+rc = main(sys.argv[1:])
+print(json.dumps({"rc": rc, "baseline_kb": base, "peak_kb": hwm()}))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the peak memory from /proc (Linux)")
+def test_grader_memory_on_a_200_mb_notebook(tmp_path):
+    """A correct notebook carrying 200 MB of stored outputs scores in full, and the grader's own peak memory
+    (its process, not the kernel's) grows by at most 2.5 times the file's size: its bytes and its text."""
+    subs = tmp_path / "subs"
+    (subs / "zoe").mkdir(parents=True)
+    nb = subs / "zoe" / "ex2_fcn.ipynb"
+    nb.write_text(with_stored_outputs(nbformat.read(str(EX / "solutions" / "ex2_fcn.ipynb"), as_version=4), 200),
+                  encoding="utf-8")
+    size = nb.stat().st_size
+    assert size > 200 * 2 ** 20
+    out = tmp_path / "gb.csv"
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, "grade", str(subs), "--out", str(out), "--only", "ex2",
+                           "--sandbox", "none", *FAST], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    m = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["student"], r["total"], r["problems"]) for r in rows] == [("zoe", "8", "")]
+    grown = (m["peak_kb"] - m["baseline_kb"]) * 1024
+    print(f"notebook {size / 2 ** 20:.0f} MiB: grader peak {m['peak_kb'] / 1024:.0f} MiB, "
+          f"{grown / 2 ** 20:.0f} MiB above its {m['baseline_kb'] / 1024:.0f} MiB after imports "
+          f"({grown / size:.2f} x the file)")
+    assert grown < 2.5 * size

@@ -1,0 +1,87 @@
+"""The built book as the book tier sees it: where it is, how to build and serve it, and the browser to open it.
+
+Shared by tests/book/conftest.py (the session fixtures ``build`` and ``server``: one build per test run) and
+the book-tier test modules (constants and helpers). The build is exactly `make book`'s
+(``jupyter-book build . -W --keep-going`` into ``_build``), so a warm run reuses the execution cache.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM_FLAGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+BUILD_TIMEOUT_S = 3600       # a cold build executes every chapter; each cell has its own 300 s limit
+
+
+def missing(what: str) -> None:
+    """Skip, or fail under CI, when a browser-test dependency is absent."""
+    message = (f"{what} is not available, so the book was not checked in a browser. Install it with "
+               "`apt-get install -y chromium` (Debian) and `pip install playwright` (the `test` extra); "
+               "do not run `playwright install`.")
+    if os.environ.get("CI"):
+        pytest.fail(message + " (CI is set: this check is required.)")
+    pytest.skip(message)
+
+
+def chromium() -> str:
+    """The path of Debian's Chromium (or ``$STS_CHROMIUM``)."""
+    for candidate in (os.environ.get("STS_CHROMIUM"), "chromium", "chromium-browser"):
+        path = candidate and shutil.which(candidate)
+        if path:
+            return path
+    missing("Chromium (/usr/bin/chromium)")
+
+
+def build_book() -> tuple[int, str]:
+    """Run `jupyter-book build . -W --keep-going`; return (returncode, log). One build at a time into
+    _build: a second caller (another test run, or `make book`) waits for the first and finds it cached."""
+    jb = Path(sys.executable).with_name("jupyter-book")
+    if not jb.exists():
+        jb = shutil.which("jupyter-book")
+    assert jb, "jupyter-book is not installed next to this Python; run `make install`"
+    (ROOT / "_build").mkdir(exist_ok=True)
+    with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run([str(jb), "build", ".", "-W", "--keep-going"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=BUILD_TIMEOUT_S)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def pages() -> list[Path]:
+    """Every HTML page of the built book (not the static assets)."""
+    return sorted(p for p in HTML.rglob("*.html")
+                  if not {"_static", "_sources", "_images"} & set(p.relative_to(HTML).parts))
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest's output readable
+        pass
+
+
+@contextmanager
+def serve(folder: Path = HTML):
+    """Serve ``folder`` on 127.0.0.1 at a free port; yield the base URL."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

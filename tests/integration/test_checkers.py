@@ -1,0 +1,377 @@
+"""The exercise checkers: reference solutions earn full points, known mistakes get the targeted message.
+
+The reference solutions are taken from the authored notebooks (exercises/source), so a
+solution and its checker cannot drift apart. Alternative correct implementations
+(loops, other samplers) must pass too; junk (None, NaN, wrong types, exceptions,
+infinite loops) must produce a clean result line, never an exception.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+
+import sts_lib as sts
+from sts_lib.exercises import REGISTRY, check, run_check
+from sts_lib.exercises.build import make_solution
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _solutions() -> dict:
+    ns: dict = {}
+    exec("import math\nimport numpy as np\nimport torch\nimport sts_lib as sts\n", ns)
+    for path in sorted((ROOT / "exercises" / "source").glob("ex*.ipynb")):
+        nb = make_solution(nbformat.read(str(path), as_version=4), path.stem)
+        for cell in nb.cells:
+            if cell.cell_type == "code" and "exercise" in cell.metadata.get("tags", []):
+                exec(cell.source, ns)
+    return ns
+
+
+SOL = _solutions()
+
+
+def test_registry_is_complete():
+    assert len(REGISTRY) >= 12
+    assert {ex.chapter for ex in REGISTRY.values()} == {1, 2, 3, 4, 5, 7}
+    functions = [ex.function for ex in REGISTRY.values()]
+    assert len(set(functions)) == len(functions), "function names must be unique across the course"
+    for ex in REGISTRY.values():
+        assert ex.id.startswith(f"ex{ex.chapter}.") and ex.points >= 1
+
+
+@pytest.mark.parametrize("ex_id", list(REGISTRY))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_reference_solution_earns_full_points(ex_id, seed):
+    ex = REGISTRY[ex_id]
+    res = run_check(ex_id, SOL[ex.function], seed=seed)
+    assert res.line() == f"[{ex_id}] {ex.points}/{ex.points} points: correct"
+
+
+@pytest.mark.parametrize("ex_id", list(REGISTRY))
+def test_stub_is_not_attempted(ex_id):
+    def stub(*args, **kwargs):
+        raise NotImplementedError("Exercise: replace this line with your code")
+    ex = REGISTRY[ex_id]
+    assert run_check(ex_id, stub).line() == f"[{ex_id}] 0/{ex.points} points: not attempted (NotImplementedError)"
+
+
+JUNK = [None, "a string", 3, [1, 2], (1,), float("nan"), torch.tensor(float("nan")), object(), {"x": 1},
+        np.array(["a"]), torch.zeros(0)]
+
+
+@pytest.mark.parametrize("ex_id", list(REGISTRY))
+def test_junk_answers_give_clean_feedback(ex_id):
+    ex = REGISTRY[ex_id]
+    for junk in JUNK:
+        res = run_check(ex_id, lambda *a, _j=junk, **k: _j)
+        assert res.points == 0 and res.status in ("wrong", "partial"), (junk, res)
+        assert "\n" not in res.line() and res.message and "checker error" not in res.status
+    boom = run_check(ex_id, lambda *a, **k: 1 / 0)
+    assert boom.points == 0 and "raised ZeroDivisionError" in boom.message
+
+
+def test_none_uncallable_unknown_and_timeout():
+    assert "passed None" in run_check("ex1.sample_batch", None).message
+    assert run_check("ex1.sample_batch", 42).message == "expected your function sample_batch, got a int"
+    assert run_check("ex9.nope", SOL["sample_batch"]).status == "checker error"
+
+    def forever(*args, **kwargs):
+        while True:
+            pass
+    res = run_check("ex3.loss_on_ray", forever, time_limit=0.5)
+    assert res.status == "timeout" and "did not finish within 0.5 s" in res.message
+
+
+def test_feedback_is_deterministic():
+    def wrong(B, T, q, d, generator=None):
+        X, y, target = SOL["sample_batch"](B, T, q, d, generator)
+        return X, y, target * q
+    lines = {run_check("ex1.sample_batch", wrong).line() for _ in range(3)}
+    assert len(lines) == 1
+
+
+def test_check_prints_one_line_and_defers_to_the_grader(capsys, monkeypatch):
+    check("ex3.ground_truth", SOL["ground_truth"])
+    assert capsys.readouterr().out == "[ex3.ground_truth] 2/2 points: correct\n"
+    monkeypatch.setenv("STS_GRADING", "1")
+    check("ex3.ground_truth", lambda d, m: None)
+    assert capsys.readouterr().out == "[ex3.ground_truth] scored by the grader\n"
+
+
+# -- alternative correct answers pass ---------------------------------------------------------------
+
+def _loop_sampler(B, T, q, d, generator=None):
+    X = torch.randn(B, T, d, generator=generator)
+    ys, targets = [], []
+    for b in range(B):
+        yb = torch.randperm(T, generator=generator)[:q]
+        ys.append(yb)
+        targets.append(X[b, yb].mean(0))
+    return X, np.stack([y.numpy() for y in ys]), torch.stack(targets)     # numpy indices are fine
+
+
+def _loop_attention(W, V, Z, z_query):
+    out = []
+    for b in range(Z.shape[0]):
+        s = Z[b] @ (W @ z_query[b])
+        a = torch.exp(s - s.max())
+        out.append(V @ (Z[b].T @ (a / a.sum())))
+    return torch.stack(out)
+
+
+def _bisection_c(target, d, T, q):
+    lo, hi = -5.0, 60.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if SOL["loss_on_ray"](mid, d, T, q) > target else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _autograd_gradient(c, d, T, q):
+    c = torch.tensor(float(c), dtype=torch.float64, requires_grad=True)
+    (d * T * (T - q) / (q * (q * torch.exp(c) + T - q) ** 2)).backward()
+    return c.grad
+
+
+def _sorted_slots_pe(B, T, N, generator=None):
+    slots = torch.stack([torch.randperm(N, generator=generator)[:T].sort().values for _ in range(B)])
+    return torch.nn.functional.one_hot(slots, N).to(torch.int64)
+
+
+def _loop_coherence(P):
+    return [max(abs(float(P[b, i] @ P[b, j])) for i in range(P.shape[1]) for j in range(P.shape[1]) if i != j)
+            for b in range(P.shape[0])]
+
+
+def _combinations_bayes(W_X, T, d, q):
+    import itertools
+    Q, _ = torch.linalg.qr(torch.linalg.pinv(W_X) @ W_X)
+    P = torch.linalg.pinv(W_X) @ W_X
+    M = (torch.eye(T * d, dtype=torch.float64) - P).reshape(T, d, T, d).diagonal(dim1=1, dim2=3).sum(-1)
+    subsets = list(itertools.combinations(range(T), q))
+    return sum(float(M[list(y)][:, list(y)].sum()) for y in subsets) / len(subsets) / q ** 2
+
+
+def _loop_practical(W, V, Z, z_query):
+    out = []
+    for b in range(Z.shape[0]):
+        keys = torch.cat([Z[b], z_query[b][None]])                       # (T+1, D)
+        s = keys @ (W @ z_query[b])
+        a = torch.exp(s - s.max())
+        out.append(V @ (keys.T @ (a / a.sum())))
+    return torch.stack(out)
+
+
+def _numeric_scale(c, T, q):
+    """gamma* from the attention weights (a stable softmax over the T + 1 scores), then the normal equation."""
+    s = torch.tensor([c / q] * q + [c / q] + [0.0] * (T - q), dtype=torch.float64)
+    a = torch.softmax(s, 0)
+    a_s, a_u = float(a[0]), float(a[-1])
+    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2)
+
+
+def _projection_cosine(W, d):
+    W = torch.as_tensor(W).float()
+    J = torch.zeros_like(W)
+    J[d:, d:] = 1.0
+    J = J / J.norm()
+    S = torch.zeros_like(W)
+    S[d:, d:] = torch.eye(W.shape[0] - d)
+    A, B = W - (W * J).sum() * J, S - (S * J).sum() * J
+    return np.float32((A * B).sum() / (A.norm() * B.norm()))
+
+
+ALTERNATIVES = [("ex1.sample_batch", _loop_sampler), ("ex1.attention_forward", _loop_attention),
+                ("ex3.c_for_loss", _bisection_c), ("ex3.ray_gradient", _autograd_gradient),
+                ("ex4.stochastic_pe", _sorted_slots_pe), ("ex4.max_coherence", _loop_coherence),
+                ("ex2.bayes_error", _combinations_bayes),
+                ("ex1.baseline_losses", lambda d, T, q: (np.float32(d / q), torch.tensor(d / q - d / T))),
+                ("ex7.practical_forward", _loop_practical), ("ex7.value_scale", _numeric_scale),
+                ("ex7.shift_free_cosine", _projection_cosine)]
+
+
+@pytest.mark.parametrize("ex_id,fn", ALTERNATIVES, ids=[a[0] for a in ALTERNATIVES])
+def test_alternative_correct_answers_pass(ex_id, fn):
+    assert run_check(ex_id, fn).status == "correct", run_check(ex_id, fn).line()
+
+
+# -- known mistakes get targeted feedback ---------------------------------------------------------
+
+def _patched(name, transform):
+    def fn(*args, **kwargs):
+        return transform(SOL[name](*args, **kwargs), *args)
+    return fn
+
+
+def _sampler(X_fn=torch.randn, subset="topk", target="mean", use_gen=True):
+    def fn(B, T, q, d, generator=None):
+        g = generator if use_gen else None
+        X = X_fn(B, T, d, generator=g)
+        if subset == "topk":
+            y = torch.rand(B, T, generator=g).topk(q, 1).indices
+        elif subset == "replace":
+            y = torch.randint(0, T, (B, q), generator=g)
+        else:                                   # consecutive windows
+            y = torch.randint(0, T - q + 1, (B, 1), generator=g) + torch.arange(q)
+        picked = X.gather(1, y.unsqueeze(-1).expand(-1, -1, d))
+        return X, y, picked.mean(1) if target == "mean" else picked.sum(1)
+    return fn
+
+
+def _attention(dim=1, transpose=False, naive=False):
+    def fn(W, V, Z, z_query):
+        s = torch.einsum("btD,DE,bE->bt", Z, W.T if transpose else W, z_query)
+        a = torch.exp(s) / torch.exp(s).sum(1, keepdim=True) if naive else torch.softmax(s, dim=dim)
+        return torch.einsum("dD,btD,bt->bd", V, Z, a)
+    return fn
+
+
+def _ood(T_train=False, per_coordinate=False, use_gen=True):
+    def fn(model, task, T_test, n, generator=None):
+        batch = task.sample(n, T=None if T_train else T_test, generator=generator if use_gen else None)
+        with torch.no_grad():
+            err = (model(batch) - batch.target).pow(2)
+            return float(err.mean() if per_coordinate else err.sum(-1).mean())
+    return fn
+
+
+def _practical_naive(W, V, Z, z_query):
+    keys = torch.cat([Z, z_query[:, None]], 1)
+    e = torch.exp(torch.einsum("btD,DE,bE->bt", keys, W, z_query))
+    return torch.einsum("dD,btD,bt->bd", V, keys, e / e.sum(1, keepdim=True))
+
+
+def _practical_scale(c, T, q, query="mean", leak_error=True):
+    s, own = (c / q, c / q) if query == "mean" else (c, q * c)
+    top = max(s, own)
+    den = q * math.exp(s - top) + math.exp(own - top) + (T - q) * math.exp(-top)
+    a_s, a_u = math.exp(s - top) / den, math.exp(-top) / den
+    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2) if leak_error else 1 / (q * a_s)
+
+
+def _theory_scale(c, T, q):
+    den = q + (T - q) * math.exp(-c / q)
+    a_s, a_u = 1 / den, math.exp(-c / q) / den
+    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2)
+
+
+def _naive_scale(c, T, q):
+    e = math.exp(c / q)
+    D = (q + 1) * e + T - q
+    return (e / D) / (q * (e / D) ** 2 + (T - q) / D ** 2)
+
+
+def _naive_scale_np(c, T, q):
+    e = np.exp(np.float64(c) / q)
+    D = (q + 1) * e + T - q
+    return (e / D) / (q * (e / D) ** 2 + (T - q) / D ** 2)
+
+
+def _star(W, d):
+    return sts.ground_truth(d, W.shape[0] - d, dtype=W.dtype)[0]
+
+
+def _centre(W, d, off=False):
+    W = W.clone()
+    block = W[d:, d:]
+    W[d:, d:] -= block[~torch.eye(block.shape[0], dtype=torch.bool)].mean() if off else block.mean()
+    return W
+
+
+MISTAKES = [
+    ("ex1.sample_batch", _sampler(target="sum"), 0, "off by a factor q"),
+    ("ex1.sample_batch", _sampler(X_fn=torch.rand), 1, "torch.rand is uniform"),
+    ("ex1.sample_batch", _sampler(subset="replace"), 0, "repeats an index"),
+    ("ex1.sample_batch", _sampler(subset="window"), 1, "not selected uniformly"),
+    ("ex1.sample_batch", _sampler(use_gen=False), 2, "pass generator=generator"),
+    ("ex1.sample_batch", _patched("sample_batch", lambda o, *a: (o[0].transpose(1, 2), o[1], o[2])), 0,
+     "wrong order"),
+    ("ex1.sample_batch", _patched("sample_batch", lambda o, *a: None), 0, "forget `return X, y, target`"),
+    ("ex1.attention_forward", _attention(dim=0), 0, "softmax over the wrong axis"),
+    ("ex1.attention_forward", _attention(transpose=True), 0, "W is transposed"),
+    ("ex1.attention_forward", _attention(naive=True), 2, "exp overflowed"),
+    ("ex1.attention_forward", lambda W, V, Z, zq: torch.einsum("btD,bt->bD", Z, torch.softmax(
+        torch.einsum("btD,DE,bE->bt", Z, W, zq), 1)), 0, "forget to multiply by V"),
+    ("ex1.baseline_losses", lambda d, T, q: (d / q / 2, d * (T - q) / (q * T) / 2), 0, "factor 1/2"),
+    ("ex1.baseline_losses", lambda d, T, q: (d / q, d / q + d / T), 1, "variance 1/q - 1/T"),
+    ("ex2.fcn_lower_bound", lambda T, d, q, w: (T - q) * (T * d - w) / (q * T * (T - 1)), 1, "clip"),
+    ("ex2.min_width", lambda T, d, q, e: math.floor(T * d - e * d * T * (T - 1) / (T - q)), 0, "round up"),
+    ("ex2.min_width", lambda T, d, q, e: math.ceil(T * d - e * d * T * (T - 1) / (T - q)), 1, "return 0"),
+    ("ex2.bayes_error", _patched("bayes_error", lambda o, *a: o * a[3]), 0, "off by a factor q"),
+    ("ex3.ground_truth", lambda d, m: (torch.eye(d + m), SOL["ground_truth"](d, m)[1]), 0, "full identity"),
+    ("ex3.ground_truth", _patched("ground_truth", lambda o, *a: (o[0], o[1].T)), 1, "V* is d x (d+m)"),
+    ("ex3.loss_on_ray", _patched("loss_on_ray", lambda o, *a: o / 2), 0, "factor 1/2"),
+    ("ex3.loss_on_ray", lambda c, d, T, q: d * T * (T - q) / (q * (q * math.exp(-c) + T - q) ** 2), 1, "e^(-c)"),
+    ("ex3.c_for_loss", lambda t, d, T, q: min(_bisection_c(t, d, T, q), 10.0), 1, "search interval"),
+    ("ex3.ray_gradient", _patched("ray_gradient", lambda o, *a: -o), 0, "wrong sign"),
+    ("ex3.fit_rate", lambda s, L: np.polyfit(np.log(s), np.log(L), 1)[0], 0, "wrong sign"),
+    ("ex3.fit_rate", lambda s, L: -np.polyfit(s, np.log(L), 1)[0], 0, "not against t"),
+    ("ex3.fit_rate", lambda s, L: -np.polyfit(np.log(s), np.log(L), 1)[0], 2, "log(0)"),
+    ("ex4.stochastic_pe", lambda B, T, N, generator=None: torch.nn.functional.one_hot(
+        torch.randint(0, N, (B, T), generator=generator), N), 0, "share a slot"),
+    ("ex4.stochastic_pe", lambda B, T, N, generator=None: torch.nn.functional.one_hot(
+        torch.randperm(N, generator=generator)[:T], N).expand(B, T, N), 1, "same slots"),
+    ("ex4.max_coherence", lambda P: (P @ P.transpose(1, 2)).abs().flatten(1).max(1).values, 0, "i = j"),
+    ("ex4.max_coherence", lambda P: (P @ P.transpose(1, 2)).abs().max(), 0, "one coherence per sequence"),
+    ("ex4.selection_margin", _patched("selection_margin", lambda o, *a: -o), 0, "sign is flipped"),
+    ("ex5.ood_loss", _ood(T_train=True), 0, "training length"),
+    ("ex5.ood_loss", _ood(per_coordinate=True), 0, "factor d"),
+    ("ex5.ood_loss", _ood(use_gen=False), 2, "pass generator=generator"),
+    ("ex5.leakage", lambda c, T, q: (T - q) / (q * math.exp(c) + T - q), 1, "math.exp(c) overflows"),
+    ("ex5.leakage", lambda c, T, q: 1 - SOL["leakage"](c, T, q), 0, "attention on the selected tokens"),
+    ("ex5.fixed_pe_loss", lambda c, d, T, Tt, q: SOL["loss_on_ray"](c, d, Tt, q), 1, "every position trained"),
+    ("ex7.practical_forward", lambda W, V, Z, zq: SOL["attention_forward"](W, V, Z, zq), 0, "the theory model"),
+    ("ex7.practical_forward", lambda W, V, Z, zq: SOL["practical_forward"](W, V, Z, zq).T, 0, "shape"),
+    ("ex7.practical_forward", lambda W, V, Z, zq: torch.einsum("dD,btD,bt->bd", V, Z, torch.softmax(
+        torch.einsum("btD,DE,bE->bt", torch.cat([Z, zq[:, None]], 1), W, zq), 1)[:, :-1]), 0, "not in the output"),
+    ("ex7.practical_forward", lambda W, V, Z, zq: SOL["practical_forward"](W.T, V, Z, zq), 0, "W is transposed"),
+    ("ex7.practical_forward", _practical_naive, 2, "exp overflowed"),
+    ("ex7.value_scale", lambda c, T, q: (q + 1) / q, 0, "that is the limit (q+1)/q"),
+    ("ex7.value_scale", _theory_scale, 0,
+     "theory model's scale"),
+    ("ex7.value_scale", lambda c, T, q: _practical_scale(c, T, q, query="sum"), 0, "*sum* query"),
+    ("ex7.value_scale", lambda c, T, q: SOL["value_scale"](c * q, T, q), 0, "= c/q, not c"),
+    ("ex7.value_scale", lambda c, T, q: _practical_scale(c, T, q, leak_error=False), 0,
+     "only the error on the selected tokens"),
+    ("ex7.value_scale", _naive_scale, 2, "math.exp(c / q) overflows"),
+    ("ex7.value_scale", lambda c, T, q: np.float64(_naive_scale_np(c, T, q)), 2, "e^(c/q) overflowed"),
+    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(W, sts.ground_truth(d, W.shape[0] - d, dtype=W.dtype)[0]), 0,
+     "plain cos(W, W*)"),
+    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(_centre(W, d), sts.ground_truth(d, W.shape[0] - d,
+                                                                                       dtype=W.dtype)[0]), 0, "W* too"),
+    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(W - W.mean(), _star(W, d) - _star(W, d).mean()), 0,
+     "of the W_EE block only"),
+    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(_centre(W, d, off=True), _centre(_star(W, d), d, off=True)),
+     0, "off-diagonal"),
+]
+
+
+@pytest.mark.parametrize("ex_id,fn,points,needle", MISTAKES, ids=[f"{m[0]}-{m[3]}" for m in MISTAKES])
+def test_mistakes_get_targeted_feedback(ex_id, fn, points, needle):
+    res = run_check(ex_id, fn)
+    assert res.points == points and needle in res.message, res.line()
+
+
+def test_every_exercise_has_a_targeted_mistake_test():
+    assert {m[0] for m in MISTAKES} == set(REGISTRY)
+
+
+# -- chapter 7: the forward pass's reference is the library's model (the value scale and the shift-free
+# cosine are sts_lib.theory.practical_optimal_gamma and sts_lib.probes.shift_free_cosine, tested there) ---
+
+def test_practical_forward_reference_is_the_library_model():
+    from sts_lib.exercises._ch7_practical import _forward_ref
+
+    task = sts.STSTask(d=3, T=9, q=3, pe=sts.StochasticOneHotPE(max_len=20), query_pe="mean")
+    model = sts.PracticalTransformer(d=3, m=task.m, generator=torch.Generator().manual_seed(0))
+    batch = task.sample(16, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        ref = _forward_ref(model.full_W().double(), model.full_V().double(), batch.Z.double(), batch.z_query.double())
+        assert torch.allclose(ref, model(batch).double(), atol=1e-5)

@@ -1,0 +1,335 @@
+"""The paper's figures (sts_lib.figures), PE identity by kind, chapters 7 and 8 (claims tables: test_report.py).
+
+Every figure function is drawn from every committed result and from quick-scale documents that
+the experiment runner writes into a temporary folder; a figure is a bare Figure (never pyplot's)
+whose panels, labels and colours come from the document, never from run names.
+"""
+
+import copy
+import io
+import json
+from pathlib import Path
+import math
+
+import pytest
+import torch
+from matplotlib import pyplot as plt
+from matplotlib.figure import Figure
+
+import sts_lib as sts
+from sts_lib import figures, results
+from sts_lib.chapters import ch5_length as wlen
+from sts_lib.chapters import ch5_length_widgets as wlenw
+from sts_lib.chapters import ch7_practical as ch7
+from sts_lib.chapters import ch8_reproduction as ch8
+from sts_lib.positional import PE_COLORS, PE_LABELS
+from sts_lib.train import History
+
+COMMITTED = results.list_results()
+
+
+def _drawn(fig) -> Figure:
+    """Check that ``fig`` is a bare Figure that renders, and return it."""
+    assert isinstance(fig, Figure)
+    assert fig not in [plt.figure(n) for n in plt.get_fignums()], "a figure function registered with pyplot"
+    fig.savefig(io.BytesIO(), format="png", dpi=30)
+    return fig
+
+
+def _line_colors(fig) -> dict:
+    """{legend label: colour} of every labelled line of the figure."""
+    return {line.get_label(): line.get_color() for ax in fig.axes for line in ax.get_lines()
+            if not line.get_label().startswith("_")}
+
+
+def _rename_runs(doc: dict) -> dict:
+    """A copy of ``doc`` whose training runs are renamed run0, run1, ... (their configs unchanged)."""
+    out = copy.deepcopy(doc)
+    out["runs"] = {f"run{i}": r for i, r in enumerate(doc["runs"].values())}
+    return out
+
+
+# -- every figure from every committed result -----------------------------------------------------
+def test_every_experiment_has_a_figure_named_in_its_documents():
+    """The record names the figure; the document copies the name; :func:`figures.figure` draws only what a
+    figure module defines (a document is data: it cannot make the library call anything else)."""
+    from sts_lib.experiments import EXPERIMENTS
+    for name in COMMITTED:
+        assert results.load_result(name)["figure"] == EXPERIMENTS[name].document_fields()["figure"]
+    for where in ("os.system", "sts_lib.figures._new", "sts_lib.figures.nothing", None):
+        with pytest.raises(KeyError, match="figure"):
+            figures.figure({"experiment": "fig0", "figure": where})
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_committed_result_draws(name):
+    fig = _drawn(figures.figure(results.load_result(name)))
+    assert fig.axes and fig.get_suptitle()
+
+
+def test_ood_figures_colour_and_label_each_pe_by_its_recorded_kind():
+    doc = results.load_result("fig2-length-generalization")
+    fig = _drawn(figures.length(doc))
+    assert [ax.get_title() for ax in fig.axes[:4]] == [f"T_test = {T}" for T in doc["config"]["T_tests"]]
+    colors = _line_colors(fig)
+    for kind in ("stochastic_onehot", "onehot", "near_orthogonal"):
+        assert colors[f"{PE_LABELS[kind]}, mean of 3 seeds"] == PE_COLORS[kind]
+    assert "fixed one-hot (one line per seed)" in colors and len(fig.legends) == 1
+    # Run names are not read: renamed runs give the same picture.
+    assert _line_colors(figures.length(_rename_runs(doc))) == colors
+    eqrate = doc["runs"]["stochastic_eqrate-gd"]["0"]["config"]["train"]["lr_W"]
+    assert set(figures.runs_by_pe(_rename_runs(doc))) == {PE_LABELS[k] for k in ("stochastic_onehot", "onehot",
+                                                                                  "near_orthogonal")} | {
+        f"{PE_LABELS['stochastic_onehot']}, η_W = {eqrate:.3g}"}
+    assert "black: population GD, stochastic one-hot" in [h.get_label() for h in fig.legends[0].legend_handles]
+
+
+def test_figure_5_floor_only_under_the_length_panels():
+    fig = _drawn(figures.adam(results.load_result("fig5-adam")))
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["T_test = 250", "T_test = 400", "q_test = 2", "q_test = 8"]
+    dotted = [any(line.get_linestyle() == ":" for line in ax.get_lines()) for ax in fig.axes]
+    assert dotted == [True, True, False, False]
+    q_fig = _drawn(figures.q_generalization(results.load_result("fig4-q-generalization")))
+    assert [ax.get_title() for ax in q_fig.axes] == [f"q_test = {q}" for q in (2, 4, 6, 8)]
+
+
+def test_figure_1_labels_runs_by_their_recorded_length_and_optimiser():
+    fig = _drawn(figures.convergence(results.load_result("fig1-convergence")))
+    assert [ax.get_title() for ax in fig.axes] == ["held-out loss", "1 / loss", "cos(W, W*)", "cos(V, V*)"]
+    assert set(_line_colors(fig)) == {"T=200, SGD, batch 4096", "T=200, Adam", "T=20, SGD", "population GD (exact)"}
+
+
+def test_figure_3_columns_follow_runs_and_moments():
+    doc = results.load_result("fig3-heatmaps")
+    fig = _drawn(figures.heatmaps(doc, runs=["T20-sgd"]))
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == ["W at initialisation, T=20, SGD", "W after training, T=20, SGD",      # W above V
+                      "V at initialisation, T=20, SGD", "V after training, T=20, SGD"]
+    final = _drawn(figures.heatmaps(doc, when=("final",)))              # every run, shortest T first
+    assert [ax.get_title() for ax in final.axes if ax.get_title()][:2] == ["W after training, T=20, SGD",
+                                                                           "W after training, T=200, SGD, batch 4096"]
+    assert "first 45 rows and columns" in final.get_suptitle()
+    assert len(figures.heatmaps(doc).axes) == 24                   # 6 columns x (W, V) x (map, colour bar)
+    with pytest.raises(ValueError, match="when"):
+        figures.heatmaps(doc, when=("middle",))
+    with pytest.raises(KeyError, match="no data"):
+        figures.heatmaps(doc, runs=["T30-sgd"])
+
+
+def test_fcn_width_reads_d_from_the_document():
+    doc = results.load_result("fcn-width")
+    titles = [ax.get_title() for ax in _drawn(figures.fcn_width(doc)).axes]
+    assert titles[:3] == [f"T = {T} (Td = {doc['config']['d'] * T})" for T in doc["config"]["Ts"]]
+    other = copy.deepcopy(doc)
+    other["config"]["d"] = 2                                        # the quick scale's d
+    T = doc["config"]["Ts"][0]
+    assert figures.fcn_width(other).axes[0].get_title() == f"T = {T} (Td = {2 * T})"
+
+
+def test_pe_samplers_one_colour_per_kind_and_a_style_per_width():
+    fig = _drawn(figures.pe_samplers(results.load_result("pe-samplers")))
+    lines = {line.get_label(): line for ax in fig.axes for line in ax.get_lines()
+             if "mean of" in line.get_label()}
+    m32 = next(v for k, v in lines.items() if "m=32" in k)
+    m64 = next(v for k, v in lines.items() if "random vectors, m=64" in k)
+    assert m32.get_color() == m64.get_color() == PE_COLORS["stochastic_random"]
+    m128 = next(v for k, v in lines.items() if "random vectors, m=128" in k)
+    assert len({m32.get_linestyle(), m64.get_linestyle(), m128.get_linestyle()}) == 3
+    assert "theory model" in fig.axes[0].get_title() and "practical model" in fig.axes[2].get_title()
+
+
+# -- the same figures from quick-scale documents written by the runner ---------------------------
+@pytest.fixture(scope="module")
+def quick_docs(tmp_path_factory):
+    """Every experiment at quick scale (seed 0) in a temporary folder: `run NAME --scale quick --out DIR`."""
+    from sts_lib.experiments import EXPERIMENTS, run_experiment
+
+    out = tmp_path_factory.mktemp("quick")
+    return {name: run_experiment(name, scale="quick", out=out, seeds=[0], device="cpu", progress=False,
+                                 log=lambda s: None) for name in EXPERIMENTS}
+
+
+@pytest.mark.slow
+def test_quick_scale_documents_draw(quick_docs):
+    for name, doc in quick_docs.items():
+        assert doc["scale"] == "quick"
+        _drawn(figures.figure(doc))
+    fcn = quick_docs["fcn-width"]
+    d, T = fcn["config"]["d"], fcn["config"]["Ts"][0]
+    assert figures.fcn_width(fcn).axes[0].get_title() == f"T = {T} (Td = {d * T})"
+    assert "trained at T=20" in figures.length(quick_docs["fig2-length-generalization"]).get_suptitle()
+
+
+# -- the claims tables: tests/unit/test_report.py ---------------------------------------------------------
+
+
+# -- PE identity by kind ----------------------------------------------------------------------------
+def _symmetric_run(label: str, pe) -> wlen.LengthRun:
+    """A run labelled ``label`` with PE ``pe``, its model of exactly the symmetric form (alpha 3, beta -0.2, gamma 1.1)."""
+    d, T, slots = 5, 20, 40 if pe.stochastic else 20
+    model = sts.TheoryTransformer(d, pe.m)
+    with torch.no_grad():
+        model.W[d:d + slots, d:d + slots] = 3.0 * torch.eye(slots) - 0.2
+        model.V[:, :d] = 1.1 * torch.eye(d)
+    return wlen.LengthRun(label, sts.STSTask(d=d, T=T, q=3, pe=pe), model, History())
+
+
+@pytest.mark.parametrize("kind", ["stochastic_onehot", "onehot"])
+def test_renaming_a_run_does_not_change_its_prediction(kind):
+    pe = wlen.LengthConfig().pe(kind)
+    for T_test, q_test in ((20, 3), (40, 3), (20, 5)):
+        named = wlen.predicted_loss(_symmetric_run(PE_LABELS[kind], pe), T_test, q_test)
+        renamed = wlen.predicted_loss(_symmetric_run("my favourite PE", pe), T_test, q_test)
+        assert named == renamed
+    assert math.isfinite(wlen.predicted_loss(_symmetric_run("x", pe), 40))
+
+
+def test_a_pe_without_a_closed_form_predicts_nan_whatever_its_label():
+    pe = wlen.LengthConfig().pe("near_orthogonal")
+    assert math.isnan(wlen.predicted_loss(_symmetric_run("stochastic one-hot", pe), 40))
+
+
+def test_colours_follow_the_recorded_kind_not_the_label():
+    hists = {}
+    for kind in ("onehot", "stochastic_onehot"):
+        task = sts.STSTask(d=3, T=6, q=2, pe=sts.make_pe(kind, max_len=8))
+        hists[f"renamed {kind}"] = sts.train(sts.TheoryTransformer(3, 8), task,
+                                             sts.TrainConfig(steps=4, log_every=2, eval_lengths=(8,)), progress=False)
+    assert figures.pe_kind(hists["renamed onehot"]) == "onehot"
+    colors = _line_colors(wlenw.plot_ood_panels(hists))
+    assert colors == {f"renamed {k}": PE_COLORS[k] for k in ("onehot", "stochastic_onehot")}
+    with pytest.raises(KeyError, match="records no PE kind"):
+        figures.pe_kind(History())
+
+
+# -- chapters 7 and 8 ------------------------------------------------------------------------------
+def test_chapter_7_summaries():
+    task = sts.STSTask(d=3, T=6, q=2, pe=sts.StochasticOneHotPE(max_len=8), query_pe="mean")
+    W, V = sts.ground_truth(3, 8)
+    text = ch7.block_summary(W, V, task)
+    assert text.splitlines()[0] == "share of ||W||^2: W_EE 1.0000, W_XX 0.0000, W_XE 0.0000, W_EX 0.0000"
+    assert text.splitlines()[1] == "V_X = 1.000 I on average; (q+1)/q = 1.500"
+    hist = History([0, 10], {"loss": [2.0, 0.5], "cos_W": [0.0, 0.9], "cos_V": [0.0, 0.99]})
+    lines = ch7.run_summary(hist, task).splitlines()
+    plateau = sts.uniform_plateau(3, 6, 2)
+    assert lines[1] == f"held-out loss 2.000 -> 0.5000 ({0.5 / plateau:.2%} of the uniform plateau {plateau:.3f})"
+    assert lines[2] == "cos(W, W*) = 0.900, cos(V, V*) = 0.9900"
+
+
+def test_chapter_8_names_the_experiments_without_a_section():
+    docs = ch8.load_documents()
+    from sts_lib.experiments import EXPERIMENTS
+    page = (Path(__file__).resolve().parents[2] / "book" / "src" / "08_reproduction.md").read_text()
+    labels = ch8.sections(docs)
+    assert set(ch8.others(docs)) == set(docs) - set(labels) and "pe-samplers" in ch8.others(docs)
+    for name, e in EXPERIMENTS.items():      # every record's section is on the page, and its document says so
+        assert labels.get(name, "") == e.section
+        assert not e.section or f"({e.section})=" in page, name
+    text = ch8.describe(docs["pe-samplers"])
+    assert text.startswith("**`pe-samplers`**: ") and json.dumps(docs["pe-samplers"]["seeds"]) in text
+
+
+# -- readable at the book's column width (issue 17, item 7) -------------------------------------------
+# The book shows an image at most BOOK_COLUMN_PX (688) CSS px wide at a 1280 px window, so a figure drawn
+# wider is scaled down and its text with it. Every library figure must show its smallest text at
+# MIN_TEXT_PX (the body's small print) or more: font size in px at the figure's dpi, times
+# min(1, 688 / PNG width). A three-panel row (1271 px) showed 8 pt legends at about 6 px.
+import numpy as np  # noqa: E402
+
+from sts_lib import plots, readable  # noqa: E402
+from sts_lib.chapters import ch3_dynamics_widgets as wdyn  # noqa: E402
+from sts_lib.chapters import ch6_related_widgets as wrel  # noqa: E402
+from sts_lib.chapters import ch6_scan_snap as ss  # noqa: E402
+
+
+def _history(n: int = 30, keys=(), pe: str = "onehot", seed: int = 0) -> History:
+    """A History with the metrics the plotters read, shaped like a training run (no training)."""
+    loss = np.geomspace(2.0, 0.01 * (1 + 0.1 * seed), n)
+    metrics = {"loss": loss, "inv_loss": 1 / loss, "cos_W": np.linspace(0, 0.99, n), "cos_V": np.linspace(0, 1, n)}
+    metrics.update({k: np.geomspace(2.0, 0.1 + 0.01 * i, n) for i, k in enumerate(keys)})
+    return History(list(range(0, 50 * n, 50)), {k: [float(x) for x in v] for k, v in metrics.items()},
+                   config={"task": {"pe": {"name": pe}}})
+
+
+def _seeds(keys, pe):
+    return {s: _history(keys=keys, pe=pe, seed=s) for s in range(3)}
+
+
+@pytest.fixture(scope="module")
+def small_data():
+    """Small data for every chapter plotter: a short ch3 run, a 40-step Scan and Snap sweep, ch5 runs."""
+    gen = torch.Generator().manual_seed(0)
+    sweep = ss.lr_ratio_sweep((1.0, 10.0), ss.ScanSnapConfig(steps=40, n_records=8), device="cpu")
+    pes = {kind: wlen.LengthConfig().pe(kind) for kind in ("onehot", "stochastic_onehot")}
+    return {"run": wdyn.run_small(steps=60, T=8, q=2, device="cpu"), "sweep": sweep,
+            "W": torch.randn(25, 25, generator=gen), "V": torch.randn(5, 25, generator=gen),
+            "length_runs": {PE_LABELS[k]: _symmetric_run(PE_LABELS[k], pe) for k, pe in pes.items()}}
+
+
+def _library_figures(data):
+    """Every library figure function, by name, as a zero-argument callable drawing it from small data."""
+    W, V, T3, q4 = data["W"], data["V"], ("loss_T25", "loss_T30", "loss_T40"), ("loss_q2", "loss_q4", "loss_q5",
+                                                                                 "loss_q6")
+    kinds = ("stochastic_onehot", "onehot", "near_orthogonal")
+    out = {
+        "plots.plot_training": lambda: plots.plot_training(_history(), plateau=1.2, title="lr_W=0.5, lr_V=0.5"),
+        "plots.plot_heatmaps": lambda: plots.plot_heatmaps(W, V, 5, title="ground truth"),
+        **{f"plots.plot_heatmap_grid[{n}]": (lambda n=n: plots.plot_heatmap_grid(
+            {f"pair {i}, T=200, Adam": (W, V) for i in range(n)}, 5, title="W and V")) for n in (1, 2, 3, 4)},
+        "plots.plot_convergence": lambda: plots.plot_convergence({"T=20, SGD": _seeds((), "onehot"),
+                                                                  "T=200, Adam": _seeds((), "onehot")}, title="x"),
+        **{f"plots.plot_ood[{len(keys)} keys]": (lambda keys=keys: plots.plot_ood(
+            {PE_LABELS[k]: _seeds(keys, k) for k in kinds}, keys=list(keys), title="held-out loss"))
+           for keys in (T3[:1], T3[:2], T3, q4)},
+        "ch3.plot_dynamics": lambda: wdyn.plot_dynamics(data["run"]),
+        "ch3.plot_ray_loss": lambda: wdyn.plot_ray_loss(5, 12, 3, [1.0, 2.0], [0.5, 0.1]),
+        "ch3.plot_symmetry": lambda: wdyn.plot_symmetry(data["run"]["report"]),
+        "ch5.plot_ood_panels": lambda: wlenw.plot_ood_panels({PE_LABELS[k]: _history(keys=q4, pe=k) for k in kinds},
+                                                             prefix="loss_q", title="held-out loss at other q"),
+        "ch5.LengthExplorer.draw": lambda: wlenw.LengthExplorer(data["length_runs"], lengths=[20, 30, 40]).draw(
+            pe="fixed one-hot", T_test=40),
+        "ch6.plot_sweep_run": lambda: wrel.plot_sweep_run(sweep=data["sweep"], ratio=10.0),
+        "ch6.plot_ratio_sweep": lambda: wrel.plot_ratio_sweep(data["sweep"]),
+        "ch6.plot_nope_sts": lambda: wrel.plot_nope_sts(
+            {"token PEs kept": {"step": [0, 100, 200], "loss": [2.0, 0.5, 0.1]},
+             "token PEs zeroed": {"step": [0, 100, 200], "loss": [2.0, 1.5, 1.48]}}, plateau=1.44, best_symmetric=1.47),
+    }
+    out.update({f"figures.{name}": (lambda name=name: figures.figure(results.load_result(name))) for name in COMMITTED})
+    return out
+
+
+_FIGURE_NAMES = sorted(_library_figures({k: None for k in ("run", "sweep", "W", "V", "length_runs")}))
+
+
+def test_text_report_measures_as_the_column_shows():
+    fig = Figure(figsize=(6.4, 3.0), dpi=100)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], label="curve")
+    ax.legend(fontsize=7)
+    report = readable.text_report(fig)
+    assert report["png_width"] <= readable.BOOK_COLUMN_PX and report["scale"] == 1.0
+    assert report["sizes"][0] == (pytest.approx(7 * 100 / 72), "curve")         # 9.7 px: too small
+    assert not readable.fits_column(fig)
+    wide = Figure(figsize=(12.6, 3.2), dpi=100, layout="constrained")            # a row of three panels
+    for ax in wide.subplots(1, 3):
+        ax.set_title("title", fontsize=10)
+    report = readable.text_report(wide)
+    assert report["scale"] == pytest.approx(688 / report["png_width"]) and report["png_width"] > 1200
+    assert report["sizes"][0][0] == pytest.approx(10 * 100 / 72 * report["scale"])  # 10 pt shown at about 7.5 px
+    clash = Figure(figsize=(4, 3))
+    clash.text(0.5, 0.5, "one")
+    clash.text(0.5, 0.5, "two")
+    assert readable.text_report(clash)["overlaps"] == [("one", "two")]
+
+
+@pytest.mark.parametrize("name", _FIGURE_NAMES)
+def test_every_library_figure_is_readable_in_the_book_column(name, small_data):
+    fig = _drawn(_library_figures(small_data)[name]())
+    report = readable.text_report(fig)
+    px, text = report["sizes"][0]
+    assert px >= readable.MIN_TEXT_PX, (f"{name}: {text!r} is shown at {px:.1f} px (PNG {report['png_width']} px "
+                                     f"wide in a {readable.BOOK_COLUMN_PX} px column); the floor is {readable.MIN_TEXT_PX}")
+    assert not report["overlaps"], f"{name}: texts overlap: {report['overlaps']}"
+    # The book's display hook (readable_figures) leaves such a figure as drawn: the same picture as its PNG.
+    assert readable.fits_column(fig)

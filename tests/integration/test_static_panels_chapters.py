@@ -1,0 +1,77 @@
+"""The chapters' own panels as the book build draws them: without ipywidgets under the build, and over a grid
+that fits (the toy panel's HTML and frames are unit tests, tests/unit/test_static_panel.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sts_lib.chapters.static_panel import ENV, static_html
+
+from panel_html import parse
+
+
+# Run in a fresh interpreter: build, update and show panels, then report which widget modules were imported.
+_NO_WIDGETS_SCRIPT = r"""
+import json, sys
+from sts_lib.chapters.ch1_task import instance_explorer
+from sts_lib.chapters.panel import FigurePanel, Ints, reuse
+from sts_lib.chapters.static_panel import StaticPanel
+
+def draw(fig=None, *, n):
+    if n == 0:
+        raise ValueError("n must be positive")
+    ax = reuse(fig, (3, 2)).add_subplot()
+    ax.plot(range(n))
+    return ax.figure
+
+toy = FigurePanel(draw, {"n": Ints(0, 6, 3)}, bounds=lambda v: {"n": (0, 4)}, alt="A toy line of n points.")
+toy.update(n=6)                                    # clamped by the bounds
+clamped = toy.values
+toy.update(n=0)                                    # rejected: reported, not raised
+error, grid = toy.error, len(toy.grid())
+chapter = instance_explorer(T=10, q=3, d=4)
+shown = [type(p.show()).__name__ for p in (toy, chapter)]
+report = {"shown": shown, "clamped": clamped, "error": error, "grid": grid,
+          "widget_modules": sorted(m for m in sys.modules if m.split(".")[0] in ("ipywidgets", "ipykernel"))}
+print("REPORT", json.dumps(report))
+"""
+
+
+@pytest.mark.parametrize("static", [True, False])
+def test_a_panel_under_the_book_build_never_imports_ipywidgets(static):
+    """Under the book build (``STS_STATIC_PANELS=1``) panels are built, updated and shown without ipywidgets,
+    so an executed chapter carries no widget state; in a notebook ``show()`` builds the widgets."""
+    root = Path(__file__).resolve().parents[2]
+    while not (root / "pyproject.toml").is_file():        # the repository root, wherever this file lies in tests/
+        root = root.parent
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    env.update({"MPLBACKEND": "Agg", "PYTHONPATH": str(root), **({ENV: "1"} if static else {})})
+    proc = subprocess.run([sys.executable, "-c", _NO_WIDGETS_SCRIPT], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    report = json.loads(proc.stdout.split("REPORT ", 1)[1])
+    assert report["clamped"] == {"n": 4} and report["error"] == "n must be positive" and report["grid"] == 5
+    if static:
+        assert report["shown"] == ["StaticPanel", "StaticPanel"]
+        assert report["widget_modules"] == [], f"the static build imported {report['widget_modules']}"
+    else:                                                  # the live notebook: the check can see ipywidgets
+        assert report["shown"] == ["VBox", "VBox"] and "ipywidgets" in report["widget_modules"]
+
+
+@pytest.mark.parametrize("builder", ["ch1", "ch2", "ch4"])
+def test_the_chapters_cheap_panels_fit_their_grid(builder):
+    from sts_lib.chapters import ch1_task, ch2_fcn_widgets, ch4_positional_widgets
+    panel = {"ch1": lambda: ch1_task.instance_explorer(T=10, q=3, d=4),
+             "ch2": lambda: ch2_fcn_widgets.bound_explorer(T=20, d=5, q=3, width=50),
+             "ch4": ch4_positional_widgets.positional_widget}[builder]()
+    out = static_html(panel, alt=panel.alt)
+    data = parse(out.html)
+    assert 10 <= out.n_frames <= 64
+    assert all("src" in f or "error" in f for f in data["frames"])
+    assert len({f.get("src") for f in data["frames"] if "src" in f}) == sum("src" in f for f in data["frames"])

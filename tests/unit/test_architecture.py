@@ -1,0 +1,267 @@
+"""The package's and the book's shape, checked by reading their source with ``ast`` (nothing is imported).
+
+The layers (README, "Architecture"): the core (the top-level modules and ``sts_lib.theory``)
+may import only the leaves of the speed path (``sts_lib.fast.kernel``, ``fast.sampling``,
+``fast.prefetch``), which import nothing from ``sts_lib``; chapter code may use the core and
+the speed path but no tooling; no module imports another module's private ``_name``; there
+is no import cycle; every module opens with a docstring; the core, the speed path and the
+chapters keep modules of at most 350 lines.
+
+The book's cells are calls (``book/src/*.md``, every ``{code-cell}``): no cell defines a function
+(``def``, ``lambda``) or a class, and none runs over 20 non-blank lines (the hidden set-up cell,
+16 lines, included); the logic a cell needs lives in a tested module. Widgets and figures have one
+idiom each (:mod:`sts_lib.chapters.panel`): every panel is a ``FigurePanel(draw, controls)``, so
+ipywidgets is used only in ``panel.py``, and no module creates a figure through pyplot.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2] / "sts_lib"
+BOOK = ROOT.parent / "book" / "src"
+MAX_CELL_LINES = 20
+FAST_LEAVES = {"sts_lib.fast.kernel", "sts_lib.fast.sampling", "sts_lib.fast.prefetch"}
+TOOLING = ("sts_lib.experiments", "sts_lib.exercises", "sts_lib.grading", "sts_lib.testing")
+
+
+def _name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _imports(name: str) -> list[tuple[str, str | None]]:
+    """(module imported, name imported from it or None) for every import in the file, lazy ones too."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [(a.name, None) for a in node.names if a.name.startswith("sts_lib")]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("sts_lib"):
+                continue
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                out.append((sub, None) if sub in MODULES else (target, a.name))
+    return out
+
+
+def _deps(name: str) -> set[str]:
+    return {m for m, _ in _imports(name) if m in MODULES and m != name}
+
+
+def _is_core(name: str) -> bool:
+    """A top-level module (a file, not a subpackage) or part of ``sts_lib.theory``."""
+    top_level_file = name.count(".") == 1 and MODULES[name].name != "__init__.py"
+    return top_level_file or name == "sts_lib.theory" or name.startswith("sts_lib.theory.")
+
+
+def test_the_walk_sees_every_layer():
+    names = set(MODULES)
+    assert {"sts_lib.models", "sts_lib.train", "sts_lib.results", "sts_lib.fast.kernel",
+            "sts_lib.chapters.ch5_length", "sts_lib.experiments"} <= names
+    assert "sts_lib.fast.ensemble" in _deps("sts_lib.chapters.ch2_fcn")
+
+
+def test_no_module_imports_another_modules_private_names():
+    bad = [f"{m} imports {target}.{n}" for m in MODULES for target, n in _imports(m)
+           if n is not None and n.startswith("_") and not n.startswith("__")]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_cycles():
+    graph = {m: _deps(m) for m in MODULES}
+    state, cycles = {}, []
+
+    def visit(m, path):
+        state[m] = "open"
+        for d in graph[m]:
+            if state.get(d) == "open":
+                cycles.append(path[path.index(d):] + [d])
+            elif d not in state:
+                visit(d, path + [d])
+        state[m] = "done"
+
+    for m in graph:
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, cycles
+
+
+@pytest.mark.parametrize("name", ["sts_lib"] + sorted(m for m in MODULES if _is_core(m)))
+def test_the_core_imports_no_subpackage_but_the_fast_leaves(name):
+    """The package root too: ``import sts_lib`` must not load the layer-2 speed path."""
+    outside = {d for d in _deps(name) if not _is_core(d) and d not in FAST_LEAVES and d != "sts_lib.fast"}
+    assert not outside, f"{name} (core) imports {sorted(outside)}"
+
+
+@pytest.mark.parametrize("name", sorted(FAST_LEAVES))
+def test_the_fast_leaves_import_nothing_from_sts_lib(name):
+    assert not _deps(name), f"{name} imports {sorted(_deps(name))}"
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith(("sts_lib.chapters", "sts_lib.fast"))))
+def test_chapters_and_the_speed_path_use_no_tooling(name):
+    assert not {d for d in _deps(name) if d.startswith(TOOLING)}
+
+
+def _chapter(name: str) -> int | None:
+    """The chapter number of a chapter module (``sts_lib.chapters.ch5_length`` -> 5), else None."""
+    m = re.fullmatch(r"sts_lib\.chapters\.ch(\d+)_\w+", name)
+    return int(m[1]) if m else None
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("sts_lib.fast")))
+def test_the_speed_path_never_imports_chapters(name):
+    assert not {d for d in _deps(name) if d.startswith("sts_lib.chapters")}, f"{name} imports a chapter"
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _chapter(m) is not None))
+def test_a_chapter_never_imports_a_later_chapter(name):
+    later = {d for d in _deps(name) if (_chapter(d) or 0) > _chapter(name)}
+    assert not later, f"{name} (chapter {_chapter(name)}) imports {sorted(later)}"
+
+
+def _page_chapters(page: Path) -> set[int]:
+    """The chapter numbers of the chapter modules a book page's code cells import."""
+    found = set()
+    for block in re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", page.read_text(), flags=re.S):
+        found |= {int(n) for n in re.findall(r"\bch(\d+)_\w+", block)}
+    return found
+
+
+@pytest.mark.parametrize("page", sorted(BOOK.glob("[0-9][0-9]_*.md")), ids=lambda p: p.stem)
+def test_a_book_page_imports_only_its_own_and_earlier_chapters(page):
+    own = int(page.name[:2])
+    assert not {n for n in _page_chapters(page) if n > own}, f"{page.name} imports a later chapter"
+
+
+def test_the_chapter_rules_can_fail(tmp_path):
+    """The three rules above on inputs that break them."""
+    assert _chapter("sts_lib.chapters.ch6_symmetry") == 6 and _chapter("sts_lib.chapters.panel") is None
+    page = tmp_path / "05_x.md"
+    page.write_text("```{code-cell} ipython3\nfrom sts_lib.chapters import ch6_symmetry as s\n```\n")
+    assert _page_chapters(page) == {6}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_every_module_opens_with_a_docstring(name):
+    assert ast.get_docstring(ast.parse(MODULES[name].read_text())), f"{name} has no module docstring"
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES
+                                        if _is_core(m) or m.startswith(("sts_lib.fast", "sts_lib.chapters"))))
+def test_core_fast_and_chapter_modules_stay_short(name):
+    n = len(MODULES[name].read_text().splitlines())
+    assert n <= 350, f"{name} has {n} lines"
+
+
+# -- the book's cells are calls -------------------------------------------------------------------
+CHAPTERS = sorted(BOOK.glob("[0-9][0-9]_*.md"))
+_FENCE = re.compile(r"^(`{3,}|~{3,})\{code-cell\}")
+
+
+def _code_cells(md: Path) -> list[tuple[int, str]]:
+    """(line number, source) of every ``{code-cell}`` of a MyST chapter, without its options."""
+    lines, cells, i = md.read_text().splitlines(), [], 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith(m.group(1)))
+        body = lines[i + 1:end]
+        if body and body[0].strip() == "---":                   # a YAML options block
+            body = body[body.index("---", 1) + 1:]
+        while body and body[0].startswith(":"):                 # short options such as :tags:
+            body = body[1:]
+        cells.append((i + 1, "\n".join(body)))
+        i = end + 1
+    return cells
+
+
+def _python(source: str) -> ast.Module:
+    """A cell parsed as Python, its IPython magics (``%pip``) and shell lines read as ``pass``."""
+    return ast.parse("\n".join(re.sub(r"^(\s*)[%!].*", r"\1pass", ln) for ln in source.splitlines()))
+
+
+def test_the_book_walk_sees_every_chapter():
+    assert len(CHAPTERS) >= 9, CHAPTERS
+    cells = [c for md in CHAPTERS for c in _code_cells(md)]
+    assert len(cells) >= 80 and any("%pip install" in src for _, src in cells)
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_book_cells_define_no_function_or_class(md):
+    bad = [f"{md.name}:{line} defines {getattr(node, 'name', 'a lambda')}" for line, src in _code_cells(md)
+           for node in ast.walk(_python(src))
+           if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))]
+    assert not bad, "move it into the chapter's module (and test it there):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("md", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_book_cells_are_short(md):
+    long = [f"{md.name}:{line} has {n} lines" for line, src in _code_cells(md)
+            if (n := sum(1 for ln in src.splitlines() if ln.strip())) > MAX_CELL_LINES]
+    assert not long, f"cells over {MAX_CELL_LINES} non-blank lines (a cell is a call):\n" + "\n".join(long)
+
+
+# -- one widget idiom, one figure owner ------------------------------------------------------------
+PANEL = "sts_lib.chapters.panel"
+
+
+def _calls(name: str) -> list[ast.Call]:
+    return [n for n in ast.walk(ast.parse(MODULES[name].read_text())) if isinstance(n, ast.Call)]
+
+
+def _imports_of(name: str, package: str) -> list[int]:
+    """Lines of ``name`` that import ``package`` (or a submodule of it), lazy imports too."""
+    hits = []
+    for node in ast.walk(ast.parse(MODULES[name].read_text())):
+        mods = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+        hits += [node.lineno for m in mods if m == package or m.startswith(package + ".")]
+    return hits
+
+
+def test_every_panel_is_a_figure_panel():
+    # ipywidgets (and IPython's display) only in panel.py: a chapter cannot hand-build a VBox/Output panel.
+    bad = [f"{m}:{line} imports {pkg}" for m in MODULES if m != PANEL for pkg in ("ipywidgets", "IPython.display")
+           for line in _imports_of(m, pkg)]
+    assert not bad, "build panels with sts_lib.chapters.panel.FigurePanel(draw, controls):\n" + "\n".join(bad)
+    # Every panel constructor returns a FigurePanel built right there.
+    builders = {}
+    for m in (m for m in MODULES if m.startswith("sts_lib.chapters.") and m != PANEL):
+        for fn in ast.walk(ast.parse(MODULES[m].read_text())):
+            if isinstance(fn, ast.FunctionDef) and "FigurePanel" in ast.unparse(fn.returns or ast.Constant("")):
+                returns = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return)]
+                builders[f"{m}.{fn.name}"] = all(isinstance(r, ast.Call) and ast.unparse(r.func) == "FigurePanel"
+                                                 for r in returns)
+    assert {"instance_explorer", "bound_explorer", "dynamics_widget", "positional_widget", "length_widget",
+            "scan_snap_widget"} <= {b.rsplit(".", 1)[1] for b in builders}, builders
+    assert all(builders.values()), [b for b, ok in builders.items() if not ok]
+
+
+def test_no_module_makes_a_pyplot_figure():
+    # A figure belongs to its caller (panel.py): matplotlib.figure.Figure, never pyplot's figure registry.
+    bad = []
+    for m in MODULES:
+        tree = ast.parse(MODULES[m].read_text())
+        aliases = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                   for a in n.names if (getattr(n, "module", None) == "matplotlib" and a.name == "pyplot")
+                   or a.name == "matplotlib.pyplot"}
+        bad += [f"{m}:{c.lineno} {ast.unparse(c.func)}(...)" for c in _calls(m)
+                if isinstance(c.func, ast.Attribute) and ast.unparse(c.func.value) in aliases
+                and c.func.attr in {"figure", "subplots", "subplot", "subplot_mosaic", "axes", "gcf", "gca"}]
+    assert not bad, "make figures with matplotlib.figure.Figure (bare; see sts_lib.chapters.panel):\n" + "\n".join(bad)

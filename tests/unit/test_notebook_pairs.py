@@ -1,0 +1,124 @@
+"""The chapter sources book/src/*.md and the notebooks book/*.ipynb stay in sync.
+
+The markdown files are what authors edit; the notebooks are what the book executes and what Colab
+opens. Both are read with jupytext, and each pair must have the same cells: same types, same
+sources, same tags. Every notebook of the table of contents must start (first code cell) with
+the set-up cell that installs sts_lib when it is missing, so that it runs on a fresh Colab kernel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jupytext
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = sorted((ROOT / "book" / "src").glob("*.md"))
+FIX = "run `make notebooks` (jupytext book/src/NAME.md -> book/NAME.ipynb)"
+
+
+def _cells(path: Path) -> list[tuple[str, str, tuple]]:
+    nb = jupytext.read(path)
+    return [(c.cell_type, c.source.strip(), tuple(c.metadata.get("tags", ()))) for c in nb.cells]
+
+
+def _toc_files(entries) -> list[str]:
+    out = []
+    for entry in entries or []:
+        if "file" in entry:
+            out.append(entry["file"])
+        out += _toc_files(entry.get("sections")) + _toc_files(entry.get("chapters"))
+        for part in entry.get("parts", []):
+            out += _toc_files(part.get("chapters"))
+    return out
+
+
+def _toc_notebooks() -> list[Path]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]] + _toc_files(toc.get("parts", [])) + _toc_files(toc.get("chapters", []))
+    return [ROOT / f"{f}.ipynb" for f in files if (ROOT / f"{f}.ipynb").exists()]
+
+
+def test_there_are_chapter_sources():
+    assert len(SOURCES) >= 7, "expected book/src/00_introduction.md ... 06_*.md"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_notebook_matches_its_source(source):
+    notebook = ROOT / "book" / f"{source.stem}.ipynb"
+    assert notebook.exists(), f"{notebook.relative_to(ROOT)} is missing: {FIX}"
+    want, have = _cells(source), _cells(notebook)
+    for i, (w, h) in enumerate(zip(want, have)):
+        if w != h:
+            what = "cell type" if w[0] != h[0] else "source" if w[1] != h[1] else "tags"
+            pytest.fail(f"{notebook.relative_to(ROOT)} differs from {source.relative_to(ROOT)} in the {what} of "
+                        f"cell {i} ({w[0]}: {w[1][:60]!r}...): {FIX}", pytrace=False)
+    if len(want) != len(have):
+        pytest.fail(f"{notebook.relative_to(ROOT)} has {len(have)} cells, its source {len(want)}: {FIX}",
+                    pytrace=False)
+
+
+def test_every_notebook_has_a_source():
+    orphans = [p.name for p in (ROOT / "book").glob("*.ipynb") if not (ROOT / "book" / "src" / f"{p.stem}.md").exists()]
+    assert not orphans, f"notebooks without a book/src/*.md source (edit the source, not the notebook): {orphans}"
+
+
+def test_toc_lists_notebooks():
+    assert len(_toc_notebooks()) >= 7
+
+
+@pytest.mark.parametrize("notebook", _toc_notebooks(), ids=lambda p: p.stem)
+def test_first_code_cell_installs_sts_lib(notebook):
+    code = [c.source for c in jupytext.read(notebook).cells if c.cell_type == "code"]
+    assert code, f"{notebook.name} has no code cell"
+    first = code[0]
+    for needle in ("import sts_lib", "except ImportError", "pip install",
+                   "git+https://github.com/sts-course/sparse-token-selection", "describe_device()"):
+        assert needle in first, (f"the first code cell of {notebook.name} must be the set-up cell (install "
+                                 f"sts_lib if missing, print the device); it lacks {needle!r}. Fix the source "
+                                 f"book/src/{notebook.stem}.md, then {FIX}")
+
+
+# -- the book's exercise pages are generated from exercises/source ------------------------------
+
+EXERCISE_SOURCES = sorted((ROOT / "exercises" / "source").glob("ex*.ipynb"))
+EX_FIX = "run `python -m sts_lib.exercises build` (or sts_lib.exercises.build.build_book_pages())"
+
+
+@pytest.mark.parametrize("source", EXERCISE_SOURCES, ids=lambda p: p.stem)
+def test_book_exercise_page_matches_its_source(source):
+    import nbformat
+
+    from sts_lib.exercises.build import book_page
+
+    page = ROOT / "book" / "exercises" / f"{source.stem}.md"
+    assert page.exists(), f"{page.relative_to(ROOT)} is missing: {EX_FIX}"
+    want = book_page(nbformat.read(str(source), as_version=4), source.stem)
+    assert page.read_text() == want, f"{page.relative_to(ROOT)} differs from {source.relative_to(ROOT)}: {EX_FIX}"
+
+
+@pytest.mark.parametrize("source", EXERCISE_SOURCES, ids=lambda p: p.stem)
+def test_each_exercise_page_is_included_once_by_its_chapter(source):
+    n = source.stem.split("_")[0][2:]                       # ex3_dynamics -> "3"
+    chapters = [p for p in SOURCES if p.stem.startswith(f"0{n}_")]
+    assert chapters, f"no chapter book/src/0{n}_*.md for {source.name}"
+    text = chapters[0].read_text()
+    assert text.count(f"exercises/{source.stem}.md") == 1, (
+        f"{chapters[0].relative_to(ROOT)} must include exercises/{source.stem}.md once (an {{include}} directive)")
+
+
+def test_exercise_pages_show_statements_hints_and_closed_solutions():
+    import nbformat
+
+    from sts_lib.exercises.build import book_page
+
+    for source in EXERCISE_SOURCES:
+        nb = nbformat.read(str(source), as_version=4)
+        page = book_page(nb, source.stem)
+        n_ex = sum(1 for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("## Exercise"))
+        assert page.count("{exercise}") == n_ex > 0
+        assert page.count("{solution}") == n_ex
+        assert page.count(":class: dropdown") >= n_ex          # every solution closed (hints are dropdowns too)
+        assert "BEGIN SOLUTION" not in page and "<details>" not in page

@@ -1,0 +1,132 @@
+"""Static panels (sts_lib.chapters.static_panel): the book's kernel-free panels draw every frame with the
+panel's own draw function over the declared grid, clamp settings as the live panel does, and map every
+control position to a frame.
+
+The browser half (moving the controls of every panel on the built page) is in test_static_panels_browser.py.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+
+from sts_lib.chapters.panel import Choice, FigurePanel, Ints, LogFloats, reuse
+from sts_lib.chapters.static_panel import ENV, StaticPanel, clamp, figure_png, static_grid, static_html
+
+from panel_html import parse, png_of
+
+pytest.importorskip("ipywidgets")
+
+
+def draw_line(fig=None, *, T: int = 4, q: int = 1, kind: str = "a"):
+    """A toy panel figure whose picture depends on every value (the oracle for the frames)."""
+    if kind == "bad" and q > 2:
+        raise ValueError(f"kind 'bad' rejects q={q} > 2")
+    fig = reuse(fig, (3, 2))
+    ax = fig.add_subplot()
+    ax.plot(range(T), [q * i for i in range(T)], c="C0" if kind == "a" else "C1")
+    ax.set_title(f"T={T} q={q} {kind}")
+    return fig
+
+
+def toy_panel(**kw) -> FigurePanel:
+    controls = {"T": Ints(2, 5, 4), "q": Ints(1, 5, 1),
+                "kind": Choice((("first", "a"), ("second", "b"), ("broken", "bad")), "a", label="kind")}
+    return FigurePanel(draw_line, controls, bounds=lambda v: {"q": (1, v["T"])},
+                       alt="A toy line whose slope is q, over T points.", **kw)
+
+
+def test_small_grid_offers_every_combination_and_starts_at_the_panel_setting():
+    panel = toy_panel()
+    mode, positions, options = static_grid(panel)
+    assert mode == "all"
+    assert len(positions) == 4 * 5 * 3 == len(set(positions))
+    assert [v for v, _ in options[2]] == ["a", "b", "bad"] and [l for _, l in options[2]] == ["first", "second", "broken"]
+    assert positions[0] == (2, 0, 0)            # T=4, q=1, kind=a: the defaults
+    panel.update(T=3, q=2)
+    assert static_grid(panel)[1][0] == (1, 1, 0)   # what update() set is where the static panel starts
+
+
+def test_large_grid_moves_one_control_at_a_time():
+    panel = toy_panel()
+    mode, positions, options = static_grid(panel, limit=10)
+    assert mode == "one"
+    assert len(positions) == 1 + 3 + 4 + 2
+    start = positions[0]
+    for pos in positions[1:]:
+        assert sum(a != b for a, b in zip(pos, start)) == 1
+
+
+def test_every_frame_is_the_draw_functions_picture_of_its_clamped_setting():
+    panel = toy_panel()
+    data = parse(static_html(panel, alt=panel.alt).html)
+    mode, positions, options = static_grid(panel)
+    assert set(data["lookup"]) == {",".join(map(str, p)) for p in positions}
+    for pos in positions:
+        raw = {k: options[j][i][0] for j, (k, i) in enumerate(zip(panel.controls, pos))}
+        want = clamp(raw, panel.bounds)
+        frame = data["frames"][data["lookup"][",".join(map(str, pos))]]
+        if want["kind"] == "bad" and want["q"] > 2:
+            assert "rejects" in frame["error"] and "src" not in frame
+            continue
+        assert png_of(frame) == figure_png(draw_line(None, **want))
+        assert frame["caption"] == f"T = {want['T']}, q = {want['q']}, kind = " + \
+            {"a": "first", "b": "second", "bad": "broken"}[want["kind"]]
+        assert frame["alt"].startswith(panel.alt) and frame["caption"] in frame["alt"]
+
+
+def test_clamped_positions_share_the_frame_of_the_setting_they_clamp_to():
+    data = parse(static_html(toy_panel(), alt="A toy line whose slope is q, over T points.").html)
+    # T=2 (index 0) with q = 3, 4, 5 (indices 2-4) all clamp to q = 2: one frame, not three.
+    same = {data["lookup"][f"0,{i},0"] for i in range(1, 5)}
+    assert len(same) == 1
+    assert data["frames"][same.pop()]["caption"].startswith("T = 2, q = 2")
+    assert len(data["frames"]) == len({json.dumps(f, sort_keys=True) for f in data["frames"]})
+
+
+def test_static_values_choose_the_offer_and_bad_ones_fail_when_the_panel_is_built():
+    panel = toy_panel(static={"T": (2, 5), "q": (1,)})
+    mode, positions, options = static_grid(panel)
+    assert [v for v, _ in options[0]] == [2, 4, 5]      # the start (4) is always offered
+    assert [v for v, _ in options[1]] == [1]
+    with pytest.raises(ValueError, match="static values for 'T'"):
+        toy_panel(static={"T": (7,)})
+    log = FigurePanel(lambda fig=None, lr=1.0: draw_line(fig, T=3), {"lr": LogFloats(-1.5, 0.5, 0.3)},
+                      static={"lr": (0.0316, 1.0, 3.0)})
+    assert [l for _, l in static_grid(log)[2][0]] == ["0.0316", "0.3", "1", "3"]
+
+
+def test_html_has_native_labelled_controls_alt_text_and_a_note_of_what_is_precomputed():
+    panel = toy_panel()
+    out = static_html(panel, alt=panel.alt)
+    assert isinstance(out, StaticPanel) and out._repr_html_() == out.html
+    text = out.html
+    assert len(re.findall(r'<input type="range"', text)) == 2 and text.count("<select") == 1
+    for cid in re.findall(r'id="(sts-panel-[0-9a-f]+-\w+)"', text):
+        assert f'<label for="{cid}">' in text
+    assert re.search(r'<img class="sts-panel-img" src="data:image/png;base64,[^"]+" alt="A toy line', text)
+    note = re.search(r'<p class="sts-panel-note">(.*?)</p>', text).group(1)
+    assert "without a kernel" in note and "T ∈ {2, 3, 4, 5}" in html.unescape(note) and "notebook" in note
+    assert static_html(panel, alt=panel.alt).html == text          # the same page on every build
+    with pytest.raises(ValueError, match="alt"):
+        static_html(panel, alt="a line")
+
+
+def test_a_closing_script_tag_in_a_label_cannot_end_the_data_script():
+    panel = FigurePanel(lambda fig=None, c="x": draw_line(fig), {"c": Choice((("</script><b>", "x"), ("y", "y")), "x")},
+                        alt="A toy figure with a hostile option label.")
+    text = static_html(panel, alt=panel.alt).html
+    assert text.count("</script>") == 1
+    assert [l for l in parse(text)["controls"][0]["labels"]] == ["</script><b>", "y"]
+
+
+def test_show_is_the_live_widget_in_a_notebook_and_the_static_panel_under_the_book_build(monkeypatch):
+    panel = toy_panel()
+    monkeypatch.delenv(ENV, raising=False)
+    assert panel.show() is panel.widget
+    monkeypatch.setenv(ENV, "1")
+    shown = panel.show()
+    assert isinstance(shown, StaticPanel) and 'class="sts-static-panel"' in shown.html
