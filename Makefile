@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
+IW7    := $(VENV)/iw7
 # Without a GPU, install the CPU build of torch (on these machines torch==2.13.0 resolves to a local
 # CPU wheel; never the multi-GB CUDA wheels). With a GPU, the default (CUDA) build from the index.
 HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo 1)
@@ -52,9 +53,8 @@ test-book: $(VENV)/.stamp-install
 test-grading: $(VENV)/.stamp-install
 	$(PY) -m pytest tests/grading
 
-# Colab ships ipywidgets 7.7.1: a copy of it beside the venv (never on its path) lets
+# Colab ships ipywidgets 7.7.1: a copy of it beside the venv (never on its path; IW7 is set at the top) lets
 # tests/integration/test_widgets_colab.py build every panel under 7.7 in a subprocess.
-IW7 := $(VENV)/iw7
 $(IW7)/.stamp: | $(VENV)/.stamp-torch
 	$(PIP) install -q --target $(IW7) --no-deps ipywidgets==7.7.1 widgetsnbextension==3.6.1 \
 	    jupyterlab_widgets==1.1.1 ipython_genutils==0.2.0

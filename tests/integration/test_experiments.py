@@ -377,3 +377,36 @@ def test_an_interrupted_width_point_resumes_from_its_checkpoint(tmp_path, monkey
     assert {k: rec[k] for k in ("steps", "stopped", "lr_drops", "val_curve")} == \
         {k: ref[k] for k in ("steps", "stopped", "lr_drops", "val_curve")}
     assert not list(ctx.ckpt_dir.glob("*.pt")), "a cached point removes its checkpoint"
+
+
+def test_adding_an_experiment_touches_its_own_module_only(tmp_path, monkeypatch):
+    """A new experiment is one record in one module (plus its line in MODULES): the runner, the lanes, the
+    figure dispatch and chapter 8 pick it up from the record; nothing else is edited."""
+    import types
+
+    from sts_lib import experiments, figures
+    from sts_lib.chapters import ch8_reproduction as ch8
+    from sts_lib.claims import Measured
+    from sts_lib.experiments._runs import SeedResult, for_each_seed
+    from sts_lib.experiments.record import Experiment
+
+    def run(cfg, ctx):
+        return for_each_seed(cfg, ctx, lambda s: SeedResult(final={"x": float(s)}, claims={
+            "x.small": Measured(float(s), 5.0, "<=", "x per seed", role="ours", name="x is small")}))
+
+    base = experiments.EXPERIMENTS["fig1-convergence"]
+    module = types.SimpleNamespace(NEW=Experiment(
+        "new-check", "a new check", lambda scale, seeds: {"scale": scale, "seeds": seeds}, run,
+        base.figure, lane="B", section="", title="A new check", paper_says="nothing"))
+    found = experiments._collect([*experiments.MODULES, module])
+    monkeypatch.setattr(experiments, "EXPERIMENTS", found)
+    assert "new-check" in experiments.in_lane("B")
+    doc = experiments.run_experiment("new-check", out=tmp_path, progress=False, log=lambda *a: None, device="cpu")
+    assert doc["title"] == "A new check" and doc["figure"] == "sts_lib.figures.convergence" and doc["section"] == ""
+    assert doc["claims"]["x.small"]["passed"] and doc["seeds"] == [0, 1]
+    assert ch8.others({"new-check": doc}) == ["new-check"]
+    with pytest.raises(KeyError):                       # the record's figure is what draws it: no other table
+        figures.figure({**doc, "figure": "sts_lib.figures.nope"})
+    with pytest.raises(ValueError, match="two experiments are named"):
+        experiments._collect([*experiments.MODULES, types.SimpleNamespace(X=Experiment(
+            "fig1-convergence", "dup", base.config, base.run, base.figure, lane="A", section=""))])
