@@ -39,11 +39,11 @@ book: $(VENV)/.stamp-install notebooks
 	@echo "Book built: open _build/html/index.html"
 
 # The tests come in four tiers (tests/README.md): unit (the inner loop: no notebook, no browser, no training
-# beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist;
-# the book is built once, by one worker, and shared), with nothing skipped.
+# beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist
+# hands whole modules to the workers: the book is built once, by one worker), with nothing skipped.
 PYTEST_WORKERS ?= 2
 test: $(VENV)/.stamp-install $(IW7)/.stamp
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 test-unit: $(VENV)/.stamp-install
 	$(PY) -m pytest tests/unit
 test-integration: $(VENV)/.stamp-install $(IW7)/.stamp

@@ -1,19 +1,14 @@
 """The book tier: the book is built once per test run (a session fixture) and shared by every test here.
 
-Under ``make test`` (pytest-xdist, ``--dist loadgroup``) every test of this folder is put in one xdist
-group, so one worker builds the book and runs them all while the other worker runs the other tiers.
+Every test that needs the built book lives in one module (``test_book.py``): `make test` hands whole modules
+to its two pytest-xdist workers (``--dist loadfile``), so one worker builds the book and runs them all while
+the other runs the other tiers. (xdist's ``loadgroup`` would group tests across modules, but with pytest 9 its
+``xdist_group`` marker has no effect: xdist 3.8 renames ``item._nodeid``, which pytest 9 no longer reads.)
 """
 
 import pytest
 
 from book_site import HTML, build_book, serve
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if "tests/book/" in item.nodeid.replace("\\", "/") or item.nodeid.startswith("book/"):
-            item.add_marker(pytest.mark.book)
-            item.add_marker(pytest.mark.xdist_group("book"))
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 panel's own draw function over the declared grid, clamp settings as the live panel does, and map every
 control position to a frame.
 
-The browser half (moving the controls of every panel on the built page) is in test_static_panels_browser.py.
+The browser half (moving the controls of every panel on the built page) is in tests/book/test_book.py.
 """
 
 from __future__ import annotations
