@@ -25,6 +25,7 @@ import numpy as np
 
 from .fits import last_part, multi_fit
 from .metrics import weight_blocks
+from .positional import pe_class
 from .theory import population_gd_at_lengths, reduced_dynamics
 from .train import PLAIN_STEPS
 
@@ -144,10 +145,10 @@ def population_gd_of(hist, T_tests=()) -> dict | None:
     the theory model at every length of ``T_tests`` by :func:`sts_lib.theory.population_gd_at_lengths`.
     """
     task, tr = hist.config.get("task"), hist.config.get("train")
-    if not task or not tr or tr["optimizer"] not in PLAIN_STEPS or task["pe"]["name"] not in ("stochastic_onehot",
-                                                                                               "onehot"):
+    kind = pe_class(task["pe"]["name"]) if task else None
+    if not task or not tr or tr["optimizer"] not in PLAIN_STEPS or not kind.one_hot:
         return None                      # Adam, random PEs, or a History that records no settings
-    pool = task["pe"]["max_len"] if task["pe"]["name"] == "stochastic_onehot" else None
+    pool = task["pe"]["max_len"] if kind.stochastic else None
     args = (task["d"], task["T"], task["q"])
     if hist.config["model"]["class"] == "PracticalTransformer":
         r = reduced_dynamics(*args, lr_W=tr["lr_W"], lr_V=tr["lr_V"], steps=tr["steps"], pool=pool, practical=True)

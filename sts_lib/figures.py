@@ -22,8 +22,9 @@ from matplotlib.lines import Line2D
 
 from . import evidence_figures
 from .checks import population_gd_of
-from .plots import COLUMN_WIDTH, LEGEND_SIZE, plot_convergence, plot_heatmap_grid, plot_ood, seed_legend_handles
-from .positional import PE_COLORS, PE_LABELS
+from .plots import (COLUMN_WIDTH, LEGEND_SIZE, ood_title, plot_convergence, plot_heatmap_grid, plot_ood,
+                    seed_legend_handles)
+from .positional import PE_COLORS, PE_LABELS, pe_class
 from .results import histories, history, per_seed
 from .train import History
 
@@ -52,11 +53,23 @@ def pe_colors(runs: dict):
 
     ``runs`` maps a label to a History or ``{seed: History}``; a run without a recorded kind gets ``C{i}``.
     """
+    kinds = _recorded_kinds(runs)
+    return lambda label, i: PE_COLORS.get(kinds.get(label), f"C{i % 10}")
+
+
+def pe_markers(runs: dict):
+    """``marker(label, i)`` for :func:`~sts_lib.plots.plot_ood`: the marker of the PE kind each run recorded (so
+    kinds differ by more than hue); a run without a recorded kind gets none."""
+    kinds = _recorded_kinds(runs)
+    return lambda label, i: pe_class(kinds[label]).marker if kinds.get(label) in PE_LABELS else None
+
+
+def _recorded_kinds(runs: dict) -> dict:
     kinds = {}
     for label, run in runs.items():
         first = run if isinstance(run, History) else next(iter(run.values()))
         kinds[label] = first.config.get("task", {}).get("pe", {}).get("name")
-    return lambda label, i: PE_COLORS.get(kinds.get(label), f"C{i % 10}")
+    return kinds
 
 
 def runs_by_pe(doc: dict) -> dict[str, dict[int, History]]:
@@ -142,8 +155,8 @@ def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None) -> Figu
     axes = fig.subplots(len(rows), ncols, sharex=True, squeeze=False)
     color = pe_colors(runs)
     for row, (keys, floor) in zip(axes, rows):
-        titles = [k.replace("loss_T", "T_test = ").replace("loss_q", "q_test = ") for k in keys]
-        plot_ood(runs, keys=keys, titles=titles, floor=floor, axes=list(row[:len(keys)]), color=color, linestyle=style)
+        plot_ood(runs, keys=keys, titles=[ood_title(k) for k in keys], floor=floor, axes=list(row[:len(keys)]),
+                 color=color, linestyle=style, marker=pe_markers(runs))
         for ax in row[len(keys):]:
             ax.axis("off")
     for ax in axes.ravel():                 # one legend, below the panels (plot_ood gives each row one)
@@ -257,7 +270,7 @@ def fcn_width(doc: dict) -> Figure:
 
 def _sampler_label(hist: History) -> str:
     spec = hist.config["task"]["pe"]
-    size = f"pool N={spec['max_len']}" if spec["name"] == "stochastic_onehot" else f"m={spec['m']}"
+    size = f"pool N={spec['max_len']}" if pe_class(spec["name"]).one_hot else f"m={spec['m']}"
     return f"{PE_LABELS[spec['name']]}, {size}"
 
 
@@ -330,4 +343,4 @@ def figure(doc: dict) -> Figure:
 
 
 __all__ = ["FIGURE_MODULES", "FIXED_PE_FLOOR", "adam", "convergence", "fcn_width", "figure", "heatmaps", "length",
-           "pe_colors", "pe_kind", "pe_samplers", "q_generalization", "run_label", "runs_by_pe"]
+           "pe_colors", "pe_kind", "pe_markers", "pe_samplers", "q_generalization", "run_label", "runs_by_pe"]

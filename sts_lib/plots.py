@@ -167,16 +167,29 @@ def plot_convergence(runs, *, title: str | None = None) -> Figure:
     return fig
 
 
+def ood_title(key: str) -> str:
+    r"""A panel title for a held-out metric: ``loss_T25`` -> ``$T_{\mathrm{test}}$ = 25``, ``loss_q2`` -> q_test.
+
+    >>> ood_title("loss_T25"), ood_title("loss_q2"), ood_title("loss")
+    ('$T_{\\mathrm{test}}$ = 25', '$q_{\\mathrm{test}}$ = 2', 'loss')
+    """
+    name, value = key.replace("loss_", "", 1)[:1], key.replace("loss_", "", 1)[1:]
+    if key.startswith("loss_") and name in ("T", "q") and value.isdigit():
+        return f"${name}_{{\\mathrm{{test}}}}$ = {value}"
+    return key
+
+
 def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None, floor: float | None = None,
              title: str | None = None, titles: list[str] | None = None, color=None, linestyle=None,
-             axes=None) -> Figure:
+             marker=None, axes=None) -> Figure:
     """Held-out loss at other lengths (``loss_T*``) or subset sizes (``prefix='loss_q'``) against the step.
 
     One panel per key, one curve per run. ``histories`` is a History or ``{label: run}``, where
     a run is a History or ``{seed: History}`` (several seeds: a thin line per seed and, when
     they are logged at the same steps, their mean). ``color(label, i)`` picks a run's colour
-    (default ``C0, C1, ...``) and ``linestyle(label, i)`` its line style (default solid), so that
-    two runs of one PE kind share the kind's colour and still differ; ``floor`` draws a dotted
+    (default ``C0, C1, ...``), ``linestyle(label, i)`` its line style (default solid) and ``marker(label, i)`` a
+    marker set along the line (default none), so that two runs of one PE kind share the kind's colour and still
+    differ, and kinds differ by more than hue; ``floor`` draws a dotted
     line; ``titles`` names the panels;
     ``axes`` (one per key) draws into an existing figure, with a legend on the last one. A new
     figure is a bare Figure, not pyplot's, drawn for the book's column: two panels a row and one
@@ -202,21 +215,22 @@ def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None
             ax.remove()
     fig = axes[0].figure
     color = color or (lambda label, i: f"C{i % 10}")
-    titles = titles or [k.replace("loss_", "").replace("T", "T_test=").replace("q", "q_test=") for k in keys]
+    titles = titles or [ood_title(k) for k in keys]
     for ax, key, panel in zip(axes, keys, titles):
         for i, (label, seeds) in enumerate(runs.items()):
             c = color(label, i)
             ls = linestyle(label, i) if linestyle else "-"
+            mk = {"marker": marker(label, i), "markevery": 0.1, "ms": 3.5} if marker else {}
             hs = [h for h in seeds.values() if key in h.metrics]
             if len(hs) == 1:
-                ax.semilogy(hs[0]["step"], hs[0][key], label=label, color=c, ls=ls)
+                ax.semilogy(hs[0]["step"], hs[0][key], label=label, color=c, ls=ls, **mk)
                 continue
             for j, h in enumerate(hs):
                 ax.semilogy(h["step"], h[key], color=c, ls=ls, lw=0.7, alpha=0.55,
                             label=f"{label} (one line per seed)" if j == 0 else None)
             if len(hs) > 1 and len({len(h.steps) for h in hs}) == 1:
                 ax.semilogy(hs[0]["step"], np.mean([h[key] for h in hs], axis=0), color=c, ls=ls, lw=1.8,
-                            label=f"{label}, mean of {len(hs)} seeds")
+                            label=f"{label}, mean of {len(hs)} seeds", **mk)
         if floor is not None:
             ax.axhline(floor, ls=":", c="gray", lw=1)
         ax.set(title=panel, xlabel="step")

@@ -46,6 +46,7 @@ class PositionalEncoding:
     name = "base"
     label = "base"          # how figures, tables and controls name the kind
     color = "C7"            # its colour in every figure of the library and the book
+    marker = "x"            # its marker, so that no two kinds differ by hue alone (colour-blind readers)
     one_hot = False         # True when every batch it samples is PEBatch.one_hot
     stochastic = False
 
@@ -102,6 +103,7 @@ class OneHotPE(PositionalEncoding):
     name = "onehot"
     label = "fixed one-hot"
     color = "C3"
+    marker = "s"
     one_hot = True
 
     def __init__(self, max_len: int):
@@ -132,6 +134,7 @@ class NearOrthogonalPE(PositionalEncoding):
     name = "near_orthogonal"
     label = "fixed near-orthogonal"
     color = "C1"
+    marker = "^"
 
     @classmethod
     def for_task(cls, T, *, m=None, pool=None, seed=0):
@@ -199,6 +202,7 @@ class StochasticOneHotPE(PositionalEncoding):
     name = "stochastic_onehot"
     label = "stochastic one-hot"
     color = "C0"
+    marker = "o"
     one_hot = True
     stochastic = True
 
@@ -230,6 +234,7 @@ class StochasticRandomPE(PositionalEncoding):
     name = "stochastic_random"
     label = "stochastic random vectors"
     color = "C2"
+    marker = "D"
     stochastic = True
 
     @classmethod
@@ -257,6 +262,7 @@ class StochasticCodebookPE(NearOrthogonalPE):
     name = "stochastic_codebook"
     label = "stochastic codebook"
     color = "C4"
+    marker = "v"
     stochastic = True
 
     @classmethod

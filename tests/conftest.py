@@ -38,3 +38,26 @@ def device(request):
         return
     with virtual_accelerator.activate() as dev:
         yield dev
+
+
+# -- the book tier (tests/book): the book is built once per run and shared -----------------------------------
+# Every test that needs the built book is in tests/book/test_book.py: `make test` hands whole modules to its
+# two pytest-xdist workers (--dist loadfile), so one worker builds the book and runs them all while the other
+# runs the rest. (xdist's loadgroup would group tests across modules, but with pytest 9 its xdist_group marker
+# has no effect: xdist 3.8 renames item._nodeid, which pytest 9 no longer reads.) The fixtures live here, not
+# in a tests/book/conftest.py: with --doctest-modules two conftest.py files clash as one module name.
+
+@pytest.fixture(scope="session")
+def build():
+    """(returncode, log) of `jupyter-book build . -W --keep-going`, run once per session (tests/helpers/book_site.py)."""
+    from book_site import build_book
+    return build_book()
+
+
+@pytest.fixture(scope="session")
+def server(build):
+    """The built book served on 127.0.0.1; the base URL."""
+    from book_site import HTML, serve
+    assert (HTML / "index.html").exists(), "the book was not built"
+    with serve() as url:
+        yield url

@@ -90,7 +90,23 @@ def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
     ax3.legend(fontsize=LEGEND_SIZE, ncols=2)
     fig.suptitle(rf"T={p['T']}, q={p['q']}, d={p['d']}; learning rates $\eta_W$={p['lr_W']:.3g}, "
                  rf"$\eta_V$={p['lr_V']:.3g}")
+    fig.sts_alt = describe_dynamics(run)      # the static book's alt text for this very picture
     return fig
+
+
+def describe_dynamics(run: dict) -> str:
+    """What :func:`plot_dynamics` draws for ``run``, in words: where the loss ends against the uniform-attention
+    plateau, and whether the trained model follows the two-scalar recursion (the alt text of a panel frame)."""
+    p, hist, red = run["params"], run["hist"], run["reduced"]
+    plateau = uniform_plateau(p["d"], p["T"], p["q"])
+    steps, loss = hist["step"], hist["loss"]
+    pos = steps > 0
+    apart = float(np.exp(np.max(np.abs(np.log(loss[pos] / np.interp(steps[pos], red["step"], red["loss"]))))))
+    end = "below" if loss[-1] < plateau else "not below"
+    follows = (f"follows the two-scalar recursion (dashed) within a factor of {apart:.2f}" if apart < 1.5
+               else f"leaves the two-scalar recursion (dashed), up to {apart:.3g} times away from it")
+    return (f"Training curves of the small theory transformer: the held-out loss ends at {loss[-1]:.3g}, {end} the "
+            f"uniform-attention plateau {plateau:.3g}, and the trained model (solid) {follows}.")
 
 
 def dynamics_figure(fig: Figure | None = None, *, device=None, **params) -> Figure:

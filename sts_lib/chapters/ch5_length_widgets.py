@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from .._validate import check_choice, check_int
 from ..device import make_generator, to_numpy
-from ..figures import pe_colors
+from ..figures import pe_colors, pe_markers
 from ..plots import COLUMN_WIDTH, LEGEND_SIZE, plot_ood
 from ..positional import PE_COLORS
 from ..train import History
@@ -30,9 +30,9 @@ def run_color(run: LengthRun) -> str:
 
 
 def plot_ood_panels(histories: dict[str, History], **kw) -> Figure:
-    """:func:`sts_lib.plots.plot_ood` with each run in the colour of the PE kind its History recorded
+    """:func:`sts_lib.plots.plot_ood` with each run in the colour and marker of the PE kind its History recorded
     (:data:`sts_lib.positional.PE_COLORS`): one panel per ``loss_T*`` (or ``prefix='loss_q'``), a curve per run."""
-    return plot_ood(histories, color=pe_colors(histories), **kw)
+    return plot_ood(histories, color=pe_colors(histories), marker=pe_markers(histories), **kw)
 
 
 class LengthExplorer:
@@ -62,19 +62,30 @@ class LengthExplorer:
         ax, ax_attn = top.subplots(), bottom.subplots()
         for i, (name, vals) in enumerate(self.measured.items()):
             c = run_color(self.runs[name])
-            ax.semilogy(self.lengths, vals, "o-", c=c, lw=2.5 if name == pe else 1, label=f"{name} (measured)")
+            ax.semilogy(self.lengths, vals, "-", marker=self.runs[name].task.pe.marker, c=c, lw=2.5 if name == pe else 1,
+                        label=f"{name} (measured)")
             if np.isfinite(self.predicted[name]).any():
                 ax.semilogy(self.lengths, self.predicted[name], "--", c=c, lw=1, label=f"{name} (closed form)")
         ax.axvline(T_test, c="k", lw=0.8, ls=":")
-        ax.set(xlabel="test length T_test", ylabel="held-out loss", title=f"trained at T={self.T}")
+        ax.set(xlabel=r"test length $T_{\mathrm{test}}$", ylabel="held-out loss", title=f"trained at T={self.T}")
         ax.legend(fontsize=LEGEND_SIZE, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         _draw_attention(ax_attn, self.runs[pe], T_test, self.seed)
         return fig
 
 
+def _sequence(run: LengthRun, T_test: int, seed: int):
+    """One sequence of length ``T_test``: drawn from ``seed``, or, past the training length, from the first of
+    ``seed``, ``seed + 1``, ... whose subset has a position training never saw (what the picture is about)."""
+    for s in range(seed, seed + 1000):
+        b = run.task.sample(1, T=T_test, generator=make_generator(s))
+        if T_test <= run.task.T or bool(b.mask[0, run.task.T:].any()):
+            break
+    return b
+
+
 def _draw_attention(ax, run: LengthRun, T_test: int, seed: int) -> None:
-    """Bars: the attention of ``run`` on one sequence of length ``T_test`` drawn from ``seed``."""
-    b = run.task.sample(1, T=T_test, generator=make_generator(seed))
+    """Bars: the attention of ``run`` on one sequence of length ``T_test`` (:func:`_sequence`)."""
+    b = _sequence(run, T_test, seed)
     with torch.no_grad():
         a = to_numpy(run.model.attention(b)[0])
     sel = b.mask[0].bool().numpy()
@@ -85,7 +96,8 @@ def _draw_attention(ax, run: LengthRun, T_test: int, seed: int) -> None:
     ax.plot(pos[sel], np.full(sel.sum(), 0.03), "v", c="C3", ms=7)
     if not run.task.pe.stochastic and T_test > run.task.T:
         ax.axvspan(run.task.T - 0.5, T_test - 0.5, color="C1", alpha=0.12, label="positions unseen in training")
-    ax.set(xlabel="position", ylabel="attention", ylim=(0, 1.02), title=f"{run.name}, one sequence, T_test={T_test}")
+    ax.set(xlabel="position", ylabel="attention", ylim=(0, 1.02),
+           title=f"{run.name}, one sequence, $T_{{\\mathrm{{test}}}}$ = {T_test}")
     ax.legend(fontsize=LEGEND_SIZE, loc="upper left")
 
 
@@ -96,7 +108,8 @@ def length_widget(runs: dict[str, LengthRun], explorer: LengthExplorer | None = 
     controls = {"pe": Choice(tuple(ex.runs), list(ex.runs)[-1], label="PE"),
                 "T_test": Ints(ex.T, ex.pool, ex.pool)}
     # The static book: every PE with every other test length (all combinations when they fit).
-    lengths = tuple(range(ex.T, ex.pool + 1, max(1, (ex.pool - ex.T) // 10)))
+    # T + 1 too: the text's "one new position".
+    lengths = tuple(sorted({ex.T + 1, *range(ex.T, ex.pool + 1, max(1, (ex.pool - ex.T) // 10))}))
     return FigurePanel(ex.draw, controls, static={"T_test": offered(controls["T_test"], lengths)},
                        alt="Held-out loss against the test length for every positional encoding (measured and "
                            "closed form), and the chosen model's attention over the positions of one sequence.")

@@ -121,7 +121,8 @@ def scan_snap_widget(sweep: dict[float, ScanSnapHistory]) -> FigurePanel:
     one figure in place. Display ``panel.widget``."""
     if not sweep:
         raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
-    controls = {"ratio": Choice(tuple(sorted(sweep)), max(sweep), label="eta_Y/eta_Z", slider=True)}
+    # It opens on the smallest ratio: the chapter draws the largest (the default run) just above the panel.
+    controls = {"ratio": Choice(tuple(sorted(sweep)), min(sweep), label="learning-rate ratio ηY / ηZ", slider=True)}
     return FigurePanel(partial(plot_sweep_run, sweep=sweep), controls,
                        alt="Scan and snap: the entropy over the distinct tokens and the attention on the common "
                            "tokens against training steps, for the chosen decoder-to-attention learning-rate ratio.")

@@ -43,9 +43,10 @@ def others(docs: dict[str, dict]) -> list[str]:
 
 
 def describe(doc: dict) -> Markdown:
-    """One paragraph introducing a further experiment: its name, description, seeds and setting.
+    """One paragraph introducing a further experiment: its name, description, seeds and setting (the record's
+    ``setting`` in words, else the config's ``scale_note``).
 
-    Names from the result file (``tail_trend_per_1000_steps``, ``lr_W``) are set as code: they are keys a
+    Names from a ``scale_note`` (``tail_trend_per_1000_steps``, ``lr_W``) are set as code: they are keys a
     reader can look up in the JSON, not words of the sentence.
 
     >>> print(describe({"experiment": "x", "description": "a check", "seeds": [0, 1]}))
@@ -53,7 +54,7 @@ def describe(doc: dict) -> Markdown:
     >>> print(describe({"experiment": "x", "seeds": [0], "scale_note": "SGD lr_W=30; tail_trend says"}))
     **`x`**: . Seeds: [0]. Setting: SGD `lr_W`=30; `tail_trend` says.
     """
-    note = re.sub(r"\b([A-Za-z]\w*_\w+)\b", r"`\1`", doc.get("scale_note") or "") or EVIDENCE
+    note = doc.get("setting") or re.sub(r"\b([A-Za-z]\w*_\w+)\b", r"`\1`", doc.get("scale_note") or "") or EVIDENCE
     return Markdown(f"**`{doc.get('experiment')}`**: {doc.get('description', '')}. "
                     f"Seeds: {doc.get('seeds')}. Setting: {note}.")
 

@@ -130,10 +130,23 @@ class StaticPanel:
         return self.html
 
 
+def _short(text: str, limit: int = 100) -> str:
+    """``text`` up to its first sentence's end, or cut at a word boundary before ``limit`` characters.
+
+    >>> _short("A plot of x. More words."), _short("one two three four", limit=9)
+    ('A plot of x.', 'one two…')
+    """
+    first = text.split(". ", 1)[0].rstrip(".") + "."
+    if len(first) <= limit:
+        return first
+    return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
 def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 90) -> StaticPanel:
     """Draw ``panel`` over its static grid; return the HTML with native controls and every frame inlined.
 
-    ``alt`` describes the figure in words; each frame's alt text is ``alt`` plus its setting.
+    ``alt`` describes the figure in words; each frame's alt text is what its figure says it shows (a draw
+    function may set ``fig.sts_alt``, computed from what it drew), else ``alt``, plus its setting.
     """
     if not alt or len(alt) < 20:
         raise ValueError("alt must describe the figure in words (at least 20 characters)")
@@ -149,6 +162,7 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 90) -> StaticPan
             frame = {"caption": caption, "alt": f"{alt} Setting: {caption}."}
             try:
                 fig = panel.draw(None, **values)
+                frame["alt"] = f"{getattr(fig, 'sts_alt', None) or alt} Setting: {caption}."
                 frame["src"] = "data:image/png;base64," + base64.b64encode(figure_png(fig, dpi)).decode()
             except (ValueError, ArithmeticError) as err:   # what the live panel reports under its controls
                 frame["error"] = str(err)
@@ -185,7 +199,7 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 90) -> StaticPan
     picture = (f"<img class=\"sts-panel-img\" src=\"{first['src']}\" alt=\"{html.escape(first['alt'])}\">"
                if "src" in first else "")
     payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    fragment = (f"<div class=\"sts-static-panel\" id=\"{pid}\" role=\"group\" aria-label=\"{html.escape(alt[:80])}\">"
+    fragment = (f"<div class=\"sts-static-panel\" id=\"{pid}\" role=\"group\" aria-label=\"{html.escape(_short(alt))}\">"
                 f"<div class=\"sts-panel-controls\">{''.join(rows)}</div>{note}"
                 f"<p class=\"sts-panel-status\" aria-live=\"polite\">{html.escape(first.get('error', ''))}</p>"
                 f"<figure class=\"sts-panel-figure\">{picture}"

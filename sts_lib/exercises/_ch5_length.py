@@ -18,7 +18,7 @@ import torch
 from ..positional import StochasticOneHotPE
 from ..probes import ray_model
 from ..task import STSTask
-from ..theory import leaked_attention, loss_on_ray
+from ..theory import fixed_onehot_loss, leaked_attention, loss_on_ray
 from ._core import exercise, fmt
 from ._tester import Tester
 
@@ -85,18 +85,11 @@ def _leakage(t: Tester, fn):
 
 
 def _fixed_pe_loss(c, d, T, T_test, q, *, all_trained=False):
-    """Exact E||f - STS_q||^2 for W_EE = c diag(1[i <= T]) at length T_test (fixed one-hot PE, V = V*)."""
+    """Exact E||f - STS_q||^2 for W_EE = c diag(1[i <= T]) at length T_test (fixed one-hot PE, V = V*): the
+    closed forms of :mod:`sts_lib.theory` (every position trained: the ray's loss at T_test)."""
     if all_trained:
         return loss_on_ray(c, d, T_test, q)
-    total = 0.0
-    e = math.exp(c)
-    for k in range(0, q + 1):
-        if k > T or q - k > T_test - T:
-            continue
-        p = math.comb(T, k) * math.comb(T_test - T, q - k) / math.comb(T_test, q)
-        D = k * e + T_test - k
-        total += p * d * (k * (e / D - 1 / q) ** 2 + (q - k) * (1 / D - 1 / q) ** 2 + (T_test - q) / D ** 2)
-    return total
+    return fixed_onehot_loss(c, 0.0, 1.0, d, T, T_test, q)
 
 
 @exercise("ex5.fixed_pe_loss", points=3, title="Why a fixed PE fails at longer lengths",

@@ -38,6 +38,7 @@ from .record import DEFAULT_SEEDS, LANES, Experiment
 
 SCALES = ("quick", "paper")
 #: The modules that declare experiments (each an :class:`~sts_lib.experiments.record.Experiment` record at module level).
+#:
 #: :meta hide-value:
 MODULES = (convergence, generalization, width, pe_samplers, width_law, baseline, variants)
 
@@ -54,6 +55,7 @@ def _collect(modules) -> dict[str, Experiment]:
 
 
 #: Every experiment, by its CLI name, in the order of :data:`MODULES`.
+#:
 #: :meta hide-value:
 EXPERIMENTS: dict[str, Experiment] = _collect(MODULES)
 

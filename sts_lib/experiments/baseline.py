@@ -124,6 +124,9 @@ def run(cfg: dict, ctx: Context) -> dict:
     return for_each_seed(cfg, ctx, seed)
 
 
+#: The record of the experiment ``nearorth-baseline`` (:class:`~sts_lib.experiments.record.Experiment`).
+#:
+#: :meta hide-value:
 NEARORTH_BASELINE = Experiment(
     "nearorth-baseline", "the fixed near-orthogonal baseline of Figures 2 and 4 trained past its "
     "minimum, five tables, beside the interpolant family's prediction",

@@ -228,11 +228,17 @@ def run_fig3(cfg: dict, ctx: Context) -> dict:
     return _per_run(cfg, ctx, one)
 
 
+#: The record of the experiment ``fig1-convergence`` (:class:`~sts_lib.experiments.record.Experiment`).
+#:
+#: :meta hide-value:
 FIG1 = Experiment(
     "fig1-convergence", "practical model, stochastic PE: loss -> 0 at rate O(1/t), cos(W,W*), cos(V,V*) -> 1",
     config, run_fig1, figures.convergence, lane="A", section="ch8-fig1", title="Figure 1",
     paper_says="the loss goes to 0 at rate $O(1/t)$ ($1/\\text{loss}$ grows linearly) and $\\cos(W,W^\\star)$ and "
                "$\\cos(V,V^\\star)$ go to 1")
+#: The record of the experiment ``fig3-heatmaps`` (:class:`~sts_lib.experiments.record.Experiment`).
+#:
+#: :meta hide-value:
 FIG3 = Experiment(
     "fig3-heatmaps", "practical model from random init: only the PE-PE block of W and token block of V remain",
     config, run_fig3, figures.heatmaps, lane="A", section="ch8-fig3", title="Figure 3",

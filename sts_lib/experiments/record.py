@@ -45,6 +45,7 @@ class Experiment:
     section: str                                # the label of its section in chapter 8 ('' = "further experiments")
     title: str = ""                             # how the book names it ("Figure 2", "The width law")
     paper_says: str = ""                        # what the paper (or, marked [S], a secondary source) says
+    setting: str = ""                           # its setting in words, for a reader (default: the config's scale_note)
     seeds: dict = field(default_factory=lambda: dict(DEFAULT_SEEDS))   # scale -> seeds
 
     def __post_init__(self):
@@ -67,7 +68,8 @@ class Experiment:
     def document_fields(self) -> dict:
         """What the result document copies from the record (none of it is hashed: editing it re-runs nothing)."""
         return {"description": self.description, "title": self.title, "paper_says": self.paper_says,
-                "section": self.section, "figure": f"{self.figure.__module__}.{self.figure.__name__}"}
+                "setting": self.setting, "section": self.section,
+                "figure": f"{self.figure.__module__}.{self.figure.__name__}"}
 
 
 __all__ = ["DEFAULT_SEEDS", "Experiment", "LANES"]

@@ -108,10 +108,16 @@ def run_adam_schedule(cfg: dict, ctx: Context) -> dict:
     return for_each_seed(cfg, ctx, seed)
 
 
+#: The record of the experiment ``fig1-fixed-sample`` (:class:`~sts_lib.experiments.record.Experiment`).
+#:
+#: :meta hide-value:
 FIXED_SAMPLE = Experiment(
     "fig1-fixed-sample", "Figure 1's model by full-batch GD on a fixed sample: training against held-out loss",
     config_fixed_sample, run_fixed_sample, evidence_figures.fixed_sample, lane="A", section="ch8-fixed-sample",
     title="Figure 1 on a fixed sample")
+#: The record of the experiment ``fig1-adam-schedule`` (:class:`~sts_lib.experiments.record.Experiment`).
+#:
+#: :meta hide-value:
 ADAM_SCHEDULE = Experiment(
     "fig1-adam-schedule", "Figure 1's model under Adam: the decay schedule sets the loss exponent",
     config_adam_schedule, run_adam_schedule, evidence_figures.adam_schedule, lane="A", section="ch8-adam-schedule",

@@ -215,6 +215,9 @@ def run_fcn(cfg: dict, ctx: Context) -> dict:
     return for_each_seed(cfg, ctx, lambda seed: _fcn_seed(cfg, seed, ctx))
 
 
+#: The record of the experiment ``fcn-width`` (:class:`~sts_lib.experiments.record.Experiment`).
+#:
+#: :meta hide-value:
 FCN_WIDTH = Experiment(
     "fcn-width", "FCN error vs first-layer width against the lower bound, beside the transformer",
     config_fcn, run_fcn, figures.fcn_width, lane="A", section="ch8-fcn-width", title="The FCN-width experiment",

@@ -226,6 +226,9 @@ def run(cfg: dict, ctx: Context) -> dict:
     return for_each_seed(cfg, ctx, lambda seed: _seed(cfg, seed, ctx, trained))
 
 
+#: The record of the experiment ``width-law`` (:class:`~sts_lib.experiments.record.Experiment`).
+#:
+#: :meta hide-value:
 WIDTH_LAW = Experiment(
     "width-law", "the PE width the learned solution needs against q, T and the target error: exact "
     "population-GD family and trained models",

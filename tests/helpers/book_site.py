@@ -1,7 +1,7 @@
 """The built book as the book tier sees it: where it is, how to build and serve it, and the browser to open it.
 
-Shared by tests/book/conftest.py (the session fixtures ``build`` and ``server``: one build per test run) and
-the book-tier test modules (constants and helpers). The build is exactly `make book`'s
+Shared by tests/conftest.py (the session fixtures ``build`` and ``server``: one build per test run) and the
+book tier's test module (constants and helpers). The build is exactly `make book`'s
 (``jupyter-book build . -W --keep-going`` into ``_build``), so a warm run reuses the execution cache.
 """
 

@@ -22,6 +22,7 @@ from sts_lib.chapters import ch5_length as wlen
 from sts_lib.chapters import ch5_length_widgets as wlenw
 from sts_lib.chapters import ch7_practical as ch7
 from sts_lib.chapters import ch8_reproduction as ch8
+from sts_lib.plots import ood_title
 from sts_lib.positional import PE_COLORS, PE_LABELS
 from sts_lib.train import History
 
@@ -70,7 +71,7 @@ def test_committed_result_draws(name):
 def test_ood_figures_colour_and_label_each_pe_by_its_recorded_kind():
     doc = results.load_result("fig2-length-generalization")
     fig = _drawn(figures.length(doc))
-    assert [ax.get_title() for ax in fig.axes[:4]] == [f"T_test = {T}" for T in doc["config"]["T_tests"]]
+    assert [ax.get_title() for ax in fig.axes[:4]] == [ood_title(f"loss_T{T}") for T in doc["config"]["T_tests"]]
     colors = _line_colors(fig)
     for kind in ("stochastic_onehot", "onehot", "near_orthogonal"):
         assert colors[f"{PE_LABELS[kind]}, mean of 3 seeds"] == PE_COLORS[kind]
@@ -87,11 +88,11 @@ def test_ood_figures_colour_and_label_each_pe_by_its_recorded_kind():
 def test_figure_5_floor_only_under_the_length_panels():
     fig = _drawn(figures.adam(results.load_result("fig5-adam")))
     titles = [ax.get_title() for ax in fig.axes]
-    assert titles == ["T_test = 250", "T_test = 400", "q_test = 2", "q_test = 8"]
+    assert titles == [ood_title(k) for k in ("loss_T250", "loss_T400", "loss_q2", "loss_q8")]
     dotted = [any(line.get_linestyle() == ":" for line in ax.get_lines()) for ax in fig.axes]
     assert dotted == [True, True, False, False]
     q_fig = _drawn(figures.q_generalization(results.load_result("fig4-q-generalization")))
-    assert [ax.get_title() for ax in q_fig.axes] == [f"q_test = {q}" for q in (2, 4, 6, 8)]
+    assert [ax.get_title() for ax in q_fig.axes] == [ood_title(f"loss_q{q}") for q in (2, 4, 6, 8)]
 
 
 def test_figure_1_labels_runs_by_their_recorded_length_and_optimiser():

@@ -135,7 +135,7 @@ def build_every_panel() -> dict:
         "ch5 length_widget": (wlenw.length_widget(runs, wlenw.LengthExplorer(runs, lengths=[20, 40])), "T_test", 30),
         "ch6 scan_snap_widget": (wrel.scan_snap_widget(ss.lr_ratio_sweep((1.0, 10.0),
                                                                          ss.ScanSnapConfig(steps=10, n_records=4))),
-                                 "ratio", 1.0),
+                                 "ratio", 10.0),   # it opens on the smallest ratio
     }
     out = {}
     for name, (panel, control, value) in panels.items():

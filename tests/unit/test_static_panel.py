@@ -130,3 +130,19 @@ def test_show_is_the_live_widget_in_a_notebook_and_the_static_panel_under_the_bo
     monkeypatch.setenv(ENV, "1")
     shown = panel.show()
     assert isinstance(shown, StaticPanel) and 'class="sts-static-panel"' in shown.html
+
+
+def test_a_frames_alt_text_is_what_its_figure_says_it_shows():
+    """A draw function may describe the very picture it drew (``fig.sts_alt``); that, not the panel's template,
+    becomes the frame's alt text, so two settings that draw different things are described differently."""
+    def draw(fig=None, *, q: int = 1):
+        fig = reuse(fig, (3, 2))
+        fig.add_subplot().plot(range(4), [q * i for i in range(4)])
+        fig.sts_alt = f"A line of slope {q}, {'steep' if q > 2 else 'flat'}."
+        return fig
+    panel = FigurePanel(draw, {"q": Ints(1, 4, 1)}, alt="A toy line whose slope is q, over four points.")
+    data = parse(static_html(panel, alt=panel.alt).html)
+    alts = [f["alt"] for f in data["frames"]]
+    assert alts[0] == "A line of slope 1, flat. Setting: q = 1." and "steep" in alts[-1]
+    html_text = static_html(toy_panel(), alt="A toy line whose slope is q, over T points. More words here.").html
+    assert 'aria-label="A toy line whose slope is q, over T points."' in html_text     # a sentence, never cut mid-word

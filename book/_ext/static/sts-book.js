@@ -2,7 +2,7 @@
 // 1. Figures fit the column at every width. So that a phone reader can still see the details of a
 //    multi-panel figure, each figure of a cell output becomes a link to its own image: a tap (or a
 //    click, or Enter) opens it at full size, where the browser pans and zooms it. The pictures
-//    of the static panels change with their controls and are left alone.
+//    of the static panels change with their controls: sts-static-panels.js links each to its current frame.
 // 2. A display equation or table wider than the column scrolls inside its own box. So that a reader
 //    sees that there is more, such a box gets the class sts-more-right (a shadow on its right edge)
 //    while part of it is hidden on the right, and sts-more-left while part is hidden on the left.

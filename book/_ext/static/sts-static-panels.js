@@ -13,6 +13,15 @@
     const caption = panel.querySelector(".sts-panel-caption");
     const status = panel.querySelector(".sts-panel-status");
     const readout = (input) => panel.querySelector(`output[for="${input.id}"]`);
+    // A tap on the picture opens the current frame at full size (where a phone pans and zooms it).
+    const link = document.createElement("a");
+    link.className = "sts-figure-link";
+    link.target = "_blank";
+    link.rel = "noopener";
+    link.title = "Open this picture at full size";
+    link.href = img.getAttribute("src");
+    img.parentNode.insertBefore(link, img);
+    link.appendChild(img);
 
     function show(moved) {
       if (data.mode === "one" && moved !== undefined) {
@@ -40,6 +49,7 @@
       panel.classList.add("sts-panel-loading");
       img.onload = img.onerror = () => panel.classList.remove("sts-panel-loading");
       img.src = frame.src;
+      link.href = frame.src;
       img.alt = frame.alt;
       caption.textContent = frame.caption;
     }
