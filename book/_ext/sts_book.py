@@ -43,6 +43,11 @@ when it can go.
    a file of ``static/`` a warm ``make book`` kept serving the old copy. :func:`stale_static_files`
    lists such files and an ``env-get-outdated`` hook re-reads the root page (its execution is
    cached), which makes Sphinx copy them. Remove with Sphinx >= 8.2.
+9. Accessible citation lists, upstream markup: docutils' HTML5 writer gives a citation list
+   ``role="list"`` although its entries are ``doc-biblioentry`` with ``doc-backlink`` children, which
+   axe-core reports as a critical violation (aria-required-children) on every page with references.
+   :func:`citation_list_role` drops the list role in the page body. Remove when docutils stops
+   writing it (the test in ``tests/book/test_book.py`` runs axe-core on every page).
 """
 
 from __future__ import annotations
@@ -137,6 +142,19 @@ def _page_context(app, pagename, templatename, context, doctree):
     scripts = context.get("script_files")
     if scripts:
         scripts[:] = dedupe_scripts(scripts)
+    if "body" in context:                                          # fix 9
+        context["body"] = citation_list_role(context["body"])
+
+
+def citation_list_role(body: str) -> str:
+    """Docutils' HTML5 writer marks a citation list ``role="list"``, yet its entries are ``doc-biblioentry``
+    with ``doc-backlink`` children, which a list may not hold (axe-core: aria-required-children, critical).
+    The list role goes; the entries keep theirs.
+
+    >>> citation_list_role('<div role="list" class="citation-list"><div role="doc-biblioentry">')
+    '<div class="citation-list"><div role="doc-biblioentry">'
+    """
+    return body.replace('<div role="list" class="citation-list">', '<div class="citation-list">')
 
 
 _FA_RULE = re.compile(r"([^{}]+)\{content:\s*\"([^\"]+)\"\}")

@@ -12,7 +12,8 @@ load, or a Python traceback in a cell output, and, at a desktop width
 cut off (wider than their box and not scrollable), code or printed output wider than its box (long
 lines must wrap), a figure wider than its box or the screen, a claims table whose verdict column is out
 of view, images without descriptive alt text, raw dictionaries or bare FAIL lines printed instead of a
-claims table, and a figure shown twice. Each page is loaded as on a first visit (browser cache off) and
+claims table, a figure shown twice, and any serious or critical accessibility violation that
+axe-core finds (at 1280 px in the light and the dark theme, at 390 px in the light one). Each page is loaded as on a first visit (browser cache off) and
 weighed: the bytes of the HTML and of every script, style sheet, font and image it requests, as served;
 a page over 3 MB fails. One full-page screenshot per page and width goes to
 ``_build/screenshots/{desktop,phone}/``, with the weights in ``page-weights.json`` next to them.
@@ -292,6 +293,9 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
         page.wait_for_function("() => Array.from(document.images).every(i => i.complete)",
                                timeout=PAGE_TIMEOUT_MS)
         report = page.evaluate(_INSPECT_JS, width)
+        # Accessibility: axe-core on the page as a reader has it, in the light and the dark theme at a desktop
+        # width (the theme switch re-styles the same page) and in the light theme on a phone.
+        problems += _axe_violations(page, ("light", "dark") if width >= 600 else ("light",))
         weights = {}
         for resp in responses:
             try:
@@ -329,6 +333,28 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
                         + ", ".join(f"{urllib.parse.urlsplit(u).path.rsplit('/', 1)[-1]} {n / 1e6:.2f} MB"
                                     for u, n in largest))
     return problems, weights
+
+
+def _axe_violations(page, modes) -> list[str]:
+    """Every serious or critical axe-core violation of ``page`` in each colour mode of ``modes`` (axe-core as
+    bundled by the axe-playwright-python package: nothing is fetched)."""
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        _missing("The Python package axe-playwright-python")
+    axe, found = Axe(), []
+    # No transitions: the colours axe measures are the theme's, not a frame of a fade between two themes.
+    page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
+    for mode in modes:
+        page.evaluate("m => { document.documentElement.dataset.theme = m; document.documentElement.dataset.mode = m; }",
+                      mode)
+        # preload off: axe would otherwise re-fetch every stylesheet (and resolve their @imports wrongly).
+        for v in axe.run(page, options={"resultTypes": ["violations"], "preload": False}).response["violations"]:
+            if v["impact"] in ("serious", "critical"):
+                node = v["nodes"][0]
+                found.append(f"axe-core, {mode} theme: {v['id']} ({v['impact']}) on {len(v['nodes'])} element(s), "
+                             f"e.g. {node['target']}: {' '.join(node.get('failureSummary', '').split())[:160]}")
+    return found
 
 
 # A desktop window and a phone (iPhone 12-14 width): the reader checks run at both.
@@ -442,7 +468,8 @@ def test_api_appendix_documents_every_public_module():
 def test_book_extension_docstring_fixes():
     sys.path.insert(0, str(ROOT / "book" / "_ext"))
     try:
-        from sts_book import dedupe_scripts, escape_bars, icon_codepoints, protect_property_summary
+        from sts_book import (citation_list_role, dedupe_scripts, escape_bars, icon_codepoints,
+                              protect_property_summary)
     finally:
         sys.path.pop(0)
     lines = ["Frobenius cosine <A, B> / (|A| |B|); 0 when either is zero.",
@@ -453,6 +480,7 @@ def test_book_extension_docstring_fixes():
         r"std of the entries / \|alpha\|; E||f - STS_q||^2 and ``|x|``",
         "", ">>> (P == 0) | (P == 1)", "|x|", "", "Example::", "", "    |x| stays", r"back \|y\|"]
     assert dedupe_scripts(["a.js", "b.js", "a.js"]) == ["a.js", "b.js"]
+    assert citation_list_role('<div role="list" class="citation-list">') == '<div class="citation-list">'
     assert protect_property_summary(["", "Dense matrix: ``(B, T)``."]) == ["", ": Dense matrix: ``(B, T)``."]
     assert protect_property_summary(["``(B, T)``.", "more: text"]) == ["``(B, T)``.", "more: text"]
     css = ('.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'

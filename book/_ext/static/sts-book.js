@@ -5,7 +5,8 @@
 //    of the static panels change with their controls: sts-static-panels.js links each to its current frame.
 // 2. A display equation or table wider than the column scrolls inside its own box. So that a reader
 //    sees that there is more, such a box gets the class sts-more-right (a shadow on its right edge)
-//    while part of it is hidden on the right, and sts-more-left while part is hidden on the left.
+//    while part of it is hidden on the right, and sts-more-left while part is hidden on the left; it is
+//    made focusable, so that a keyboard reader can scroll it too.
 (function () {
   "use strict";
   var SKIP = ".sts-static-panel, a";
@@ -25,6 +26,8 @@
     var hidden = box.scrollWidth - box.clientWidth;
     box.classList.toggle("sts-more-right", hidden > 1 && box.scrollLeft < hidden - 1);
     box.classList.toggle("sts-more-left", hidden > 1 && box.scrollLeft > 1);
+    // A box that scrolls must be reachable from the keyboard (arrow keys scroll it once it has focus).
+    if (hidden > 1 && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
   }
   function markAll() {
     Array.prototype.forEach.call(document.querySelectorAll(SCROLLERS), mark);
