@@ -41,9 +41,10 @@ def device(request):
 
 
 # -- the book tier (tests/book): the book is built once per run and shared -----------------------------------
-# Every test that needs the built book is in tests/book/test_book.py: `make test` hands whole modules to its
-# two pytest-xdist workers (--dist loadfile), so one worker builds the book and runs them all while the other
-# runs the rest. (xdist's loadgroup would group tests across modules, but with pytest 9 its xdist_group marker
+# `make test` hands whole modules to its two pytest-xdist workers (--dist loadfile): tests/book/test_book.py is
+# collected first (pyproject's testpaths), so one worker starts the build at once, and test_book_late.py last,
+# so the other worker takes it when its own modules are done; its `build` then waits for the first build (a
+# file lock) and finds everything cached. (xdist's loadgroup would group tests across modules, but with pytest 9 its xdist_group marker
 # has no effect: xdist 3.8 renames item._nodeid, which pytest 9 no longer reads.) The fixtures live here, not
 # in a tests/book/conftest.py: with --doctest-modules two conftest.py files clash as one module name.
 

@@ -265,3 +265,16 @@ def test_no_module_makes_a_pyplot_figure():
                 if isinstance(c.func, ast.Attribute) and ast.unparse(c.func.value) in aliases
                 and c.func.attr in {"figure", "subplots", "subplot", "subplot_mosaic", "axes", "gcf", "gca"}]
     assert not bad, "make figures with matplotlib.figure.Figure (bare; see sts_lib.chapters.panel):\n" + "\n".join(bad)
+
+
+def test_every_test_module_is_on_pytests_paths():
+    """pyproject's testpaths name the book tier's two modules one by one (so that `make test` starts the build
+    first and hands the second half to the other worker): a new test module anywhere under tests/ must be on
+    those paths, or `make test` would never run it."""
+    import tomllib
+    paths = tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["testpaths"]
+    roots = [ROOT.parent / p for p in paths]
+    tests = sorted((ROOT.parent / "tests").rglob("test_*.py"))
+    assert len(tests) > 30
+    missing = [t for t in tests if not any(t == r or r in t.parents for r in roots)]
+    assert not missing, f"add to pyproject's testpaths: {[str(t.relative_to(ROOT.parent)) for t in missing]}"

@@ -1,0 +1,182 @@
+"""The built book, second half: every page at a phone width, every static panel in a browser, and the student
+edition. In a module of its own so that `make test` (pytest-xdist, a whole module per worker, this one collected
+last: pyproject's testpaths) runs it on the other worker once its own tests are done; the book is built by the
+first half's worker, and the session fixture ``build`` here waits for that build and finds it cached.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import re
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from book_site import (BUILD_TIMEOUT_S, CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium as _chromium,
+                       missing as _missing)
+from test_book import check_every_page
+
+
+@pytest.mark.slow
+def test_every_page_renders_offline_in_chromium_phone(server):
+    check_every_page(server, "phone")
+
+
+# ---------------------------------------------------------------------------------------------
+# The student edition (`make book-student`): the same book without the solutions
+# ---------------------------------------------------------------------------------------------
+
+STUDENT_HTML = ROOT / "_build" / "student" / "html"
+
+
+def _site_text(folder: Path) -> dict[Path, str]:
+    """Every text file of a built site, HTML as the text a reader sees (tags dropped), whitespace collapsed."""
+    import html
+
+    out = {}
+    for p in folder.rglob("*"):
+        if p.is_file() and p.suffix in (".html", ".js", ".txt", ".ipynb", ".md", ".json"):
+            raw = p.read_text(encoding="utf-8", errors="replace")
+            if p.suffix == ".html":
+                raw = html.unescape(re.sub(r"<[^>]+>", "", raw))
+            out[p] = " ".join(raw.split())
+    return out
+
+
+def _solution_texts() -> dict[str, list[str]]:
+    """What must not reach students, by origin: the distinctive lines of every exercise solution, and the
+    first plain-text run (six words or more, no math or markup) of every answer and `{solution}` in the chapters."""
+    import nbformat
+
+    from sts_lib.exercises.build import solution_lines
+
+    out = {}
+    for src in sorted((ROOT / "exercises" / "source").glob("ex*.ipynb")):
+        lines = solution_lines(nbformat.read(str(src), as_version=4))
+        out[src.stem] = sorted(ln for ln in lines if len(ln) >= 16 and not re.search(r"[$`]|\*\*", ln))  # code
+    for md in sorted((ROOT / "book" / "src").glob("*.md")):
+        blocks = re.findall(r"```\{(?:admonition\} Answer|solution\}[^\n]*)\n(?::[^\n]*\n)*\n(.*?)\n```",
+                            md.read_text(), re.S)
+        for body in blocks:
+            runs = [" ".join(r.split()) for r in re.split(r"\$[^$]*\$|`[^`]*`|\{[^}]*\}|[*_()\[\]]", body)]
+            out.setdefault(md.stem, []).extend([r for r in runs if len(r.split()) >= 6][:1])
+    return out
+
+
+@pytest.mark.slow
+def test_student_edition_has_no_solutions(build):
+    """`make book-student` builds warning-free; no solution text is anywhere in it (pages, search index),
+    while the same texts are in the full book (so the check can fail); statements, hints and questions stay."""
+    with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.run([sys.executable, "-m", "sts_lib.exercises", "student-book"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    full, student = _site_text(HTML), _site_text(STUDENT_HTML)
+    secrets = _solution_texts()
+    assert len(secrets) >= 13 and all(secrets.values()), secrets
+    unseen, leaked = [], []
+    for origin, needles in secrets.items():
+        for needle in needles:
+            needle = " ".join(needle.split())
+            if not any(needle in t for t in full.values()):
+                unseen.append(f"{origin}: {needle[:80]!r}")
+            leaked += [f"{p.relative_to(ROOT)}: {needle[:80]!r}" for p, t in student.items() if needle in t]
+    assert not unseen, "the full book should show these solutions (is the check looking in the right place?):\n" + \
+        "\n".join(unseen[:20])
+    assert not leaked, "solution text in the student edition:\n" + "\n".join(leaked[:20])
+    chapter = student[STUDENT_HTML / "book" / "07_practical_model.html"]
+    assert "Write practical_forward(W, V, Z, z_query)" in chapter and chapter.count("Hint 1") == 3
+    assert "positional part be the mean, not the sum, of the selected encodings?" in chapter
+    assert not (STUDENT_HTML / "_sources").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# The static book's panels answer in a browser without a kernel: every control of every panel, moved
+# from the keyboard, changes the picture (a frame fetched only then, from this machine), at a desktop
+# and a phone width, with no console error. (In this module so that `make test`, which hands whole
+# modules to its two workers, runs every test of the built book on one worker: the book is built once.)
+# ---------------------------------------------------------------------------------------------
+
+PANEL_PAGES = ["01_task", "02_fcn_lower_bound", "03_gd_dynamics", "04_positional_encodings",
+               "05_length_generalization", "06_related_results"]
+
+_STATE_JS = """panel => {
+  const img = panel.querySelector('img.sts-panel-img');
+  return {src: img.getAttribute('src'), alt: img.alt, complete: img.complete, natural: img.naturalWidth,
+          shown: img.getBoundingClientRect().width, box: panel.getBoundingClientRect().width,
+          right: img.getBoundingClientRect().right, caption: panel.querySelector('.sts-panel-caption').textContent,
+          status: panel.querySelector('.sts-panel-status').textContent,
+          controls: panel.querySelectorAll('[data-control]').length,
+          ready: panel.classList.contains('sts-panel-ready')};
+}"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_every_static_panel_answers_its_controls(server, width):  # noqa: F811
+    chromium = _chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("The Python package playwright")
+    problems: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).hostname in LOCAL_HOSTS
+                   else (problems.append(f"non-local request {r.request.url}"), r.abort()))
+        page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        frames_fetched: list[str] = []
+        page.on("response", lambda r: "/_panels/" in r.url and frames_fetched.append(r.url))
+        n_panels = 0
+        for name in PANEL_PAGES:
+            page.goto(server + f"book/{name}.html", wait_until="load")
+            panels = page.query_selector_all(".sts-static-panel")
+            if not panels:
+                problems.append(f"{name}: no static panel on the page")
+                continue
+            for panel in panels:
+                n_panels += 1
+                panel.scroll_into_view_if_needed()
+                page.wait_for_function("p => p.querySelector('img.sts-panel-img').complete", arg=panel)
+                state = panel.evaluate(_STATE_JS)
+                if not state["ready"] or state["natural"] == 0:
+                    problems.append(f"{name}: panel not set up or its first picture did not load ({state})")
+                    continue
+                if state["right"] > width + 1 or state["shown"] > state["box"] + 1:
+                    problems.append(f"{name}: the panel's picture is wider than its box or the screen ({state})")
+                fetched_before = len(frames_fetched)
+                for control in panel.query_selector_all("[data-control]"):
+                    before = panel.evaluate(_STATE_JS)
+                    control.focus()
+                    # The keyboard, as a reader without a mouse moves it: the next value (or the previous one
+                    # at the end of the range).
+                    key = "ArrowRight" if control.evaluate("c => c.tagName") == "INPUT" else "ArrowDown"
+                    if control.evaluate("c => c.tagName === 'INPUT' ? +c.value === +c.max"
+                                        " : c.selectedIndex === c.options.length - 1"):
+                        key = "ArrowLeft" if key == "ArrowRight" else "ArrowUp"
+                    page.keyboard.press(key)
+                    page.wait_for_function("p => p.querySelector('img.sts-panel-img').complete", arg=panel)
+                    after = panel.evaluate(_STATE_JS)
+                    label = control.get_attribute("id")
+                    if after["status"] and after["src"] == before["src"]:
+                        continue    # a setting the draw function rejects: said under the controls, as live
+                    if after["src"] == before["src"] or after["caption"] == before["caption"]:
+                        problems.append(f"{name}: moving {label} did not change the picture ({before} -> {after})")
+                    elif after["natural"] == 0:
+                        problems.append(f"{name}: the picture for {label} did not load ({after['src']})")
+                    elif after["alt"] == before["alt"]:
+                        problems.append(f"{name}: moving {label} left the alt text as it was")
+                if len(frames_fetched) == fetched_before:
+                    problems.append(f"{name}: no frame was fetched on demand")
+            if width == 390:
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                panels[0].screenshot(path=str(SHOTS / f"panel-{name}-{width}.png"))
+        browser.close()
+    assert n_panels >= 6, f"only {n_panels} static panels found"
+    assert not problems, "\n".join(problems)
