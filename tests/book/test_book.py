@@ -160,9 +160,8 @@ _INSPECT_JS = r"""
     };
     const label = el => (el.textContent || el.getAttribute('src') || el.tagName).trim().slice(0, 50);
     const clipped = [];
-    // Inline formulas too: one wider than what is left of its line runs past the column, where nothing scrolls.
     const boxes = article.querySelectorAll('mjx-container[display="true"], table, .cell_output img, ' +
-                                           '.cell_output pre, .prf\\:theorem, .admonition, mjx-container:not([display])');
+                                           '.cell_output pre, .prf\\:theorem, .admonition');
     for (const el of boxes) {
       if (el.offsetParent === null) continue;                       // hidden (closed dropdown)
       const wider = el.scrollWidth > el.clientWidth + 2 && !scrolls(el);
