@@ -22,6 +22,7 @@ from matplotlib.patches import Rectangle
 
 from .._validate import check_choice, check_int, check_T_q
 from ..metrics import monte_carlo_errors
+from ..plots import COLUMN_WIDTH, LEGEND_SIZE
 from ..positional import pe_class, pe_for_task
 from ..probes import ray_model
 from ..task import Batch, STSTask
@@ -115,17 +116,17 @@ def plot_instance(fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int 
     E = b.pe.to_dense()[0].numpy().T                  # (m_pe, T): column i is p_i
     y = b.y[0].tolist()
     xq, pq = b.x_query[0].numpy(), b.pe_query[0].numpy()
-    fig = reuse(fig, (10, 4.6))
-    gs = fig.add_gridspec(2, 2, width_ratios=[3.2, 1.3])
-    ax_x, ax_e, ax_t = fig.add_subplot(gs[0, 0]), fig.add_subplot(gs[1, 0]), fig.add_subplot(gs[:, 1])
+    fig = reuse(fig, (COLUMN_WIDTH, 7.6))           # drawn for the book's column: three panels stacked
+    gs = fig.add_gridspec(3, 1, height_ratios=[1.0, 1.0, 1.15])
+    ax_x, ax_e, ax_t = fig.add_subplot(gs[0]), fig.add_subplot(gs[1]), fig.add_subplot(gs[2])
     im_x = _draw_heatmap(ax_x, _with_query(X, xq), 3.0, y, T, "tokens")
     im_e = _draw_heatmap(ax_e, _with_query(E, pq), max(1.0, float(np.abs(pq).max())), y, T, "pes")
     fig.colorbar(im_x, ax=ax_x, shrink=0.9, pad=0.01)
     fig.colorbar(im_e, ax=ax_e, shrink=0.9, pad=0.01)
-    ax_x.set_title(f"tokens $x_i$ (rows: {d} coordinates); selected columns outlined", fontsize=9)
+    ax_x.set_title(f"tokens $x_i$ (rows: {d} coordinates); selected columns outlined")
     cls = pe_class(pe)
     kind = cls.label + (f", pool $N={b.pe.m}$" if cls.stochastic and cls.one_hot else "")
-    ax_e.set_title(f"PEs $p_i$ ({kind}, $m={b.pe.m}$); query column $=\\sum_{{j\\in y}} p_j$", fontsize=9)
+    ax_e.set_title(f"PEs $p_i$ ({kind}, $m={b.pe.m}$); query column: the sum of $p_j$, $j\\in y$")
     ax_e.set_xlabel("position $i$ (0-based)")
     # Right panel: each coordinate k, the selected tokens' values, the target and the plain mean.
     k = np.arange(d)
@@ -138,9 +139,9 @@ def plot_instance(fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int 
     top = max(float(np.abs(sel).max()), 0.5) * 1.15
     ax_t.set(xlabel="coordinate $k$", title="target vs. ignoring $y$", xlim=(-0.6, d - 0.4), ylim=(-top, top),
              xticks=k)
-    ax_t.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
+    ax_t.legend(fontsize=LEGEND_SIZE, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=3, frameon=False)
     fig.suptitle(f"STS$_q$ instance: $T={T}$, $q={q}$, $d={d}$, seed {seed};  $y = \\{{{', '.join(map(str, y))}\\}}$",
-                 fontsize=10)
+                 )
     return fig
 
 

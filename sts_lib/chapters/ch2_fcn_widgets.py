@@ -16,10 +16,11 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validate import check_float, check_int, check_T_q
+from ..plots import COLUMN_WIDTH, LEGEND_SIZE
 from ..probes import width_for_error
-from ..theory import bound_width_for_error, random_first_layer_error
+from ..theory import (bound_width_for_error, fcn_bayes_error, fcn_lower_bound, random_first_layer_error,
+                      zero_predictor_loss)
 from .ch2_fcn import random_first_layer
-from ..theory import fcn_bayes_error, fcn_lower_bound, zero_predictor_loss
 from .panel import FigurePanel, Ints, new_figure, offered, reuse
 
 
@@ -159,8 +160,9 @@ def plot_width_scaling(sweeps: dict, *, rel_target: float | None = None, title: 
     """
     if not isinstance(sweeps, dict) or not sweeps:
         raise ValueError("sweeps must be a non-empty dict label -> rows of fcn_width_sweep")
-    fig = new_figure((10, 3.9) if rel_target is not None else (6.4, 3.9))
-    axes = fig.subplots(1, 2 if rel_target is not None else 1, squeeze=False)[0]
+    # Drawn for the book's column: with the right-hand panel, the two panels stack.
+    fig = new_figure((COLUMN_WIDTH, 7.2) if rel_target is not None else (COLUMN_WIDTH, 4.2))
+    axes = fig.subplots(2 if rel_target is not None else 1, 1, squeeze=False)[:, 0]
     ax = axes[0]
     xs, needed, bound_needed = [], [], []
     for i, (label, rows) in enumerate(sweeps.items()):
@@ -189,6 +191,6 @@ def plot_width_scaling(sweeps: dict, *, rel_target: float | None = None, title: 
         ax2.plot([0, lim], [0, lim], ":", c="gray", label="width $= Td$")
         ax2.set(xlabel="$Td$", ylabel=f"width to reach error/(d/q) = {rel_target:g}", xlim=(0, lim),
                 ylim=(0, lim), title="width needed vs. $Td$")
-        ax2.legend(fontsize=8)
-    ax.legend(fontsize=8)
+        ax2.legend(fontsize=LEGEND_SIZE)
+    ax.legend(fontsize=LEGEND_SIZE)
     return fig

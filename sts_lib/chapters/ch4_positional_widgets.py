@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from .._validate import check_choice, check_int, check_T_q
@@ -25,6 +26,7 @@ from ..theory import coherence_reference, loss_on_ray, max_unselected_score
 from ..probes import score_margin
 from ..report import Markdown, plain
 from ..results import per_seed
+from ..plots import COLUMN_WIDTH, LEGEND_SIZE
 from .panel import Choice, FigurePanel, Ints, new_figure, reuse
 
 DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "stochastic_random"}
@@ -49,19 +51,20 @@ def score_histogram(fig: Figure | None = None, *, m: int = 64, T: int = 64, q: i
     s, mask = query_scores(pe, T, q, n=n, generator=make_generator(seed))
     sel, unsel = s[mask == 1], s[mask == 0]
     margin = score_margin(s, mask)
-    fig = reuse(fig, (6.0, 3.4))
+    fig = reuse(fig, (COLUMN_WIDTH, 4.2))           # drawn for the book's column (and a panel frame)
     ax = fig.add_subplot()
     lo, hi = float(s.min()) - 0.05, float(s.max()) + 0.05
     bins = np.linspace(lo, hi, 60)
     ax.hist(unsel.numpy(), bins=bins, density=True, alpha=0.6, label=f"unselected ({T - q} per sequence)")
-    ax.hist(sel.numpy(), bins=bins, density=True, alpha=0.6, label=f"selected ({q} per sequence)")
+    ax.hist(sel.numpy(), bins=bins, density=True, alpha=0.6, hatch="//", label=f"selected ({q} per sequence)")
     if not kind.one_hot:
-        ax.axvline(max_unselected_score(T, q, m), c="C0", ls=":", lw=1, label=r"$\sqrt{q/m}\,\sqrt{2\log(T-q)}$")
+        ax.axvline(max_unselected_score(T, q, m), c="C0", ls=":", lw=1,
+                   label=r"typical largest unselected: $\sqrt{q/m}\,\sqrt{2\log(T-q)}$")
     ax.set(xlabel=r"score $\langle p_i,\sum_{j\in y}p_j\rangle$", ylabel="density",
-           title=f"{kind.label}: m={pe.m}, T={T}, q={q}; "
+           title=f"{kind.label}: m={pe.m}, T={T}, q={q}\n"
                  f"margin > 0 in {float((margin > 0).double().mean()):.1%} of {n} sequences")
-    ax.title.set_fontsize(9)
-    ax.legend(fontsize=7)
+    # The legend goes below the axes: inside, it covered the peak of the unselected scores.
+    ax.legend(fontsize=LEGEND_SIZE, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)
     return fig
 
 
@@ -130,28 +133,38 @@ def plot_coherence(ms, measured: dict) -> Figure:
 
 
 def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95) -> Figure:
-    """Left: P(margin > 0) against m for each (T, q). Right: the smallest m reaching ``prob``
-    against q log T, with a line through the origin."""
-    fig = new_figure((10.5, 3.6))
-    a1, a2 = fig.subplots(1, 2)
+    """Top: P(margin > 0) against m for each (T, q). Bottom: the smallest m reaching ``prob`` against q log T
+    (filled), the line through the origin fitted to it, and the heuristic's prediction scaled by its own fit
+    (hollow, when ``rows`` carry ``heuristic``). One code in both panels: the colour is q, the marker is T."""
+    qs = sorted({q for _, q in curves} | {r["q"] for r in rows})
+    Ts = sorted({T for T, _ in curves} | {r["T"] for r in rows})
+    color = {q: f"C{k}" for k, q in enumerate(qs)}
+    marker = dict(zip(Ts, "osD^v<>"))
+    fig = new_figure((COLUMN_WIDTH, 6.4))
+    a1, a2 = fig.subplots(2, 1)
     for (T, q), rates in curves.items():
-        a1.semilogx(ms, rates, "o-", ms=3, label=f"T={T}, q={q}")
+        a1.semilogx(ms, rates, marker=marker[T], ms=4, c=color[q], ls="-" if T == Ts[0] else "--",
+                    label=f"T={T}, q={q}")
     a1.axhline(prob, c="gray", ls=":", lw=1)
     a1.set(xlabel="PE dimension m", ylabel="P(margin > 0)", title="selection succeeds once m is large enough")
-    a1.legend(fontsize=7, ncol=2)
+    a1.legend(fontsize=LEGEND_SIZE, ncols=2, loc="lower right")
     x = np.array([r["q_log_T"] for r in rows])
     y = np.array([r["m_star"] for r in rows])
     fit = fit_through_origin(x, y)
     for r in rows:
-        a2.scatter(r["q_log_T"], r["m_star"], c=f"C{[2, 4, 8].index(r['q']) if r['q'] in (2, 4, 8) else 0}",
-                   marker={16: "o", 64: "s", 256: "^"}.get(r["T"], "o"))
-        a2.annotate(f"T={r['T']},q={r['q']}", (r["q_log_T"], r["m_star"]), fontsize=6,
-                    xytext=(3, -8), textcoords="offset points")
+        a2.scatter(r["q_log_T"], r["m_star"], c=color[r["q"]], marker=marker[r["T"]], zorder=3)
     grid = np.linspace(0, x.max() * 1.05, 50)
-    a2.plot(grid, fit["slope"] * grid, "k--", lw=1, label=f"m* = {fit['slope']:.2f} q log T ($R^2$ {fit['r2']:.2f})")
-    a2.set(xlabel=r"$q\log T$", ylabel=f"smallest m with P(margin > 0) >= {prob:g}",
-           title="the width needed grows like q log T")
-    a2.legend(fontsize=7)
+    a2.plot(grid, fit["slope"] * grid, "k--", lw=1, label=f"{fit['slope']:.2f} q log T ($R^2$ {fit['r2']:.2f})")
+    if all("heuristic" in r for r in rows):
+        h = np.array([r["heuristic"] for r in rows])
+        hfit = fit_through_origin(h, y)
+        a2.scatter(x, hfit["slope"] * h, facecolors="none", edgecolors="k", s=45, zorder=2,
+                   label=f"{hfit['slope']:.2f} x heuristic ($R^2$ {hfit['r2']:.2f})")
+    handles = [Line2D([], [], c=color[q], lw=0, marker="o", label=f"q={q}") for q in qs]
+    handles += [Line2D([], [], c="0.3", lw=0, marker=marker[T], label=f"T={T}") for T in Ts]
+    a2.legend(handles=a2.get_legend_handles_labels()[0] + handles, fontsize=LEGEND_SIZE, ncols=2, loc="upper left")
+    a2.set(xlabel=r"$q\log T$", ylabel=f"smallest m with\nP(margin > 0) >= {prob:g}",
+           title="the width needed grows with q log T, but not in proportion")
     return fig
 
 
@@ -174,17 +187,20 @@ def plot_ray_floors(cs, curves: dict, *, d: int, T: int, q: int) -> Figure:
 
 
 def plot_sampler_runs(hists: dict, *, T_test: int) -> Figure:
-    """Held-out loss, 1/loss and the loss at length ``T_test`` for each trained sampler (name -> History)."""
-    fig = new_figure((10.5, 3.3))
-    a1, a2, a3 = fig.subplots(1, 3)
+    """Held-out loss, 1/loss and the loss at length ``T_test`` for each trained sampler (name -> History), drawn
+    for the book's column: two panels a row, the legend in the fourth cell."""
+    fig = new_figure((COLUMN_WIDTH, 5.6))
+    (a1, a2), (a3, a4) = fig.subplots(2, 2)
     for k, (name, h) in enumerate(hists.items()):
-        a1.semilogy(h["step"], h["loss"], c=f"C{k}", label=name)
-        a2.plot(h["step"], h["inv_loss"], c=f"C{k}", label=name)
-        a3.semilogy(h["step"], h[f"loss_T{T_test}"], c=f"C{k}", label=name)
+        style = {"c": f"C{k}", "ls": ("-", "--", "-.", ":")[k % 4], "label": name}
+        a1.semilogy(h["step"], h["loss"], **style)
+        a2.plot(h["step"], h["inv_loss"], **style)
+        a3.semilogy(h["step"], h[f"loss_T{T_test}"], **style)
     a1.set(xlabel="step", ylabel="loss", title="training length (held-out)")
     a2.set(xlabel="step", title="1 / loss")
-    a3.set(xlabel="step", title=f"length generalisation: loss at T={T_test}")
-    a1.legend(fontsize=7)
+    a3.set(xlabel="step", ylabel="loss", title=f"length generalisation: T = {T_test}")
+    a4.axis("off")
+    a4.legend(*a1.get_legend_handles_labels(), fontsize=LEGEND_SIZE, loc="center", title="sampler")
     return fig
 
 

@@ -239,6 +239,9 @@ def test_chapter_8_names_the_experiments_without_a_section():
 import numpy as np  # noqa: E402
 
 from sts_lib import plots, readable  # noqa: E402
+from sts_lib.chapters import ch1_task as ch1  # noqa: E402
+from sts_lib.chapters import ch2_fcn_widgets as w2  # noqa: E402
+from sts_lib.chapters import ch4_positional_widgets as wpos  # noqa: E402
 from sts_lib.chapters import ch3_dynamics_widgets as wdyn  # noqa: E402
 from sts_lib.chapters import ch6_related_widgets as wrel  # noqa: E402
 from sts_lib.chapters import ch6_scan_snap as ss  # noqa: E402
@@ -283,6 +286,21 @@ def _library_figures(data):
         **{f"plots.plot_ood[{len(keys)} keys]": (lambda keys=keys: plots.plot_ood(
             {PE_LABELS[k]: _seeds(keys, k) for k in kinds}, keys=list(keys), title="held-out loss"))
            for keys in (T3[:1], T3[:2], T3, q4)},
+        # Chapters 1, 2 and 4: the figures the third read measured at 4-8 px (issue 23), drawn as the pages draw them.
+        **{f"ch1.plot_instance[{pe}]": (lambda pe=pe: ch1.plot_instance(T=10, q=3, d=4, pe=pe))
+           for pe in ("onehot", "stochastic_onehot")},
+        "ch2.plot_width_scaling": lambda: w2.plot_width_scaling(
+            {T: [{"T": T, "d": 5, "q": 3, "width": m, "rel_error": 1 / (1 + m / (5 * T))} for m in (8, 32, 128, 512)]
+             for T in (4, 8, 16)}, rel_target=0.25),
+        "ch2.bound_explorer": lambda: w2.plot_bound_explorer(T=20, d=5, q=3, width=50),
+        "ch4.plot_margin_sweep": lambda: wpos.plot_margin_sweep(
+            [8, 16, 32], {(16, 2): [0.7, 0.95, 1.0], (256, 8): [0.0, 0.3, 0.9]},
+            [{"T": 16, "q": 2, "m_star": 15, "q_log_T": 5.5, "heuristic": 24}, {"T": 256, "q": 8, "m_star": 210,
+              "q_log_T": 44.4, "heuristic": 230}]),
+        "ch4.plot_sampler_runs": lambda: wpos.plot_sampler_runs(
+            {name: _history(keys=("loss_T40",)) for name in ("one-hot pool", "random vectors", "codebook (128)")},
+            T_test=40),
+        "ch4.score_histogram": lambda: wpos.score_histogram(m=64, T=64, q=3),
         "ch3.plot_dynamics": lambda: wdyn.plot_dynamics(data["run"]),
         "ch3.plot_ray_loss": lambda: wdyn.plot_ray_loss(5, 12, 3, [1.0, 2.0], [0.5, 0.1]),
         "ch3.plot_symmetry": lambda: wdyn.plot_symmetry(data["run"]["report"]),

@@ -114,4 +114,4 @@ def test_sampler_runs():
     hist = train(sts.TheoryTransformer(3, 12), task, TrainConfig(steps=20, log_every=10, eval_lengths=(12,)),
                  progress=False)
     fig = wpos.plot_sampler_runs({"pool": hist}, T_test=12)
-    assert isinstance(fig, Figure) and len(fig.axes) == 3
+    assert isinstance(fig, Figure) and len(fig.axes) == 4 and fig.axes[3].get_legend() is not None  # legend cell
