@@ -282,9 +282,10 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
                                timeout=PAGE_TIMEOUT_MS)
         page.evaluate("() => document.fonts.ready.then(() => true)")
         page.evaluate("() => window.scrollTo(0, 0)")
-        # A full-page screenshot of the long API page takes tens of seconds on a busy two-core machine:
-        # it is for a person to look at, so it gets more time than loading does.
-        page.screenshot(path=str(shot), full_page=True, timeout=4 * PAGE_TIMEOUT_MS)
+        # A full-page screenshot is for a person to look at. Of the two long API pages (generated from the
+        # docstrings) it takes tens of seconds on a busy two-core machine: their first screen is enough.
+        api = "/appendix/api" in url
+        page.screenshot(path=str(shot), full_page=not api, timeout=4 * PAGE_TIMEOUT_MS)
         # Then every dropdown is opened (claims tables, solutions, hidden outputs), so that the checks
         # below see what a reader sees after opening them, and their images load.
         page.evaluate(_OPEN_DROPDOWNS_JS)
