@@ -26,8 +26,6 @@ CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 #: Training runs are cut to at most QUICK_STEPS steps (the TransformerLens IN_GITHUB idea): this run checks where
 #: tensors live, not what training reaches; the book's build executes every chapter at full length.
 QUICK_STEPS = 40
-#: Chapters run at full length, with the reason: their cells read a run at fixed steps.
-FULL_LENGTH = {"03_gd_dynamics": "prints the run against the recursion at steps 10 ... 1500"}
 PRELUDE = ("from sts_lib.testing import virtual_accelerator as _va\n"
            "import sts_lib as _sts\n"
            "_sts.set_default_device(_va.install())\n")
@@ -38,8 +36,7 @@ SHORTEN = ("from sts_lib.testing.quick import shorten_training as _short\n"
 def run_on_virtual_accelerator(path: Path, timeout: int = 600):
     """Execute the notebook at ``path`` on the virtual accelerator; return it (outputs filled)."""
     nb = nbformat.read(path, as_version=4)
-    quick = "" if path.stem in FULL_LENGTH else SHORTEN
-    nb.cells.insert(0, nbformat.v4.new_code_cell(PRELUDE + quick))
+    nb.cells.insert(0, nbformat.v4.new_code_cell(PRELUDE + SHORTEN))
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
