@@ -13,18 +13,17 @@ parsed. Every seed is a thin line; the OOD figures add the mean over seeds (:fun
 
 from __future__ import annotations
 
-import sys
+import importlib
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from matplotlib.lines import Line2D
 
-from . import evidence_figures
 from .checks import population_gd_of
 from .plots import (COLUMN_WIDTH, LEGEND_SIZE, ood_title, plot_convergence, plot_heatmap_grid, plot_ood,
                     seed_legend_handles)
-from .positional import PE_COLORS, PE_LABELS, pe_class
+from .positional import PE_COLORS, PE_KINDS, PE_LABELS, pe_class
 from .results import histories, history, per_seed
 from .train import History
 
@@ -33,7 +32,6 @@ FIXED_PE_FLOOR = 0.15
 # Plain steps on fresh minibatches are SGD ("gd" is the deprecated alias of "sgd": sts_lib.train.OPTIMIZERS).
 _OPTIMIZERS = {"gd": "SGD", "sgd": "SGD", "momentum": "SGD + momentum", "adam": "Adam"}
 _WHEN = {"init": "at initialisation", "final": "after training"}
-_THIS = sys.modules[__name__]
 _MODELS = {"TheoryTransformer": "theory model", "PracticalTransformer": "practical model (Figure 1)"}
 
 
@@ -61,7 +59,7 @@ def pe_markers(runs: dict):
     """``marker(label, i)`` for :func:`~sts_lib.plots.plot_ood`: the marker of the PE kind each run recorded (so
     kinds differ by more than hue); a run without a recorded kind gets none."""
     kinds = _recorded_kinds(runs)
-    return lambda label, i: pe_class(kinds[label]).marker if kinds.get(label) in PE_LABELS else None
+    return lambda label, i: pe_class(kinds[label]).marker if kinds.get(label) in PE_KINDS else None
 
 
 def _recorded_kinds(runs: dict) -> dict:
@@ -326,7 +324,7 @@ def pe_samplers(doc: dict) -> Figure:
 
 
 #: The modules whose functions a document may name as its figure (a document is data: nothing else is imported).
-FIGURE_MODULES = {"sts_lib.figures": None, "sts_lib.evidence_figures": evidence_figures}
+FIGURE_MODULES = ("sts_lib.figures", "sts_lib.evidence_figures")
 
 
 def figure(doc: dict) -> Figure:
@@ -336,7 +334,7 @@ def figure(doc: dict) -> Figure:
     if module not in FIGURE_MODULES:
         raise KeyError(f"result document {doc.get('experiment')!r} names no figure of {sorted(FIGURE_MODULES)} "
                        f"(its 'figure' field is {where!r}); re-run its experiment to refresh the document")
-    func = getattr(FIGURE_MODULES[module] or _THIS, name, None)
+    func = getattr(importlib.import_module(module), name, None)
     if not callable(func) or name.startswith("_"):
         raise KeyError(f"result document {doc.get('experiment')!r} names {where!r}, which is not a figure function")
     return func(doc)

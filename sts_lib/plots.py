@@ -9,6 +9,8 @@ A new figure is drawn for the book's column (:mod:`sts_lib.readable`): at most
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -173,10 +175,8 @@ def ood_title(key: str) -> str:
     >>> ood_title("loss_T25"), ood_title("loss_q2"), ood_title("loss")
     ('$T_{\\mathrm{test}}$ = 25', '$q_{\\mathrm{test}}$ = 2', 'loss')
     """
-    name, value = key.replace("loss_", "", 1)[:1], key.replace("loss_", "", 1)[1:]
-    if key.startswith("loss_") and name in ("T", "q") and value.isdigit():
-        return f"${name}_{{\\mathrm{{test}}}}$ = {value}"
-    return key
+    m = re.fullmatch(r"loss_([Tq])(\d+)", key)
+    return f"${m[1]}_{{\\mathrm{{test}}}}$ = {m[2]}" if m else key
 
 
 def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None, floor: float | None = None,

@@ -43,6 +43,8 @@ class PositionalEncoding:
     :data:`PE_LABELS` and :data:`PE_COLORS` are read from the classes; nothing else keeps a table of kinds.
     """
 
+    m: int
+    max_len: int | None
     name = "base"
     label = "base"          # how figures, tables and controls name the kind
     color = "C7"            # its colour in every figure of the library and the book
@@ -62,8 +64,12 @@ class PositionalEncoding:
         if m is None:
             raise ValueError(f"m must be given for a {kind} PE (its width is free), got m=None")
         return check_int("m", m, low=1)
-    m: int
-    max_len: int | None
+
+    @staticmethod
+    def _pool(T, pool, default: int | None = None) -> int:
+        """``pool`` (``default``, or T, when None), at least the length T it must cover."""
+        T = check_int("T", T, low=1)
+        return (default or T) if pool is None else check_int("pool", pool, low=T)
 
     def sample(self, batch: int, T: int, *, generator: torch.Generator | None = None,
                device: str | torch.device = "cpu") -> PEBatch:
@@ -117,7 +123,7 @@ class OneHotPE(PositionalEncoding):
         >>> OneHotPE.for_task(8).m, OneHotPE.for_task(8, pool=12).m
         (8, 12)
         """
-        return cls(max_len=check_int("pool", pool, low=check_int("T", T, low=1)) if pool is not None else T)
+        return cls(max_len=cls._pool(T, pool))
 
     def _sample(self, batch, T, generator, device):
         slots = torch.arange(T, device=device).expand(batch, T)
@@ -139,9 +145,7 @@ class NearOrthogonalPE(PositionalEncoding):
     @classmethod
     def for_task(cls, T, *, m=None, pool=None, seed=0):
         """``m`` given; the table has ``pool`` rows (default T), drawn from ``seed``."""
-        T = check_int("T", T, low=1)
-        pool = T if pool is None else check_int("pool", pool, low=T)
-        return cls(cls._width(m, cls.label), pool, seed=check_int("seed", seed, low=0))
+        return cls(cls._width(m, cls.label), cls._pool(T, pool), seed=check_int("seed", seed, low=0))
 
     def __init__(self, m: int, max_len: int, *, kind: str = "rademacher", seed: int = 0):
         self.m = check_int("m", m, low=1)
@@ -217,8 +221,7 @@ class StochasticOneHotPE(PositionalEncoding):
         >>> StochasticOneHotPE.for_task(10).m
         20
         """
-        T = check_int("T", T, low=1)
-        return cls(max_len=2 * T if pool is None else check_int("pool", pool, low=T))
+        return cls(max_len=cls._pool(T, pool, default=2 * check_int("T", T, low=1)))
 
     def _sample(self, batch, T, generator, device):
         return PEBatch(m=self.m, slots=random_injection(batch, T, self.max_len, generator, device))
@@ -272,10 +275,9 @@ class StochasticCodebookPE(NearOrthogonalPE):
         >>> StochasticCodebookPE.for_task(20, m=32).max_len
         64
         """
-        T = check_int("T", T, low=1)
         m = cls._width(m, cls.label)
-        pool = 2 * max(m, T) if pool is None else check_int("pool", pool, low=T)
-        return cls(m, pool, kind="sphere", seed=check_int("seed", seed, low=0))
+        return cls(m, cls._pool(T, pool, default=2 * max(m, check_int("T", T, low=1))), kind="sphere",
+                   seed=check_int("seed", seed, low=0))
 
     def _sample(self, batch, T, generator, device):
         slots = random_injection(batch, T, self.max_len, generator, device)

@@ -25,11 +25,11 @@ import numpy as np
 from .. import figures
 from ..checks import loss_exponent, population_gd_of, rank_correlation, steps_to_level
 from ..fits import inverse_loss_fit, last_part
+from ..positional import pe_class
 from ..results import Measured
 from ..theory import fixed_onehot_lower_bound
 from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
 from .record import Experiment
-
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,8 @@ class Arm:
     gd_only: bool = False   # a run only gradient descent makes (the equal-rate run)
 
     def spec(self, N: int) -> dict:
-        return self.pe | {"max_len": N} | ({"m": N} if self.pe["name"] == "near_orthogonal" else {})
+        """Its PE sized by the pool: N positions, and width N where the kind's width is free (not one-hot)."""
+        return self.pe | {"max_len": N} | ({} if pe_class(self.pe["name"]).one_hot else {"m": N})
 
 
 #: The "quicker" comparison's rule, fixed before its run: equal effective rate per encoding. The
@@ -66,6 +67,8 @@ def _arms(optimizer: str) -> list[Arm]:
 
 def _label(arm: Arm, optimizer: str) -> str:
     return f"{arm.key}-{optimizer}"
+
+
 #: "Converges in the long run", decided by a rule stated here: the relative loss reaches 2% within the
 #: run, or the power law of its last half reaches 2% within HORIZON times the run's length.
 LEVEL, HORIZON = 0.02, 3
@@ -139,8 +142,6 @@ def _first_step_below(steps, values, level) -> float:
     """First logged step at which ``values <= level`` (nan if never)."""
     idx = np.flatnonzero(np.asarray(values) <= level)
     return float(steps[idx[0]]) if idx.size else float("nan")
-
-
 
 
 def _converges(h, key: str, label: str, where: str, role: str) -> tuple[dict, Measured]:

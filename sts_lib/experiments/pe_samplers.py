@@ -80,18 +80,17 @@ def _plan(p: dict) -> dict[str, tuple[str, str, dict]]:
 def config(scale: str, seeds: list) -> dict:
     p = _params(scale)
     runs = []
-    plan = _plan(p)
-    for setting, model, query in _SETTINGS:
-        s = p[setting]
-        for label, (_, _, pe) in ((k, v) for k, v in plan.items() if v[0] == setting):
-            runs.append(run_spec(
-                label,
-                task={"d": 5, "T": s["T"], "q": 3, "pe": pe, "x_query": "zero", "query_pe": query},
-                model=model,
-                train_cfg={"steps": s["steps"], "batch_size": 256, "optimizer": PLAIN_GD, "lr": 1.0, "lr_W": s["lr_W"],
-                           "lr_V": 1.0, "log_every": s["log_every"], "eval_batch": p["eval_batch"],
-                           "eval_lengths": [s["T_test"]], "seed": 0},
-                checkpoint_every=max(s["steps"] // 5, 1)))
+    models = {setting: (model, query) for setting, model, query in _SETTINGS}
+    for label, (setting, _, pe) in _plan(p).items():
+        (model, query), s = models[setting], p[setting]
+        runs.append(run_spec(
+            label,
+            task={"d": 5, "T": s["T"], "q": 3, "pe": pe, "x_query": "zero", "query_pe": query},
+            model=model,
+            train_cfg={"steps": s["steps"], "batch_size": 256, "optimizer": PLAIN_GD, "lr": 1.0, "lr_W": s["lr_W"],
+                       "lr_V": 1.0, "log_every": s["log_every"], "eval_batch": p["eval_batch"],
+                       "eval_lengths": [s["T_test"]], "seed": 0},
+            checkpoint_every=max(s["steps"] // 5, 1)))
     return {"scale": scale, "seeds": list(seeds), "runs": runs, "params": p,
             "scale_note": ("Figure 2 setting (theory model, T=200, SGD lr_W=30) and Figure 1 model (practical, "
                            "T=20, SGD lr_W=10), 1200 steps each; tail_trend_per_1000_steps says whether a floor is still falling"

@@ -43,9 +43,6 @@ PAGE_TIMEOUT_MS = 30_000
 # Issue 17, item 3: at most 3 MB per page on first load (HTML, scripts, styles, fonts, images, as served:
 # uncompressed, since the test server, like Python's http.server, does not compress).
 PAGE_BYTES_LIMIT = 3_000_000
-_missing, _chromium, _pages = missing, chromium, pages
-
-
 @pytest.mark.slow
 def test_book_builds_without_warnings(build):
     returncode, log = build
@@ -62,7 +59,7 @@ def test_built_html_has_no_cdn_assets(build):
     external = re.compile(r"<(?:script|link|img|iframe|source)\b[^>]*?\b(?:src|href)=\"(?:https?:)?//[^\"]+\"")
     mathjax_path = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["mathjax_path"]
     problems = []
-    for page in _pages():
+    for page in pages():
         text = page.read_text(encoding="utf-8")
         name = page.relative_to(HTML)
         for tag in external.findall(text):
@@ -340,7 +337,7 @@ def _axe_violations(page, modes) -> list[str]:
     try:
         from axe_playwright_python.sync_playwright import Axe
     except ImportError:
-        _missing("The Python package axe-playwright-python")
+        missing("The Python package axe-playwright-python")
     axe, found = Axe(), []
     # No transitions: the colours axe measures are the theme's, not a frame of a fade between two themes.
     page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
@@ -368,13 +365,13 @@ def test_every_page_renders_offline_in_chromium_desktop(server):
 def check_every_page(server: str, viewport: str) -> None:
     """Open every page of the built book at ``viewport`` (a key of :data:`VIEWPORTS`) and fail on any problem
     a reader would meet. The phone half is in test_book_late.py, which `make test` hands to the other worker."""
-    chromium = _chromium()
+    browser_path = chromium()
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("The Python package playwright")
-    pages = _pages()
-    assert len(pages) >= 10, f"only {len(pages)} pages were built"
+        missing("The Python package playwright")
+    built = pages()
+    assert len(built) >= 10, f"only {len(built)} pages were built"
     shots = SHOTS / viewport
     shutil.rmtree(shots, ignore_errors=True)
     shots.mkdir(parents=True)
@@ -392,11 +389,11 @@ def check_every_page(server: str, viewport: str) -> None:
     weights: dict[str, dict] = {}
     with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="sts-chromium-") as profile:
         context = pw.chromium.launch_persistent_context(
-            profile, executable_path=chromium, headless=True, args=CHROMIUM_FLAGS,
+            profile, executable_path=browser_path, headless=True, args=CHROMIUM_FLAGS,
             viewport=VIEWPORTS[viewport], service_workers="block", is_mobile=viewport == "phone",
             device_scale_factor=1)
         context.route("**/*", route)
-        for path in pages:
+        for path in built:
             rel = path.relative_to(HTML).as_posix()
             blocked.clear()
             refresh = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', path.read_text(encoding="utf-8"))
@@ -413,7 +410,7 @@ def check_every_page(server: str, viewport: str) -> None:
     print(f"\n{viewport}: first-load weight per page (MB): "
           + ", ".join(f"{rel} {w['bytes'] / 1e6:.2f}" for rel, w in weights.items()))
     report = "\n".join(f"{page}:\n  " + "\n  ".join(dict.fromkeys(ps)) for page, ps in failures.items())
-    assert not failures, (f"{viewport} ({VIEWPORTS[viewport]['width']} px): {len(failures)} of {len(pages)} pages "
+    assert not failures, (f"{viewport} ({VIEWPORTS[viewport]['width']} px): {len(failures)} of {len(built)} pages "
                           f"have problems (screenshots in {shots}):\n{report}")
 
 
@@ -462,8 +459,8 @@ def test_api_appendix_documents_every_public_module():
     import sts_lib
     public = {m.name for m in pkgutil.walk_packages(sts_lib.__path__, "sts_lib.")
               if not any(part.startswith("_") for part in m.name.split("."))}
-    pages = sorted((ROOT / "book/appendix").glob("api*.md"))           # api.md (the core) and api_tools.md
-    documented = [m for page in pages for m in re.findall(r"\.\. automodule:: (\S+)", page.read_text())]
+    api_pages = sorted((ROOT / "book/appendix").glob("api*.md"))       # api.md (the core) and api_tools.md
+    documented = [m for page in api_pages for m in re.findall(r"\.\. automodule:: (\S+)", page.read_text())]
     missing = sorted(public - set(documented))
     assert not missing, f"add an automodule block to book/appendix/api.md or api_tools.md for: {', '.join(missing)}"
     assert len(documented) == len(set(documented)), "a module is documented twice"

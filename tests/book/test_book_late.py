@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from book_site import (BUILD_TIMEOUT_S, CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium as _chromium,
-                       missing as _missing)
+from book_site import BUILD_TIMEOUT_S, CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium, missing
 from test_book import check_every_page
 
 
@@ -118,14 +117,14 @@ _STATE_JS = """panel => {
 @pytest.mark.slow
 @pytest.mark.parametrize("width", [1280, 390])
 def test_every_static_panel_answers_its_controls(server, width):  # noqa: F811
-    chromium = _chromium()
+    browser_path = chromium()
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("The Python package playwright")
+        missing("The Python package playwright")
     problems: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+        browser = pw.chromium.launch(executable_path=browser_path, headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": width, "height": 900})
         page.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).hostname in LOCAL_HOSTS
                    else (problems.append(f"non-local request {r.request.url}"), r.abort()))
