@@ -161,7 +161,7 @@ def instance_explorer(T: int = 10, q: int = 3, d: int = 4, *, seed: int = 0, pe:
         "q": Ints(1, T, q),
         "d": Ints(1, check_int("max_d", max_d, low=check_int("d", d, low=1)), d),
         "seed": Ints(0, 99, check_int("seed", seed, low=0)),
-        "pe": Choice(PE_CHOICES, check_choice("pe", pe, PE_CHOICES), label="PE"),
+        "pe": Choice(tuple((pe_class(k).label, k) for k in PE_CHOICES), check_choice("pe", pe, PE_CHOICES), label="PE"),
     }
     # The static book offers a few values per control (one at a time): enough to see each one's effect.
     static = {"T": offered(controls["T"], (4, 6, 10, 20, 40)), "q": offered(controls["q"], (1, 2, 3, 5, 8, T)),
