@@ -1,6 +1,7 @@
-"""Verdicts of result documents in words and tables: what a reader sees beside each reproduced figure.
+"""Tables and verdicts in words: what a reader sees beside each reproduced figure, and every table of numbers.
 
-The one claims renderer of the course. Every claim of a schema-2 document (read through
+The one table renderer of the course (:func:`table`, which a chapter calls instead of printing aligned
+text) and its one claims renderer. Every claim of a schema-2 document (read through
 :func:`sts_lib.results.claims_table`, never from the raw JSON) carries its own human name and its
 role (:data:`sts_lib.claims.ROLES`: a statement of the paper, a guaranteed consistency check, a
 diagnostic, or one of our own checks), so nothing here parses claim ids or keeps tables of metric
@@ -96,6 +97,46 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+def table(columns, rows, *, digits: int = 3, note: str = "") -> Markdown:
+    """``rows`` (sequences of values, one per column) under the headers ``columns``, as a Markdown table.
+
+    The course's one table renderer: a chapter shows a table of numbers through this, never as printed,
+    space-aligned text, which a phone's column wraps into a heap of numbers. Numbers are written by
+    :func:`plain` to ``digits`` significant digits (an ``int`` as it is, a ``bool`` as ✓/✗); other values as
+    text made safe for a cell. ``note`` is a line below the table. Headers may hold MyST math (``$\\eta$``).
+
+    >>> print(table(["T", "loss", "ok"], [(20, 0.81234, True), (40, None, False)], note="Two runs."))
+    | T | loss | ok |
+    |---|---|---|
+    | 20 | 0.812 | ✓ |
+    | 40 | — | ✗ |
+    <BLANKLINE>
+    Two runs.
+    >>> table(["a", "b"], [(1,)])
+    Traceback (most recent call last):
+    ...
+    ValueError: table: row 0 has 1 values for 2 columns
+    """
+    columns = [_cell(c) for c in columns]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for i, row in enumerate(rows):
+        row = list(row)
+        if len(row) != len(columns):
+            raise ValueError(f"table: row {i} has {len(row)} values for {len(columns)} columns")
+        lines.append("| " + " | ".join(_value(v, digits) for v in row) + " |")
+    return Markdown("\n".join(lines + (["", note] if note else [])))
+
+
+def _value(v, digits: int) -> str:
+    if isinstance(v, bool):
+        return "✓" if v else "✗"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}".replace("-", "−")
+    if isinstance(v, float) or v is None:
+        return plain(v, digits)
+    return _cell(v)
+
+
 def _rows(doc: dict, select: Callable[[str], bool] | None = None) -> list[dict]:
     return [r for r in claims_table(doc) if select is None or select(r["id"])]
 
@@ -114,13 +155,11 @@ def claims_markdown(doc: dict, select: Callable[[str], bool] | None = None) -> M
     |---|---|---|---|
     | ✗ **not reproduced** | T=20: cos(W, W*) | 0.900 (0.890 to 0.910) | ≥ 0.95 |
     """
-    rows = ["| verdict | claim | measured | needs |", "|---|---|---|---|"]
-    why = []
-    for r in _rows(doc, select):
-        rows.append(f"| {verdict(r)} | {_cell(r['name'])} | {_cell(_measured(r))} | {_cell(_needs(r))} |")
-        if r["role"] == "guaranteed":
-            why.append(f"- *{_cell(r['name'])}* is guaranteed: {_cell(r['because'])}.")
-    return Markdown("\n".join(rows + ([""] + why if why else [])))
+    chosen = _rows(doc, select)
+    why = "\n".join(f"- *{_cell(r['name'])}* is guaranteed: {_cell(r['because'])}."
+                    for r in chosen if r["role"] == "guaranteed")
+    return table(["verdict", "claim", "measured", "needs"],
+                 [(verdict(r), r["name"], _measured(r), _needs(r)) for r in chosen], note=why)
 
 
 def claims_dropdown(doc: dict, title: str | None = None) -> Markdown:
@@ -189,16 +228,16 @@ def summary_markdown(docs: dict[str, dict]) -> Markdown:
     |---|---|---|---|---|
     | `x` | none | none | 2 | a \\| b |
     """
-    rows = ["| experiment | the paper's statements | other checks | seeds | what it checks |", "|---|---|---|---|---|"]
+    rows = []
     for name, doc in docs.items():
         rs = _rows(doc)
         paper = [r for r in rs if r["role"] == "paper"]
         other = [r for r in rs if r["role"] != "paper"]
         said = f"{sum(r['passed'] for r in paper)} of {len(paper)} reproduced" if paper else "none"
         rest = (f"{sum(r['passed'] for r in other)} of {len(other)} hold" if other else "none")
-        rows.append(f"| `{name}` | {said} | {rest} | {len(doc.get('seeds', [0]))} | {_cell(doc.get('description', ''))} |")
-    return Markdown("\n".join(rows))
+        rows.append((f"`{name}`", said, rest, len(doc.get("seeds", [0])), doc.get("description", "")))
+    return table(["experiment", "the paper's statements", "other checks", "seeds", "what it checks"], rows)
 
 
-__all__ = ["Markdown", "claims_dropdown", "claims_markdown", "in_words", "plain", "summary_markdown", "title_of",
-           "verdict"]
+__all__ = ["Markdown", "claims_dropdown", "claims_markdown", "in_words", "plain", "summary_markdown", "table",
+           "title_of", "verdict"]
