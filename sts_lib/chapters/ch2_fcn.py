@@ -7,7 +7,9 @@ which attains the bound), and the population error of FCNs actually trained with
 :func:`sts_lib.train.train`. Training uses fresh online batches by default, because
 the bound is a statement about the population error; an FCN fitted to a small
 fixed dataset can push its *training* error below the bound, never its held-out
-error. Errors are always reported with their Monte-Carlo standard error.
+error. Errors are always reported with their Monte-Carlo standard error. The chapter's three tables
+are rendered here by :func:`sts_lib.report.table` (:func:`bayes_error_markdown`,
+:func:`width_sweep_markdown`, :func:`width_needed_markdown`).
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ from ..fast.ensemble import train_ensemble
 from ..metrics import monte_carlo_error
 from ..models import FCN, TheoryTransformer
 from ..positional import pe_for_task
+from ..probes import width_for_error
+from ..report import Markdown, table
 from ..results import per_seed
 from ..task import STSTask
-from ..theory import fcn_bayes_error, fcn_lower_bound, random_first_layer_error, zero_predictor_loss
+from ..theory import (bound_width_for_error, fcn_bayes_error, fcn_lower_bound, random_first_layer_error,
+                      zero_predictor_loss)
 from ..train import OPTIMIZERS, TrainConfig, train
 
 
@@ -103,6 +108,71 @@ def bayes_error_table(T: int, d: int, q: int, widths, *, seeds: int = 3) -> list
                      "random_mean": float(np.mean(sampled)), "random_min": min(sampled),
                      "random_max": max(sampled), "random_closed_form": random_first_layer_error(T, d, q, width)})
     return rows
+
+
+def bayes_error_markdown(T: int, d: int, q: int, widths, *, seeds: int = 3) -> Markdown:
+    """:func:`bayes_error_table` as a table (:func:`sts_lib.report.table`): absolute errors to three decimals.
+
+    >>> print(bayes_error_markdown(10, 4, 3, [40], seeds=2))
+    | width $m_1$ | bound | optimal layer | random layers (min to max) | closed form |
+    |---|---|---|---|---|
+    | 40 | 0.000 | 0.000 | 0.000 to 0.000 | 0.000 |
+    <BLANKLINE>
+    $T$ = 10, $d$ = 4, $q$ = 3, $Td$ = 40; absolute errors (the zero predictor's: 1.333).
+    """
+    rows = [(r["width"], f"{r['bound']:.3f}", f"{r['optimal']:.3f}",
+             f"{r['random_min']:.3f} to {r['random_max']:.3f}", f"{r['random_closed_form']:.3f}")
+            for r in bayes_error_table(T, d, q, widths, seeds=seeds)]
+    return table(["width $m_1$", "bound", "optimal layer", "random layers (min to max)", "closed form"], rows,
+                 note=f"$T$ = {T}, $d$ = {d}, $q$ = {q}, $Td$ = {T * d}; absolute errors "
+                      f"(the zero predictor's: {zero_predictor_loss(d, q):.3f}).")
+
+
+def width_sweep_markdown(rows: list[dict], transformer: dict | None = None) -> Markdown:
+    """Rows of :func:`fcn_width_sweep` (any depths) and, optionally, :func:`transformer_baseline`, as a table.
+
+    Errors are relative to the zero predictor ``d/q``, with their standard errors; the transformer's
+    width is its embedding width ``d + m`` and it has no FCN bound (—).
+
+    >>> fcn = {"width": 4, "depth": 1, "params": 224, "rel_error": 0.7061, "error": 0.9415, "error_se": 0.005,
+    ...        "d": 4, "q": 3, "rel_bound": 0.7, "wall_time": 0.21}
+    >>> tf = {"width": 14, "params": 252, "rel_error": 0.00213, "error_se": 0.00004, "d": 4, "q": 3, "wall_time": 1.5}
+    >>> print(width_sweep_markdown([fcn], transformer=tf))
+    | net | width | parameters | error / $(d/q)$ | bound / $(d/q)$ | training time |
+    |---|---|---|---|---|---|
+    | FCN, 1 hidden layer | 4 | 224 | 0.706 ± 0.004 | 0.700 | 0.2 s |
+    | transformer | 14 | 252 | 0.0021 ± 0.0000 | — | 1.5 s |
+    """
+    out = [(f"FCN, {r['depth']} hidden layer{'s' * (r['depth'] > 1)}", r["width"], r["params"],
+            f"{r['rel_error']:.3f} ± {r['error_se'] / (r['d'] / r['q']):.3f}", f"{r['rel_bound']:.3f}",
+            f"{r['wall_time']:.1f} s") for r in rows]
+    if transformer is not None:
+        tf = transformer
+        out.append(("transformer", tf["width"], tf["params"],
+                    f"{tf['rel_error']:.4f} ± {tf['error_se'] / (tf['d'] / tf['q']):.4f}", None,
+                    f"{tf['wall_time']:.1f} s"))
+    return table(["net", "width", "parameters", "error / $(d/q)$", "bound / $(d/q)$", "training time"], out)
+
+
+def width_needed_markdown(sweeps: dict, d: int, q: int, rel_target: float) -> Markdown:
+    """For each ``T`` of ``sweeps`` (``{T: rows of fcn_width_sweep}``): the width at which the trained nets'
+    relative error reaches ``rel_target`` (:func:`~sts_lib.probes.width_for_error`) against the width the
+    bound needs (:func:`~sts_lib.theory.bound_width_for_error`), also in units of ``Td``.
+
+    >>> sweep = [{"width": 10, "rel_error": 0.5}, {"width": 30, "rel_error": 0.1}]
+    >>> print(width_needed_markdown({10: sweep}, d=4, q=3, rel_target=0.3))
+    | $T$ | $Td$ | trained FCN | trained FCN / $Td$ | bound | bound / $Td$ |
+    |---|---|---|---|---|---|
+    | 10 | 40 | 20.0 | 0.50 | 24.6 | 0.61 |
+    <BLANKLINE>
+    The first-layer width at which the relative error, error / $(d/q)$, reaches 0.3.
+    """
+    rows = []
+    for T, sw in sweeps.items():
+        need, bound = width_for_error(sw, rel_target), bound_width_for_error(T, d, q, rel_target)
+        rows.append((T, T * d, f"{need:.1f}", f"{need / (T * d):.2f}", f"{bound:.1f}", f"{bound / (T * d):.2f}"))
+    return table(["$T$", "$Td$", "trained FCN", "trained FCN / $Td$", "bound", "bound / $Td$"], rows,
+                 note=f"The first-layer width at which the relative error, error / $(d/q)$, reaches {rel_target:g}.")
 
 
 def committed_sweeps(doc: dict, seed: int | None = None) -> dict:
