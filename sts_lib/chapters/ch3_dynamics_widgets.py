@@ -22,6 +22,7 @@ from .._validate import check_float, check_int, check_T_q
 from .ch3_dynamics import fit_inverse_loss_rate, snapshot_reports
 from ..models import TheoryTransformer
 from ..plots import COLUMN_WIDTH, LEGEND_SIZE, two_over_one
+from ..report import Markdown, table
 from ..task import STSTask
 from ..theory import (c_for_loss, loss_on_ray, optimal_gamma, predicted_inverse_slope, reduced_dynamics,
                       uniform_plateau)
@@ -107,6 +108,19 @@ def describe_dynamics(run: dict) -> str:
                else f"leaves the two-scalar recursion (dashed), up to {apart:.3g} times away from it")
     return (f"Training curves of the small theory transformer: the held-out loss ends at {loss[-1]:.3g}, {end} the "
             f"uniform-attention plateau {plateau:.3g}, and the trained model (solid) {follows}.")
+
+
+def recursion_table(run: dict, steps=(10, 50, 100, 500, 1500)) -> Markdown:
+    """The trained ``(alpha_t, gamma_t)`` and loss of ``run`` (:func:`run_small`) at those of ``steps`` that the run
+    logged, each with the two-scalar recursion's value in brackets, as a table (:func:`sts_lib.report.table`)."""
+    rep, red, loss = run["report"], run["reduced"], run["hist"]["loss"]
+    rows = []
+    for step in [s for s in steps if s <= rep["step"][-1]]:
+        i = int(np.searchsorted(rep["step"], step))
+        rows.append((step, f"{rep['alpha'][i]:.3f} ({red['alpha'][step]:.3f})",
+                     f"{rep['gamma'][i]:.3f} ({red['gamma'][step]:.3f})", f"{loss[i]:.4f} ({red['loss'][step]:.4f})"))
+    return table(["step", r"$\alpha_t$ (recursion)", r"$\gamma_t$ (recursion)", "loss (recursion)"], rows,
+                 note="The trained model, with the two-scalar recursion in brackets.")
 
 
 def dynamics_figure(fig: Figure | None = None, *, device=None, **params) -> Figure:
