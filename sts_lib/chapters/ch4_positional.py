@@ -24,6 +24,7 @@ from ..fits import linear_fit
 from .ch3_dynamics import fit_inverse_loss_rate, symmetry_report
 from ..models import TheoryTransformer
 from ..probes import score_margin
+from ..report import Markdown, table
 from ..positional import PE_KINDS, PositionalEncoding, StochasticRandomPE, pe_class
 from ..task import STSTask, sample_subsets
 from ..theory import margin_width_heuristic
@@ -212,3 +213,22 @@ def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_t
                      "seconds": hist.wall_time})
         hists[name] = hist
     return rows, hists
+
+
+def samplers_table(rows: list[dict], T_test: int, *, note: str = "") -> Markdown:
+    """The rows of :func:`compare_samplers` as a table (:func:`sts_lib.report.table`): final held-out loss, the
+    loss at ``T_test``, the cosines with ``W*`` and ``V*``, slope and R^2 of the 1/loss fit, and the cosine of
+    ``W_EE`` with the identity; ``note`` is a line below the table.
+
+    >>> row = {"sampler": "one-hot pool", "loss": 0.02961, "loss_T40": 0.1271, "cos_W": 0.99152, "cos_V": 0.99931,
+    ...        "inv_loss_slope": 0.08842, "inv_loss_r2": 0.9987, "cos_EE_I": 0.99161}
+    >>> print(samplers_table([row], T_test=40))
+    | sampler | loss | loss at $T=40$ | $\\cos(W,W^\\star)$ | $\\cos(V,V^\\star)$ | slope of $1/\\text{loss}$ | its $R^2$ | $\\cos(W_{EE},I)$ |
+    |---|---|---|---|---|---|---|---|
+    | one-hot pool | 0.0296 | 0.127 | 0.9915 | 0.9993 | 0.0884 | 1.00 | 0.9916 |
+    """
+    return table(["sampler", "loss", f"loss at $T={T_test}$", r"$\cos(W,W^\star)$", r"$\cos(V,V^\star)$",
+                  r"slope of $1/\text{loss}$", "its $R^2$", r"$\cos(W_{EE},I)$"],
+                 [(r["sampler"], f"{r['loss']:.4f}", f"{r[f'loss_T{T_test}']:.3f}", f"{r['cos_W']:.4f}",
+                   f"{r['cos_V']:.4f}", f"{r['inv_loss_slope']:.4f}", f"{r['inv_loss_r2']:.2f}",
+                   f"{r['cos_EE_I']:.4f}") for r in rows], note=note)
