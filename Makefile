@@ -12,7 +12,7 @@ HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/
 TORCH_SPEC ?= $(if $(HAS_GPU),torch>=2.2,torch==2.13.0)
 JB_FLAGS ?= -W --keep-going
 
-.PHONY: help venv install book test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b notebooks clean vendor exercises
+.PHONY: help venv install book test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b notebooks notebook-files clean vendor exercises
 
 help:
 	@echo "make book   - create .venv, install, build the book into _build/html"
@@ -77,8 +77,10 @@ reproduce-lane-a:
 reproduce-lane-b:
 	$(PY) -m sts_lib.experiments run --lane B $(REPRO_ARGS)
 
-# Rebuild exercises/student and exercises/solutions from exercises/source.
+# Rebuild exercises/student and exercises/solutions from exercises/source, after writing the course's home
+# (_config.yml's repository: url, branch) into the sources' install cells (sts_lib/publish/home.py).
 exercises: $(VENV)/.stamp-install
+	$(PY) -m sts_lib.publish sync
 	$(PY) -m sts_lib.exercises build
 
 clean:
@@ -86,8 +88,13 @@ clean:
 
 # Chapters are authored in book/src/*.md (MyST, jupytext) and paired with book/*.ipynb for Colab.
 # A notebook is regenerated only when its source is newer (tests/unit/test_notebook_pairs.py checks the pairs).
+# First the course's home (_config.yml's repository: url, branch) is written into every source that differs
+# (sts_lib/publish/home.py); the pairing runs in a second make, so that it sees the sources' new times.
 NOTEBOOKS := $(patsubst book/src/%.md,book/%.ipynb,$(wildcard book/src/*.md))
-notebooks: $(NOTEBOOKS)
+notebooks: $(VENV)/.stamp-install
+	$(PY) -m sts_lib.publish sync
+	@$(MAKE) --no-print-directory notebook-files
+notebook-files: $(NOTEBOOKS)
 book/%.ipynb: book/src/%.md | $(VENV)/.stamp-install
 	$(VENV)/bin/jupytext --quiet --to ipynb --output $@ $<
 

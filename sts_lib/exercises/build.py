@@ -29,18 +29,19 @@ from pathlib import Path
 
 import nbformat
 
+from ..publish.home import Home, read_home
 from ._book_pages import BOOK_DIR, book_page, build_book_pages
 from ._markers import BEGIN, END, MARKERS, MD_BEGIN, MD_END, replace_blocks, solution_blocks, cell_tags
 
 __all__ = ["BOOK_DIR", "book_page", "build", "build_book_pages", "execute", "expected_student", "find_leaks",
            "make_solution", "make_student", "solution_lines", "stored_check_lines"]
 
-COLAB = "https://colab.research.google.com/github/sts-course/sparse-token-selection/blob/main"
 STUB_MESSAGE = "Exercise {id}: replace this line with your code"
 
 
-def _badge(kind: str, stem: str) -> nbformat.NotebookNode:
-    url = f"{COLAB}/exercises/{'student' if kind == 'student' else 'solutions'}/{stem}.ipynb"
+def _badge(kind: str, stem: str, home: Home | None) -> nbformat.NotebookNode:
+    # The Colab link follows the course's home (_config.yml's repository), like the install cell's address.
+    url = (home or read_home()).colab(f"exercises/{'student' if kind == 'student' else 'solutions'}/{stem}.ipynb")
     note = ("Student notebook, generated from `exercises/source` by `python -m sts_lib.exercises build`."
             if kind == "student" else
             "**Solution notebook** (for instructors), generated from `exercises/source`: do not edit by hand.")
@@ -50,10 +51,11 @@ def _badge(kind: str, stem: str) -> nbformat.NotebookNode:
     return cell
 
 
-def make_student(source_nb, stem: str) -> nbformat.NotebookNode:
-    """The student version of a source notebook (stubs, no solutions, no outputs)."""
+def make_student(source_nb, stem: str, home: Home | None = None) -> nbformat.NotebookNode:
+    """The student version of a source notebook (stubs, no solutions, no outputs); ``home`` defaults to
+    the one configured in ``_config.yml``."""
     nb = copy.deepcopy(source_nb)
-    cells = [_badge("student", stem)]
+    cells = [_badge("student", stem, home)]
     for cell in nb.cells:
         tags = cell_tags(cell)
         if "solution" in tags:
@@ -75,10 +77,10 @@ def make_student(source_nb, stem: str) -> nbformat.NotebookNode:
     return nb
 
 
-def make_solution(source_nb, stem: str) -> nbformat.NotebookNode:
+def make_solution(source_nb, stem: str, home: Home | None = None) -> nbformat.NotebookNode:
     """The solution version: marker lines removed, everything else kept (outputs added by execution)."""
     nb = copy.deepcopy(source_nb)
-    cells = [_badge("solution", stem)]
+    cells = [_badge("solution", stem, home)]
     for cell in nb.cells:
         lines = [ln for ln in cell.source.splitlines() if ln.strip() not in MARKERS]
         cell.source = "\n".join(lines)
@@ -176,7 +178,7 @@ def build(source_dir: str | Path = "exercises/source", out_dir: str | Path = "ex
     Refuses to write a student notebook that :func:`find_leaks` flags. Returns the written paths.
     """
     source_dir, out_dir = Path(source_dir), Path(out_dir)
-    written = []
+    home, written = read_home(), []
     paths = sorted(source_dir.glob("ex*.ipynb"))
     if not paths:
         raise FileNotFoundError(f"no exercise notebooks (ex*.ipynb) in {source_dir}")
@@ -185,11 +187,11 @@ def build(source_dir: str | Path = "exercises/source", out_dir: str | Path = "ex
         if only and stem not in only:
             continue
         src = nbformat.read(str(path), as_version=4)
-        student = make_student(src, stem)
+        student = make_student(src, stem, home)
         leaks = find_leaks(src, student)
         if leaks:
             raise RuntimeError(f"{path}: the student version would leak solutions: {leaks[:5]}")
-        solution = make_solution(src, stem)
+        solution = make_solution(src, stem, home)
         if execute_solutions:
             log(f"executing the solution of {stem} ...")
             (out_dir / "solutions").mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,7 @@ import pytest
 from sts_lib.exercises import REGISTRY, exercises_in
 from sts_lib.exercises.build import (build, expected_student, find_leaks, make_student, solution_lines,
                                      stored_check_lines)
+from sts_lib.publish.home import read_home
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "exercises"
@@ -110,7 +111,7 @@ def test_first_code_cell_installs_sts_lib(kind):
     for stem in STEMS:
         first = _code(_read(EX / kind / f"{stem}.ipynb"))[0].source
         assert "import sts_lib" in first and "except ImportError" in first
-        assert '%pip install -q "sts-lib @ git+https://github.com/sts-course/sparse-token-selection"' in first
+        assert f'STS_LIB = "sts-lib @ {read_home(ROOT).pip_url}"' in first and "raise RuntimeError" in first
 
 
 def test_only_monte_carlo_demos_escape_output_comparison():
