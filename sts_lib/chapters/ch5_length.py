@@ -8,7 +8,8 @@ predict those losses from three numbers read off a trained model (:func:`sts_lib
 assuming the symmetric form ``W_EE = alpha I + beta 11^T`` on the slots it was trained on
 (zero elsewhere), ``V_X = gamma I`` and every other block 0 (derived in this course, tag
 [R]); :func:`predicted_loss` and :func:`measured_loss` put the two side by side, and
-:func:`final_losses`, :func:`leak_table` and :func:`q_table` print them as the chapter's tables. A
+:func:`final_losses`, :func:`score_table`, :func:`leak_table` and :func:`q_table` render them as the
+chapter's tables (:func:`sts_lib.report.table`). A
 run's PE is identified by its kind (``run.task.pe.name``, one of
 :data:`sts_lib.positional.PE_KINDS`), never by its label. The figures and the widget are in
 :mod:`sts_lib.chapters.ch5_length_widgets`.
@@ -27,11 +28,12 @@ from ..metrics import attention_mass, evaluate
 from ..models import TheoryTransformer
 from ..positional import PE_LABELS, NearOrthogonalPE, PositionalEncoding, pe_for_task
 from ..probes import symmetric_params
+from ..report import Markdown, table
 from ..task import STSTask
 from ..theory import fixed_onehot_loss, leaked_attention, reduced_loss
 from ..train import History, TrainConfig, train
 
-#: The chapter's fixed draws (its printed tables quote numbers measured on them): the held-out samples of
+#: The chapter's fixed draws (its tables quote numbers measured on them): the held-out samples of
 #: measured_loss, of the leak in leak_table, and of score_groups.
 LOSS_SEED, LEAK_SEED, SCORE_SEED = 99, 5, 7
 
@@ -162,44 +164,53 @@ def measured_loss(run: LengthRun, T_test: int, q_test: int | None = None, *, bat
     return evaluate(run.model, run.task, T=T_test, q=q_test, batch_size=batch, seed=seed, device="cpu")
 
 
-# -- the chapter's tables (text, printed by the cells) ------------------------------------------------
-def final_losses(runs: dict[str, LengthRun]) -> str:
-    """The last held-out loss of each run at its training length and at every logged longer length."""
-    lines = [f"trained in {sum(r.history.wall_time for r in runs.values()):.1f} s; final held-out losses:"]
-    for name, r in runs.items():
-        h, lengths = r.history, r.history.config["train"]["eval_lengths"]
-        ood = "  ".join(f"T'={L}: {h.last(f'loss_T{L}'):.3f}" for L in lengths)
-        lines.append(f"{name:21s} T={r.task.T}: {h.last('loss'):.4f}  {ood}")
-    return "\n".join(lines)
+# -- the chapter's tables (sts_lib.report.table, shown by the cells) --------------------------------
+def final_losses(runs: dict[str, LengthRun]) -> Markdown:
+    """The last held-out loss of each run at its training length and at every logged longer length, as a table;
+    the note gives the runs' total training time."""
+    first = next(iter(runs.values()))
+    lengths = first.history.config["train"]["eval_lengths"]
+    rows = [(name, f"{r.history.last('loss'):.4f}", *(f"{r.history.last(f'loss_T{L}'):.3f}" for L in lengths))
+            for name, r in runs.items()]
+    seconds = sum(r.history.wall_time for r in runs.values())
+    return table(["PE", f"$T={first.task.T}$", *(f"$T'={L}$" for L in lengths)], rows,
+                 note=f"Final held-out losses; the {len(runs)} runs trained in {seconds:.1f} s.")
 
 
-def leak_table(run: LengthRun, lengths) -> str:
+def score_table(run: LengthRun, T_test: int, seen: int, *, note: str = "") -> Markdown:
+    """:func:`score_groups` of the run's model at ``T_test`` as a table, signed to four decimals."""
+    groups = score_groups(run.model, run.task, T_test, seen=seen)
+    return table(["tokens", "mean PE part of the score"], [(k, f"{v:+.4f}") for k, v in groups.items()], note=note)
+
+
+def leak_table(run: LengthRun, lengths) -> Markdown:
     """Measured loss and leaked attention (1 - attention on y) at each length, beside their closed forms.
 
     The closed forms are :func:`predicted_loss` and :func:`~sts_lib.theory.leaked_attention` at the
-    run's fitted alpha; the leak is measured on 4096 fresh sequences per length (seed :data:`LEAK_SEED`).
+    run's fitted alpha (the note gives alpha, beta, gamma); the leak is measured on 4096 fresh sequences per
+    length (seed :data:`LEAK_SEED`).
     """
-    alpha = symmetric_params(run.model)["alpha"]
-    lines = ["measured loss and leaked attention (1 - attention on y) vs closed forms:",
-             f"{'':10s}{'loss':>10s}{'formula':>10s}{'leak':>10s}{'formula':>10s}"]
+    p = symmetric_params(run.model)
+    rows = []
     for L in lengths:
         b = run.task.sample(4096, T=L, generator=make_generator(LEAK_SEED))
         leak = 1 - attention_mass(run.model, b)
-        lines.append(f"  T' = {L}{measured_loss(run, L):10.4f}{predicted_loss(run, L):10.4f}"
-                     f"{leak:10.4f}{leaked_attention(alpha, L, run.task.q):10.4f}")
-    return "\n".join(lines)
+        rows.append((L, f"{measured_loss(run, L):.4f}", f"{predicted_loss(run, L):.4f}", f"{leak:.4f}",
+                     f"{leaked_attention(p['alpha'], L, run.task.q):.4f}"))
+    return table(["$T'$", "loss", "closed form", "leaked attention", "closed form"], rows,
+                 note=rf"The trained model's $\alpha$ = {p['alpha']:.3f}, $\beta$ = {p['beta']:.3f}, "
+                      rf"$\gamma$ = {p['gamma']:.3f}; the leaked attention is 1 − the attention on $y$.")
 
 
-def q_table(runs: dict[str, LengthRun], qs) -> str:
+def q_table(runs: dict[str, LengthRun], qs) -> Markdown:
     """Measured loss of each run at its training length and each subset size in ``qs`` (closed form beside it)."""
     T = next(iter(runs.values())).task.T
-    lines = [f"loss at T = {T}: measured (closed form where it applies)",
-             " " * 22 + "".join(f"q' = {q:<12d}" for q in qs)]
+    rows = []
     for name, r in runs.items():
         cells = []
         for q in qs:
             pred = predicted_loss(r, T, q)
-            pred = f"({pred:.4f})" if math.isfinite(pred) else ""
-            cells.append(f"{measured_loss(r, T, q):.4f} {pred:9s}")
-        lines.append(f"{name:22s}" + "".join(cells))
-    return "\n".join(lines)
+            cells.append(f"{measured_loss(r, T, q):.4f}" + (f" ({pred:.4f})" if math.isfinite(pred) else ""))
+        rows.append((name, *cells))
+    return table(["PE", *(f"$q'={q}$" for q in qs)], rows,
+                 note=f"The loss at $T$ = {T}: measured, with the closed form in brackets where one applies.")

@@ -139,20 +139,23 @@ def test_runs_are_labelled_by_kind_and_built_by_make_pe(runs):
 
 
 def test_chapter_tables(runs):
-    """The tables the chapter prints: one line per run, the closed forms where they apply."""
+    """The tables the chapter shows (sts_lib.report.table): one row per run, the closed forms where they apply."""
     lines = wlen.final_losses(runs).splitlines()
-    assert lines[0].startswith("trained in ") and len(lines) == 4
+    assert lines[0] == "| PE | $T=20$ | $T'=30$ | $T'=40$ |" and len(lines) == 7
+    assert lines[-1].startswith("Final held-out losses; the 3 runs trained in ")
     h = runs["fixed one-hot"].history
-    assert lines[1] == (f"{'fixed one-hot':21s} T=20: {h.last('loss'):.4f}  "
-                        f"T'=30: {h.last('loss_T30'):.3f}  T'=40: {h.last('loss_T40'):.3f}")
+    assert lines[2] == (f"| fixed one-hot | {h.last('loss'):.4f} | "
+                        f"{h.last('loss_T30'):.3f} | {h.last('loss_T40'):.3f} |")
     st = runs["stochastic one-hot"]
     leak = wlen.leak_table(st, (20, 40)).splitlines()
-    assert len(leak) == 4 and leak[3].startswith("  T' = 40")
+    assert len(leak) == 6 and leak[3].startswith("| 40 |")
     alpha = probes.symmetric_params(st.model)["alpha"]
-    assert float(leak[3].split()[-1]) == pytest.approx(sts.theory.leaked_attention(alpha, 40, 3), abs=1e-4)
+    assert float(leak[3].split("|")[-2]) == pytest.approx(sts.theory.leaked_attention(alpha, 40, 3), abs=1e-4)
     q = wlen.q_table(runs, (2, 4)).splitlines()
-    assert q[0] == "loss at T = 20: measured (closed form where it applies)" and len(q) == 5
-    assert "(" not in q[3] and q[3].startswith("fixed near-orthogonal")   # no closed form for it
+    assert q[0] == "| PE | $q'=2$ | $q'=4$ |" and len(q) == 7
+    assert "(" not in q[3] and q[3].startswith("| fixed near-orthogonal |")   # no closed form for it
+    groups = wlen.score_table(runs["fixed one-hot"], 40, seen=20).splitlines()
+    assert groups[2].startswith("| selected, seen | +") and len(groups) == 6
 
 
 # -- plots and widgets ---------------------------------------------------------------------------
