@@ -1,0 +1,106 @@
+"""A fork changes one setting and regenerates: no file keeps the old home (issue 24, item 1).
+
+The project's files (what git tracks, and what it would track: ``git ls-files --cached --others
+--exclude-standard``) are copied to a temporary folder, ``_config.yml``'s ``repository: url/branch`` is set to
+another repository and branch, and the regeneration runs there as a fork would run it: ``make notebooks``
+(the sync, then jupytext's pairing) and the exercise build. Every file of the copy is then searched for the old
+home in each of its forms. The exercise build runs without executing the solution notebooks (``--no-execute``,
+saving about 30 s): execution only adds outputs, and the test checks that no stored output of the committed
+solutions holds any form of the home. Everything runs against the copy's own ``sts_lib`` (``PYTHONPATH``), so
+the working tree is never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from sts_lib.publish.home import Home, managed_sources, read_home
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = Path(sys.executable).parent.parent   # the project's .venv: the copy's make runs its tools from there
+FORK = Home("https://github.com/prof-x/sts-spring", "spring/2026")
+
+
+def _old_forms(home: Home) -> list[str]:
+    """Each way a file may carry the home (without the scheme: a form written with http:// counts too)."""
+    return [home.url.removeprefix("https://"), home.colab_base.removeprefix("https://"),
+            home.colab_base.split("/github/")[1]]
+
+
+def _carriers(root: Path, forms: list[str]) -> dict[str, str]:
+    """Relative path -> the first form it contains, for every file under ``root``."""
+    hits = {}
+    for path in root.rglob("*"):
+        if path.is_file():
+            text = path.read_bytes().decode("utf-8", "replace")
+            found = [f for f in forms if f in text]
+            if found:
+                hits[str(path.relative_to(root))] = found[0]
+    return hits
+
+
+def _copy_project(dst: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           check=True, capture_output=True, text=True).stdout.split("\0")
+    for rel in filter(None, files):
+        src = ROOT / rel
+        if src.is_file():                       # a tracked file deleted in the working tree is skipped
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / rel)
+
+
+def _digest(paths) -> str:
+    return hashlib.sha256(b"".join(p.read_bytes() for p in paths)).hexdigest()
+
+
+def test_a_fork_sets_its_home_once_and_no_file_keeps_the_old_one(tmp_path):
+    old = read_home(ROOT)
+    assert old != FORK
+    forms = _old_forms(old)
+    for nb_path in sorted((ROOT / "exercises" / "solutions").glob("ex*.ipynb")):   # why --no-execute is enough
+        outputs = [str(o) for c in nbformat.read(str(nb_path), as_version=4).cells for o in c.get("outputs", [])]
+        assert outputs and not any(f in o for o in outputs for f in forms), nb_path.name
+    before = _digest(managed_sources(ROOT) + sorted((ROOT / "book").glob("*.ipynb")))
+
+    copy = tmp_path / "fork"
+    _copy_project(copy)
+    config = copy / "_config.yml"
+    text = config.read_text()
+    setting = f"  url: {old.url}\n  branch: {old.branch}\n"
+    assert text.count(setting) == 1, "_config.yml's repository: block has moved; update this test"
+    config.write_text(text.replace(setting, f"  url: {FORK.url}\n  branch: {FORK.branch}\n"))
+    carried = _carriers(copy, forms)
+    assert len(carried) >= 30, carried          # the chapters, their notebooks, three editions of the exercises
+
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    (copy / ".venv").symlink_to(VENV)           # the Makefile's tools
+    # -o: never remake the install stamps there (a pip install -e from the copy would repoint the project's .venv).
+    steps = [["make", "--no-print-directory", "-o", ".venv/.stamp-install", "-o", ".venv/.stamp-torch", "notebooks"],
+             [sys.executable, "-m", "sts_lib.exercises", "build", "--no-execute"]]
+    for cmd in steps:
+        run = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, f"{' '.join(cmd)} failed:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+    (copy / ".venv").unlink()
+
+    left = _carriers(copy, forms)
+    assert not left, f"files still carrying the old home after the regeneration: {left}"
+    assert read_home(copy) == FORK
+    for rel in carried:                         # each former carrier now names the fork (the config by its url)
+        assert FORK.url.removeprefix("https://") in (copy / rel).read_text(), rel
+    for nb_path in sorted((copy / "book").glob("0*.ipynb")) + sorted((copy / "exercises").glob("*/ex*.ipynb")):
+        assert FORK.pip_url in nb_path.read_text(), nb_path
+    for nb_path in sorted((copy / "exercises" / "student").glob("ex*.ipynb")):
+        assert FORK.colab(f"exercises/student/{nb_path.name}") in nb_path.read_text(), nb_path
+
+    # The search can fail: a file that still names the old home is found.
+    (copy / "book" / "src" / "planted.md").write_text(f"see https://{forms[0]}\n")
+    assert _carriers(copy, forms) == {"book/src/planted.md": forms[0]}
+    assert _digest(managed_sources(ROOT) + sorted((ROOT / "book").glob("*.ipynb"))) == before, \
+        "the test wrote into the working tree"
