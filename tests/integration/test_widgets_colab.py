@@ -4,7 +4,7 @@ Colab has long shipped ipywidgets 7.7.1; upgrading it to 8 breaks Colab's own wi
 ``widgets`` extra accepts 7.7 and 8, and the widget code may use no ipywidgets-8-only API:
 
 * ``test_requirements_accept_colabs_versions``: pyproject's requirements (core + ``widgets``) are met by the
-  versions Colab ships, so ``%pip install "sts-lib[widgets] @ ..."`` upgrades nothing;
+  versions Colab ships, so ``pip install "sts-lib[widgets] @ ..."`` upgrades nothing;
 * ``test_install_cells_only_add_sts_lib``: every chapter's and exercise's install cell installs sts-lib only,
   without ``-U``/``--upgrade``/``--force-reinstall`` or pins of other packages;
 * ``test_widget_modules_use_no_ipywidgets8_only_names``: a static scan for names that exist only in 8;
@@ -72,25 +72,33 @@ def test_requirements_accept_colabs_versions():
 
 
 def _install_lines() -> list[tuple[str, str]]:
+    """(file, line) for each line of an install cell that names what pip installs or how: the requirement
+    (``STS_LIB = "..."``) and the pip command (``[sys.executable, "-m", "pip", "install", ...]``)."""
+    wanted = re.compile(r'\bSTS_LIB = "|"pip", "install"')
     lines = []
     for md in sorted((ROOT / "book" / "src").glob("*.md")):
-        lines += [(md.name, ln) for ln in md.read_text().splitlines() if re.search(r"\bpip\s+install\b", ln)]
+        lines += [(md.name, ln) for ln in md.read_text().splitlines() if wanted.search(ln)]
     for nb in sorted((ROOT / "exercises" / "source").glob("*.ipynb")):
         for cell in json.loads(nb.read_text())["cells"]:
             src = "".join(cell["source"])
-            lines += [(nb.name, ln) for ln in src.splitlines() if re.search(r"\bpip\s+install\b", ln)]
+            lines += [(nb.name, ln) for ln in src.splitlines() if wanted.search(ln)]
     return lines
 
 
 def test_install_cells_only_add_sts_lib():
     lines = _install_lines()
-    assert len(lines) >= 5, "no install cells found"
+    sources = (len(list((ROOT / "book" / "src").glob("[0-9][0-9]_*.md")))
+               + len(list((ROOT / "exercises" / "source").glob("ex*.ipynb"))))
+    assert len(lines) == 2 * sources, f"expected a requirement and a pip command in each of {sources} install cells"
     for where, line in lines:
-        assert not re.search(r"(^|\s)(-U|--upgrade|--force-reinstall|--upgrade-strategy)\b", line), (where, line)
-        targets = re.findall(r'"([^"]+)"', line)
-        assert targets and all(re.match(r"sts-lib(\[widgets\])? @ git\+https://", t) for t in targets), (where, line)
-        rest = re.sub(r'"[^"]*"', "", line.split("pip install", 1)[1]).split()
-        assert all(tok.startswith("-") for tok in rest), f"{where} installs more than sts-lib: {line.strip()}"
+        assert not re.search(r"(^|[\s\"])(-U|--upgrade|--force-reinstall|--upgrade-strategy)\b", line), (where, line)
+        if "STS_LIB = " in line:
+            targets = re.findall(r'"([^"]+)"', line)
+            assert len(targets) == 1 and re.match(r"sts-lib(\[widgets\])? @ git\+https://", targets[0]), (where, line)
+        else:   # after "install": options only, then the one requirement
+            rest = line.split('"install",', 1)[1].split("]", 1)[0].replace(",", " ").split()
+            assert rest[-1] == "STS_LIB" and all(t.strip('"').startswith("-") for t in rest[:-1]), \
+                f"{where} installs more than sts-lib: {line.strip()}"
 
 
 def test_widget_modules_use_no_ipywidgets8_only_names():
