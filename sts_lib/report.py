@@ -16,6 +16,7 @@ myst-nb render (the book parses outputs as MyST).
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Callable
 
 from .results import ROLES, claims_table
@@ -112,6 +113,11 @@ def table(columns, rows, *, digits: int = 3, note: str = "") -> Markdown:
     | 40 | — | ✗ |
     <BLANKLINE>
     Two runs.
+    >>> import numpy as np; print(table(["x"], [(np.float32(0.47540998),), (np.int64(-3),)]))
+    | x |
+    |---|
+    | 0.475 |
+    | −3 |
     >>> table(["a", "b"], [(1,)])
     Traceback (most recent call last):
     ...
@@ -130,10 +136,10 @@ def table(columns, rows, *, digits: int = 3, note: str = "") -> Markdown:
 def _value(v, digits: int) -> str:
     if isinstance(v, bool):
         return "✓" if v else "✗"
-    if isinstance(v, int) and not isinstance(v, bool):
-        return f"{v:,}".replace("-", "−")
-    if isinstance(v, float) or v is None:
-        return plain(v, digits)
+    if isinstance(v, numbers.Integral):                  # numpy's integers too
+        return f"{int(v):,}".replace("-", "−")
+    if isinstance(v, numbers.Real) or v is None:         # numpy's floats too (float32 is not a float)
+        return plain(float(v) if v is not None else None, digits)
     return _cell(v)
 
 

@@ -24,7 +24,7 @@ from ..device import make_generator
 from .ch4_positional import SAMPLERS, fit_through_origin, query_scores
 from ..theory import coherence_reference, loss_on_ray, max_unselected_score
 from ..probes import score_margin
-from ..report import Markdown, plain
+from ..report import Markdown, plain, table
 from ..results import per_seed
 from ..plots import COLUMN_WIDTH, LEGEND_SIZE
 from .panel import Choice, FigurePanel, Ints, new_figure, reuse
@@ -210,34 +210,32 @@ def width_needed_table(doc: dict, target: float = 0.25) -> Markdown:
     the population-GD family's value (mean over the Monte Carlo seeds), and a trained model's in brackets."""
     points = [p for pts in per_seed(doc, "data", "points").values() for p in pts if p["target"] == target]
     qs, Ts = sorted({p["q"] for p in points}), sorted({p["T"] for p in points})
-    rows = ["| $q$ | " + " | ".join(f"$T={T}$" for T in Ts) + " |", "|---" * (len(Ts) + 1) + "|"]
+    rows = []
     for q in qs:
-        cells = []
+        cells = [q]
         for T in Ts:
             fam = [p["m_needed"] for p in points if (p["q"], p["T"], p["source"]) == (q, T, "population-gd")
                    and p["m_needed"] is not None]
             tr = {round(p["m_needed"], 1) for p in points if (p["q"], p["T"], p["source"]) == (q, T, "trained")
                   and p["m_needed"] is not None}
             cells.append((f"{np.mean(fam):.0f}" if fam else "—") + (f" [{min(tr):.0f}]" if tr else ""))
-        rows.append(f"| {q} | " + " | ".join(cells) + " |")
-    return Markdown("\n".join(rows))
+        rows.append(cells)
+    return table(["$q$"] + [f"$T={T}$" for T in Ts], rows)
 
 
 def width_fit_table(doc: dict) -> Markdown:
     """The fitted exponents of the width law at q >= 3, per Monte Carlo seed, with their 95% intervals,
     and the exponent of ln T at q = 2."""
-    rows = ["| seed | exponent of $q$ | exponent of $\\ln T$ | exponent of $1/\\text{target}$ | $R^2$ | points |",
-            "|---|---|---|---|---|---|"]
+    rows = []
     for s, f in per_seed(doc, "final", "fit_q3plus").items():
         cell = lambda k: f"{plain(f['coef'][k])} ({plain(f['ci95'][k][0])} to {plain(f['ci95'][k][1])})"  # noqa: E731
-        rows.append(f"| {s} | {cell('log_q')} | {cell('log_lnT')} | {cell('log_inv_target')} | {plain(f['r2'])} "
-                    f"| {f['n']} |")
+        rows.append((s, cell("log_q"), cell("log_lnT"), cell("log_inv_target"), plain(f["r2"]), f["n"]))
     q2 = next(iter(per_seed(doc, "final", "lnT_exponent_q2").values()), {})
-    if q2:
-        rows += ["", f"At $q=2$ the exponent of $\\ln T$ (seed {min(doc['seeds'])}): "
-                 + "; ".join(f"target {t}: {plain(v['coef']['log_lnT'])} ({plain(v['ci95']['log_lnT'][0])} to "
-                             f"{plain(v['ci95']['log_lnT'][1])})" for t, v in q2.items()) + "."]
-    return Markdown("\n".join(rows))
+    note = (f"At $q=2$ the exponent of $\\ln T$ (seed {min(doc['seeds'])}): "
+            + "; ".join(f"target {t}: {plain(v['coef']['log_lnT'])} ({plain(v['ci95']['log_lnT'][0])} to "
+                        f"{plain(v['ci95']['log_lnT'][1])})" for t, v in q2.items()) + "." if q2 else "")
+    return table(["seed", "exponent of $q$", "exponent of $\\ln T$", "exponent of $1/\\text{target}$", "$R^2$",
+                  "points"], rows, note=note)
 
 def _law_of(value: float, interval: list, laws: dict) -> str:
     """Which of ``laws`` (name -> exponent) a fitted exponent supports: the one its 95% interval contains,

@@ -19,7 +19,7 @@ import re
 
 from .. import statements
 from .ch4_positional_widgets import width_fit_table, width_law_in_words
-from ..report import Markdown, plain
+from ..report import Markdown, table
 from ..results import list_results, load_result, per_seed
 
 #: Where a further experiment's setting is explained when its result file has no ``scale_note``.
@@ -76,12 +76,10 @@ def tally_in_words(docs: dict[str, dict]) -> Markdown:
 def baseline_minima(doc: dict) -> Markdown:
     """Per table: the smallest loss at the first T_test over the run, when, the family's prediction, the end value."""
     Tt = doc["config"]["params"]["T_tests"][0]
-    rows = [f"| table | lowest loss at $T_{{\\text{{test}}}}={Tt}$ | at step | interpolant family's minimum | "
-            "loss at the end |", "|---|---|---|---|---|"]
-    for s, f in per_seed(doc, "final", f"loss_T{Tt}").items():
-        rows.append(f"| {s} | {plain(f['min'])} | {round(f['step_of_min']):,} | {plain(f['family_min'])} "
-                    f"| {plain(f['final'])} |")
-    return Markdown("\n".join(rows))
+    rows = [(s, f["min"], round(f["step_of_min"]), f["family_min"], f["final"])
+            for s, f in per_seed(doc, "final", f"loss_T{Tt}").items()]
+    return table(["table", f"lowest loss at $T_{{\\text{{test}}}}={Tt}$", "at step", "interpolant family's minimum",
+                  "loss at the end"], rows)
 
 
 __all__ = ["EVIDENCE", "baseline_minima", "describe", "load_documents", "others", "sections", "tally_in_words",
