@@ -1,4 +1,4 @@
-"""Figures drawn for the book's column, and the measure of whether they are: sizes, not drawing.
+"""Figures drawn for the column they are shown in, and the measure of whether they are: sizes, not drawing.
 
 The book shows an image at most :data:`BOOK_COLUMN_PX` CSS px wide (its content column at a 1280 px
 window); a wider image is scaled down, its text with it. :func:`text_report` renders a figure as a
@@ -6,16 +6,18 @@ notebook shows it and gives the displayed size of every text, so a test can hold
 :data:`MIN_TEXT_PX`, the body's small print. The plotters (:mod:`sts_lib.plots`, :mod:`sts_lib.figures`,
 the chapters' figures) draw at :data:`COLUMN_WIDTH` inches with legends of :data:`LEGEND_SIZE` points,
 which keeps them above it; :func:`readable_figures`, which the chapters' set-up cell calls, enlarges
-the text of any other figure just before a notebook displays it.
+the text of any other figure just before a notebook displays it. A phone's column is half as wide,
+so the static book also shows every figure drawn a second time for it (:mod:`sts_lib.phone`).
 """
 
 from __future__ import annotations
 
-import io
-import struct
 
 from matplotlib.figure import Figure
 from matplotlib.text import Text
+
+from . import phone
+from .phone import png_width, render
 
 #: The book's content column at a 1280 px window, in CSS px: a wider image is shown scaled down to it.
 BOOK_COLUMN_PX = 688
@@ -39,24 +41,9 @@ def text_report(fig, *, column_px: float = BOOK_COLUMN_PX, dpi: float | None = N
     A figure is readable in the book when ``sizes[0][0] >= MIN_TEXT_PX`` and nothing overlaps.
     """
     dpi = dpi or fig.dpi
-    drawn = {}
-    original = Text.draw
-
-    def draw(self, renderer):              # every Text's draw, tick labels, legends and annotations included
-        out = original(self, renderer)
-        if self.get_visible() and self.get_text().strip():
-            drawn[id(self)] = (self.get_fontsize(), self.get_text(), self.get_window_extent(renderer))
-        return out
-
-    Text.draw = draw
-    try:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-    finally:
-        Text.draw = original
-    width = struct.unpack(">I", buf.getvalue()[16:20])[0]           # the PNG header's IHDR width
+    png, items = render(fig, dpi)
+    width = png_width(png)
     scale = min(1.0, column_px / width)
-    items = list(drawn.values())
     overlaps = []
     for i, (_, a, box_a) in enumerate(items):
         for _, b, box_b in items[i + 1:]:
@@ -97,8 +84,10 @@ def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
 
     A figure drawn for the book's column (:func:`fits_column`: its smallest text already shows at
     :data:`MIN_TEXT_PX` or more) is shown as drawn, the same picture as its PNG and a static panel's
-    frame; any other is enlarged. The chapters' set-up cell calls this. Returns False outside IPython
-    (nothing changes there).
+    frame; any other is enlarged. Under the book build a figure is also shown as HTML: a ``<picture>`` of
+    that rendering and one drawn for a phone (:func:`sts_lib.phone.picture_html`), which the book prefers
+    to the PNG (the PDF keeps the PNG). The chapters' set-up cell calls this. Returns False outside
+    IPython (nothing changes there).
     """
     try:
         from IPython import get_ipython
@@ -112,16 +101,30 @@ def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
         original = pylabtools.print_figure
 
         def print_figure(fig, *args, **kwargs):
-            if getattr(fig, "_sts_enlarge", None) is None:     # decided once, so a redraw looks the same
-                fig._sts_enlarge = not fits_column(fig)
-            if fig._sts_enlarge:
-                enlarge_text(fig, min_size, factor)
+            _enlarge_if_needed(fig, min_size, factor)
             return original(fig, *args, **kwargs)
 
         print_figure._sts_readable = True
         pylabtools.print_figure = print_figure      # used by every later `%matplotlib inline`
-    from functools import partial
+    from functools import partial, partialmethod
 
     shell.display_formatter.formatters["image/png"].for_type(
         Figure, partial(pylabtools.print_figure, fmt="png", base64=True, bbox_inches="tight"))
+    if phone.static_book():                          # the book also gets both renderings in one <picture>
+        # As a method, not a formatter entry: `%matplotlib inline` (chapters 5-8 run it) removes every
+        # formatter's entry for Figure, but IPython's HTML formatter still asks the object for _repr_html_.
+        Figure._repr_html_ = partialmethod(_picture, min_size=min_size, factor=factor)
     return True
+
+
+def _enlarge_if_needed(fig, min_size: float, factor: float) -> None:
+    if getattr(fig, "_sts_enlarge", None) is None:     # decided once, so a redraw looks the same
+        fig._sts_enlarge = not fits_column(fig)
+    if fig._sts_enlarge:
+        enlarge_text(fig, min_size, factor)
+
+
+def _picture(fig, min_size: float, factor: float) -> str:
+    """The static book's rendering of ``fig``: the desktop and the phone picture (:mod:`sts_lib.phone`)."""
+    _enlarge_if_needed(fig, min_size, factor)
+    return phone.picture_html(phone.renderings(fig), alt=getattr(fig, "sts_alt", "") or "")

@@ -30,14 +30,16 @@ import io
 import itertools
 import json
 import math
-import os
 from dataclasses import dataclass
 
 from typing import Callable
 
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
-ENV = "STS_STATIC_PANELS"    # set to "1" by the book build (book/_ext/sts_panels.py)
+from ..phone import PHONE_DPI, PHONE_MEDIA, STATIC_BOOK_ENV, narrow_copy, render, smallest_text_px, static_book
+
+ENV = STATIC_BOOK_ENV         # set to "1" by the book build (book/_ext/sts_panels.py)
 
 
 def figure_png(fig: Figure, dpi: int = 90) -> bytes:
@@ -45,6 +47,19 @@ def figure_png(fig: Figure, dpi: int = 90) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
+
+
+def _frame_pictures(fig: Figure, dpi: int) -> dict:
+    """A frame's two pictures as ``data:`` URIs, each with its smallest text in image pixels: ``src``/``px``
+    as a live panel draws it, ``narrow``/``narrow_px`` drawn for a phone (:mod:`sts_lib.phone`)."""
+    def uri(png: bytes) -> str:
+        return "data:image/png;base64," + base64.b64encode(png).decode()
+
+    wide = figure_png(fig, dpi)
+    narrow, drawn = render(narrow_copy(fig), PHONE_DPI)
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return {"src": uri(wide), "px": round(min(sizes, default=0) * dpi / 72, 2),
+            "narrow": uri(narrow), "narrow_px": round(smallest_text_px(drawn, PHONE_DPI), 2)}
 
 
 def clamp(values: dict, bounds: Callable[[dict], dict] | None) -> dict:
@@ -57,11 +72,6 @@ def clamp(values: dict, bounds: Callable[[dict], dict] | None) -> dict:
     for k, (lo, hi) in (bounds(state) if bounds else {}).items():
         state[k] = min(max(state[k], lo), hi)
     return state
-
-
-def static_book() -> bool:
-    """True when this process runs under the book build, which shows static panels instead of widgets."""
-    return os.environ.get(ENV) == "1"
 
 
 def _labelled_values(name: str, control, offered, start) -> list[tuple]:
@@ -163,15 +173,15 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 90) -> StaticPan
             try:
                 fig = panel.draw(None, **values)
                 frame["alt"] = f"{getattr(fig, 'sts_alt', None) or alt} Setting: {caption}."
-                frame["src"] = "data:image/png;base64," + base64.b64encode(figure_png(fig, dpi)).decode()
+                frame.update(_frame_pictures(fig, dpi))
             except (ValueError, ArithmeticError) as err:   # what the live panel reports under its controls
                 frame["error"] = str(err)
             index_of[key] = len(frames)
             frames.append(frame)
         lookup[",".join(map(str, pos))] = index_of[key]
     first = frames[lookup[",".join(map(str, positions[0]))]]
-    controls = [{"name": k, "labels": [lab for _, lab in options[j]], "default": positions[0][j]}
-                for j, k in enumerate(names)]
+    controls = [{"name": k, "tex": panel.controls[k].tex or k, "labels": [lab for _, lab in options[j]],
+                 "default": positions[0][j]} for j, k in enumerate(names)]
     data = {"mode": mode, "controls": controls, "frames": frames, "lookup": lookup}
     offered = "; ".join(f"{html.escape(panel.controls[k].label or k)} ∈ {{{', '.join(html.escape(l) for _, l in options[j])}}}"
                         for j, k in enumerate(names))
@@ -196,8 +206,9 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 90) -> StaticPan
                      f"step=\"1\" value=\"{positions[0][j]}\" aria-valuetext=\"{html.escape(labels[positions[0][j]])}\">"
                      f"<output for=\"{cid}\">{html.escape(labels[positions[0][j]])}</output>")
         rows.append(f"<div class=\"sts-panel-control\"><label for=\"{cid}\">{label}</label>{field}</div>")
-    picture = (f"<img class=\"sts-panel-img\" src=\"{first['src']}\" alt=\"{html.escape(first['alt'])}\">"
-               if "src" in first else "")
+    picture = (f"<picture class=\"sts-picture\"><source media=\"{PHONE_MEDIA}\" srcset=\"{first['narrow']}\" "
+               f"data-text-px=\"{first['narrow_px']}\"><img class=\"sts-panel-img\" src=\"{first['src']}\" "
+               f"alt=\"{html.escape(first['alt'])}\" data-text-px=\"{first['px']}\"></picture>" if "src" in first else "")
     payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     fragment = (f"<div class=\"sts-static-panel\" id=\"{pid}\" role=\"group\" aria-label=\"{html.escape(_short(alt))}\">"
                 f"<div class=\"sts-panel-controls\">{''.join(rows)}</div>{note}"

@@ -224,8 +224,47 @@ _INSPECT_JS = r"""
         hiddenVerdicts.push(`${Math.round(r.right - right)} px out of view: ${head.slice(0, 70)}`);
       }
     }
+    // Phone-first (issue 23). Inline math that runs past the column where nothing scrolls cannot be read.
+    const clippedMath = [];
+    const left = article.getBoundingClientRect().left - 2;
+    for (const m of article.querySelectorAll('mjx-container:not([display="true"])')) {
+      if (m.offsetParent === null) continue;
+      const r = m.getBoundingClientRect();
+      if ((r.right > limit || r.left < left) && !inScroller(m))
+        clippedMath.push(`${Math.round(Math.max(r.right - limit, left - r.left))} px: ` +
+                         (m.querySelector('mjx-assistive-mml') || m).textContent.trim().slice(0, 40));
+    }
+    // A printed table (several lines of columns set apart by runs of spaces) whose lines wrap loses its
+    // columns: tables are HTML tables (sts_lib.report.table).
+    const wrappedTables = [];
+    for (const pre of article.querySelectorAll('.cell_output pre')) {
+      if (pre.offsetParent === null) continue;
+      const lines = pre.textContent.replace(/\n+$/, '').split('\n');
+      if (lines.filter(l => /\S {2,}\S/.test(l)).length < 2) continue;
+      const cs = getComputedStyle(pre);
+      const lh = parseFloat(cs.lineHeight) || 1.2 * parseFloat(cs.fontSize);
+      const shown = Math.round((pre.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom)) / lh);
+      if (shown > lines.length) wrappedTables.push(`${lines.length} lines shown as ${shown}: ${lines[0].trim().slice(0, 50)}`);
+    }
+    // Figure text as shown (issue 23): each picture carries its smallest text in image pixels
+    // (data-text-px, from sts_lib.phone), of the rendering this window chose; shown at its displayed scale.
+    const smallText = [], floor = vw < 600 ? 9 : 11;
+    let smallest = Infinity;
+    for (const img of article.querySelectorAll('.cell_output img, .sts-static-panel img')) {
+      if (img.offsetParent === null || !img.naturalWidth) continue;
+      const source = img.closest('picture') && img.closest('picture').querySelector('source');
+      const narrow = source && img.currentSrc && img.currentSrc !== img.src;
+      const px = parseFloat((narrow ? source : img).dataset.textPx);
+      if (!(px > 0)) { smallText.push(`not measured (no data-text-px): ${img.getAttribute('src').slice(0, 60)}`); continue; }
+      const shownPx = px * img.clientWidth / img.naturalWidth;
+      smallest = Math.min(smallest, shownPx);
+      if (shownPx < floor - 0.05) smallText.push(`${shownPx.toFixed(1)} px (${narrow ? 'phone' : 'desktop'} rendering, ` +
+                                                 `${img.naturalWidth} px shown at ${img.clientWidth}): ${img.alt.slice(0, 50)}`);
+    }
     const pageWidth = document.documentElement.scrollWidth;
-    return {clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
+    return {clippedMath: clippedMath.slice(0, 8), clippedMathCount: clippedMath.length,
+            wrappedTables: wrappedTables.slice(0, 8), smallText: smallText.slice(0, 8),
+            smallestFigureText: smallest === Infinity ? null : smallest, clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
             duplicateImages: dupes, cutCode: cutCode.slice(0, 8), cutCodeCount: cutCode.length,
             wideImages: wideImages.slice(0, 8), hiddenVerdicts: hiddenVerdicts.slice(0, 8),
             pageScrollsSideways: pageWidth > vw + 1 ? pageWidth : 0};
@@ -319,6 +358,11 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
         problems.append(f"{report['cutCodeCount']} code cells, outputs or code blocks are wider than their box "
                         f"(long lines must wrap), e.g. " + "; ".join(report["cutCode"][:3]))
     problems += [f"figure wider than its box or the window: {w}" for w in report["wideImages"]]
+    if report["clippedMathCount"]:
+        problems.append(f"{report['clippedMathCount']} inline formulas run past the column where nothing scrolls "
+                        "(set them as display math), e.g. " + "; ".join(report["clippedMath"][:3]))
+    problems += [f"printed table wraps (use sts_lib.report.table): {t}" for t in report["wrappedTables"]]
+    problems += [f"figure text below {9 if width < 600 else 11} px: {t}" for t in report["smallText"]]
     problems += [f"claims table with its verdict column out of view: {v}" for v in report["hiddenVerdicts"]]
     if report["pageScrollsSideways"]:
         problems.append(f"the page is {report['pageScrollsSideways']} px wide in a {width} px window")
@@ -508,3 +552,47 @@ def test_figure_text_is_enlarged_once_for_narrow_columns():
     assert {t.get_text(): t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()} == sizes
     plt.close(fig)
     assert readable_figures() is False                  # outside IPython it does nothing
+
+
+def test_reader_checks_fail_on_planted_problems():
+    """The phone checks of the browser test (issue 23) on a planted page, no build needed: an inline formula past
+    the column, a printed table that wraps, figure text too small as shown and a picture without its measure are
+    each reported; the same page without them is clean."""
+    import base64
+    import io
+
+    from matplotlib.figure import Figure
+    from playwright.sync_api import sync_playwright
+
+    from sts_lib.phone import png_width
+
+    fig = Figure(figsize=(7.0, 2.0), dpi=100)
+    fig.add_subplot().plot([0, 1])
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    uri = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+    assert png_width(buf.getvalue()) == 700
+    good = ('<mjx-container style="display:inline-block;width:40px">x</mjx-container>'
+            '<div class="cell_output"><pre style="white-space:pre-wrap">a    b\n1    2</pre>'
+            f'<img alt="a figure drawn large" src="{uri}" data-text-px="25" style="max-width:100%"></div>')
+    bad = ('<p>text <mjx-container style="display:inline-block;width:900px">wide</mjx-container></p>'
+           '<div class="cell_output"><pre style="white-space:pre-wrap">' + "column    " * 12 + "\n" + "1.0       " * 12
+           + f'</pre><img alt="a figure drawn small" src="{uri}" data-text-px="12.5" style="max-width:100%">'
+           f'<img alt="a figure nobody measured" src="{uri}" style="max-width:100%"></div>')
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        reports = {}
+        for name, body in (("good", good), ("bad", bad)):
+            page.set_content(f'<html><body style="margin:0;overflow-x:hidden"><article style="width:350px;'
+                             f'margin:0 20px">{body}</article></body></html>')
+            page.wait_for_function("() => Array.from(document.images).every(i => i.complete)")
+            reports[name] = page.evaluate(_INSPECT_JS, 390)
+        browser.close()
+    good, bad = reports["good"], reports["bad"]
+    assert not good["clippedMath"] and not good["wrappedTables"] and not good["smallText"], good
+    assert good["smallestFigureText"] == pytest.approx(25 * 350 / 700)
+    assert bad["clippedMathCount"] == 1 and "wide" in bad["clippedMath"][0]
+    assert len(bad["wrappedTables"]) == 1
+    assert any(t.startswith("6.3 px") for t in bad["smallText"]), bad["smallText"]      # 12.5 px at half size
+    assert any(t.startswith("not measured") for t in bad["smallText"]), bad["smallText"]

@@ -10,6 +10,7 @@ import io
 import json
 from pathlib import Path
 import math
+import os
 
 import pytest
 import torch
@@ -352,3 +353,42 @@ def test_every_library_figure_is_readable_in_the_book_column(name, small_data):
     assert not report["overlaps"], f"{name}: texts overlap: {report['overlaps']}"
     # The book's display hook (readable_figures) leaves such a figure as drawn: the same picture as its PNG.
     assert readable.fits_column(fig)
+
+
+# -- drawn again for a phone (issue 23) ------------------------------------------------------------------
+# A 390 px phone shows an image at most PHONE_COLUMN_PX (350) CSS px wide: the desktop picture's 9 pt text
+# would be about 6 px there. The static book shows each figure's narrow copy instead (sts_lib.phone), whose
+# smallest text must be shown at MIN_PHONE_TEXT_PX or more, with nothing overlapping.
+from sts_lib import phone  # noqa: E402
+
+
+@pytest.mark.parametrize("name", _FIGURE_NAMES)
+def test_every_library_figure_has_a_readable_phone_rendering(name, small_data):
+    fig = _drawn(_library_figures(small_data)[name]())
+    narrow = phone.narrow_copy(fig)
+    report = readable.text_report(narrow, column_px=phone.PHONE_COLUMN_PX, dpi=phone.PHONE_DPI)
+    px, text = report["sizes"][0]
+    keep = os.environ.get("STS_KEEP_PHONE_FIGURES")          # a folder: look at them
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        narrow.savefig(Path(keep) / f"{name}.png", dpi=phone.PHONE_DPI, bbox_inches="tight")
+    assert px >= phone.MIN_PHONE_TEXT_PX, (f"{name}: {text!r} is shown at {px:.1f} px on a phone (PNG "
+                                           f"{report['png_width']} px wide in a {phone.PHONE_COLUMN_PX} px column)")
+    assert not report["overlaps"], f"{name}: texts overlap on a phone: {report['overlaps']}"
+    assert narrow is not fig and fig.get_size_inches()[0] >= narrow.get_size_inches()[0]
+
+
+def test_phone_rendering_stacks_panels_and_fails_a_figure_drawn_too_small():
+    fig = Figure(figsize=(7.2, 3.0), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax in axes:
+        ax.plot([0, 1], label="curve")
+    axes[0].set_ylabel("loss")
+    narrow = phone.narrow_copy(fig)
+    boxes = [ax.get_subplotspec().get_topmost_subplotspec().rowspan.start for ax in narrow.axes]
+    assert boxes == [0, 1] and narrow.axes[1].get_ylabel() == "loss"          # stacked, the shared label repeated
+    assert fig.axes[0].get_subplotspec().colspan.start != fig.axes[1].get_subplotspec().colspan.start  # unchanged
+    tiny = Figure(figsize=(7.2, 3.0))
+    tiny.add_subplot().set_title("six points", fontsize=6)
+    px = readable.text_report(phone.narrow_copy(tiny), column_px=phone.PHONE_COLUMN_PX, dpi=phone.PHONE_DPI)["sizes"][0][0]
+    assert px < phone.MIN_PHONE_TEXT_PX                                         # the check above can fail

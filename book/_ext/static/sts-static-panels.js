@@ -10,6 +10,7 @@
     const data = JSON.parse(script.textContent);
     const inputs = Array.from(panel.querySelectorAll("[data-control]"));
     const img = panel.querySelector("img.sts-panel-img");
+    const source = panel.querySelector("picture source");   // the frame drawn for a phone's column
     const caption = panel.querySelector(".sts-panel-caption");
     const status = panel.querySelector(".sts-panel-status");
     const readout = (input) => panel.querySelector(`output[for="${input.id}"]`);
@@ -19,9 +20,12 @@
     link.target = "_blank";
     link.rel = "noopener";
     link.title = "Open this picture at full size";
-    link.href = img.getAttribute("src");
-    img.parentNode.insertBefore(link, img);
-    link.appendChild(img);
+    const picture = img.closest("picture") || img;
+    const current = () => img.currentSrc || img.getAttribute("src");
+    link.href = current();
+    picture.parentNode.insertBefore(link, picture);
+    link.appendChild(picture);
+    img.addEventListener("load", () => { link.href = current(); });
 
     function show(moved) {
       if (data.mode === "one" && moved !== undefined) {
@@ -48,8 +52,12 @@
       status.textContent = "";
       panel.classList.add("sts-panel-loading");
       img.onload = img.onerror = () => panel.classList.remove("sts-panel-loading");
+      if (source) {
+        source.srcset = frame.narrow;
+        source.dataset.textPx = frame.narrow_px;
+      }
       img.src = frame.src;
-      link.href = frame.src;
+      img.dataset.textPx = frame.px;
       img.alt = frame.alt;
       caption.textContent = frame.caption;
     }
