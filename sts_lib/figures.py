@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import NullFormatter, StrMethodFormatter
 
 from matplotlib.lines import Line2D
 
@@ -135,11 +135,18 @@ def heatmaps(doc: dict, runs=None, when=("init", "final")) -> Figure:
     return plot_heatmap_grid(pairs, ds.pop(), title=f"Figure 3: W and V, seed {seed}{crop}")
 
 
-def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None) -> Figure:
+#: Figure 2's step axis is linear up to this step and logarithmic beyond it, so that the first few hundred
+#: steps, where the fixed one-hot PE's loss dips before it rises (its minimum is at step 400 to 700 of
+#: 10,000), take a third of the axis instead of a twentieth.
+LOG_STEPS_FROM = 100
+
+
+def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None, log_steps: bool = False) -> Figure:
     """A grid of OOD panels, one row per ``(metric keys, floor)``, a curve per PE (every seed, and their mean).
 
     ``overlay``: ``{label: {key: (steps, values)}}`` curves drawn in black on the panels of their keys
-    (a dash pattern per label, named in the legend)."""
+    (a dash pattern per label, named in the legend). ``log_steps``: the step axis is linear up to
+    :data:`LOG_STEPS_FROM` and logarithmic beyond (step 0 stays on it)."""
     runs = runs_by_pe(doc)
     kinds = {label: pe_kind(next(iter(h.values()))) for label, h in runs.items()}
     seen: list = []
@@ -162,6 +169,13 @@ def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None) -> Figu
             ax.get_legend().remove()
     for ax in axes[:-1].ravel():
         ax.set_xlabel("")
+    if log_steps:
+        for ax in axes.ravel():
+            ax.set_xscale("symlog", linthresh=LOG_STEPS_FROM, linscale=0.4)
+            ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        for ax in axes[-1]:
+            if ax.get_xlabel():
+                ax.set_xlabel(f"step (log scale beyond {LOG_STEPS_FROM})")
     handles = seed_legend_handles(runs, color, style)   # a colour per PE, then "thin: one seed", "thick: mean"
     for k, (label, curves) in enumerate((overlay or {}).items()):
         dash = ((0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))[k % 3]
@@ -188,6 +202,7 @@ def _trained(doc: dict) -> dict:
 def length(doc: dict) -> Figure:
     """Figure 2: held-out loss at each longer test length during training, a curve per PE, a line per seed.
 
+    The step axis is logarithmic beyond step :data:`LOG_STEPS_FROM`, so the fixed one-hot PE's early dip shows.
     Black dashes: exact population gradient descent for the one-hot PEs (stochastic pool and fixed),
     the theorem's object, at the runs' own rates.
     """
@@ -200,7 +215,7 @@ def length(doc: dict) -> Figure:
             overlay[name] = e
     return _ood(doc, [(k, FIXED_PE_FLOOR) for k in _pairs(keys)],
                 f"Figure 2: held-out loss at longer lengths (trained at T={_trained(doc)['T']}), seeds {doc['seeds']}",
-                overlay=overlay)
+                overlay=overlay, log_steps=True)
 
 
 def q_generalization(doc: dict) -> Figure:
@@ -340,5 +355,5 @@ def figure(doc: dict) -> Figure:
     return func(doc)
 
 
-__all__ = ["FIGURE_MODULES", "FIXED_PE_FLOOR", "adam", "convergence", "fcn_width", "figure", "heatmaps", "length",
+__all__ = ["FIGURE_MODULES", "FIXED_PE_FLOOR", "LOG_STEPS_FROM", "adam", "convergence", "fcn_width", "figure", "heatmaps", "length",
            "pe_colors", "pe_kind", "pe_markers", "pe_samplers", "q_generalization", "run_label", "runs_by_pe"]
