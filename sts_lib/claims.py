@@ -6,7 +6,8 @@ says what kind of evidence it is (its ``role``, one record of :data:`ROLES`): a 
 that could fail here, a consequence of a closed form or theorem (``because`` names it), a diagnostic
 added to explain a failure, or a check of the course's own derivation or finding. Only ``paper``
 claims count in a verdict on the paper (:func:`paper_tally`). ``near_threshold`` marks a claim whose
-verdict a seed's test-set noise could flip. :mod:`sts_lib.results` stores the records in the result
+verdict a seed's test-set noise could flip; a ``caveat`` says how far its verdict reaches (a loss still
+falling when the run ends: the claim holds for this run only), and every summary shows it beside the claim. :mod:`sts_lib.results` stores the records in the result
 documents and re-exports these names.
 """
 
@@ -63,7 +64,7 @@ def _near(v: float, threshold, rule: str, noise: float) -> bool:
 
 
 def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "mean", role: str = "ours",
-          because: str = "", name: str = "", noise: float = 0.0) -> dict:
+          because: str = "", name: str = "", noise: float = 0.0, caveat: str = "") -> dict:
     """One measured claim over seeds: ``passed`` is computed here, never written by hand.
 
     ``require='mean'`` passes when the mean over seeds satisfies ``mean RULE threshold``;
@@ -71,7 +72,8 @@ def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "me
     takes ``threshold = [low, high]``. ``role`` is a key of :data:`ROLES`; a ``guaranteed`` claim
     must say ``because`` of what. ``noise`` is the relative standard error of one seed's value
     from its finite test set: a claim is ``near_threshold`` when the seeds disagree or a value lies
-    within two of them of the threshold, so a reader knows its verdict could flip.
+    within two of them of the threshold, so a reader knows its verdict could flip. ``caveat``: how far the
+    verdict reaches, in words a summary shows beside the claim (stored only when given).
 
     >>> c = claim("loss below 1%", {0: 0.004, 1: 0.008}, 0.01, "<")
     >>> c["value"], c["max"], c["passed"], c["role"]
@@ -82,6 +84,8 @@ def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "me
     True
     >>> claim("x", {0: 0.0198}, 0.02, "<", noise=0.03)["near_threshold"]
     True
+    >>> claim("lowest loss", {0: 0.19}, 0.15, ">=", caveat="still falling at the end of the run")["caveat"]
+    'still falling at the end of the run'
     """
     if rule not in RULES:
         raise ValueError(f"rule must be one of {sorted(RULES)}, got {rule!r}")
@@ -104,7 +108,7 @@ def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "me
     return jsonable({"name": name or text, "text": text, "role": role, "because": because, "per_seed": vals,
                      "value": mean, "min": float(arr.min()), "max": float(arr.max()), "threshold": threshold,
                      "rule": rule, "require": require, "passed": passed, "near_threshold": bool(near),
-                     "noise": float(noise)})
+                     "noise": float(noise)} | ({"caveat": caveat} if caveat else {}))
 
 
 class Measured(NamedTuple):
@@ -118,18 +122,23 @@ class Measured(NamedTuple):
     because: str = ""     # for 'guaranteed': the closed form or theorem that makes it hold
     name: str = ""        # the human name in the book's tables (default: text)
     noise: float = 0.0    # relative standard error of the value from the finite test set (0: not estimated)
+    caveat: str = ""      # how far the verdict reaches, e.g. "still falling at step 10,000: holds for this run only"
 
 
 def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
     """``{seed: {claim id: Measured}}`` -> ``{claim id: claim}``, each claim over every seed that measured it.
 
     A seed that did not measure a claim counts as a missing value (which fails). Claims keep the order
-    in which the seeds first measured them; the text, threshold and rule are the first seed's. The
+    in which the seeds first measured them; the text, threshold and rule are the first seed's. A caveat
+    that only some seeds give is kept, with how many: "..., on 2 of 3 seeds". The
     experiments' rule is ``require='all'``: a claim passes only when it holds for every seed.
 
     >>> c = over_seeds({0: {"x": Measured(0.2, 0.5, "<", "small")}, 1: {"x": Measured(0.7, 0.5, "<", "small")}})
     >>> round(c["x"]["value"], 12), c["x"]["min"], c["x"]["max"], c["x"]["passed"]
     (0.45, 0.2, 0.7, False)
+    >>> over_seeds({0: {"x": Measured(0.2, 0.1, ">", "big", caveat="still falling")},
+    ...             1: {"x": Measured(0.3, 0.1, ">", "big")}})["x"]["caveat"]
+    'still falling, on 1 of 2 seeds'
     """
     ids: list[str] = []
     for measured in per_seed.values():
@@ -139,8 +148,17 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
         first = next(m[cid] for m in per_seed.values() if cid in m)
         vals = {s: (jsonable(float(m[cid].value)) if cid in m else None) for s, m in per_seed.items()}
         out[cid] = claim(first.text, vals, first.threshold, first.rule, require=require, role=first.role,
-                         because=first.because, name=first.name, noise=first.noise)
+                         because=first.because, name=first.name, noise=first.noise,
+                         caveat=_caveat([m[cid].caveat for m in per_seed.values() if cid in m], len(per_seed)))
     return out
+
+
+def _caveat(caveats: list, n: int) -> str:
+    """The seeds' caveats as one: the same on every seed as it is, else each with the number of seeds that give it."""
+    given = [c for c in caveats if c]
+    if len(given) == n and len(set(given)) == 1:
+        return given[0]
+    return "; ".join(f"{c}, on {given.count(c)} of {n} seeds" for c in dict.fromkeys(given))
 
 
 def paper_tally(doc: dict) -> tuple[int, int]:

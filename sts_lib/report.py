@@ -151,7 +151,8 @@ def claims_markdown(doc: dict, select: Callable[[str], bool] | None = None) -> M
     """The claims of ``doc`` as a narrow Markdown table, verdict first (``select(id)`` filters the claims).
 
     Columns: the verdict (:func:`verdict`), the claim's name, the mean over seeds (with the range
-    when the seeds differ) and what the claim needs. A ``guaranteed`` claim names its reason below the table.
+    when the seeds differ) and what the claim needs. A ``guaranteed`` claim names its reason below the table,
+    and a claim with a caveat (how far its verdict reaches) gives it there too.
 
     >>> doc = {"seeds": [0, 1], "claims": {"T20-sgd.cos_W": {"name": "T=20: cos(W, W*)", "role": "paper",
     ...        "value": 0.9, "min": 0.89, "max": 0.91, "per_seed": {"0": 0.89, "1": 0.91}, "threshold": 0.95,
@@ -162,8 +163,9 @@ def claims_markdown(doc: dict, select: Callable[[str], bool] | None = None) -> M
     | ✗ **not reproduced** | T=20: cos(W, W*) | 0.900 (0.890 to 0.910) | ≥ 0.95 |
     """
     chosen = _rows(doc, select)
-    why = "\n".join(f"- *{_cell(r['name'])}* is guaranteed: {_cell(r['because'])}."
-                    for r in chosen if r["role"] == "guaranteed")
+    why = "\n".join([f"- *{_cell(r['name'])}* is guaranteed: {_cell(r['because'])}."
+                     for r in chosen if r["role"] == "guaranteed"]
+                    + [f"- *{_cell(r['name'])}*: {_cell(r['caveat'])}." for r in chosen if r.get("caveat")])
     return table(["verdict", "claim", "measured", "needs"],
                  [(verdict(r), r["name"], _measured(r), _needs(r)) for r in chosen], note=why)
 
@@ -189,14 +191,17 @@ def title_of(doc: dict) -> str:
 
 
 def _listing(rows: list[dict], full: bool) -> str:
-    return "; ".join(f"{r['name']} {_measured(r)}" + (f" (needs {_needs(r)})" if full else "") for r in rows)
+    """Each claim's name and value (and threshold when ``full``), with its caveat after a dash."""
+    return "; ".join(f"{r['name']} {_measured(r)}" + (f" (needs {_needs(r)})" if full else "")
+                     + (f" — {r['caveat']}" if r.get("caveat") else "") for r in rows)
 
 
 def in_words(doc: dict, title: str | None = None) -> Markdown:
     """A short summary of ``doc``'s claims: what the paper says, then the paper's statements, then the rest.
 
     The paper's statements get one bullet for those reproduced and one for those not (with every
-    value and its threshold); guaranteed checks are counted as consistency checks; our own checks
+    value and its threshold); a claim's caveat (how far its verdict reaches) follows it after a dash;
+    guaranteed checks are counted as consistency checks; our own checks
     and the diagnostics are listed by verdict. ``title`` names the figure (default :func:`title_of`).
     """
     rows, seeds = _rows(doc), len(doc.get("seeds", [0]))

@@ -111,13 +111,17 @@ def verdict(st: Statement, docs: dict) -> tuple[str, str]:
     """``(verdict, reason)`` of a statement from the documents ``{experiment: doc}``.
 
     Reproduced when every evidence claim is present, a ``paper`` claim, and passes; not reproduced
-    when one fails (the reason names the failures); not testable here when the statement says why.
+    when one fails (the reason names the failures); not testable here when the statement says why. A
+    passing claim's caveat (how far its verdict reaches) is named in the reason.
 
     >>> st = Statement("x", "Figure 9", "s", (("e", "a"), ("e", "b")))
     >>> doc = {"claims": {"a": {"name": "A", "role": "paper", "passed": True},
     ...                   "b": {"name": "B", "role": "paper", "passed": False, "value": 0.3}}}
     >>> verdict(st, {"e": doc})
     ('not reproduced', '1 of 2 claims hold; fails: B (0.300)')
+    >>> doc["claims"]["b"] |= {"passed": True, "caveat": "still falling at the end"}
+    >>> verdict(st, {"e": doc})
+    ('reproduced', '2 of 2 claims hold (1 of them still falling at the end)')
     """
     if st.untestable:
         return UNTESTABLE, st.untestable
@@ -133,6 +137,9 @@ def verdict(st: Statement, docs: dict) -> tuple[str, str]:
         rows.append(found[cid])
     bad = [r for r in rows if not r["passed"]]
     held = f"{len(rows) - len(bad)} of {len(rows)} claims hold"
+    caveats = [r["caveat"] for r in rows if r["passed"] and r.get("caveat")]
+    if caveats:                          # how far a passing claim's verdict reaches (the claims' own words)
+        held += " (" + "; ".join(f"{caveats.count(c)} of them {c}" for c in dict.fromkeys(caveats)) + ")"
     if not bad:
         return REPRODUCED, held + (f"; {st.note}" if st.note else "")
     names = "; ".join(f"{r['name']} ({plain(r['value'])})" for r in bad[:3]) + ("; …" if len(bad) > 3 else "")

@@ -99,6 +99,27 @@ def test_near_threshold_and_within_rules_read_plainly():
     assert "slope" in _bullet(report.in_words(doc), "Within noise of the threshold")
 
 
+def test_a_caveat_follows_its_claim_in_the_summary_the_table_and_the_statement():
+    doc = _doc({"a": _claim("lowest loss so far", {0: 0.19, 1: 0.2}, rule=">=", threshold=0.15)
+                | {"caveat": "still falling at step 10,000, so it holds up to there only"}})
+    words = report.in_words(doc)
+    assert "lowest loss so far 0.195 (0.190 to 0.200) — still falling at step 10,000, so it holds up to there only" \
+        in _bullet(words, "Reproduced")
+    assert "- *lowest loss so far*: still falling at step 10,000, so it holds up to there only." \
+        in report.claims_markdown(doc)
+    st = statements.Statement("s", "Figure 9", "says", (("x", "a"),))
+    assert statements.verdict(st, {"x": doc}) == (
+        statements.REPRODUCED, "1 of 1 claims hold (1 of them still falling at step 10,000, so it holds up to there only)")
+
+
+def test_the_committed_near_orthogonal_floors_say_they_hold_within_the_run_only():
+    """Figure 2's fixed near-orthogonal PE is still falling at step 10,000: its summary says so beside each value."""
+    doc = DOCS["fig2-length-generalization"]
+    rows = [r for r in results.claims_table(doc) if r["id"].startswith("fixed_nearorth.")]
+    assert len(rows) == 4 and all(r["caveat"].startswith("still falling at step 10,000") for r in rows)
+    assert str(report.in_words(doc)).count("still falling at step 10,000") == 4
+
+
 def test_step_differences_never_average_a_sentinel():
     doc = _doc({"q6.stochastic_steps_to_5pct_minus_fixed": _claim("extra steps", {0: -1, 1: 400.0}, passed=False,
                                                                   rule="<=", threshold=0.0)})
