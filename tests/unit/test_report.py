@@ -172,3 +172,46 @@ def test_the_chapter_tally_matches_the_table():
     assert table.count("✓ reproduced") == t[statements.REPRODUCED]
     assert table.count("✗ **not reproduced**") == t[statements.NOT_REPRODUCED]
     assert f"**The paper's statements: {t[statements.REPRODUCED]} of" in ch8.tally_in_words(DOCS)
+
+
+def _evidence_section(anchor: str) -> str:
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "book" / "appendix" / "evidence.md").read_text()
+    start = text.index(f"({anchor})=")
+    return " ".join(text[start:text.index("\n(evidence-", start + 1)].split())
+
+
+def _seeds(doc: dict, cid: str) -> list:
+    return list(doc["claims"][cid]["per_seed"].values())
+
+
+def test_the_evidence_appendix_states_figure_4_as_the_committed_claims_decide_it():
+    """Investigation 2's result (Figure 4 against the near-orthogonal PE) follows the claims: each number it gives is
+    the committed one, and each verdict it names is the claims' verdict."""
+    text = _evidence_section("evidence-investigation-2")
+    f2, f4, f5, base = (DOCS[n] for n in ("fig2-length-generalization", "fig4-q-generalization", "fig5-adam",
+                                          "nearorth-baseline"))
+    floors = [v for cid in f2["claims"] if cid.startswith("fixed_nearorth.") for v in _seeds(f2, cid)]
+    assert f"{min(floors):.2f} to {max(floors):.2f} with SGD" in text
+    assert all(f2["claims"][cid]["passed"] for cid in f2["claims"] if cid.startswith("fixed_nearorth."))
+    rho = _seeds(f4, "fixed_nearorth.worse_as_q_grows")
+    assert len(set(rho)) == 1 and f"$\\rho={rho[0]:g}$ on every seed, exactly the threshold of " \
+        f"{f4['claims']['fixed_nearorth.worse_as_q_grows']['threshold']:g}" in text
+    rel = {q: [s["fixed_nearorth_long_run"]["final_rel"] for s in f4["final"][f"loss_q{q}"].values()] for q in (2, 4, 6, 8)}
+    spans = [report.plain(min(v), 2) + ("" if report.plain(min(v), 2) == report.plain(max(v), 2)
+                                        else " to " + report.plain(max(v), 2)) for v in rel.values()]
+    assert "final relative loss is " + " / ".join(spans) in text
+    converges = {q: f4["claims"][f"fixed_nearorth.q{q}.converges"] for q in (2, 4, 6, 8)}
+    assert [c["passed"] for c in converges.values()] == [True, True, False, False]
+    assert "the rule **passes** at 2 and 4, and **fails** at 6 and 8" in text
+    q4 = sorted(_seeds(f4, "fixed_nearorth.q4.converges"))
+    assert f"reaches 2% at step {q4[0]:,.0f}" in text and "one seed" in text
+    assert [base["claims"][f"q{q}.converges"]["passed"] for q in (6, 8)] == [True, False]
+    assert not base["claims"]["T250.min_over_run"]["passed"]         # "the long run goes below 0.15 at 250"
+    adam_q2 = _seeds(f5, "q.q2.stochastic_steps_to_5pct_minus_fixed_nearorth")
+    assert f"by {min(adam_q2):,.0f} to {max(adam_q2):,.0f} steps" in text
+    eq = [_seeds(f4, f"q{q}.eqrate_stochastic_steps_to_5pct_minus_fixed") for q in (2, 4, 6, 8)]
+    assert [max(v) for v in eq[:2]] == [0, 0] and min(eq[2]) > 0 and min(eq[3]) > 0   # a tie at 2 and 4, fails at 6, 8
+    assert "holds only as a tie at $q_{\\text{test}}=2$ and 4 and fails at 6 and 8" in text
+    verdicts = {st.key: statements.verdict(st, DOCS)[0] for st in statements.STATEMENTS}
+    assert verdicts["fig4.converge"] == statements.NOT_REPRODUCED and "is not reproduced against this baseline" in text
