@@ -303,16 +303,16 @@ def pe_samplers(doc: dict) -> Figure:
     fig = Figure(figsize=(COLUMN_WIDTH, 2.9 * len(groups) + 1.2), layout="constrained")
     axes = fig.subplots(len(groups), 2, squeeze=False)
     legend, kinds_of_line = {}, {}                     # label -> handle over every row: samplers, line kinds
+    seen, styles = [], {}                              # over every row: one legend entry, so one style per label
     for row, (model, runs) in zip(axes, sorted(groups.items(), key=lambda kv: kv[0] != "TheoryTransformer")):
         curves = {label: hists for label, (_, hists) in runs.items()}
         first = next(iter(next(iter(curves.values())).values()))
         tkey = next(k for k in first.metrics if k.startswith("loss_T"))
-        seen = []
         kinds = {label: pe_kind(next(iter(h.values()))) for label, h in curves.items()}
-        styles = {}
-        for label, kind in kinds.items():                # a kind's later runs keep its colour, in other dashes
-            styles[label] = ("-", "-.", ":", "--")[seen.count(kind) % 4]
-            seen.append(kind)
+        for label, kind in kinds.items():                # a kind's later samplers keep its colour, in other dashes
+            if label not in styles:
+                styles[label] = ("-", "-.", ":", "--")[seen.count(kind) % 4]
+                seen.append(kind)
         color = pe_colors(curves)
         name = f"{_MODELS.get(model, model)}, T={first.config['task']['T']}"
         plot_ood(curves, keys=["loss", tkey], titles=[f"{name}\nat the training length",

@@ -141,11 +141,18 @@ def plot_heatmap_grid(pairs: dict, d: int, *, title: str | None = None, max_size
     return fig
 
 
+#: The colour, line style and marker of the k-th run of :func:`plot_convergence` (runs that differ by length or
+#: optimiser, not by PE): colours none of the PE kinds uses (:data:`sts_lib.positional.PE_COLORS` is blue, orange,
+#: green, red, purple and grey), so that blue and orange keep meaning one PE kind on every page, and a style and a
+#: marker each, so that the runs differ by more than hue.
+RUN_STYLES = (("C9", "-", "o"), ("C6", "-.", "s"), ("C8", ":", "^"), ("C5", (0, (5, 1, 1, 1)), "D"))
+
+
 def plot_convergence(runs, *, title: str | None = None) -> Figure:
     """The paper's Figure 1 panels: held-out loss (log), 1/loss, cos(W, W*) and cos(V, V*) in a 2 x 2 grid.
 
     ``runs`` is a History or ``{label: run}``, a run being a History or ``{seed: History}``; every
-    seed is one thin line in its run's colour (``C0, C1, ...``), only the first one labelled. A
+    seed is one line in its run's colour, style and marker (:data:`RUN_STYLES`), only the first one labelled. A
     bare Figure (not pyplot's), so a notebook shows it exactly once.
     """
     if hasattr(runs, "metrics"):
@@ -154,11 +161,12 @@ def plot_convergence(runs, *, title: str | None = None) -> Figure:
     axes = fig.subplots(2, 2, sharex=True)
     for k, (label, seeds) in enumerate(runs.items()):
         seeds = {0: seeds} if hasattr(seeds, "metrics") else seeds
+        color, ls, marker = RUN_STYLES[k % len(RUN_STYLES)]
         for i, h in enumerate(seeds.values()):
             name = label if i == 0 else None
             loss = np.asarray(h["loss"], dtype=float)
             for ax, y in zip(axes.ravel(), (loss, 1 / loss, h["cos_W"], h["cos_V"])):
-                ax.plot(h.steps, y, color=f"C{k % 10}", lw=1, label=name)
+                ax.plot(h.steps, y, color=color, ls=ls, marker=marker, markevery=0.12, ms=3.5, lw=1, label=name)
     axes[0, 0].set(yscale="log", title="held-out loss")
     axes[0, 1].set(title="1 / loss")
     axes[1, 0].set(title="cos(W, W*)", xlabel="step", ylim=(0, 1.02))

@@ -15,6 +15,7 @@ import os
 import pytest
 import torch
 from matplotlib import pyplot as plt
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 import sts_lib as sts
@@ -100,6 +101,12 @@ def test_figure_1_labels_runs_by_their_recorded_length_and_optimiser():
     fig = _drawn(figures.convergence(results.load_result("fig1-convergence")))
     assert [ax.get_title() for ax in fig.axes] == ["held-out loss", "1 / loss", "cos(W, W*)", "cos(V, V*)"]
     assert set(_line_colors(fig)) == {"T=200, SGD, batch 4096", "T=200, Adam", "T=20, SGD", "population GD (exact)"}
+    runs = {k: v for k, v in _line_colors(fig).items() if k.startswith("T=")}
+    pe = {to_hex(c) for c in PE_COLORS.values()}
+    assert len({to_hex(c) for c in runs.values()}) == 3 and not pe & {to_hex(c) for c in runs.values()}, \
+        "Figure 1's runs differ by length and optimiser, not PE: none may wear a PE kind's colour"
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines() if line.get_label() in runs}
+    assert len({(ln.get_linestyle(), ln.get_marker()) for ln in lines.values()}) == 3   # more than hue apart
 
 
 def test_figure_3_columns_follow_runs_and_moments():
@@ -139,6 +146,9 @@ def test_pe_samplers_one_colour_per_kind_and_a_style_per_width():
     m128 = next(v for k, v in lines.items() if "random vectors, m=128" in k)
     assert len({m32.get_linestyle(), m64.get_linestyle(), m128.get_linestyle()}) == 3
     assert "theory model" in fig.axes[0].get_title() and "practical model" in fig.axes[2].get_title()
+    entries = [(h.get_label(), h.get_color(), h.get_linestyle()) for h in fig.legends[0].legend_handles]
+    pools = [(c, ls) for label, c, ls in entries if "pool N=" in label]
+    assert len(pools) == 2 and len(set(pools)) == 2, "the two one-hot pools' legend entries must differ"
 
 
 # -- the same figures from quick-scale documents written by the runner ---------------------------
