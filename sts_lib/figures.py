@@ -16,9 +16,8 @@ from __future__ import annotations
 import importlib
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter, StrMethodFormatter
-
 from matplotlib.lines import Line2D
+from matplotlib.ticker import NullFormatter, StrMethodFormatter
 
 from .checks import population_gd_of
 from .plots import (COLUMN_WIDTH, LEGEND_SIZE, ood_title, plot_convergence, plot_heatmap_grid, plot_ood,
@@ -135,18 +134,16 @@ def heatmaps(doc: dict, runs=None, when=("init", "final")) -> Figure:
     return plot_heatmap_grid(pairs, ds.pop(), title=f"Figure 3: W and V, seed {seed}{crop}")
 
 
-#: Figure 2's step axis is linear up to this step and logarithmic beyond it, so that the first few hundred
-#: steps, where the fixed one-hot PE's loss dips before it rises (its minimum is at step 400 to 700 of
-#: 10,000), take a third of the axis instead of a twentieth.
+#: Figure 2's step axis is linear up to this step and logarithmic beyond, so that the fixed one-hot PE's early dip
+#: (lowest at step 400 to 700 of 10,000) takes a third of the axis instead of a twentieth.
 LOG_STEPS_FROM = 100
 
 
 def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None, log_steps: bool = False) -> Figure:
     """A grid of OOD panels, one row per ``(metric keys, floor)``, a curve per PE (every seed, and their mean).
 
-    ``overlay``: ``{label: {key: (steps, values)}}`` curves drawn in black on the panels of their keys
-    (a dash pattern per label, named in the legend). ``log_steps``: the step axis is linear up to
-    :data:`LOG_STEPS_FROM` and logarithmic beyond (step 0 stays on it)."""
+    ``overlay``: ``{label: {key: (steps, values)}}`` black curves on the panels of their keys (a dash pattern
+    per label, in the legend). ``log_steps``: steps logarithmic beyond :data:`LOG_STEPS_FROM`."""
     runs = runs_by_pe(doc)
     kinds = {label: pe_kind(next(iter(h.values()))) for label, h in runs.items()}
     seen: list = []
@@ -169,13 +166,10 @@ def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None, log_ste
             ax.get_legend().remove()
     for ax in axes[:-1].ravel():
         ax.set_xlabel("")
-    if log_steps:
-        for ax in axes.ravel():
-            ax.set_xscale("symlog", linthresh=LOG_STEPS_FROM, linscale=0.4)
-            ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-        for ax in axes[-1]:
-            if ax.get_xlabel():
-                ax.set_xlabel(f"step (log scale beyond {LOG_STEPS_FROM})")
+    for ax in axes.ravel() if log_steps else ():
+        ax.set_xscale("symlog", linthresh=LOG_STEPS_FROM, linscale=0.4)
+        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        ax.set_xlabel(f"step (log scale beyond {LOG_STEPS_FROM})" if ax.get_xlabel() else "")
     handles = seed_legend_handles(runs, color, style)   # a colour per PE, then "thin: one seed", "thick: mean"
     for k, (label, curves) in enumerate((overlay or {}).items()):
         dash = ((0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))[k % 3]
@@ -201,7 +195,6 @@ def _trained(doc: dict) -> dict:
 
 def length(doc: dict) -> Figure:
     """Figure 2: held-out loss at each longer test length during training, a curve per PE, a line per seed.
-
     The step axis is logarithmic beyond step :data:`LOG_STEPS_FROM`, so the fixed one-hot PE's early dip shows.
     Black dashes: exact population gradient descent for the one-hot PEs (stochastic pool and fixed),
     the theorem's object, at the runs' own rates.
@@ -293,8 +286,6 @@ def pe_samplers(doc: dict) -> Figure:
     A row per model: the loss at the training length (dashed: each sampler's closed-form floor; dotted:
     the uniform plateau) beside the loss at the longer test length; one legend below every row.
     """
-    from matplotlib.lines import Line2D
-
     groups = {}                                        # model class -> {label: (run, {seed: History})}
     for run in doc["runs"]:
         hists = histories(doc, run)
