@@ -67,6 +67,17 @@ def render(fig, dpi: float | None = None) -> tuple[bytes, list]:
     return buf.getvalue(), list(drawn.values())
 
 
+def compact(png: bytes) -> bytes:
+    """``png`` in 256 colours (a plot has few; a heat map's colour scale loses nothing visible): a third to a
+    quarter of the bytes, which keeps a page with a panel's frames under the book's weight limit."""
+    from PIL import Image          # matplotlib's own dependency
+
+    out = io.BytesIO()
+    Image.open(io.BytesIO(png)).convert("RGB").quantize(256, method=Image.Quantize.FASTOCTREE).save(
+        out, "PNG", optimize=True)
+    return out.getvalue()
+
+
 def png_width(png: bytes) -> int:
     """The width in pixels of a PNG, from its header (IHDR)."""
     return struct.unpack(">I", png[16:20])[0]
@@ -95,18 +106,19 @@ def narrow_copy(fig: Figure, width: float = PHONE_WIDTH) -> Figure:
 
     Each panel keeps its height in inches (scaled by at most the change of its width), gets back the tick
     labels and axis labels that a shared axis had hidden, legends set in one column, titles broken over lines
-    under the panels. ``fig`` itself is not changed. A figure with colorbars, or whose panels are not on
-    a grid (an inset, a hand-placed axes), is only narrowed.
+    under the panels. ``fig`` itself is not changed. A figure with a colorbar shared by several panels, or
+    whose panels are not on a grid (an inset, a hand-placed axes), is only narrowed.
     """
     copy = pickle.loads(pickle.dumps(fig))
     old_w, old_h = copy.get_size_inches()
     width = min(width, old_w)                                  # a figure already that narrow keeps its width
     cells = _cells(copy)
     rows = {key[0] for key, _ in cells}
-    colorbars = any(getattr(ax, "_colorbar", None) is not None for ax in copy.axes)
-    # At least one row holds two panels: stack them. Not under colorbars, which constrained layout places
-    # beside the group of panels they were drawn for; heat maps stay side by side, only narrower.
-    if len(cells) > len(rows) and not colorbars:
+    shared_bars = any(len(getattr(ax, "_colorbar_info", {}).get("parents", ())) > 1
+                      for ax in copy.axes if getattr(ax, "_colorbar", None) is not None)
+    # At least one row holds two panels: stack them. Not when a colorbar serves several panels: constrained
+    # layout places it beside the whole group, which stacking scatters; such heat maps stay side by side.
+    if len(cells) > len(rows) and not shared_bars:
         heights = []
         for (r0, c0, r1, c1, _), axes in cells:
             grid = axes[0].get_subplotspec().get_gridspec()
@@ -120,6 +132,7 @@ def narrow_copy(fig: Figure, width: float = PHONE_WIDTH) -> Figure:
             for ax in axes:
                 ax.set_subplotspec(grid[i])
         _relabel(cells)
+        _redraw_colorbars(copy)
         new_h = sum(heights)
     else:
         new_h = old_h * min(1.25, max(0.8, width / old_w))
@@ -182,6 +195,16 @@ def _lines(text: str, n: int) -> str:
     return "\n".join(lines)
 
 
+def _redraw_colorbars(fig: Figure) -> None:
+    """Draw each colorbar again beside its panel's new place: the layout engine keeps a moved panel's old
+    colorbar where the panel was."""
+    for cax in [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is not None]:
+        bar, info = cax._colorbar, cax._colorbar_info
+        cax.remove()
+        fig.colorbar(bar.mappable, ax=info["parents"], shrink=info["shrink"], pad=info["pad"],
+                     fraction=info["fraction"], aspect=info["aspect"], location=info["location"])
+
+
 def _entries(leg: Legend) -> dict:
     """What a legend shows (its handles, labels and text size), to draw it again in another layout."""
     return {"handles": leg.legend_handles, "labels": [t.get_text() for t in leg.texts],
@@ -214,11 +237,12 @@ def smallest_text_px(drawn: list, dpi: float) -> float:
 
 
 def renderings(fig: Figure, dpi: float | None = None) -> dict:
-    """Both renderings of ``fig``: ``{"wide": (png, text_px), "narrow": (png, text_px)}``."""
+    """Both renderings of ``fig`` (:func:`compact`): ``{"wide": (png, text_px), "narrow": (png, text_px)}``."""
     dpi = dpi or fig.dpi
     wide, drawn = render(fig, dpi)
     narrow, drawn_narrow = render(narrow_copy(fig), PHONE_DPI)
-    return {"wide": (wide, smallest_text_px(drawn, dpi)), "narrow": (narrow, smallest_text_px(drawn_narrow, PHONE_DPI))}
+    return {"wide": (compact(wide), smallest_text_px(drawn, dpi)),
+            "narrow": (compact(narrow), smallest_text_px(drawn_narrow, PHONE_DPI))}
 
 
 def picture_html(shots: dict, alt: str = "") -> str:
@@ -234,4 +258,4 @@ def picture_html(shots: dict, alt: str = "") -> str:
 
 
 __all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "narrow_copy", "picture_html", "png_width", "render", "renderings", "smallest_text_px", "static_book"]
+           "compact", "narrow_copy", "picture_html", "png_width", "render", "renderings", "smallest_text_px", "static_book"]

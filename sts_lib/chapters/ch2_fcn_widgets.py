@@ -61,7 +61,7 @@ def plot_bound_explorer(fig: Figure | None = None, *, T: int = 10, d: int = 4, q
     ax.axvline(width, c="C0", lw=1, alpha=0.6)
     ax.axvline(Td, ls=":", c="gray")
     ax.text(0.97, 0.95, f"$m_1={width}$, $Td={Td}$\nbound: {pt['bound']:.3f}\n"
-            f"random layer: {pt['random_sample']:.3f}\n(abs. bound {pt['bound'] * base:.3f})",
+            f"random layer: {max(pt['random_sample'], 0.0):.3f}\n(abs. bound {pt['bound'] * base:.3f})",
             transform=ax.transAxes, ha="right", va="top", fontsize=9, bbox={"fc": "white", "ec": "0.8"})
     ax.set(xlabel="first-layer width $m_1$", ylabel="error / (d/q)", xlim=(0, 2 * Td), ylim=(-0.02, 1.1))
     ax.set_title(f"T={T}, d={d}, q={q}: relative error allowed by a width-$m_1$ first layer", fontsize=10)
@@ -85,7 +85,7 @@ def bound_explorer(T: int = 10, d: int = 4, q: int = 3, width: int = 20, *, seed
         "T": Ints(2, check_int("max_T", max_T, low=T), T),
         "d": Ints(1, check_int("max_d", max_d, low=d), d),
         "q": Ints(1, T, q),
-        "width": Ints(1, 2 * T * d, check_int("width", width, low=1, high=2 * T * d), label="width m1"),
+        "width": Ints(1, 2 * T * d, check_int("width", width, low=1, high=2 * T * d), label="width m1", tex="m_1"),
         "seed": Ints(0, 99, check_int("seed", seed, low=0)),
     }
     c = controls

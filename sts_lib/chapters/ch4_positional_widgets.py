@@ -89,27 +89,28 @@ def positional_widget(**params) -> FigurePanel:
 
 # -- the chapter's fixed figures ---------------------------------------------------------
 def plot_pe_samples(samplers: dict, T: int, *, seed: int = 0) -> Figure:
-    """For each sampler (title -> PE): the PEs of two sequences (rows = positions) and the Gram
-    matrix <p_i, p_j> of the first. Fresh draws per sequence are visible as different rows."""
+    """For each sampler (title -> PE), one row: the PEs of two sequences (rows = positions) and the Gram
+    matrix <p_i, p_j> of the first. Fresh draws per sequence are visible as different rows. Drawn for the
+    book's column, one sampler a row, so that a phone's one-column rendering keeps each sampler together."""
     T = check_int("T", T, low=2)
     g = make_generator(seed)
-    fig = new_figure((3.2 * len(samplers), 7.2))
-    axes = fig.subplots(3, len(samplers), squeeze=False)
+    fig = new_figure((COLUMN_WIDTH, 2.6 * len(samplers) + 0.3))
+    axes = fig.subplots(len(samplers), 3, squeeze=False)
     for j, (name, pe) in enumerate(samplers.items()):
         P = pe.sample(2, T, generator=g).to_dense()
         lim = float(P.abs().max())
         for i in range(2):
-            axes[i][j].imshow(P[i].numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto",
+            axes[j][i].imshow(P[i].numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto",
                               interpolation="nearest")
-            axes[i][j].set(title=f"{name}\nsequence {i + 1}" if i == 0 else f"sequence {i + 1}",
-                           ylabel="position i", xlabel="coordinate")
-        for ax in (axes[0][j], axes[1][j], axes[2][j]):
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            axes[j][i].set(title=f"{name}:\nsequence {i + 1}" if i == 0 else f"sequence {i + 1}",
+                           ylabel="position i" if i == 0 else "", xlabel="coordinate")
+        for ax in axes[j]:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
         G = (P[0] @ P[0].T).numpy()
-        im = axes[2][j].imshow(G, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
-        axes[2][j].set(title=r"Gram $\langle p_i,p_j\rangle$, sequence 1", xlabel="j", ylabel="i")
-    fig.colorbar(im, ax=axes[2][-1], shrink=0.8)
+        im = axes[j][2].imshow(G, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+        axes[j][2].set(title=r"Gram $\langle p_i,p_j\rangle$, seq. 1", xlabel="j", ylabel="i")
+    fig.colorbar(im, ax=axes[-1][2], shrink=0.8)
     return fig
 
 

@@ -122,7 +122,8 @@ def scan_snap_widget(sweep: dict[float, ScanSnapHistory]) -> FigurePanel:
     if not sweep:
         raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
     # It opens on the smallest ratio: the chapter draws the largest (the default run) just above the panel.
-    controls = {"ratio": Choice(tuple(sorted(sweep)), min(sweep), label="learning-rate ratio ηY / ηZ", slider=True)}
+    controls = {"ratio": Choice(tuple(sorted(sweep)), min(sweep), label="learning-rate ratio ηY / ηZ", slider=True,
+                                tex="\\eta_Y/\\eta_Z")}
     return FigurePanel(partial(plot_sweep_run, sweep=sweep), controls,
                        alt="Scan and snap: the entropy over the distinct tokens and the attention on the common "
                            "tokens against training steps, for the chosen decoder-to-attention learning-rate ratio.")

@@ -69,6 +69,7 @@ class Ints:
     value: int
     step: int = 1
     label: str = ""
+    tex: str = ""     # its symbol as the prose writes it in math ("T_{\\text{test}}"); default its name
 
     def __post_init__(self):
         if self.value not in self.values():
@@ -103,6 +104,7 @@ class LogFloats:
     step: float = 0.1
     base: float = 10.0
     label: str = ""
+    tex: str = ""     # its symbol as the prose writes it in math ("T_{\\text{test}}"); default its name
 
     def __post_init__(self):
         if not self.base ** self.low <= self.value <= self.base ** self.high:
@@ -137,6 +139,7 @@ class Choice:
     options: tuple
     value: Any
     label: str = ""
+    tex: str = ""     # its symbol as the prose writes it in math ("T_{\\text{test}}"); default its name
     slider: bool = False
 
     def __post_init__(self):

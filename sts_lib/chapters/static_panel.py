@@ -37,7 +37,8 @@ from typing import Callable
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from ..phone import PHONE_DPI, PHONE_MEDIA, STATIC_BOOK_ENV, narrow_copy, render, smallest_text_px, static_book
+from ..phone import (PHONE_DPI, PHONE_MEDIA, STATIC_BOOK_ENV, compact, narrow_copy, render, smallest_text_px,
+                     static_book)
 
 ENV = STATIC_BOOK_ENV         # set to "1" by the book build (book/_ext/sts_panels.py)
 
@@ -58,8 +59,8 @@ def _frame_pictures(fig: Figure, dpi: int) -> dict:
     wide = figure_png(fig, dpi)
     narrow, drawn = render(narrow_copy(fig), PHONE_DPI)
     sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    return {"src": uri(wide), "px": round(min(sizes, default=0) * dpi / 72, 2),
-            "narrow": uri(narrow), "narrow_px": round(smallest_text_px(drawn, PHONE_DPI), 2)}
+    return {"src": uri(compact(wide)), "px": round(min(sizes, default=0) * dpi / 72, 2),
+            "narrow": uri(compact(narrow)), "narrow_px": round(smallest_text_px(drawn, PHONE_DPI), 2)}
 
 
 def clamp(values: dict, bounds: Callable[[dict], dict] | None) -> dict:
@@ -152,7 +153,7 @@ def _short(text: str, limit: int = 100) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 90) -> StaticPanel:
+def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPanel:
     """Draw ``panel`` over its static grid; return the HTML with native controls and every frame inlined.
 
     ``alt`` describes the figure in words; each frame's alt text is what its figure says it shows (a draw
@@ -169,7 +170,9 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 90) -> StaticPan
         key = json.dumps(values, sort_keys=True, default=str)
         if key not in index_of:
             caption = _caption(values, panel)
-            frame = {"caption": caption, "alt": f"{alt} Setting: {caption}."}
+            # What each control reads while this frame shows: the clamped value (a width above 2Td shows 2Td).
+            frame = {"caption": caption, "alt": f"{alt} Setting: {caption}.",
+                     "shown": [panel.controls[k].label_of(values[k]) for k in names]}
             try:
                 fig = panel.draw(None, **values)
                 frame["alt"] = f"{getattr(fig, 'sts_alt', None) or alt} Setting: {caption}."

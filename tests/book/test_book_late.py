@@ -179,3 +179,92 @@ def test_every_static_panel_answers_its_controls(server, width):  # noqa: F811
         browser.close()
     assert n_panels >= 6, f"only {n_panels} static panels found"
     assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# Panels agree with the text (issue 23): every setting the prose suggests trying has a frame
+# ---------------------------------------------------------------------------------------------
+
+_SETTING = re.compile(r"\$([^$=]+?)\s*=\s*(-?[\d.]+)\$")
+
+
+def _suggestions(prose: str, controls: list[dict]) -> list[dict]:
+    """The settings ``prose`` suggests trying on a panel with ``controls`` (its data's control records), one per
+    clause: ``$symbol = value$`` for a control whose ``tex`` (or name) is that symbol, and a menu option named by
+    its label. Only the text from the first "try" on counts (what the panel shows at first is described before).
+    A clause that names no control's setting suggests nothing.
+
+    >>> ctl = [{"name": "pe", "tex": "pe", "labels": ["fixed one-hot", "stochastic one-hot"], "default": 0},
+    ...        {"name": "T_test", "tex": "T_{\\text{test}}", "labels": ["20", "21", "40"], "default": 2}]
+    >>> _suggestions("Opens at $T=40$. Try: the fixed one-hot model at $T_{\\text{test}}=21$; the "
+    ...              "stochastic one-hot model; a smaller $q$.", ctl)
+    [{'T_test': '21', 'pe': 'fixed one-hot'}, {'pe': 'stochastic one-hot'}]
+    """
+    start = re.search(r"\btry\b", prose, re.I)
+    if not start:
+        return []
+    by_tex = {re.sub(r"\s+", "", c.get("tex") or c["name"]): c for c in controls}
+    out = []
+    for clause in re.split(r";|\.\s|:\s", prose[start.start():]):
+        setting = {}
+        for tex, value in _SETTING.findall(clause):
+            control = by_tex.get(re.sub(r"\s+", "", tex))
+            if control is not None:
+                setting[control["name"]] = value.rstrip(".")
+        for c in controls:
+            named = [lab for lab in c["labels"] if not re.fullmatch(r"-?[\d.]+", lab) and lab in clause]
+            if named:
+                setting[c["name"]] = max(named, key=len)
+        if setting:
+            out.append(setting)
+    return out
+
+
+def _position(control: dict, value: str):
+    """The index of ``value`` among a control's labels (numbers compared as numbers), else None."""
+    for i, lab in enumerate(control["labels"]):
+        try:
+            if abs(float(lab) - float(value)) <= 1e-9 * max(1.0, abs(float(value))):
+                return i
+        except ValueError:
+            if lab == value:
+                return i
+    return None
+
+
+def test_every_setting_the_prose_suggests_has_a_frame(build):
+    """Read the prose before each panel in the chapters' sources and the panel's data in the built page: every
+    setting it suggests trying is on the panel's grid and has a drawn frame (issue 23, item 3)."""
+    import html as html_lib
+    import json
+
+    problems, checked = [], 0
+    for name in PANEL_PAGES:
+        source = (ROOT / "book" / "src" / f"{name}.md").read_text()
+        blocks = re.split(r"```\{code-cell\}[^\n]*\n.*?```", source, flags=re.S)
+        cells = re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", source, flags=re.S)
+        # the prose right before each panel cell: since the last heading, at most the block before the cell
+        proses = [re.split(r"\n#+ ", blocks[i])[-1] for i, cell in enumerate(cells) if ".show()" in cell]
+        page = (HTML / "book" / f"{name}.html").read_text(encoding="utf-8")
+        datas = [json.loads(html_lib.unescape(m)) if m.startswith("{&") else json.loads(m)
+                 for m in re.findall(r'<script type="application/json" class="sts-panel-data">(.*?)</script>', page, re.S)]
+        if len(datas) != len(proses):
+            problems.append(f"{name}: {len(proses)} panel cells in the source, {len(datas)} panels on the page")
+            continue
+        for prose, data in zip(proses, datas):
+            for setting in _suggestions(prose, data["controls"]):
+                position = [c["default"] for c in data["controls"]]
+                for j, c in enumerate(data["controls"]):
+                    if c["name"] in setting:
+                        position[j] = _position(c, setting[c["name"]])
+                        if position[j] is None:
+                            problems.append(f"{name}: the text suggests {c['name']} = {setting[c['name']]}, which is "
+                                            f"not on the panel's grid {c['labels']}")
+                if None in position:
+                    continue
+                frame = data["lookup"].get(",".join(map(str, position)))
+                checked += 1
+                if frame is None or "error" in data["frames"][frame]:
+                    problems.append(f"{name}: the text suggests {setting}, for which the panel has no picture")
+    assert not problems, "\n".join(problems)
+    assert checked >= 5, f"only {checked} suggested settings found: is the prose still read?"

@@ -312,6 +312,10 @@ def _library_figures(data):
             {name: _history(keys=("loss_T40",)) for name in ("one-hot pool", "random vectors", "codebook (128)")},
             T_test=40),
         "ch4.score_histogram": lambda: wpos.score_histogram(m=64, T=64, q=3),
+        "ch4.plot_pe_samples": lambda: wpos.plot_pe_samples(
+            {"random unit vectors (m=16)": sts.pe_for_task("stochastic_random", 12, m=16),
+             "one-hot pool (N=24)": sts.pe_for_task("stochastic_onehot", 12, pool=24),
+             "codebook (24 rows, m=16)": sts.pe_for_task("stochastic_codebook", 12, m=16, pool=24)}, T=12, seed=0),
         "ch3.plot_dynamics": lambda: wdyn.plot_dynamics(data["run"]),
         "ch3.plot_ray_loss": lambda: wdyn.plot_ray_loss(5, 12, 3, [1.0, 2.0], [0.5, 0.1]),
         "ch3.plot_symmetry": lambda: wdyn.plot_symmetry(data["run"]["report"]),

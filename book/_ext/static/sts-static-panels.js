@@ -45,6 +45,13 @@
         return;
       }
       const frame = data.frames[index];
+      // A control reads the value its picture was drawn for: a setting clamped into range says so.
+      inputs.forEach((input, j) => {
+        const raw = data.controls[j].labels[position[j]], shown = frame.shown ? frame.shown[j] : raw;
+        const out = readout(input);
+        if (out) out.textContent = shown === raw ? raw : `${shown} (${raw} is out of range)`;
+        if (input.type === "range") input.setAttribute("aria-valuetext", shown);
+      });
       if (frame.error) {              // as the live panel does: say why, keep the last picture
         status.textContent = frame.error;
         return;
