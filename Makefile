@@ -14,11 +14,13 @@ HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/
 TORCH_SPEC ?= $(if $(HAS_GPU),torch>=2.2,torch==2.13.0)
 JB_FLAGS ?= -W --keep-going
 
-.PHONY: help venv install book test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b notebooks notebook-files clean vendor exercises
+.PHONY: help venv install book pdf test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b notebooks notebook-files clean vendor exercises
 
 help:
 	@echo "make book   - create .venv, install, build the book into _build/html"
 	@echo "make test   - create .venv, install, run the whole test suite (all four tiers, both cores)"
+	@echo "make pdf    - the book as one PDF, _build/latex/sts-course.pdf (needs TeX Live: xelatex, latexmk), then"
+	@echo "              the HTML book, whose front page links it"
 	@echo "make test-unit - the inner loop: tests/unit only (under 90 s)"
 	@echo "make bench  - print the performance benchmark (JSON)"
 
@@ -39,6 +41,19 @@ venv install: $(VENV)/.stamp-install
 book: $(VENV)/.stamp-install notebooks
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "Book built: open _build/html/index.html"
+
+# The PDF edition: Jupyter Book's LaTeX builder and latexmk with xelatex (Debian: texlive-xetex latexmk
+# texlive-latex-extra texlive-fonts-recommended tex-gyre fonts-freefont-otf texlive-plain-generic; .ci/run installs
+# them) into _build/latex/sts-course.pdf. It reads the execution cache of `make book` (only what is not cached
+# runs) and keeps its own doctrees (book/_ext/sts_latex.py says why). Then the HTML book is built again (only
+# its front page is re-read): the front page links the PDF, which the HTML build copies to _build/html/.
+pdf: $(VENV)/.stamp-install notebooks
+	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { echo "make pdf: needs xelatex and \
+	latexmk (Debian: apt-get install texlive-xetex latexmk texlive-latex-extra texlive-fonts-recommended tex-gyre \
+	fonts-freefont-otf texlive-plain-generic)" >&2; exit 1; }
+	$(PY) book/_ext/sts_latex.py
+	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
+	@echo "PDF built: _build/latex/sts-course.pdf, linked from the front page of _build/html"
 
 # The tests come in four tiers (tests/README.md): unit (the inner loop: no notebook, no browser, no training
 # beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist

@@ -29,11 +29,13 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 BUILD_TIMEOUT_S = 3600       # a cold build executes every chapter; each cell has its own 300 s limit
 
 
-def missing(what: str) -> None:
-    """Skip, or fail under CI, when a browser-test dependency is absent."""
-    message = (f"{what} is not available, so the book was not checked in a browser. Install it with "
-               "`apt-get install -y chromium` (Debian) and `pip install playwright` (the `test` extra); "
-               "do not run `playwright install`.")
+BROWSER = ("so the book was not checked in a browser. Install it with `apt-get install -y chromium` (Debian) and "
+           "`pip install playwright` (the `test` extra); do not run `playwright install`.")
+
+
+def missing(what: str, consequence: str = BROWSER) -> None:
+    """Skip, or fail under CI, when a dependency of a book test (by default the browser test's) is absent."""
+    message = f"{what} is not available, {consequence}"
     if os.environ.get("CI"):
         pytest.fail(message + " (CI is set: this check is required.)")
     pytest.skip(message)

@@ -1,0 +1,258 @@
+"""The PDF edition: how ``make pdf`` builds it (:func:`build_pdf`), and a Sphinx extension for its LaTeX and the link.
+
+``make pdf`` runs this file: :func:`build_pdf` is ``jupyter-book build . --builder pdflatex`` (Jupyter
+Book's own build function with the course's ``_config.yml``, the LaTeX builder, then ``make all-pdf``:
+latexmk with xelatex) with its doctrees in ``_build/latex/.doctrees`` instead of the ``_build/.doctrees`` of
+the HTML build. Shared, each build found the other's environment changed and re-read every page, and two
+builds at once (``make book`` and ``make pdf``) broke each other's pickles. The execution cache is the HTML
+build's, ``_build/.jupyter_cache``: a chapter executed by ``make book`` is not executed again.
+
+The extension (``_config.yml``'s ``local_extensions``):
+
+1. A static panel in the PDF (:class:`PanelFirstFrame`). Under the book build a panel cell outputs
+   text/html only (:mod:`sts_lib.chapters.static_panel`: native controls and every frame inlined as a
+   ``data:`` PNG) beside its text/plain ``repr``; myst-nb's LaTeX priority list has no text/html, so
+   it would print that ``repr``. Before myst-nb picks one output of each bundle (priority 4), this
+   post-transform gives a panel's bundle an image/png: the panel's first picture, written next to the
+   ``.tex`` file, with its alt text and a line naming its setting. HTML builds are untouched.
+2. Dropdowns of Markdown outputs in the PDF (:class:`DetailsSummary`). A claims table comes inside a
+   closed ``<details>`` block (:func:`sts_lib.report.claims_dropdown`); LaTeX drops raw HTML, which
+   would drop the summary line with it. It becomes a bold paragraph; the table is Markdown and stays.
+3. The front page's title in the PDF (:class:`IntroTitle`). Sphinx's LaTeX writer takes the first title of
+   the root page as the document's title and drops it (the book's title comes from ``_config.yml``), so the
+   introduction would start under the table of contents with no heading; it gets an unnumbered chapter
+   heading, listed in the table of contents.
+4. The front page links to the PDF (:func:`pdf_role`): ``{sts-pdf}`text``` is a link to
+   ``sts-course.pdf`` at the root of the HTML output, when ``make pdf`` has built it
+   (``_build/latex/sts-course.pdf``), and plain text otherwise, in the PDF itself and in the student
+   edition (sphinx-exercise's ``hide_solutions``; the PDF has the solutions). So the link is never
+   broken: ``make book`` needs no TeX. An HTML build copies the PDF into its output
+   (:func:`_ship_pdf`), and an ``env-get-outdated`` hook re-reads the page when the PDF appeared or
+   went since it was read (its execution is cached).
+5. Debian's TeX Live, upstream: the LaTeX class of sphinx-jupyterbook-latex (``jupyterBook.cls``) loads
+   ``bbm`` for its ``\\RR``-style macros, which the book does not use; Debian ships ``bbm.sty`` only in
+   ``texlive-fonts-extra`` (about 1 GB). :func:`_bbm_shim` writes a two-line ``bbm.sty`` into the LaTeX
+   output folder (``\\mathbbm`` as ``\\mathbb``). Remove when the class stops loading ``bbm``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import texescape
+
+PDF_NAME = "sts-course.pdf"          # _config.yml's latex: latex_documents: targetname, with .pdf
+_PANEL = 'class="sts-static-panel"'
+_FIRST_IMG = re.compile(r'<img\b[^>]*\bclass="sts-panel-img"[^>]*>')
+_ATTR = r'\b{}="([^"]*)"'
+_CAPTION = re.compile(r'<figcaption\b[^>]*>(.*?)</figcaption>', re.S)
+_STATUS = re.compile(r'<p class="sts-panel-status"[^>]*>(.*?)</p>', re.S)
+_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def panel_first_frame(panel_html: str) -> tuple[bytes | None, str, str]:
+    """(PNG bytes or None, alt text, caption) of the picture a static panel shows first; with no picture
+    (the first setting is one its draw function rejects), the PNG is None and the caption is its message.
+
+    >>> png, alt, caption = panel_first_frame('<div class="sts-static-panel"><p class="sts-panel-status"></p>'
+    ...     '<img class="sts-panel-img" src="data:image/png;base64,AAEC" alt="A &amp; B">'
+    ...     '<figcaption class="sts-panel-caption">T = 20</figcaption></div>')
+    >>> png, alt, caption
+    (b'\\x00\\x01\\x02', 'A & B', 'T = 20')
+    >>> panel_first_frame('<div class="sts-static-panel"><p class="sts-panel-status">q must be at most T</p>'
+    ...                   '<figcaption>T = 2</figcaption></div>')
+    (None, '', 'q must be at most T')
+    """
+    tag = _FIRST_IMG.search(panel_html)
+    src = re.search(_ATTR.format("src"), tag.group(0)) if tag else None
+    if src and src.group(1).startswith("data:image/png;base64,"):
+        alt = re.search(_ATTR.format("alt"), tag.group(0))
+        caption = _CAPTION.search(panel_html)
+        return (base64.b64decode(src.group(1).split(",", 1)[1]), html.unescape(alt.group(1)) if alt else "",
+                html.unescape(_TAG.sub("", caption.group(1))).strip() if caption else "")
+    status = _STATUS.search(panel_html)
+    return None, "", html.unescape(_TAG.sub("", status.group(1))).strip() if status else ""
+
+
+class PanelFirstFrame(SphinxPostTransform):
+    """In a LaTeX build, a static panel's output bundle gets an image/png: its first picture (see the module
+    docstring, item 1). Runs before myst-nb picks one output of each bundle (priority 4)."""
+
+    default_priority = 3
+    formats = ("latex",)
+
+    def run(self, **kwargs) -> None:
+        outdir = Path(self.app.outdir)
+        for bundle in list(self.document.findall(nodes.container)):
+            if bundle.get("nb_element") != "mime_bundle":
+                continue
+            by_type = {child.get("mime_type"): child for child in bundle.children}
+            html_out = by_type.get("text/html")
+            if html_out is None or "image/png" in by_type or _PANEL not in html_out.astext():
+                continue
+            png, alt, caption = panel_first_frame(html_out.astext())
+            shown = nodes.container(mime_type="image/png")
+            line = "Interactive in the HTML edition and the notebook; "
+            if png is not None:
+                name = "sts-panel-" + hashlib.sha1(png).hexdigest()[:16] + ".png"
+                if not (outdir / name).exists():
+                    (outdir / name).write_bytes(png)
+                shown += nodes.image(uri=name, candidates={"*": name}, alt=alt)
+                line += f"shown at its first setting: {caption}."
+            else:
+                line += f"its first setting shows no picture: {caption}"
+            shown += nodes.paragraph("", "", nodes.emphasis("", line))
+            bundle.insert(0, shown)
+
+
+class DetailsSummary(SphinxPostTransform):
+    """In a LaTeX build, the ``<summary>`` of a ``<details>`` block in a Markdown output becomes a bold
+    paragraph (see the module docstring, item 2)."""
+
+    default_priority = 5
+    formats = ("latex",)
+
+    def run(self, **kwargs) -> None:
+        for raw in list(self.document.findall(nodes.raw)):
+            if "html" not in raw.get("format", "").split():
+                continue
+            found = _SUMMARY.search(raw.astext())
+            if found:
+                text = " ".join(html.unescape(_TAG.sub("", found.group(1))).split())
+                raw.replace_self(nodes.paragraph("", "", nodes.strong("", text)))
+
+
+class IntroTitle(SphinxPostTransform):
+    """In a LaTeX build, the root page's title becomes an unnumbered chapter heading (module docstring, item 3)."""
+
+    default_priority = 5
+    formats = ("latex",)
+
+    def run(self, **kwargs) -> None:
+        root = self.config.root_doc
+        if self.app.project.path2doc(self.document.get("source", "")) != root:
+            return
+        section = next((s for s in self.document.findall(nodes.section) if s.get("docname") == root), None)
+        if section is None or not section.children or not isinstance(section[0], nodes.title):
+            return
+        title = texescape.escape(section[0].astext())
+        heading = f"\\chapter*{{{title}}}\\phantomsection\\addcontentsline{{toc}}{{chapter}}{{{title}}}\n"
+        section.insert(1, nodes.raw("", heading, format="latex"))
+
+
+def _pdf_path(app) -> Path:
+    """Where ``make pdf`` leaves the PDF: ``_build/latex`` beside this build's output folder."""
+    return Path(app.outdir).parent / "latex" / PDF_NAME
+
+
+def _linked(app) -> bool:
+    """Whether this build links the PDF: an HTML build of the full edition, with the PDF built."""
+    return (app.builder.format == "html" and not getattr(app.config, "hide_solutions", False)
+            and _pdf_path(app).is_file())
+
+
+def pdf_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{sts-pdf}`text```: ``text`` linked to the PDF edition where there is one, else plain text."""
+    env = inliner.document.settings.env
+    linked = _linked(env.app)
+    if not hasattr(env, "sts_pdf_pages"):
+        env.sts_pdf_pages = {}
+    env.sts_pdf_pages[env.docname] = (env.app.builder.format, linked)
+    if not linked:
+        return [nodes.inline(rawtext, text, classes=["sts-pdf"])], []
+    uri = "../" * env.docname.count("/") + PDF_NAME
+    return [nodes.reference(rawtext, text, refuri=uri, classes=["sts-pdf"])], []
+
+
+def _outdated(app, env, added, changed, removed) -> list[str]:
+    """Pages whose link was decided for another state (another builder, the PDF absent or present)."""
+    now = (app.builder.format, _linked(app))
+    return [doc for doc, state in getattr(env, "sts_pdf_pages", {}).items()
+            if state != now and doc in env.found_docs and doc not in changed]
+
+
+def _purge(app, env, docname) -> None:
+    getattr(env, "sts_pdf_pages", {}).pop(docname, None)
+
+
+def _merge(app, env, docnames, other) -> None:
+    if not hasattr(env, "sts_pdf_pages"):
+        env.sts_pdf_pages = {}
+    env.sts_pdf_pages.update({d: s for d, s in getattr(other, "sts_pdf_pages", {}).items() if d in docnames})
+
+
+def _ship_pdf(app, exception) -> None:
+    """After an HTML build, copy the PDF edition (if built) to the root of the output, where the link points."""
+    if exception is None and _linked(app):
+        shutil.copy2(_pdf_path(app), Path(app.outdir) / PDF_NAME)
+
+
+_BBM_SHIM = ("% Written by book/_ext/sts_latex.py (item 5): jupyterBook.cls loads bbm, which the book does not use.\n"
+             "\\ProvidesPackage{bbm}[2024/01/01 stand-in]\n\\providecommand{\\mathbbm}[1]{\\mathbb{#1}}\n")
+
+
+def _bbm_shim(app) -> None:
+    if app.builder.format == "latex":
+        Path(app.outdir).mkdir(parents=True, exist_ok=True)
+        (Path(app.outdir) / "bbm.sty").write_text(_BBM_SHIM)
+
+
+def setup(app):
+    app.connect("builder-inited", _bbm_shim)
+    app.add_post_transform(PanelFirstFrame)
+    app.add_post_transform(DetailsSummary)
+    app.add_post_transform(IntroTitle)
+    app.add_role("sts-pdf", pdf_role)
+    app.connect("env-get-outdated", _outdated)
+    app.connect("env-purge-doc", _purge)
+    app.connect("env-merge-info", _merge)
+    app.connect("build-finished", _ship_pdf)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def build_pdf(root: str | Path = ".", *, strict: bool = True) -> Path:
+    """Build the PDF edition of the book in ``root``: ``_build/latex/sts-course.pdf``; return its path.
+
+    ``strict`` is ``make book``'s ``-W --keep-going``: a Sphinx warning fails the build. LaTeX's own log is
+    ``_build/latex/sts-course.log``, latexmk's output ``_build/latex/all-pdf.log``. Raises RuntimeError when a
+    step fails.
+    """
+    from jupyter_book.sphinx import build_sphinx
+
+    root = Path(root).resolve()
+    out = root / "_build" / "latex"
+    result = build_sphinx(root, out, noconfig=True, path_config=str(root / "_config.yml"), builder="latex",
+                          doctreedir=str(out / ".doctrees"), warningiserror=strict, keep_going=strict,
+                          confoverrides={"external_toc_path": (root / "_toc.yml").as_posix(),
+                                         "latex_individualpages": False,
+                                         "nb_execution_cache_path": str(root / "_build" / ".jupyter_cache"),
+                                         # what sphinx-jupyterbook-latex sets once the builder starts (parts
+                                         # from the toc's captions); set here too, the environment it saved
+                                         # matches the next build's configuration and is reused
+                                         "numfig_secnum_depth": 2})
+    if result != 0:
+        raise RuntimeError(f"the LaTeX build failed ({result!r}); its warnings are above")
+    with open(out / "all-pdf.log", "w") as log:     # what `jupyter-book build --builder pdflatex` runs next
+        made = subprocess.run(["make", "all-pdf"], cwd=out, stdout=log, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL)
+    if made.returncode != 0:
+        tail = (out / "all-pdf.log").read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"latexmk failed (make all-pdf in {out}); the end of all-pdf.log:\n{tail}")
+    return out / PDF_NAME
+
+
+if __name__ == "__main__":
+    try:
+        print(f"PDF edition: {build_pdf(sys.argv[1] if len(sys.argv) > 1 else '.')}")
+    except RuntimeError as err:
+        sys.exit(f"make pdf: {err}")

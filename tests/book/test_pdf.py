@@ -1,0 +1,229 @@
+"""The PDF edition (`make pdf`: Jupyter Book's LaTeX builder and latexmk with xelatex; book/_ext/sts_latex.py).
+
+Built once per run, after the session's HTML build (the ``build`` fixture) and from its execution cache: no
+chapter is executed again. The PDF is read back with poppler's ``pdftotext``, ``pdfimages`` and ``pdfinfo``:
+it has every chapter's title, every numbered theorem, lemma, definition, ... and exercise under the number the
+HTML book gives it, no ``??`` and no reference LaTeX left undefined, no glyph the fonts lack, no raw HTML or
+Python ``repr`` where an output should be, and at least one picture per figure and per panel the chapters show.
+
+Needs TeX Live (``xelatex``, ``latexmk``) and poppler-utils; without them the tests skip, unless ``CI`` is set
+(``.ci/run`` installs them).
+"""
+
+from __future__ import annotations
+
+import doctest
+import fcntl
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from book_site import BUILD_TIMEOUT_S, ROOT, missing
+
+LATEX = ROOT / "_build" / "latex"
+PDF = LATEX / "sts-course.pdf"
+TOOLS = ("xelatex", "latexmk", "pdftotext", "pdfimages", "pdfinfo")
+PAGES = (200, 800)            # the book has about 360 pages; far fewer means lost text, far more a dumped repr
+NUMBERED = {"theorem", "lemma", "definition", "proposition", "corollary", "remark", "exercise"}
+
+
+def _need_tex() -> None:
+    absent = [t for t in TOOLS if not shutil.which(t)]
+    if absent:
+        missing(", ".join(absent), "so the PDF edition was not built. Debian: apt-get install --no-install-recommends "
+                "texlive-xetex latexmk texlive-latex-extra texlive-fonts-recommended texlive-plain-generic "
+                "fonts-freefont-otf poppler-utils (.ci/run does).")
+
+
+@dataclass
+class Built:
+    returncode: int
+    log: str
+    seconds: float
+
+
+@pytest.fixture(scope="module")
+def pdf(build) -> Built:
+    """`make pdf`'s PDF step (python book/_ext/sts_latex.py), once, after the session's HTML build."""
+    _need_tex()
+    with open(ROOT / "_build" / ".test_book.lock", "w") as lock:   # one build at a time reads the cache
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        start = time.monotonic()
+        proc = subprocess.run([sys.executable, str(ROOT / "book" / "_ext" / "sts_latex.py")], cwd=ROOT,
+                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    return Built(proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start)
+
+
+# -- what the sources say the PDF must hold ------------------------------------------------------------------
+
+def _toc_docs() -> list[str]:
+    """Every document of _toc.yml, the root first."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [toc["root"]] + [ch["file"] for part in toc["parts"] for ch in part["chapters"]]
+
+
+def _source(doc: str) -> Path:
+    """The MyST source of a document of the toc: book/src/*.md for a chapter notebook, else the .md itself."""
+    src = ROOT / "book" / "src" / (Path(doc).name + ".md")
+    return src if src.exists() else ROOT / (doc + ".md")
+
+
+def chapter_titles() -> list[str]:
+    """Each document's title as the PDF prints it: math and markup dropped, so only its plain words (the longest
+    run of them) are looked for."""
+    titles = []
+    for doc in _toc_docs():
+        heading = re.search(r"^# (.+)$", _source(doc).read_text(), re.M).group(1)    # the first line of text
+        runs = re.split(r"\$[^$]*\$", heading.replace("`", ""))
+        titles.append(max((r.strip() for r in runs), key=len))
+    return titles
+
+
+def numbered_labels() -> list[str]:
+    """"Theorem 2.1", "Lemma 3.1", "Exercise 1.2", ...: every numbered sphinx-proof and sphinx-exercise directive of
+    the chapters (numbered per kind and chapter, as the HTML book numbers them), exercises included from their pages."""
+    labels = []
+    for doc in _toc_docs():
+        src = _source(doc)
+        chapter = re.match(r"(\d+)_", src.name)
+        if not chapter or int(chapter.group(1)) == 0:
+            continue
+        text = re.sub(r"^```\{include\} (\S+)\n```", lambda m: (src.parents[1] / m.group(1)).read_text(),
+                      src.read_text(), flags=re.M)
+        counts: dict[str, int] = {}
+        for m in re.finditer(r"^(`{3,}|:{3,})\{(?:prf:)?(\w+)\}[^\n]*\n((?::[^\n]*\n)*)", text, re.M):
+            kind, options = m.group(2), m.group(3)
+            if kind in NUMBERED and ":nonumber:" not in options:
+                counts[kind] = counts.get(kind, 0) + 1
+                labels.append(f"{kind.capitalize()} {int(chapter.group(1))}.{counts[kind]}")
+    return labels
+
+
+def shown_pictures() -> tuple[int, int]:
+    """(figures, panels) that the executed chapters show: image/png outputs and static panels, read from the
+    execution cache the PDF is built from."""
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(ROOT / "_build" / ".jupyter_cache"))
+    figures = panels = 0
+    for doc in _toc_docs():
+        path = ROOT / (doc + ".ipynb")
+        if not path.exists():
+            continue
+        record = cache.match_cache_notebook(nbformat.read(str(path), as_version=4))
+        for cell in cache.get_cache_bundle(record.pk).nb.cells:
+            tags = cell.get("metadata", {}).get("tags", [])
+            if "remove-output" in tags or "remove-cell" in tags:
+                continue
+            for out in cell.get("outputs", []):
+                data = out.get("data", {})
+                figures += "image/png" in data
+                panels += 'class="sts-static-panel"' in "".join(data.get("text/html", ""))
+    return figures, panels
+
+
+# -- what the PDF holds ------------------------------------------------------------------------------------------
+
+def pdf_text(pdf: Path) -> str:
+    """The PDF's text, as one line: NFKC (math italic 𝑞 -> q, ligatures -> letters), whitespace collapsed."""
+    raw = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    return " ".join(unicodedata.normalize("NFKC", raw).split())
+
+
+def text_problems(text: str, log: str, titles: list[str], labels: list[str]) -> list[str]:
+    """What is wrong with a PDF's text (:func:`pdf_text`) and its LaTeX log, given what it must hold."""
+    problems = [f"chapter title missing: {t!r}" for t in titles if " ".join(t.split()) not in text]
+    problems += [f"numbered statement missing: {lab!r}" for lab in labels if lab not in text]
+    problems += [f"unresolved reference '??': ...{text[max(0, m.start() - 60):m.end() + 20]}..."
+                 for m in re.finditer(r"\?\?", text)][:5]
+    problems += [f"LaTeX: {line}" for line in log.splitlines()
+                 if re.search(r"undefined references|[Rr]eference `[^']*' on page|Citation `[^']*' on page|"
+                              r"Missing character: There is no", line)][:10]
+    problems += [f"raw HTML or a Python repr in the text: {leak!r}"
+                 for leak in ("StaticPanel(html=", "data:image/png;base64,", '<div class="', "<summary>", "<img ",
+                              '<picture class="')
+                 if leak in text]
+    return problems
+
+
+def _pages(pdf: Path) -> int:
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    return int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
+
+
+def _images(pdf: Path) -> int:
+    listing = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True, check=True).stdout
+    return sum(line.split()[2] == "image" for line in listing.splitlines()[2:] if len(line.split()) > 2)
+
+
+# -- the tests ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_pdf_builds_from_the_execution_cache(build, pdf):
+    """`make pdf`'s build succeeds warning-free and executes no chapter (the HTML build of this session did)."""
+    assert pdf.returncode == 0, f"the PDF build failed after {pdf.seconds:.0f} s:\n{pdf.log[-6000:]}"
+    assert PDF.exists(), f"no {PDF.relative_to(ROOT)}"   # latexmk leaves it alone when its .tex is unchanged
+    if build[0] == 0:
+        executed = re.findall(r"(\S+\.ipynb): Executing notebook", pdf.log)
+        assert not executed, f"the PDF build executed {executed}: it must read the HTML build's execution cache"
+    print(f"PDF edition built in {pdf.seconds:.0f} s, {_pages(PDF)} pages")
+
+
+@pytest.mark.slow
+def test_pdf_has_every_chapter_and_resolves_every_reference(pdf):
+    assert pdf.returncode == 0, "the PDF build failed (see test_pdf_builds_from_the_execution_cache)"
+    titles, labels = chapter_titles(), numbered_labels()
+    assert len(titles) == len(_toc_docs()) >= 16 and len(labels) >= 60, (titles, labels)
+    problems = text_problems(pdf_text(PDF), (LATEX / "sts-course.log").read_text(errors="replace"), titles, labels)
+    pages = _pages(PDF)
+    if not PAGES[0] <= pages <= PAGES[1]:
+        problems.append(f"{pages} pages, expected {PAGES[0]} to {PAGES[1]}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_pdf_shows_every_figure_and_each_panels_first_picture(pdf):
+    assert pdf.returncode == 0, "the PDF build failed (see test_pdf_builds_from_the_execution_cache)"
+    figures, panels = shown_pictures()
+    assert figures >= 30 and panels >= 6, (figures, panels)
+    images = _images(PDF)
+    assert images >= figures + panels, f"{images} images in the PDF for {figures} figures and {panels} panels"
+    shown = pdf_text(PDF).count("Interactive in the HTML edition and the notebook; shown at its first setting")
+    assert shown == panels, f"{shown} panels shown at their first setting, of {panels}"
+
+
+def test_pdf_checks_fail_on_planted_problems(tmp_path):
+    """A small PDF with a '??', a missing chapter, a missing theorem, a glyph the font lacks and leaked HTML:
+    :func:`text_problems` reports each; the same checks pass on a clean one."""
+    _need_tex()
+    tex = tmp_path / "t.tex"
+    tex.write_text("\\documentclass{article}\\usepackage{fontspec}\\setmainfont{FreeSerif}\\begin{document}\n"
+                   "\\section{The task}Theorem 2.1 holds, see Lemma~\\ref{nowhere}. \U0001F600\n"
+                   '\\texttt{<div class="x">}\n\\end{document}\n')
+    subprocess.run(["xelatex", "-interaction=nonstopmode", tex.name], cwd=tmp_path, capture_output=True,
+                   timeout=120)
+    text, log = pdf_text(tmp_path / "t.pdf"), (tmp_path / "t.log").read_text(errors="replace")
+    problems = text_problems(text, log, ["The task", "Positional encodings"], ["Theorem 2.1", "Lemma 3.1"])
+    for expected in ("'Positional encodings'", "'Lemma 3.1'", "'??'", "undefined", "Missing character",
+                     "'<div class=\"'"):
+        assert any(expected in p for p in problems), (expected, problems)
+    assert len(problems) == 7, problems      # nothing else: the title and the theorem present are not reported
+    assert not text_problems("The task Theorem 2.1", "", ["The task"], ["Theorem 2.1"])
+
+
+def test_latex_extension_doctests():
+    spec = importlib.util.spec_from_file_location("sts_latex", ROOT / "book" / "_ext" / "sts_latex.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = doctest.testmod(module)
+    assert result.attempted >= 3 and not result.failed
