@@ -43,7 +43,7 @@ from ..phone import (PHONE_DPI, PHONE_MEDIA, STATIC_BOOK_ENV, compact, narrow_co
 ENV = STATIC_BOOK_ENV         # set to "1" by the book build (book/_ext/sts_panels.py)
 
 
-def figure_png(fig: Figure, dpi: int = 90) -> bytes:
+def figure_png(fig: Figure, dpi: int = 100) -> bytes:
     """The figure rendered as PNG bytes (a live panel's ``ipywidgets.Image``, a static panel's frame)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
