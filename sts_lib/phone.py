@@ -25,16 +25,17 @@ import struct
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend
 from matplotlib.text import Text
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 
-#: The phone rendering's width in inches: at a 390 px phone's column (about 350 CSS px) its 9 pt text is
-#: shown at about 10 px, above :data:`MIN_PHONE_TEXT_PX`.
-PHONE_WIDTH = 4.2
+#: The phone rendering's width in inches: in the narrowest column a picture gets on a 390 px phone (a panel's,
+#: :data:`PHONE_COLUMN_PX`) its 8 pt text is shown at about 9 px, :data:`MIN_PHONE_TEXT_PX`.
+PHONE_WIDTH = 3.7
 #: Its resolution: 150 dpi gives about two image pixels per CSS px on a phone, so it is sharp there.
 PHONE_DPI = 150
-#: The width of a phone's content column at a 390 px window, in CSS px (the browser test measures it).
-PHONE_COLUMN_PX = 350
+#: The narrowest column a picture gets at a 390 px window, in CSS px: a panel's (the browser test measured
+#: 314; a figure's is 357).
+PHONE_COLUMN_PX = 314
 #: The smallest figure text a phone reader is shown, in CSS px.
 MIN_PHONE_TEXT_PX = 9.0
 #: Set to "1" by the book build (book/_ext/sts_panels.py) before any chapter runs: the static book shows
@@ -152,6 +153,10 @@ def narrow_copy(fig: Figure, width: float = PHONE_WIDTH) -> Figure:
         else:                                                  # inside the axes: in place, in one column
             ax.legend(ncols=1, loc=leg._loc, frameon=leg.get_frame_on(), **_entries(leg),
                       **({"bbox_to_anchor": tuple(anchor.bounds[:2])} if anchor is not None else {}))
+    for ax in copy.axes:                                       # a log axis's minor labels collide when narrow
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "log":
+                axis.set_minor_formatter(NullFormatter())
     copy.set_size_inches(width, new_h + 0.4 * bool(legends))
     _fit(copy)
     return copy

@@ -144,6 +144,8 @@ def _page_context(app, pagename, templatename, context, doctree):
         scripts[:] = dedupe_scripts(scripts)
     if "body" in context:                                          # fix 9
         context["body"] = citation_list_role(context["body"])
+    # Fix 7a's second viewport tag, which reaches the page through the meta tags, not the template.
+    context["metatags"] = re.sub(r'<meta name="viewport"[^>]*>', "", context.get("metatags") or "")
 
 
 def citation_list_role(body: str) -> str:

@@ -262,7 +262,7 @@ _INSPECT_JS = r"""
                                                  `${img.naturalWidth} px shown at ${img.clientWidth}): ${img.alt.slice(0, 50)}`);
     }
     const pageWidth = document.documentElement.scrollWidth;
-    return {clippedMath: clippedMath.slice(0, 8), clippedMathCount: clippedMath.length,
+    return {printedOutputs: article.querySelectorAll('.cell_output pre').length, clippedMath: clippedMath.slice(0, 8), clippedMathCount: clippedMath.length,
             wrappedTables: wrappedTables.slice(0, 8), smallText: smallText.slice(0, 8),
             smallestFigureText: smallest === Infinity ? null : smallest, clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
             duplicateImages: dupes, cutCode: cutCode.slice(0, 8), cutCodeCount: cutCode.length,
@@ -285,9 +285,9 @@ _OPEN_DROPDOWNS_JS = r"""
 
 
 def _open_and_inspect(context, url: str, shot: Path, width: int,
-                      redirect: str | None = None) -> tuple[list[str], dict[str, int]]:
-    """Load one page as on a first visit, wait for MathJax, screenshot it; return its problems
-    and the bytes of every response it received (URL -> body size)."""
+                      redirect: str | None = None) -> tuple[list[str], dict[str, int], dict]:
+    """Load one page as on a first visit, wait for MathJax, screenshot it; return its problems, the bytes of
+    every response it received (URL -> body size) and what the phone-first checks measured (for the record)."""
     problems: list[str] = []
     page = context.new_page()
     # A first visit: nothing from the browser's cache (the pages before this one loaded the same files).
@@ -340,7 +340,7 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
     except Exception as exc:  # a timeout or a crash is a problem of this page, not of the test
         problems.append(f"could not check the page: {exc}")
         page.close()
-        return problems, {}
+        return problems, {}, {}
     page.close()
     if report["untypeset"]:
         problems.append(f"{report['untypeset']} of {report['mathNodes']} math elements were not typeset by MathJax")
@@ -372,7 +372,10 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
         problems.append(f"{total / 1e6:.2f} MB on first load (limit {PAGE_BYTES_LIMIT / 1e6:.0f} MB), largest: "
                         + ", ".join(f"{urllib.parse.urlsplit(u).path.rsplit('/', 1)[-1]} {n / 1e6:.2f} MB"
                                     for u, n in largest))
-    return problems, weights
+    measured = {"smallest_figure_text_px": report["smallestFigureText"], "clipped_inline_math": report["clippedMathCount"],
+                "wrapped_printed_tables": len(report["wrappedTables"]),
+                "printed_outputs": report["printedOutputs"]}
+    return problems, weights, measured
 
 
 def _axe_violations(page, modes) -> list[str]:
@@ -441,9 +444,9 @@ def check_every_page(server: str, viewport: str) -> None:
             rel = path.relative_to(HTML).as_posix()
             blocked.clear()
             refresh = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', path.read_text(encoding="utf-8"))
-            problems, sizes = _open_and_inspect(context, server + rel, shots / (rel.replace("/", "__")[:-5] + ".png"),
+            problems, sizes, measured = _open_and_inspect(context, server + rel, shots / (rel.replace("/", "__")[:-5] + ".png"),
                                                 VIEWPORTS[viewport]["width"], redirect=refresh and refresh.group(1))
-            weights[rel] = {"bytes": sum(sizes.values()), "requests": len(sizes),
+            weights[rel] = {"bytes": sum(sizes.values()), "requests": len(sizes), **measured,
                             "largest": {u.replace(server, ""): n for u, n in
                                         sorted(sizes.items(), key=lambda kv: -kv[1])[:8]}}
             problems += [f"request to a non-local host (CDN?): {u}" for u in blocked]
@@ -451,6 +454,11 @@ def check_every_page(server: str, viewport: str) -> None:
                 failures[rel] = problems
         context.close()
     (shots / "page-weights.json").write_text(json.dumps(weights, indent=1))
+    texts = [w["smallest_figure_text_px"] for w in weights.values() if w.get("smallest_figure_text_px")]
+    print(f"\n{viewport}: smallest figure text {min(texts, default=float('nan')):.1f} px; inline formulas past the "
+          f"column {sum(w.get('clipped_inline_math', 0) for w in weights.values())}; wrapped printed tables "
+          f"{sum(w.get('wrapped_printed_tables', 0) for w in weights.values())} of "
+          f"{sum(w.get('printed_outputs', 0) for w in weights.values())} printed outputs")
     print(f"\n{viewport}: first-load weight per page (MB): "
           + ", ".join(f"{rel} {w['bytes'] / 1e6:.2f}" for rel, w in weights.items()))
     report = "\n".join(f"{page}:\n  " + "\n  ".join(dict.fromkeys(ps)) for page, ps in failures.items())

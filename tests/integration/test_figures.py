@@ -370,7 +370,7 @@ def test_every_library_figure_is_readable_in_the_book_column(name, small_data):
 
 
 # -- drawn again for a phone (issue 23) ------------------------------------------------------------------
-# A 390 px phone shows an image at most PHONE_COLUMN_PX (350) CSS px wide: the desktop picture's 9 pt text
+# A 390 px phone shows an image at most PHONE_COLUMN_PX (314) CSS px wide (a panel; a figure gets 357): the desktop picture's 9 pt text
 # would be about 6 px there. The static book shows each figure's narrow copy instead (sts_lib.phone), whose
 # smallest text must be shown at MIN_PHONE_TEXT_PX or more, with nothing overlapping.
 from sts_lib import phone  # noqa: E402
