@@ -141,25 +141,32 @@ def narrow_copy(fig: Figure, width: float = PHONE_WIDTH) -> Figure:
     for leg in legends:                                        # a phone has room for one column of entries, below
         leg.remove()
         copy.legend(ncols=1, loc="outside lower center", **_entries(leg))
-    for ax in copy.axes:
+    for ax in _all_axes(copy):
         leg = ax.get_legend()
-        if leg is None or getattr(leg, "_ncols", 1) == 1:
+        if leg is None:
             continue
         anchor = getattr(leg._bbox_to_anchor, "_bbox", None)   # in axes coordinates, as it was given
-        leg.remove()
-        if anchor is not None and anchor.y0 < 0:               # hung below the axes: below the figure instead,
-            copy.legend(ncols=1, loc="outside lower center", **_entries(leg))   # where the layout makes room
+        outside = anchor is not None and (anchor.y0 < 0 or anchor.x0 >= 1 or anchor.x0 < 0)
+        if outside:                                            # beside or below the axes: below the figure,
+            leg.remove()                                       # where the layout makes room
+            copy.legend(ncols=1, loc="outside lower center", **_entries(leg))
             legends.append(leg)
-        else:                                                  # inside the axes: in place, in one column
+        elif getattr(leg, "_ncols", 1) > 1:                    # inside the axes: in place, in one column
+            leg.remove()
             ax.legend(ncols=1, loc=leg._loc, frameon=leg.get_frame_on(), **_entries(leg),
                       **({"bbox_to_anchor": tuple(anchor.bounds[:2])} if anchor is not None else {}))
-    for ax in copy.axes:                                       # a log axis's minor labels collide when narrow
+    for ax in _all_axes(copy):                                 # a log axis's minor labels collide when narrow
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "log":
                 axis.set_minor_formatter(NullFormatter())
     copy.set_size_inches(width, new_h + 0.4 * bool(legends))
     _fit(copy)
     return copy
+
+
+def _all_axes(fig) -> list:
+    """Every axes of ``fig``, its subfigures' included (``fig.axes`` holds only its own)."""
+    return list(fig.axes) + [ax for sub in fig.subfigs for ax in _all_axes(sub)]
 
 
 def _fit(fig: Figure) -> None:
@@ -169,7 +176,7 @@ def _fit(fig: Figure) -> None:
     renderer = fig._get_renderer()
     room = fig.get_window_extent(renderer).width
     titled = [(fig._suptitle, room)] if fig._suptitle is not None else []
-    titled += [(ax.title, ax.get_window_extent(renderer).width) for ax in fig.axes]
+    titled += [(ax.title, ax.get_window_extent(renderer).width) for ax in _all_axes(fig)]
     for text, avail in titled:
         wide = text.get_window_extent(renderer).width if text.get_text() else 0
         if wide > 1.02 * avail:
