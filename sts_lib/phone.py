@@ -264,9 +264,12 @@ def picture_html(shots: dict, alt: str = "") -> str:
     picture's text alternative.
     """
     (wide, wide_px), (narrow, narrow_px) = shots["wide"], shots["narrow"]
-    return (f'<picture class="sts-picture"><source media="{PHONE_MEDIA}" srcset="{_data_uri(narrow)}" '
-            f'data-text-px="{narrow_px:.2f}">'
-            f'<img src="{_data_uri(wide)}" alt="{html.escape(alt)}" data-text-px="{wide_px:.2f}"></picture>')
+    # In a link from the start: a script that wrapped the picture later would move it while its image loads,
+    # and the browser aborts and requests it again. The page's script points the link at the shown rendering.
+    return (f'<a class="sts-figure-link" href="{_data_uri(wide)}" target="_blank" rel="noopener" '
+            f'title="Open the figure at full size"><picture class="sts-picture"><source media="{PHONE_MEDIA}" '
+            f'srcset="{_data_uri(narrow)}" data-text-px="{narrow_px:.2f}">'
+            f'<img src="{_data_uri(wide)}" alt="{html.escape(alt)}" data-text-px="{wide_px:.2f}"></picture></a>')
 
 
 __all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",

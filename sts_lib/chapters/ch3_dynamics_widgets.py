@@ -137,8 +137,8 @@ def dynamics_widget(*, device=None, **params) -> FigurePanel:
     """
     init = {**DEFAULTS, **params}
     controls = {
-        "lr_W": LogFloats(-1.5, 0.5, init["lr_W"], label="lr of W", tex="\\eta_W"),
-        "lr_V": LogFloats(-1.5, 0.5, init["lr_V"], label="lr of V", tex="\\eta_V"),
+        "lr_W": LogFloats(-1.5, 0.5, init["lr_W"], label="ηW (step size of W)", tex="\\eta_W"),
+        "lr_V": LogFloats(-1.5, 0.5, init["lr_V"], label="ηV (step size of V)", tex="\\eta_V"),
         "T": Ints(6, 24, init["T"]),
         "q": Ints(1, 5, init["q"]),
         "steps": Ints(100, 800, init["steps"], step=50),

@@ -209,9 +209,11 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPa
                      f"step=\"1\" value=\"{positions[0][j]}\" aria-valuetext=\"{html.escape(labels[positions[0][j]])}\">"
                      f"<output for=\"{cid}\">{html.escape(labels[positions[0][j]])}</output>")
         rows.append(f"<div class=\"sts-panel-control\"><label for=\"{cid}\">{label}</label>{field}</div>")
-    picture = (f"<picture class=\"sts-picture\"><source media=\"{PHONE_MEDIA}\" srcset=\"{first['narrow']}\" "
-               f"data-text-px=\"{first['narrow_px']}\"><img class=\"sts-panel-img\" src=\"{first['src']}\" "
-               f"alt=\"{html.escape(first['alt'])}\" data-text-px=\"{first['px']}\"></picture>" if "src" in first else "")
+    picture = (f"<a class=\"sts-figure-link\" href=\"{first['src']}\" target=\"_blank\" rel=\"noopener\" "
+               f"title=\"Open this picture at full size\"><picture class=\"sts-picture\"><source media=\"{PHONE_MEDIA}\" "
+               f"srcset=\"{first['narrow']}\" data-text-px=\"{first['narrow_px']}\"><img class=\"sts-panel-img\" "
+               f"src=\"{first['src']}\" alt=\"{html.escape(first['alt'])}\" data-text-px=\"{first['px']}\"></picture></a>"
+               if "src" in first else "")
     payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     fragment = (f"<div class=\"sts-static-panel\" id=\"{pid}\" role=\"group\" aria-label=\"{html.escape(_short(alt))}\">"
                 f"<div class=\"sts-panel-controls\">{''.join(rows)}</div>{note}"

@@ -11,6 +11,13 @@
   "use strict";
   var SKIP = ".sts-static-panel, a";
   function link(img) {
+    var made = img.closest("a.sts-figure-link");
+    if (made && !img.closest(".sts-static-panel")) {   // a <picture> in its link (sts_lib.phone): follow the shown rendering
+      var follow = function () { made.href = img.currentSrc || img.src; };
+      img.addEventListener("load", follow);
+      if (img.complete) follow();
+      return;
+    }
     if (img.closest(SKIP) || !img.getAttribute("src")) return;
     // A figure is a <picture> (a phone gets the rendering drawn for its column): the link opens the
     // rendering this screen shows, known once it has loaded.

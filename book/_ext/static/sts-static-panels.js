@@ -14,18 +14,11 @@
     const caption = panel.querySelector(".sts-panel-caption");
     const status = panel.querySelector(".sts-panel-status");
     const readout = (input) => panel.querySelector(`output[for="${input.id}"]`);
-    // A tap on the picture opens the current frame at full size (where a phone pans and zooms it).
-    const link = document.createElement("a");
-    link.className = "sts-figure-link";
-    link.target = "_blank";
-    link.rel = "noopener";
-    link.title = "Open this picture at full size";
-    const picture = img.closest("picture") || img;
+    // A tap on the picture (in its link from the start: moving it would restart its download) opens the
+    // current frame at full size, where a phone pans and zooms it.
+    const link = img.closest("a.sts-figure-link");
     const current = () => img.currentSrc || img.getAttribute("src");
-    link.href = current();
-    picture.parentNode.insertBefore(link, picture);
-    link.appendChild(picture);
-    img.addEventListener("load", () => { link.href = current(); });
+    if (link) img.addEventListener("load", () => { link.href = current(); });
 
     function show(moved) {
       if (data.mode === "one" && moved !== undefined) {
