@@ -106,7 +106,7 @@ def length_widget(runs: dict[str, LengthRun], explorer: LengthExplorer | None = 
     from ``runs``), which redraws the panel's one figure in place. Display ``panel.widget``."""
     ex = explorer or LengthExplorer(runs)
     controls = {"pe": Choice(tuple(ex.runs), list(ex.runs)[-1], label="PE"),
-                "T_test": Ints(ex.T, ex.pool, ex.pool, label="test length Tₜₑₛₜ", tex="T_{\\text{test}}")}
+                "T_test": Ints(ex.T, ex.pool, ex.pool, label="test length", tex="T_{\\text{test}}")}
     # The static book: every PE with every other test length (all combinations when they fit).
     # T + 1 too: the text's "one new position".
     lengths = tuple(sorted({ex.T + 1, *range(ex.T, ex.pool + 1, max(1, (ex.pool - ex.T) // 10))}))

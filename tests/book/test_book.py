@@ -297,7 +297,11 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
     page.on("console", lambda msg: msg.type == "error" and problems.append(
         f"console error: {msg.text} ({msg.location.get('url') or 'no URL'})"))
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    # A picture's rendering the browser started and then dropped (a <picture> re-evaluates its sources while the
+    # page settles; seen under load in fresh-clone runs) is aborted, not broken: a picture that does not show is
+    # caught by brokenImages below, whichever rendering it chose.
     page.on("requestfailed", lambda req: urllib.parse.urlsplit(req.url).hostname in LOCAL_HOSTS
+            and not (req.resource_type == "image" and "ERR_ABORTED" in (req.failure or ""))
             and problems.append(f"request failed: {req.url} ({req.failure})"))
     page.on("response", lambda resp: resp.status >= 400
             and problems.append(f"HTTP {resp.status}: {resp.url}"))
