@@ -105,9 +105,9 @@ def _cells(fig: Figure) -> list[tuple]:
 def narrow_copy(fig: Figure, width: float = PHONE_WIDTH) -> Figure:
     """A copy of ``fig`` laid out for a phone: its panels one under the other, ``width`` inches wide.
 
-    Each panel keeps its height in inches (scaled by at most the change of its width), gets back the tick
-    labels and axis labels that a shared axis had hidden, legends set in one column, titles broken over lines
-    under the panels. ``fig`` itself is not changed. A figure with a colorbar shared by several panels, or
+    Each panel keeps its height in inches (scaled by at most the change of its width) and gets back the tick
+    labels and axis labels that a shared axis had hidden; legends go into one column (under the figure when
+    they sat beside or below a panel) and long titles are broken over lines. ``fig`` itself is not changed. A figure with a colorbar shared by several panels, or
     whose panels are not on a grid (an inset, a hand-placed axes), is only narrowed.
     """
     copy = pickle.loads(pickle.dumps(fig))
@@ -181,7 +181,7 @@ def _fit(fig: Figure) -> None:
         wide = text.get_window_extent(renderer).width if text.get_text() else 0
         if wide > 1.02 * avail:
             text.set_text(_lines(text.get_text(), math.ceil(wide / avail)))
-    for ax in fig.axes:
+    for ax in _all_axes(fig):
         bar = getattr(ax, "_colorbar", None)
         if bar is not None:                                    # about one tick per 0.35 inch of its length
             inches = max(ax.get_position().height * fig.get_figheight(), ax.get_position().width * fig.get_figwidth())
@@ -239,7 +239,8 @@ def _relabel(cells: list[tuple]) -> None:
             ax.set_xlabel(xlabel)
 
 
-def _data_uri(png: bytes) -> str:
+def data_uri(png: bytes) -> str:
+    """``png`` inlined as a ``data:`` URI (the book moves each into a file of its own)."""
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
@@ -249,28 +250,30 @@ def smallest_text_px(drawn: list, dpi: float) -> float:
 
 
 def renderings(fig: Figure, dpi: float | None = None) -> dict:
-    """Both renderings of ``fig`` (:func:`compact`): ``{"wide": (png, text_px), "narrow": (png, text_px)}``."""
+    """Both renderings of ``fig`` (:func:`compact`), inlined: ``{"wide": (data URI, text_px), "narrow": (…)}``."""
     dpi = dpi or fig.dpi
     wide, drawn = render(fig, dpi)
     narrow, drawn_narrow = render(narrow_copy(fig), PHONE_DPI)
-    return {"wide": (compact(wide), smallest_text_px(drawn, dpi)),
-            "narrow": (compact(narrow), smallest_text_px(drawn_narrow, PHONE_DPI))}
+    return {"wide": (data_uri(compact(wide)), smallest_text_px(drawn, dpi)),
+            "narrow": (data_uri(compact(narrow)), smallest_text_px(drawn_narrow, PHONE_DPI))}
 
 
-def picture_html(shots: dict, alt: str = "") -> str:
-    """A ``<picture>`` of :func:`renderings`: the phone rendering for :data:`PHONE_MEDIA`, else the desktop one.
-
-    Both images are inlined as ``data:`` URIs (the book moves them into files of their own). ``alt`` is the
-    picture's text alternative.
+def picture_html(shots: dict, alt: str = "", *, img_class: str = "",
+                 title: str = "Open the figure at full size") -> str:
+    """A ``<picture>`` of two renderings, ``{"wide": (src, text_px), "narrow": (src, text_px)}`` (sources as
+    URLs or :func:`data_uri`): the phone rendering for :data:`PHONE_MEDIA`, else the desktop one, in a link
+    that opens it at full size. ``alt`` is the picture's text alternative; a static panel's frame gives its
+    image a class of its own.
     """
     (wide, wide_px), (narrow, narrow_px) = shots["wide"], shots["narrow"]
+    cls = f' class="{img_class}"' if img_class else ""
     # In a link from the start: a script that wrapped the picture later would move it while its image loads,
     # and the browser aborts and requests it again. The page's script points the link at the shown rendering.
-    return (f'<a class="sts-figure-link" href="{_data_uri(wide)}" target="_blank" rel="noopener" '
-            f'title="Open the figure at full size"><picture class="sts-picture"><source media="{PHONE_MEDIA}" '
-            f'srcset="{_data_uri(narrow)}" data-text-px="{narrow_px:.2f}">'
-            f'<img src="{_data_uri(wide)}" alt="{html.escape(alt)}" data-text-px="{wide_px:.2f}"></picture></a>')
+    return (f'<a class="sts-figure-link" href="{wide}" target="_blank" rel="noopener" title="{title}">'
+            f'<picture class="sts-picture"><source media="{PHONE_MEDIA}" srcset="{narrow}" '
+            f'data-text-px="{narrow_px:.2f}"><img{cls} src="{wide}" alt="{html.escape(alt)}" '
+            f'data-text-px="{wide_px:.2f}"></picture></a>')
 
 
 __all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "compact", "narrow_copy", "picture_html", "png_width", "render", "renderings", "smallest_text_px", "static_book"]
+           "compact", "data_uri", "narrow_copy", "picture_html", "png_width", "render", "renderings", "smallest_text_px", "static_book"]

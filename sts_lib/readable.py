@@ -12,7 +12,6 @@ so the static book also shows every figure drawn a second time for it (:mod:`sts
 
 from __future__ import annotations
 
-
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 

@@ -23,7 +23,6 @@ returns the static panel instead of the live widget.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import html
 import io
@@ -37,8 +36,8 @@ from typing import Callable
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from ..phone import (PHONE_DPI, PHONE_MEDIA, STATIC_BOOK_ENV, compact, narrow_copy, render, smallest_text_px,
-                     static_book)
+from ..phone import (PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, narrow_copy, picture_html, render,
+                     smallest_text_px, static_book)
 
 ENV = STATIC_BOOK_ENV         # set to "1" by the book build (book/_ext/sts_panels.py)
 
@@ -53,14 +52,11 @@ def figure_png(fig: Figure, dpi: int = 100) -> bytes:
 def _frame_pictures(fig: Figure, dpi: int) -> dict:
     """A frame's two pictures as ``data:`` URIs, each with its smallest text in image pixels: ``src``/``px``
     as a live panel draws it, ``narrow``/``narrow_px`` drawn for a phone (:mod:`sts_lib.phone`)."""
-    def uri(png: bytes) -> str:
-        return "data:image/png;base64," + base64.b64encode(png).decode()
-
     wide = figure_png(fig, dpi)
     narrow, drawn = render(narrow_copy(fig), PHONE_DPI)
     sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    return {"src": uri(compact(wide)), "px": round(min(sizes, default=0) * dpi / 72, 2),
-            "narrow": uri(compact(narrow)), "narrow_px": round(smallest_text_px(drawn, PHONE_DPI), 2)}
+    return {"src": data_uri(compact(wide)), "px": round(min(sizes, default=0) * dpi / 72, 2),
+            "narrow": data_uri(compact(narrow)), "narrow_px": round(smallest_text_px(drawn, PHONE_DPI), 2)}
 
 
 def clamp(values: dict, bounds: Callable[[dict], dict] | None) -> dict:
@@ -209,10 +205,8 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPa
                      f"step=\"1\" value=\"{positions[0][j]}\" aria-valuetext=\"{html.escape(labels[positions[0][j]])}\">"
                      f"<output for=\"{cid}\">{html.escape(labels[positions[0][j]])}</output>")
         rows.append(f"<div class=\"sts-panel-control\"><label for=\"{cid}\">{label}</label>{field}</div>")
-    picture = (f"<a class=\"sts-figure-link\" href=\"{first['src']}\" target=\"_blank\" rel=\"noopener\" "
-               f"title=\"Open this picture at full size\"><picture class=\"sts-picture\"><source media=\"{PHONE_MEDIA}\" "
-               f"srcset=\"{first['narrow']}\" data-text-px=\"{first['narrow_px']}\"><img class=\"sts-panel-img\" "
-               f"src=\"{first['src']}\" alt=\"{html.escape(first['alt'])}\" data-text-px=\"{first['px']}\"></picture></a>"
+    picture = (picture_html({"wide": (first["src"], first["px"]), "narrow": (first["narrow"], first["narrow_px"])},
+                            first["alt"], img_class="sts-panel-img", title="Open this picture at full size")
                if "src" in first else "")
     payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     fragment = (f"<div class=\"sts-static-panel\" id=\"{pid}\" role=\"group\" aria-label=\"{html.escape(_short(alt))}\">"

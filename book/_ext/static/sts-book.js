@@ -19,18 +19,14 @@
       return;
     }
     if (img.closest(SKIP) || !img.getAttribute("src")) return;
-    // A figure is a <picture> (a phone gets the rendering drawn for its column): the link opens the
-    // rendering this screen shows, known once it has loaded.
-    var box = img.closest("picture") || img;
     var a = document.createElement("a");
     a.className = "sts-figure-link";
     a.href = img.currentSrc || img.src;
     a.target = "_blank";
     a.rel = "noopener";
     a.title = "Open the figure at full size";
-    img.addEventListener("load", function () { a.href = img.currentSrc || img.src; });
-    box.parentNode.insertBefore(a, box);
-    a.appendChild(box);
+    img.parentNode.insertBefore(a, img);
+    a.appendChild(img);
   }
   var SCROLLERS = 'article mjx-container[display="true"], article .cell_output table, article table.table';
   function mark(box) {
