@@ -141,7 +141,7 @@ def narrow_copy(fig: Figure, width: float = PHONE_WIDTH) -> Figure:
     for leg in legends:                                        # a phone has room for one column of entries, below
         leg.remove()
         copy.legend(ncols=1, loc="outside lower center", **_entries(leg))
-    for ax in _all_axes(copy):
+    for ax in all_axes(copy):
         leg = ax.get_legend()
         if leg is None:
             continue
@@ -155,7 +155,7 @@ def narrow_copy(fig: Figure, width: float = PHONE_WIDTH) -> Figure:
             leg.remove()
             ax.legend(ncols=1, loc=leg._loc, frameon=leg.get_frame_on(), **_entries(leg),
                       **({"bbox_to_anchor": tuple(anchor.bounds[:2])} if anchor is not None else {}))
-    for ax in _all_axes(copy):                                 # a log axis's minor labels collide when narrow
+    for ax in all_axes(copy):                                  # a log axis's minor labels collide when narrow
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "log":
                 axis.set_minor_formatter(NullFormatter())
@@ -164,9 +164,9 @@ def narrow_copy(fig: Figure, width: float = PHONE_WIDTH) -> Figure:
     return copy
 
 
-def _all_axes(fig) -> list:
+def all_axes(fig) -> list:
     """Every axes of ``fig``, its subfigures' included (``fig.axes`` holds only its own)."""
-    return list(fig.axes) + [ax for sub in fig.subfigs for ax in _all_axes(sub)]
+    return list(fig.axes) + [ax for sub in fig.subfigs for ax in all_axes(sub)]
 
 
 def _fit(fig: Figure) -> None:
@@ -176,12 +176,12 @@ def _fit(fig: Figure) -> None:
     renderer = fig._get_renderer()
     room = fig.get_window_extent(renderer).width
     titled = [(fig._suptitle, room)] if fig._suptitle is not None else []
-    titled += [(ax.title, ax.get_window_extent(renderer).width) for ax in _all_axes(fig)]
+    titled += [(ax.title, ax.get_window_extent(renderer).width) for ax in all_axes(fig)]
     for text, avail in titled:
         wide = text.get_window_extent(renderer).width if text.get_text() else 0
         if wide > 1.02 * avail:
             text.set_text(_lines(text.get_text(), math.ceil(wide / avail)))
-    for ax in _all_axes(fig):
+    for ax in all_axes(fig):
         bar = getattr(ax, "_colorbar", None)
         if bar is not None:                                    # about one tick per 0.35 inch of its length
             inches = max(ax.get_position().height * fig.get_figheight(), ax.get_position().width * fig.get_figwidth())
@@ -276,4 +276,5 @@ def picture_html(shots: dict, alt: str = "", *, img_class: str = "",
 
 
 __all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "compact", "data_uri", "narrow_copy", "picture_html", "png_width", "render", "renderings", "smallest_text_px", "static_book"]
+           "all_axes", "compact", "data_uri", "narrow_copy", "picture_html", "png_width", "render", "renderings",
+           "smallest_text_px", "static_book"]

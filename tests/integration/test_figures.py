@@ -390,7 +390,7 @@ def test_every_library_figure_has_a_readable_phone_rendering(name, small_data):
                                            f"{report['png_width']} px wide in a {phone.PHONE_COLUMN_PX} px column)")
     assert not report["overlaps"], f"{name}: texts overlap on a phone: {report['overlaps']}"
     # Panels keep room to be read: a legend left beside a panel (or two panels left side by side) would squeeze it.
-    inches = [ax.get_window_extent().width / narrow.dpi for ax in phone._all_axes(narrow)
+    inches = [ax.get_window_extent().width / narrow.dpi for ax in phone.all_axes(narrow)
               if getattr(ax, "_colorbar", None) is None and ax.get_visible() and ax.axison]
     assert min(inches, default=9) >= 1.5, f"{name}: a panel is {min(inches):.2f} in wide on a phone"
     assert narrow is not fig and fig.get_size_inches()[0] >= narrow.get_size_inches()[0]
