@@ -64,7 +64,7 @@ def _near(v: float, threshold, rule: str, noise: float) -> bool:
 
 
 def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "mean", role: str = "ours",
-          because: str = "", name: str = "", noise: float = 0.0, caveat: str = "") -> dict:
+          because: str = "", name: str = "", noise: float = 0.0, caveat: str = "", undecided: str = "") -> dict:
     """One measured claim over seeds: ``passed`` is computed here, never written by hand.
 
     ``require='mean'`` passes when the mean over seeds satisfies ``mean RULE threshold``;
@@ -73,7 +73,9 @@ def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "me
     must say ``because`` of what. ``noise`` is the relative standard error of one seed's value
     from its finite test set: a claim is ``near_threshold`` when the seeds disagree or a value lies
     within two of them of the threshold, so a reader knows its verdict could flip. ``caveat``: how far the
-    verdict reaches, in words a summary shows beside the claim (stored only when given).
+    verdict reaches, in words a summary shows beside the claim (stored only when given). ``undecided``: why the
+    data cannot settle the claim (a slope still flattening), whatever the rule says; a statement it decides then
+    reads *not decided* (:mod:`sts_lib.statements`; stored only when given).
 
     >>> c = claim("loss below 1%", {0: 0.004, 1: 0.008}, 0.01, "<")
     >>> c["value"], c["max"], c["passed"], c["role"]
@@ -108,7 +110,8 @@ def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "me
     return jsonable({"name": name or text, "text": text, "role": role, "because": because, "per_seed": vals,
                      "value": mean, "min": float(arr.min()), "max": float(arr.max()), "threshold": threshold,
                      "rule": rule, "require": require, "passed": passed, "near_threshold": bool(near),
-                     "noise": float(noise)} | ({"caveat": caveat} if caveat else {}))
+                     "noise": float(noise)} | ({"caveat": caveat} if caveat else {})
+                    | ({"undecided": undecided} if undecided else {}))
 
 
 class Measured(NamedTuple):
@@ -123,6 +126,7 @@ class Measured(NamedTuple):
     name: str = ""        # the human name in the book's tables (default: text)
     noise: float = 0.0    # relative standard error of the value from the finite test set (0: not estimated)
     caveat: str = ""      # how far the verdict reaches, e.g. "still falling at step 10,000: holds for this run only"
+    undecided: str = ""   # why the data cannot settle it (e.g. "the slope is still flattening"): 'not decided'
 
 
 def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
@@ -149,7 +153,8 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
         vals = {s: (jsonable(float(m[cid].value)) if cid in m else None) for s, m in per_seed.items()}
         out[cid] = claim(first.text, vals, first.threshold, first.rule, require=require, role=first.role,
                          because=first.because, name=first.name, noise=first.noise,
-                         caveat=_caveat([m[cid].caveat for m in per_seed.values() if cid in m], len(per_seed)))
+                         caveat=_caveat([m[cid].caveat for m in per_seed.values() if cid in m], len(per_seed)),
+                         undecided=_caveat([m[cid].undecided for m in per_seed.values() if cid in m], len(per_seed)))
     return out
 
 

@@ -123,3 +123,39 @@ def adam_schedule(doc: dict) -> Figure:
 
 
 __all__ = ["adam_schedule", "fixed_sample", "nearorth_baseline", "width_law"]
+
+
+def theorem1(doc: dict) -> Figure:
+    """Theorem 1 at its hypotheses: the steps exact population GD takes to reach each eps, against eps, per T."""
+    fig = Figure(figsize=(COLUMN_WIDTH / 2, 3.2), layout="constrained")
+    ax = fig.subplots()
+    for k, T in enumerate(doc["config"]["Ts"]):
+        pts = [f for key, by_seed in doc["final"].items() if key.startswith(f"T{T}.")
+               for f in [next(iter(by_seed.values()))]]
+        pts.sort(key=lambda f: f["eps"])
+        ax.plot([f["eps"] for f in pts], [f["steps"] or math.nan for f in pts], marker=_MARKERS[k], ls=_DASHES[k],
+                c=f"C{k}", label=f"T = {T}: exact population GD")
+        ax.plot([f["eps"] for f in pts], [f["predicted_steps"] for f in pts], ls=":", c=f"C{k}", lw=0.9,
+                label=f"T = {T}: (T−1)/(4ηε)")
+    ax.set(xscale="log", yscale="log", xlabel="target loss ε", ylabel="steps to reach ε",
+           title=f"Theorem 1 at η = 1/(20d²) = {doc['config']['eta']:g}")
+    ax.legend(fontsize=LEGEND_SIZE)
+    return fig
+
+
+def small_width(doc: dict) -> Figure:
+    """Relative error of the population-GD solution reached at T against the test length, one line per width m."""
+    cfg = doc["config"]
+    fig = Figure(figsize=(COLUMN_WIDTH / 2, 3.2), layout="constrained")
+    ax = fig.subplots()
+    for k, m in enumerate(cfg["ms"]):
+        for s, f in per_seed(doc, "final", f"m{m}").items():
+            xs = [cfg["T"]] + cfg["T_tests"]
+            ys = [f["rel_error_T"]] + [f["rel_error_at"][str(t)] for t in cfg["T_tests"]]
+            ax.plot(xs, ys, marker=_MARKERS[k % len(_MARKERS)], ls=_DASHES[k % 4], c=f"C{k}", lw=0.9, ms=3,
+                    label=f"m = {m}" if s == min(doc["seeds"]) else None)
+    ax.axvline(cfg["T"], c="0.6", lw=0.8)
+    ax.set(yscale="log", xlabel="sequence length (trained at the grey line)", ylabel="relative error",
+           title="random PEs of width m: the solution at longer lengths")
+    ax.legend(fontsize=LEGEND_SIZE, ncols=2)
+    return fig

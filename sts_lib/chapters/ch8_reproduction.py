@@ -18,7 +18,7 @@ import os
 import re
 
 from .. import statements
-from .ch4_positional_widgets import width_fit_table, width_law_in_words
+from .ch4_positional_widgets import width_fit_table, width_law_in_words  # noqa: F401 (re-exported)
 from ..report import Markdown, table
 from ..results import list_results, load_result, per_seed
 
@@ -60,16 +60,16 @@ def describe(doc: dict) -> Markdown:
 
 
 def tally_in_words(docs: dict[str, dict]) -> Markdown:
-    """One sentence: how many of the paper's statements are reproduced, not reproduced and not testable here.
+    """One sentence: how many of the paper's statements get each of the five verdicts at the paper's reading.
 
     >>> print(tally_in_words({}))
-    **The paper's statements: 0 of 14 reproduced**, 0 not reproduced, 2 not testable here (14 without a committed result).
+    **The paper's statements at their reading: 0 of 19 reproduced**, 0 not reproduced, 0 not decided, 0 hold by construction, 0 not testable here (19 without a committed result).
     """
     t = statements.tally(docs)
-    tested = t[statements.REPRODUCED] + t[statements.NOT_REPRODUCED]
     missing = f" ({t[statements.NO_RESULT]} without a committed result)" if t[statements.NO_RESULT] else ""
-    return Markdown(f"**The paper's statements: {t[statements.REPRODUCED]} of {tested + t[statements.NO_RESULT]} "
-                    f"reproduced**, {t[statements.NOT_REPRODUCED]} not reproduced, {t[statements.UNTESTABLE]} not "
+    return Markdown(f"**The paper's statements at their reading: {t[statements.REPRODUCED]} of {len(statements.STATEMENTS)} "
+                    f"reproduced**, {t[statements.NOT_REPRODUCED]} not reproduced, {t[statements.NOT_DECIDED]} not "
+                    f"decided, {t[statements.BY_CONSTRUCTION]} hold by construction, {t[statements.UNTESTABLE]} not "
                     f"testable here{missing}.")
 
 

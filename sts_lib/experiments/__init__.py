@@ -31,7 +31,7 @@ import torch
 from .._validate import check_choice, check_int
 from ..device import get_device
 from ..results import save_result
-from . import baseline, convergence, generalization, pe_samplers, variants, width, width_law
+from . import baseline, convergence, generalization, pe_samplers, theory_checks, variants, width, width_law
 from ._core import ANALYSIS_VERSION, command_line, config_hash, device_key, read_json, versions
 from ._runs import Context
 from .record import DEFAULT_SEEDS, LANES, Experiment
@@ -40,7 +40,7 @@ SCALES = ("quick", "paper")
 #: The modules that declare experiments (each an :class:`~sts_lib.experiments.record.Experiment` record at module level).
 #:
 #: :meta hide-value:
-MODULES = (convergence, generalization, width, pe_samplers, width_law, baseline, variants)
+MODULES = (convergence, generalization, width, pe_samplers, width_law, baseline, variants, theory_checks)
 
 
 def _collect(modules) -> dict[str, Experiment]:
@@ -90,13 +90,15 @@ def experiment_config(name: str, scale: str = "quick", seeds=None) -> dict:
 
 
 def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "results", device=None,
-                   seeds=None, force: bool = False, progress: bool = True,
+                   seeds=None, force: bool = False, analyse: bool = False, progress: bool = True,
                    log: Callable[[str], None] = print, argv: list[str] | None = None) -> dict:
     """Run experiment ``name`` (or reuse its cached result) and write ``out/NAME.json`` and ``out/NAME.png``.
 
     Returns the result document. ``device=None``: :func:`sts_lib.get_device` (CUDA when available). The
     device's type is part of the config hash: results computed on the CPU are not served to a GPU run. ``force`` ignores
-    finished results (an interrupted run still resumes from its checkpoint).
+    finished results (an interrupted run still resumes from its checkpoint). ``analyse`` ignores only the finished
+    document: the cached training runs and computations are reused, and the claims are computed again (after a
+    change of the rules that read them; ``prime`` puts a committed document's runs into the cache).
     """
     cfg = experiment_config(name, scale, seeds)
     device = get_device(device)
@@ -107,11 +109,12 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
     json_path, png_path = out / f"{name}.json", out / f"{name}.png"
     exp = EXPERIMENTS[name]
     old = read_json(json_path)
-    if old is not None and old.get("config_hash") == h and not force:
+    if old is not None and old.get("config_hash") == h and not force and not analyse:
         log(f"[{name}] cached: {json_path} has config {h}; use --force to re-run")
-        if any(old.get(k) != v for k, v in exp.document_fields().items()):
+        fields = exp.document_fields(old["config"])
+        if any(old.get(k) != v for k, v in fields.items()):
             # The record's words changed (none of them is hashed): refresh them, keep every number.
-            save_result(old | exp.document_fields(), json_path)
+            save_result(old | fields, json_path)
             old = read_json(json_path)
             _save_png(exp.figure(old), png_path)
         elif not png_path.exists():
@@ -121,7 +124,7 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
     log(f"[{name}] scale={scale} seeds={cfg['seeds']} config {h} on {device}")
     t0 = time.perf_counter()
     res = exp.run(cfg, ctx)
-    doc = {"experiment": name, **exp.document_fields(), "config_hash": h, "config": cfg,
+    doc = {"experiment": name, **exp.document_fields(cfg), "config_hash": h, "config": cfg,
            "scale": scale, "scale_note": cfg.get("scale_note", ""), "seeds": cfg["seeds"],
            "runs": res.get("runs", {}), "final": res.get("final", {}), "data": res.get("data", {}),
            "claims": res["claims"], "pass_rule": "a claim passes only when it holds for every seed",

@@ -26,6 +26,11 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="rewrite the generated part of results/README.md from the result files")
     rep.add_argument("--readme", default="results/README.md", help="the README to update (default: results/README.md)")
     rep.add_argument("--results", default="results", metavar="DIR", help="the folder of result files")
+    pr = sub.add_parser("prime", help="put the training runs of DIR/NAME.json into DIR/.runs, so that `run` analyses "
+                                      "them again without training (after a change of the claims' rules)")
+    pr.add_argument("name", metavar="NAME", nargs="+", help="experiment names from `list`")
+    pr.add_argument("--out", default="results", metavar="DIR", help="the folder of result files (default: results)")
+    pr.add_argument("--scale", choices=SCALES, default="paper", help="the scale of the committed document")
     r = sub.add_parser("run", help="run one experiment (or 'all') and write DIR/NAME.json and DIR/NAME.png")
     r.add_argument("name", metavar="NAME", nargs="*", help="experiment names from `list` (run in order), or 'all'")
     r.add_argument("--lane", choices=LANES, default=None,
@@ -38,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--seeds", default=None, metavar="S,S,...",
                    help="comma-separated seeds (default: each experiment record's seeds, at least 3 at paper scale)")
     r.add_argument("--force", action="store_true", help="re-run even if DIR/NAME.json has the same config")
+    r.add_argument("--analyse", action="store_true",
+                   help="compute the claims again from the cached runs (DIR/.runs; see `prime`), training nothing new")
     r.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     r.add_argument("--no-progress", action="store_true", help="no tqdm bars")
     p.run_parser = r   # so errors about run's arguments print run's usage
@@ -52,6 +59,13 @@ def main(argv: list[str] | None = None) -> int:
         width = max(map(len, EXPERIMENTS))
         for name, exp in EXPERIMENTS.items():
             print(f"{name:<{width}}  {exp.lane}  {exp.description}")
+        return 0
+    if args.command == "prime":
+        from .prime import prime
+        for name in args.name:
+            if name not in EXPERIMENTS:
+                parser.error(f"argument NAME: unknown experiment {name!r}; choose from {sorted(EXPERIMENTS)}")
+            print(f"[{name}] primed {prime(name, args.out, args.scale)} training runs from {args.out}/{name}.json")
         return 0
     if args.command == "report":
         from .readme import write
@@ -96,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(names) > 1:
             print(f"=== {i}/{len(names)}: {name}", flush=True)
         doc = run_experiment(name, scale=args.scale, out=args.out, device=args.device, seeds=seeds,
-                             force=args.force, progress=not args.no_progress, argv=argv)
+                             force=args.force, analyse=args.analyse, progress=not args.no_progress, argv=argv)
         for key, c in doc["claims"].items():
             fmt = lambda v: "nan" if v is None else f"{v:.4g}"   # noqa: E731
             thr = c["threshold"]

@@ -146,6 +146,33 @@ def train_run(spec: dict, ctx: Context) -> History:
     return hist
 
 
+def _same_run(spec: dict, recorded: dict) -> bool:
+    """Does a History's recorded settings (``History.config``) describe the run ``spec`` asks for?"""
+    if not recorded or recorded.get("task") != spec["task"]:
+        return False
+    train = recorded.get("train", {})
+    model = {k: v for k, v in spec["model"].items() if k not in ("class", "init")}
+    return (all(train.get(k) == v for k, v in spec["train"].items())
+            and all(recorded.get("model", {}).get(k) == v for k, v in model.items()))
+
+
+def prime_runs(cfg: dict, doc: dict, ctx: Context) -> int:
+    """Put the training runs a result document holds into ``ctx.runs_dir``, so the experiment is analysed again
+    without training: for every seed and run of ``cfg`` that the document holds with the same recorded settings
+    (:func:`_same_run`) and that is not there yet. Returns how many it wrote. Snapshots are not in documents:
+    an experiment that reads them (Figure 3's heat maps) still trains."""
+    written = 0
+    for seed in cfg["seeds"]:
+        for spec in (with_seed(t, seed) for t in cfg["runs"]):
+            done = ctx.runs_dir / f"{spec_hash(spec, ctx.device)}.pt"
+            data = doc.get("runs", {}).get(spec["label"], {}).get(str(seed))
+            if done.exists() or data is None or not _same_run(spec, data.get("config", {})):
+                continue
+            save_torch({"spec": spec, "history": data, "snapshots": None}, done)
+            written += 1
+    return written
+
+
 def seed_runs(cfg: dict, seed: int, ctx: Context) -> list[tuple[dict, History]]:
     """Every training run of ``cfg["runs"]`` at ``seed`` (:func:`with_seed`), in order: ``(spec, History)``."""
     return [(spec, train_run(spec, ctx)) for spec in (with_seed(t, seed) for t in cfg["runs"])]

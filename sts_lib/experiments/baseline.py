@@ -17,22 +17,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import rank_correlation, steps_to_level
+from ..checks import FLAT_SLOPE, loss_exponent, rank_correlation
 from ..positional import make_pe
 from ..results import Measured
 from ..theory.families import nearorth_interpolant_minimum
 from ._runs import PLAIN_GD, Context, SeedResult, cached_call, for_each_seed, run_spec, seed_runs
-from .generalization import HORIZON, LEVEL
+from .generalization import NOISE_1024, Q_TESTS, RULES, converges_claim
 from .. import evidence_figures
+from ..statements import Decides
 from .record import Experiment
+
+
+#: "Does not go below some constant": the loss levels off above this (a third of the caption's 0.15, far
+#: above 0). Fixed after the 50,000-step runs were seen (issue 30), and chapter 8 says so.
+FLOOR_LEVEL = 0.05
 
 
 def _params(scale: str) -> dict:
     if scale == "paper":
-        return {"T": 200, "N": 400, "T_tests": [250, 300, 350, 400], "q_tests": [2, 4, 6, 8], "steps": 50000,
-                "log_every": 500, "eval_batch": 2048, "lr_W": 30.0, "family_samples": 4000}
-    return {"T": 20, "N": 40, "T_tests": [25, 30, 35, 40], "q_tests": [2, 4, 6, 8], "steps": 2000,
-            "log_every": 50, "eval_batch": 512, "lr_W": 10.0, "family_samples": 1000}
+        return {"T": 200, "N": 400, "T_tests": [250, 300, 350, 400], "q_tests": Q_TESTS, "steps": 50000,
+                "log_every": 500, "eval_batch": 2048, "lr_W": 30.0, "family_samples": 4000, "figure_steps": 10000}
+    return {"T": 20, "N": 40, "T_tests": [25, 30, 35, 40], "q_tests": Q_TESTS, "steps": 2000,
+            "log_every": 50, "eval_batch": 512, "lr_W": 10.0, "family_samples": 1000, "figure_steps": 1500}
 
 
 def config(scale: str, seeds: list) -> dict:
@@ -49,7 +55,8 @@ def config(scale: str, seeds: list) -> dict:
                                "eval_batch": p["eval_batch"], "eval_lengths": p["T_tests"],
                                "eval_qs": p["q_tests"], "seed": 0},
                     checkpoint_every=max(p["steps"] // 20, 1))
-    return {"scale": scale, "seeds": list(seeds), "runs": [spec], "params": p,
+    return {"scale": scale, "seeds": list(seeds), "runs": [spec], "params": p | {"floor_level": FLOOR_LEVEL},
+            "rules": RULES,
             "scale_note": (f"Figure 2's near-orthogonal run (Rademacher, m = N = {p['N']}, SGD lr_W = {p['lr_W']}) "
                            f"for {p['steps']} steps, one table per seed, beside the interpolant family's prediction")}
 
@@ -63,23 +70,47 @@ def _family(pe: dict, p: dict, seed: int) -> dict:
 
 
 def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
-    """The claims of one table's run: a pure function of its History and its family prediction."""
+    """The claims of one table's run: a pure function of its History and its family prediction.
+
+    The caption's "end up with validation loss at least 0.15" is read at the figure's own horizon
+    (``p["figure_steps"]``, 10,000 steps: a paper claim); the minimum over the whole run is the course's
+    own finding (ours). "Does not go below some constant" is the long run: the loss stops falling above
+    :data:`FLOOR_LEVEL`. The q_test claims use the slope rule of :func:`sts_lib.checks.long_run`.
+    """
     steps = hist["step"]
+    horizon = p.get("figure_steps", 10000)
+    early = steps <= horizon
     final, claims = {}, {}
     for Tt in p["T_tests"]:
         key = f"loss_T{Tt}"
         curve = hist[key]
         i = int(np.argmin(curve))
         low, end = float(curve[i]), float(curve[-1])
+        low_early = float(curve[early].min())
+        below = np.flatnonzero(curve < 0.15)
         pred = family[str(Tt)]
+        slope = loss_exponent(steps, curve, frac=0.2)["exponent"]
         final[key] = {"min": low, "step_of_min": float(steps[i]), "final": end, "family_min": pred["min_loss"],
                       "family_alpha": pred["alpha"], "family_loss_T_at_min": pred["loss_T_at_min"],
-                      "in_distribution_loss_at_min": float(hist["loss"][i])}
+                      "in_distribution_loss_at_min": float(hist["loss"][i]), "min_at_figure_steps": low_early,
+                      "first_below_015": float(steps[below[0]]) if below.size else None, "slope_last_fifth": slope}
         where = f"T_test = {Tt}"
+        falling = curve[early][-1] <= low_early * (1 + NOISE_1024)
+        claims[f"T{Tt}.min_at_figure_steps"] = Measured(
+            low_early, 0.15, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the figure's own "
+            f"{horizon:,} steps (the caption: all of the fixed PE end up with validation loss at least 0.15)",
+            role="paper", noise=0.02, name=f"fixed near-orthogonal PE, {where}: lowest loss over the figure's "
+            f"{horizon:,} steps", caveat=f"still falling at step {horizon:,}" if falling else "")
         claims[f"T{Tt}.min_over_run"] = Measured(
-            low, 0.15, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the whole run (the caption: "
-            "every fixed PE ends with validation loss at least 0.15)", role="paper", noise=0.02,
+            low, 0.15, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the whole run, five times the "
+            "figure's horizon (the course's own finding, not the caption's reading)", role="ours", noise=0.02,
             name=f"fixed near-orthogonal PE, {where}: lowest loss over {int(steps[-1]):,} steps")
+        claims[f"T{Tt}.levels_off"] = Measured(
+            low, FLOOR_LEVEL, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the whole run, against "
+            f"{FLOOR_LEVEL} (does not go below some constant); undecided while the loss still falls over the run's "
+            f"last fifth (log-log slope {slope:.2f} below {FLAT_SLOPE})", role="paper", noise=0.02,
+            name=f"fixed near-orthogonal PE, {where}: lowest loss over the run, levelling off",
+            undecided=(f"still falling over the last fifth (slope {slope:.2f})" if slope < FLAT_SLOPE else ""))
         if Tt == p["T_tests"][0]:
             claims[f"T{Tt}.passed_minimum"] = Measured(
                 end / low - 1.0, 0.02, ">", f"(final loss / smallest loss) - 1 at {where}: > 0.02 means the run went past "
@@ -93,21 +124,15 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
     q_final = {}
     for q in p["q_tests"]:
         key = f"loss_q{q}"
-        rel = hist[key] / hist[key][0]
-        hit = steps_to_level(steps, rel, LEVEL)
+        info, claims[f"q{q}.converges"] = converges_claim(hist, key, "fixed near-orthogonal PE", f"q_test = {q}", "paper")
         q_final[q] = float(hist[key][-1])
-        final[key] = {"final": q_final[q], "final_rel": float(rel[-1]), "steps_to_2pct": hit["step"],
-                      "extrapolated": hit["extrapolated"]}
-        claims[f"q{q}.converges"] = Measured(
-            hit["step"], HORIZON * float(steps[-1]), "<=",
-            f"fixed near-orthogonal PE, q_test = {q}: step at which the loss reaches {LEVEL:.0%} of its initial value "
-            f"(extrapolated by the last half's power law when the run ended first; the long-run rule: within {HORIZON}x "
-            f"the run; final value {rel[-1]:.4f})", role="paper", noise=0.03,
-            name=f"fixed near-orthogonal PE, q_test = {q}: steps to {LEVEL:.0%} of the initial loss")
+        final[key] = {"final": q_final[q]} | info
+    above = [q for q in p["q_tests"] if q > 3]
     claims["worse_as_q_grows"] = Measured(
-        rank_correlation(p["q_tests"], [q_final[q] for q in p["q_tests"]]), 0.8, ">=",
-        "fixed near-orthogonal PE: Spearman correlation of q_test with the final absolute loss", role="paper",
-        name="fixed near-orthogonal PE: rank correlation of the final loss with q_test")
+        rank_correlation(above, [q_final[q] for q in above]), 0.8, ">=",
+        f"fixed near-orthogonal PE: Spearman correlation of q_test with the final absolute loss after "
+        f"{int(steps[-1]):,} steps, q_test above the training q ({', '.join(map(str, above))})", role="ours",
+        name=f"fixed near-orthogonal PE, {int(steps[-1]):,} steps: rank correlation of the final loss with q_test > 3")
     return final, claims
 
 
@@ -124,6 +149,15 @@ def run(cfg: dict, ctx: Context) -> dict:
     return for_each_seed(cfg, ctx, seed)
 
 
+def _decides(cfg: dict) -> tuple:
+    p = cfg["params"]
+    return (Decides("fig4.fixed-015", tuple(f"T{T}.min_at_figure_steps" for T in p["T_tests"])),
+            Decides("fig4.fixed-015", tuple(f"T{T}.min_over_run" for T in p["T_tests"]), "50k"),
+            Decides("fig2.fixed-constant", tuple(f"T{T}.levels_off" for T in p["T_tests"])),
+            Decides("fig4.converge-nearorth", tuple(f"q{q}.converges" for q in p["q_tests"])),
+            Decides("fig4.worse-nearorth", ("worse_as_q_grows",), "50k"))
+
+
 #: The record of the experiment ``nearorth-baseline`` (:class:`~sts_lib.experiments.record.Experiment`).
 #:
 #: :meta hide-value:
@@ -134,4 +168,5 @@ NEARORTH_BASELINE = Experiment(
     title="The near-orthogonal baseline, run long",
     paper_says="every fixed PE ends with validation loss at least 0.15 (Figure 2), and converges at unseen $q$ in the "
                "long run, getting worse as $q$ grows (Figure 4)",
-    seeds={"quick": [0, 1], "paper": [0, 1, 2, 3, 4]})   # the outcome depends on the random table: five tables
+    seeds={"quick": [0, 1], "paper": [0, 1, 2, 3, 4]},   # the outcome depends on the random table: five tables
+    decides=_decides)

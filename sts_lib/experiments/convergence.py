@@ -43,6 +43,7 @@ from ..theory import uniform_plateau
 from ..train import TrainConfig
 from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
 from .. import figures
+from ..statements import PAPER, Decides
 from .record import Experiment
 
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]
@@ -228,6 +229,20 @@ def run_fig3(cfg: dict, ctx: Context) -> dict:
     return _per_run(cfg, ctx, one)
 
 
+def _labels(cfg: dict, adam: bool) -> list[str]:
+    return [r["label"] for r in cfg["runs"] if (r["train"].get("optimizer") == "adam") == adam]
+
+
+def _decides(pairs: tuple):
+    """The statements a practical-model experiment decides: ``pairs`` of (statement, claim suffixes), by the GD runs
+    at the paper's reading and by the Adam variant at the reading 'adam'."""
+    def decides(cfg: dict) -> tuple:
+        return tuple(Decides(st, tuple(f"{lab}.{c}" for lab in _labels(cfg, adam) for c in cs), reading)
+                     for st, cs in pairs for adam, reading in ((False, PAPER), (True, "adam"))
+                     if _labels(cfg, adam))
+    return decides
+
+
 #: The record of the experiment ``fig1-convergence`` (:class:`~sts_lib.experiments.record.Experiment`).
 #:
 #: :meta hide-value:
@@ -235,7 +250,9 @@ FIG1 = Experiment(
     "fig1-convergence", "practical model, stochastic PE: loss -> 0 at rate O(1/t), cos(W,W*), cos(V,V*) -> 1",
     config, run_fig1, figures.convergence, lane="A", section="ch8-fig1", title="Figure 1",
     paper_says="the loss goes to 0 at rate $O(1/t)$ ($1/\\text{loss}$ grows linearly) and $\\cos(W,W^\\star)$ and "
-               "$\\cos(V,V^\\star)$ go to 1")
+               "$\\cos(V,V^\\star)$ go to 1",
+    decides=_decides((("fig1.loss", ("loss_below_1pct_of_plateau",)), ("fig1.rate", ("loss_exponent",)),
+                      ("fig1.cosines", ("cos_W", "cos_V")))))
 #: The record of the experiment ``fig3-heatmaps`` (:class:`~sts_lib.experiments.record.Experiment`).
 #:
 #: :meta hide-value:
@@ -243,4 +260,5 @@ FIG3 = Experiment(
     "fig3-heatmaps", "practical model from random init: only the PE-PE block of W and token block of V remain",
     config, run_fig3, figures.heatmaps, lane="A", section="ch8-fig3", title="Figure 3",
     paper_says="from a random start only $W_{EE}$ and $V_X$ keep weight, each along the identity; all other entries "
-               "converge to 0")
+               "converge to 0",
+    decides=_decides((("fig3.decay", ("other_blocks_decay",)), ("fig3.identity", ("W_EE_identity_direction",)))))

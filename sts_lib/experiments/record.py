@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..figures import FIGURE_MODULES
+from ..statements import Decides, statement
 
 #: The lanes of ``make reproduce`` (two, one core each). An experiment that shares training runs with
 #: another (Figures 1/3, Figures 2/4) runs in the same lane, so the shared run is trained once; the
@@ -47,6 +48,7 @@ class Experiment:
     paper_says: str = ""                        # what the paper (or, marked [S], a secondary source) says
     setting: str = ""                           # its setting in words, for a reader (default: the config's scale_note)
     seeds: dict = field(default_factory=lambda: dict(DEFAULT_SEEDS))   # scale -> seeds
+    decides: Callable[[dict], tuple] = lambda cfg: ()   # config -> Decides entries: the statements its claims decide
 
     def __post_init__(self):
         if self.lane not in LANES:
@@ -65,11 +67,25 @@ class Experiment:
         """The default seeds at ``scale``."""
         return list(self.seeds[scale])
 
-    def document_fields(self) -> dict:
-        """What the result document copies from the record (none of it is hashed: editing it re-runs nothing)."""
+    def declared(self, config: dict) -> list[dict]:
+        """The :class:`~sts_lib.statements.Decides` entries for ``config``, checked and as JSON."""
+        out = []
+        for d in self.decides(config):
+            if not isinstance(d, Decides):
+                raise TypeError(f"experiment {self.name!r}: decides must give sts_lib.statements.Decides, got {d!r}")
+            st = statement(d.statement)
+            if d.reading not in [r.key for r in st.readings()]:
+                raise ValueError(f"experiment {self.name!r}: statement {d.statement!r} has no reading {d.reading!r}")
+            out.append({"statement": d.statement, "reading": d.reading, "claims": list(d.claims)})
+        return out
+
+    def document_fields(self, config: dict | None = None) -> dict:
+        """What the result document copies from the record (none of it is hashed: editing it re-runs nothing);
+        with ``config``, also which statements its claims decide (``decides``)."""
         return {"description": self.description, "title": self.title, "paper_says": self.paper_says,
                 "setting": self.setting, "section": self.section,
-                "figure": f"{self.figure.__module__}.{self.figure.__name__}"}
+                "figure": f"{self.figure.__module__}.{self.figure.__name__}"} | (
+                    {"decides": self.declared(config)} if config is not None else {})
 
 
 __all__ = ["DEFAULT_SEEDS", "Experiment", "LANES"]

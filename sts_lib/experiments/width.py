@@ -41,6 +41,7 @@ from ..train import History, TrainConfig, train
 from ..theory import bound_width_for_error, fcn_lower_bound, zero_predictor_loss
 from ._runs import Context, SeedResult, cached_call, for_each_seed
 from .. import figures
+from ..statements import Decides
 from .record import Experiment
 
 _M_GRID = [2, 4, 8, 16, 32, 64, 128, 256]
@@ -221,4 +222,6 @@ def run_fcn(cfg: dict, ctx: Context) -> dict:
 FCN_WIDTH = Experiment(
     "fcn-width", "FCN error vs first-layer width against the lower bound, beside the transformer",
     config_fcn, run_fcn, figures.fcn_width, lane="A", section="ch8-fcn-width", title="The FCN-width experiment",
-    paper_says="an FCN's first layer needs width of order $Td$, a transformer far less [S]")
+    paper_says="an FCN's first layer needs width of order $Td$, a transformer far less [S]",
+    decides=lambda cfg: (Decides("fcn.bound", tuple(f"T{T}.tf_random_width_over_fcn_width" for T in cfg["Ts"])
+                                 + ("fcn_width_grows_like_Td.loglog_slope", "separation_grows_with_T")),))

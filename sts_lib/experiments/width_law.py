@@ -40,6 +40,7 @@ from ..theory.families import random_pe_best_error
 from ._runs import Context, SeedResult, cached_call, for_each_seed
 from .width import stop_rule, train_to_convergence
 from .. import evidence_figures
+from ..statements import Decides
 from .record import Experiment
 
 
@@ -233,4 +234,5 @@ WIDTH_LAW = Experiment(
     "width-law", "the PE width the learned solution needs against q, T and the target error: exact "
     "population-GD family and trained models",
     config, run, evidence_figures.width_law, lane="B", section="ch8-width-law", title="The width law",
-    paper_says="with stochastic PEs a transformer needs width $d+\\tilde O(q\\log T)$ [S]")
+    paper_says="with stochastic PEs a transformer needs width $d+\\tilde O(q\\log T)$ [S]",
+    decides=lambda cfg: (Decides("thm2.width", ("q3plus.lnT_exponent_upper",)),))
