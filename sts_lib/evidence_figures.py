@@ -127,7 +127,7 @@ __all__ = ["adam_schedule", "fixed_sample", "nearorth_baseline", "width_law"]
 
 def theorem1(doc: dict) -> Figure:
     """Theorem 1 at its hypotheses: the steps exact population GD takes to reach each eps, against eps, per T."""
-    fig = Figure(figsize=(COLUMN_WIDTH / 2, 3.2), layout="constrained")
+    fig = Figure(figsize=(COLUMN_WIDTH, 3.4), layout="constrained")
     ax = fig.subplots()
     for k, T in enumerate(doc["config"]["Ts"]):
         pts = [f for key, by_seed in doc["final"].items() if key.startswith(f"T{T}.")
@@ -137,16 +137,20 @@ def theorem1(doc: dict) -> Figure:
                 c=f"C{k}", label=f"T = {T}: exact population GD")
         ax.plot([f["eps"] for f in pts], [f["predicted_steps"] for f in pts], ls=":", c=f"C{k}", lw=0.9,
                 label=f"T = {T}: (T−1)/(4ηε)")
-    ax.set(xscale="log", yscale="log", xlabel="target loss ε", ylabel="steps to reach ε",
+    ax.set(xscale="log", yscale="log", xlabel="target loss ε (log scale)", ylabel="steps to reach ε",
            title=f"Theorem 1 at η = 1/(20d²) = {doc['config']['eta']:g}")
-    ax.legend(fontsize=LEGEND_SIZE)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    lo, hi = ax.get_xlim()
+    ticks = [t for t in (0.001, 0.002, 0.005, 0.01, 0.02, 0.05) if lo <= t <= hi]
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=LEGEND_SIZE)
     return fig
 
 
 def small_width(doc: dict) -> Figure:
     """Relative error of the population-GD solution reached at T against the test length, one line per width m."""
     cfg = doc["config"]
-    fig = Figure(figsize=(COLUMN_WIDTH / 2, 3.2), layout="constrained")
+    fig = Figure(figsize=(COLUMN_WIDTH, 3.4), layout="constrained")
     ax = fig.subplots()
     for k, m in enumerate(cfg["ms"]):
         for s, f in per_seed(doc, "final", f"m{m}").items():
@@ -155,7 +159,11 @@ def small_width(doc: dict) -> Figure:
             ax.plot(xs, ys, marker=_MARKERS[k % len(_MARKERS)], ls=_DASHES[k % 4], c=f"C{k}", lw=0.9, ms=3,
                     label=f"m = {m}" if s == min(doc["seeds"]) else None)
     ax.axvline(cfg["T"], c="0.6", lw=0.8)
-    ax.set(yscale="log", xlabel="sequence length (trained at the grey line)", ylabel="relative error",
-           title="random PEs of width m: the solution at longer lengths")
-    ax.legend(fontsize=LEGEND_SIZE, ncols=2)
+    ax.set(yscale="log", xlabel=f"sequence length (solution found at T = {cfg['T']}, grey)",
+           ylabel="relative error (log scale)", title="random PEs of width m, longer sequences")
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    lo, hi = ax.get_ylim()
+    ticks = [t for t in (0.02, 0.05, 0.1, 0.2, 0.3, 0.5) if lo <= t <= hi]
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=LEGEND_SIZE)
     return fig

@@ -37,9 +37,13 @@ def verdict(row: dict) -> str:
     '✗ **not reproduced**'
     >>> verdict({"role": "guaranteed", "passed": True, "near_threshold": True})
     '✓ consistent (guaranteed), within noise of its threshold'
+    >>> verdict({"role": "paper", "passed": False, "near_threshold": False, "undecided": "still flattening"})
+    '? not decided: still flattening'
     """
     role = ROLES[row["role"]]
     kind = {"guaranteed": " (guaranteed)", "diagnostic": " (diagnostic)", "ours": " (our check)"}.get(row["role"], "")
+    if row.get("undecided"):
+        return f"? not decided{kind}: {row['undecided']}"
     text = f"✓ {role.holds}{kind}" if row["passed"] else f"✗ **{role.fails}{kind}**"
     return text + (", within noise of its threshold" if row.get("near_threshold") else "")
 
@@ -211,9 +215,13 @@ def in_words(doc: dict, title: str | None = None) -> Markdown:
              f"other checks, {seeds} seed{'s' * (seeds > 1)}{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."
              + (f" **Paper:** {says}." if says else "")]
     for passed, head in ((True, "Reproduced"), (False, "Not reproduced")):
-        group = [r for r in paper if r["passed"] is passed]
+        group = [r for r in paper if r["passed"] is passed and not r.get("undecided")]
         if group:
             lines.append(f"- **{head}** ({len(group)} of {len(paper)}): {_listing(group, not passed)}.")
+    open_ = [r for r in paper if r.get("undecided")]
+    if open_:
+        lines.append(f"- **Not decided** ({len(open_)} of {len(paper)}: the data cannot tell): "
+                     + "; ".join(f"{r['name']} {_measured(r)} — {r['undecided']}" for r in open_) + ".")
     guaranteed = [r for r in rows if r["role"] == "guaranteed"]
     if guaranteed:
         bad = [r for r in guaranteed if not r["passed"]]

@@ -1,96 +1,21 @@
 """The paper's statements, one record each, decided at the paper's reading with the other readings beside it.
 
 Chapter 8 opens with one table: every caption statement and theorem of the paper the course can
-address. A :class:`Statement` carries the paper's words as our sources give them (the whole sentence,
-qualifiers included, with its tag: [V] verbatim, [S] secondary, [R] reconstructed), the **reading**
-the course tests (horizon, reference encoding, range of q_test or T_test), why that reading is the
-caption's, when its deciding rule was fixed, and the **other readings** a referee could reasonably
-take. Which claims decide a reading is declared by the experiments (their records' ``decides``,
-copied into each result document as :class:`Decides` entries), so this table is derived from the
-documents and never kept by hand. A reading's verdict is one of five (:data:`VERDICTS`):
-*reproduced*, *not reproduced*, *not decided* (the data cannot tell: a slope still flattening, a
-value at its threshold), *holds by construction* (true in our setting whatever the dynamics do:
-shown, never counted as reproduced) and *not testable here*.
+address (:data:`STATEMENTS`). A :class:`~sts_lib.verdicts.Statement` carries the paper's words as our
+sources give them (the whole sentence, qualifiers included, with its tag: [V] verbatim, [S] secondary,
+[R] reconstructed), the **reading** the course tests (horizon, reference encoding, range of q_test or
+T_test), why that reading is the caption's, when its deciding rule was fixed, and the **other
+readings** a referee could reasonably take. Which claims decide a reading is declared by the
+experiments (their records' ``decides``), so :func:`statements_table` is derived from the documents
+and never kept by hand; :mod:`sts_lib.verdicts` reads the five verdicts off the claims.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
-
-from .report import Markdown, plain
-from .results import claims_table
-
-
-class Verdict(NamedTuple):
-    """One kind of verdict on a statement: its key, how the table marks it and what it means."""
-
-    key: str
-    mark: str       # the table's first column
-    meaning: str    # one sentence for the reader
-
-
-#: The five verdicts (and "no result", when a deciding document is missing), one record each.
-#:
-#: :meta hide-value:
-VERDICTS = {v.key: v for v in (
-    Verdict("reproduced", "✓ reproduced", "the claims that decide it hold, each clear of its threshold"),
-    Verdict("not reproduced", "✗ **not reproduced**", "a claim that decides it fails, clear of its threshold"),
-    Verdict("not decided", "? not decided", "the data cannot tell: a slope still flattening, or a value at its "
-            "threshold"),
-    Verdict("holds by construction", "≡ holds by construction", "true in our setting whatever the dynamics do "
-            "(the record says why); shown, never counted as reproduced"),
-    Verdict("not testable here", "– not testable here", "the course has no setting in which it could fail"),
-    Verdict("no result", "· no result", "a document that decides it is not committed"),
-)}
-REPRODUCED, NOT_REPRODUCED, NOT_DECIDED, BY_CONSTRUCTION, UNTESTABLE, NO_RESULT = VERDICTS
-#: The key of the paper's reading of every statement.
-PAPER = "paper"
-#: When a deciding rule was fixed, in the words the table uses.
-BEFORE, AFTER_FAILURE, AFTER_RUNS = "before the runs", "after a first failure", "after the runs were seen"
-
-
-class Decides(NamedTuple):
-    """What an experiment's claims decide: a statement at one of its readings (declared by the experiment record)."""
-
-    statement: str            # the Statement's key
-    claims: tuple             # claim ids of that experiment's document; all must hold
-    reading: str = PAPER      # the reading's key: PAPER or one of the statement's other readings
-
-
-@dataclass(frozen=True)
-class Reading:
-    """One way to read a statement: what is tested, and why."""
-
-    key: str                     # PAPER, or a short id of another reading
-    label: str                   # how the table names it: "at 50,000 steps", "against the fixed one-hot PE"
-    why: str = ""                # why it is the caption's reading (PAPER), or what it changes (others)
-    fixed: str = BEFORE          # when its deciding rule was fixed: BEFORE, AFTER_FAILURE or AFTER_RUNS (+ detail)
-    by_construction: str = ""    # why it holds whatever the dynamics do: its verdict is then BY_CONSTRUCTION
-    untestable: str = ""         # why it cannot be tested here (a tie by construction, a missing rule)
-
-
-@dataclass(frozen=True)
-class Statement:
-    """One statement of the paper, its reading and the other readings."""
-
-    key: str                     # a stable id, e.g. 'fig2.fixed-floor'
-    where: str                   # where the paper says it: 'Figure 2', 'Theorem 2 [S]'
-    words: str                   # the paper's words as our sources give them, with the tag
-    reading: Reading             # the reading the course decides it at (key PAPER)
-    others: tuple = ()           # other Readings a referee could take, each decided beside it
-    caveat: str = ""             # how far the verdict reaches, for every reading
-    anchor: str = ""             # the book section with the evidence (a MyST target)
-
-    def __post_init__(self):
-        if self.reading.key != PAPER:
-            raise ValueError(f"statement {self.key!r}: its reading must have key {PAPER!r}, got {self.reading.key!r}")
-        keys = [r.key for r in self.others]
-        if PAPER in keys or len(set(keys)) != len(keys):
-            raise ValueError(f"statement {self.key!r}: other readings need distinct keys other than {PAPER!r}")
-
-    def readings(self) -> tuple:
-        return (self.reading, *self.others)
+from .report import Markdown
+from .verdicts import (AFTER_FAILURE, AFTER_RUNS, BEFORE, BY_CONSTRUCTION, NO_RESULT, NOT_DECIDED, NOT_REPRODUCED,
+                       PAPER, REPRODUCED, UNTESTABLE, VERDICTS, Decides, Reading, Statement, Verdict, at_threshold,
+                       deciding_claims, verdict)
 
 
 _ND_RULE = ("the loss converges when its log-log slope over the run's last fifth is below −0.05 and at most 30% "
@@ -152,13 +77,15 @@ STATEMENTS: tuple[Statement, ...] = (
                        "finding that the near-orthogonal PE dips below 0.15 after 15–20k steps and rises again",
                        AFTER_FAILURE),),
               caveat="the near-orthogonal PE is still falling at step 10,000", anchor="ch8-baseline"),
-    Statement("fig3.decay", "Figure 3", "every block but W_EE and V_X goes to 0 [V, paraphrased]",
+    Statement("fig3.decay", "Figure 3", '"… while all other entries converge to 0" [V]: every block but the E–E block of W '
+              'and the X block of V',
               Reading(PAPER, "final ÷ initial size < 0.5 of W_XE and V_E (the blocks a gradient reaches), plain GD",
                       "W_XX and W_EX never move when x_query = 0", f"{AFTER_FAILURE}: see fig1.loss"),
               (Reading("adam", "the Adam variant at T = 200"),),
               caveat="lax: a block stuck at 0.4 of its initial size would pass; measured 0.13 and 0.28 (the runs keep "
                      "no snapshot between start and end to test a fall over the last half)", anchor="ch8-fig3"),
-    Statement("fig3.identity", "Figure 3", "W_EE goes to the identity direction [V, paraphrased]",
+    Statement("fig3.identity", "Figure 3", '"only the sub-block of W that attends to the positional encodings E converges '
+              'to the identity direction" [V]',
               Reading(PAPER, "cos(W_EE, I) at the end, plain GD", fixed=f"{AFTER_FAILURE}: see fig1.loss"),
               (Reading("adam", "the Adam variant at T = 200"),), anchor="ch8-fig3"),
     Statement("fig4.converge-onehot", "Figure 4 (bottom)", '"both stochastic and fixed PE can converge to 0 validation '
@@ -247,96 +174,6 @@ def statement(key: str) -> Statement:
     return _BY_KEY[key]
 
 
-def deciding_claims(st: Statement, reading: str, docs: dict) -> list[tuple[str, str]]:
-    """``[(experiment, claim id)]`` that the documents declare decide ``st`` at ``reading`` (their ``decides``)."""
-    out = []
-    for name, doc in docs.items():
-        for d in doc.get("decides", ()):
-            d = Decides(d["statement"], tuple(d["claims"]), d.get("reading", PAPER))
-            if d.statement == st.key and d.reading == reading:
-                out += [(name, cid) for cid in d.claims]
-    return out
-
-
-def at_threshold(row: dict) -> bool:
-    """Is a claim's verdict within its noise of flipping, or its value exactly at its threshold?
-
-    >>> at_threshold({"value": 0.8, "threshold": 0.8, "rule": ">=", "near_threshold": False})
-    True
-    >>> at_threshold({"value": 0.9, "threshold": 0.8, "rule": ">=", "near_threshold": False})
-    False
-    """
-    if row.get("near_threshold"):
-        return True
-    t = row.get("threshold")
-    edges = t if isinstance(t, list) else [t]
-    v = row.get("value")
-    return v is not None and any(abs(float(v) - float(e)) <= 1e-9 * max(1.0, abs(float(e))) for e in edges)
-
-
-def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
-    """``(verdict, reason)`` of ``st`` at ``reading`` (a key of :data:`VERDICTS`), from the documents ``{name: doc}``.
-
-    Not reproduced when a deciding claim fails clear of its threshold; not decided when every failure is
-    one the data cannot settle (the claim says ``undecided``), or when a claim holds but at its threshold;
-    otherwise reproduced, or holds by construction when the reading says why it cannot fail. At the paper's
-    reading only ``paper`` and ``guaranteed`` claims decide.
-
-    >>> st = Statement("x", "Figure 9", "w", Reading(PAPER, "r"))
-    >>> doc = {"decides": [{"statement": "x", "claims": ["a", "b"]}],
-    ...        "claims": {"a": {"name": "A", "role": "paper", "passed": True, "value": 1, "threshold": 0, "rule": ">"},
-    ...                   "b": {"name": "B", "role": "paper", "passed": False, "value": 0.3, "threshold": 0.5,
-    ...                         "rule": ">"}}}
-    >>> verdict(st, {"e": doc})
-    ('not reproduced', '1 of 2 claims hold; fails: B (0.300)')
-    >>> doc["claims"]["b"] |= {"undecided": "the slope is still flattening"}
-    >>> verdict(st, {"e": doc})
-    ('not decided', '1 of 2 claims hold; cannot tell: B (0.300): the slope is still flattening')
-    >>> doc["claims"]["b"] |= {"passed": True, "value": 0.5, "undecided": ""}
-    >>> verdict(st, {"e": doc})
-    ('not decided', '2 of 2 claims hold; at its threshold: B (0.500)')
-    """
-    r = next((x for x in st.readings() if x.key == reading), None)
-    if r is None:
-        raise ValueError(f"statement {st.key!r} has no reading {reading!r}; it has {[x.key for x in st.readings()]}")
-    ids = deciding_claims(st, reading, docs)
-    if r.untestable:
-        return UNTESTABLE, r.untestable
-    if not ids:
-        return NO_RESULT, "no committed document decides it"
-    rows = []
-    for exp, cid in ids:
-        found = {row["id"]: row for row in claims_table(docs[exp])}
-        if cid not in found:
-            return NO_RESULT, f"{exp} has no claim {cid}"
-        role = found[cid]["role"]
-        if role == "diagnostic" or (reading == PAPER and role not in ("paper", "guaranteed")):
-            raise ValueError(f"{st.key} ({reading}): {exp}:{cid} is a {role!r} claim, which cannot decide it")
-        rows.append(found[cid])
-
-    def named(rs):
-        return "; ".join(f"{x['name']} ({plain(x['value'])})" + (f": {x['undecided']}" if x.get("undecided") else "")
-                         for x in rs[:3]) + ("; …" if len(rs) > 3 else "")
-    bad = [x for x in rows if not x["passed"]]
-    held = f"{len(rows) - len(bad)} of {len(rows)} claims hold"
-    decisive = [x for x in bad if not x.get("undecided")]
-    if decisive:
-        return NOT_REPRODUCED, f"{held}; fails: {named(decisive)}"
-    if bad:
-        return NOT_DECIDED, f"{held}; cannot tell: {named(bad)}"
-    edge = [x for x in rows if at_threshold(x) or x.get("undecided")]
-    if edge:
-        return NOT_DECIDED, f"{held}; at its threshold: {named(edge)}"
-    if r.by_construction:
-        return BY_CONSTRUCTION, f"{held}; {r.by_construction}"
-    caveats = [x["caveat"] for x in rows if x.get("caveat")]
-    if caveats:                          # how far a passing claim's verdict reaches (the claims' own words)
-        held += " (" + "; ".join(f"{caveats.count(c)} of them {c}" for c in dict.fromkeys(caveats)) + ")"
-    if all(x["role"] == "guaranteed" for x in rows):
-        return BY_CONSTRUCTION, held + "; every deciding claim is guaranteed by a closed form"
-    return REPRODUCED, held
-
-
 def statements_table(docs: dict, *, links: bool = True) -> Markdown:
     """The chapter's opening table: verdict at the paper's reading, statement, reading and why, other readings.
 
@@ -366,6 +203,4 @@ def tally(docs: dict) -> dict:
     return out
 
 
-__all__ = ["AFTER_FAILURE", "AFTER_RUNS", "BEFORE", "BY_CONSTRUCTION", "NOT_DECIDED", "NOT_REPRODUCED", "NO_RESULT",
-           "PAPER", "REPRODUCED", "STATEMENTS", "UNTESTABLE", "VERDICTS", "Decides", "Reading", "Statement", "Verdict",
-           "at_threshold", "deciding_claims", "statement", "statements_table", "tally", "verdict"]
+__all__ = ["STATEMENTS", "statement", "statements_table", "tally"]   # the verdict names are sts_lib.verdicts'

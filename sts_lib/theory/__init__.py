@@ -8,6 +8,8 @@ checkers call these and keep no copies.
 
 * :mod:`~sts_lib.theory.ray`: plateaus, the attention and the loss on the ground-truth ray (and its
   slope in c), the reduced (alpha, gamma) model and its gradient-descent recursion (chapters 1, 3, 4, 5);
+* :mod:`~sts_lib.theory.steps`: how many steps exact population GD takes to reach a loss (Theorem 1 at its own
+  rate);
 * :mod:`~sts_lib.theory.practical`: the practical model of Figure 1 on the ray: its best value scale and
   that scale's limit (q+1)/q (chapter 7);
 * :mod:`~sts_lib.theory.positional`: coherence and margin scales of random PEs, and their loss
@@ -31,15 +33,16 @@ from .length import fixed_onehot_floor, fixed_onehot_loss, fixed_onehot_lower_bo
 from .positional import (coherence_reference, margin_width_heuristic, max_unselected_score, random_pe_limit_loss,
                          random_pe_ray_floor, random_pe_ray_loss)
 from .practical import practical_optimal_gamma, value_limit
+from .steps import steps_to_loss
 from .ray import (attention_weights, c_for_loss, leaked_attention, loss_on_ray, loss_on_ray_derivative,
                   mean_predictor_loss, optimal_gamma, predicted_inverse_slope, profile_loss, reduced_dynamics,
-                  reduced_loss, steps_to_loss, uniform_plateau, zero_init_value_gradient, zero_predictor_loss)
+                  reduced_gradient, reduced_loss, uniform_plateau, zero_init_value_gradient, zero_predictor_loss)
 
 __all__ = ["attention_weights", "bound_width_for_error", "c_for_loss", "coherence_reference", "fcn_bayes_error",
            "fcn_lower_bound", "fixed_onehot_floor", "fixed_onehot_loss", "fixed_onehot_lower_bound",
            "leaked_attention", "loss_on_ray", "loss_on_ray_derivative", "margin_width_heuristic",
            "max_unselected_score", "mean_predictor_loss", "optimal_gamma", "population_gd_at_lengths",
            "practical_optimal_gamma", "predicted_inverse_slope", "profile_loss", "random_first_layer_error",
-           "random_pe_limit_loss", "random_pe_ray_floor", "random_pe_ray_loss", "reduced_dynamics", "reduced_loss", "steps_to_loss",
+           "random_pe_limit_loss", "random_pe_ray_floor", "random_pe_ray_loss", "reduced_dynamics", "reduced_gradient", "reduced_loss", "steps_to_loss",
            "subset_average_error", "uniform_plateau", "value_limit", "zero_init_value_gradient",
            "zero_predictor_loss"]

@@ -259,10 +259,14 @@ def profile_loss(alpha, d: int, T: int, q: int):
     return out if out.ndim else float(out)
 
 
-def _reduced_grad(alpha: float, gamma: float, d: int, T: int, q: int, extra: int = 0) -> tuple[float, float]:
-    """(dL/dalpha, dL/dgamma) of :func:`reduced_loss`, in Python floats (the recursion's hot loop).
+def reduced_gradient(alpha: float, gamma: float, d: int, T: int, q: int, extra: int = 0) -> tuple[float, float, float]:
+    """(dL/dalpha, dL/dgamma, L) of :func:`reduced_loss` at (alpha, gamma), in Python floats (the recursion's hot
+    loop: no checks). ``extra`` keys score like a selected token but carry no value (the practical model's query: 1).
 
-    ``extra`` keys score like a selected token but carry no value (the practical model's query: 1)."""
+    >>> g = reduced_gradient(1.3, 0.8, 4, 10, 3)
+    >>> bool(np.isclose(g[2], reduced_loss(1.3, 0.8, 4, 10, 3)))
+    True
+    """
     k = q + extra
     # d a_s / d alpha = a_s (1 - k a_s); d a_u / d alpha = -k a_s a_u.
     if alpha > 0:
@@ -274,7 +278,7 @@ def _reduced_grad(alpha: float, gamma: float, d: int, T: int, q: int, extra: int
     r = gamma * a_s - 1.0 / q
     g_alpha = d * (2 * q * r * gamma * a_s * (1 - k * a_s) - 2 * (T - q) * gamma ** 2 * a_u ** 2 * k * a_s)
     g_gamma = d * (2 * q * r * a_s + 2 * (T - q) * gamma * a_u ** 2)
-    return g_alpha, g_gamma
+    return g_alpha, g_gamma, d * (q * r * r + (T - q) * (gamma * a_u) ** 2)
 
 
 def reduced_dynamics(d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps: int,
@@ -312,7 +316,7 @@ def reduced_dynamics(d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps:
     alpha, gamma = np.zeros(steps + 1), np.zeros(steps + 1)
     a, g = 0.0, 0.0
     for t in range(steps):
-        g_a, g_g = _reduced_grad(a, g, d, T, q, extra)
+        g_a, g_g, _ = reduced_gradient(a, g, d, T, q, extra)
         a, g = a - rate_W * g_a, g - lr_V / d * g_g
         alpha[t + 1], gamma[t + 1] = a, g
     if practical:
@@ -324,41 +328,6 @@ def reduced_dynamics(d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps:
     else:
         loss = reduced_loss(alpha, gamma, d, T, q)
     return {"step": np.arange(steps + 1), "alpha": alpha, "gamma": gamma, "loss": loss}
-
-
-def steps_to_loss(d: int, T: int, q: int, *, lr_W: float, lr_V: float, target: float, max_steps: int,
-                  pool: int | None = None) -> dict:
-    """First step at which :func:`reduced_dynamics` (population GD from zero, one-hot PE) has loss <= ``target``.
-
-    The same recursion without its arrays, so that millions of steps fit in memory (Theorem 1's rate
-    eta <= 1/(20 d^2) needs them). ``{"step", "loss", "alpha", "gamma"}`` at that step, or at ``max_steps``
-    with ``step = None`` when the loss is still above ``target`` there.
-
-    >>> r = steps_to_loss(5, 20, 3, lr_W=1.0, lr_V=1.0, target=0.5, max_steps=10**5)
-    >>> bool(np.isclose(r["loss"], reduced_loss(r["alpha"], r["gamma"], 5, 20, 3)))
-    True
-    >>> r["step"] == int((reduced_dynamics(5, 20, 3, lr_W=1.0, lr_V=1.0, steps=r["step"])["loss"] > 0.5).sum())
-    True
-    """
-    d = check_int("d", d, low=1)
-    T, q = check_T_q(T, q)
-    max_steps = check_int("max_steps", max_steps, low=0)
-    target = check_float("target", target, low=0.0, strict_low=True)
-    N = T if pool is None else check_int("pool", pool, low=T)
-    rate_W, a, g = check_float("lr_W", lr_W, low=0.0) / (N - 1), 0.0, 0.0
-    lr_V = check_float("lr_V", lr_V, low=0.0)
-    for t in range(max_steps + 1):
-        e = math.exp(-a) if a > 0 else 1.0           # the loss at (a, g), inline as in _reduced_grad: the hot loop
-        a_s, a_u = (1.0 / (q + (T - q) * e), e / (q + (T - q) * e)) if a > 0 else \
-            (math.exp(a) / (q * math.exp(a) + T - q), 1.0 / (q * math.exp(a) + T - q))
-        loss = d * (q * (g * a_s - 1.0 / q) ** 2 + (T - q) * (g * a_u) ** 2)
-        if loss <= target:
-            return {"step": t, "loss": loss, "alpha": a, "gamma": g}
-        if t == max_steps:
-            break
-        g_a, g_g = _reduced_grad(a, g, d, T, q)
-        a, g = a - rate_W * g_a, g - lr_V / d * g_g
-    return {"step": None, "loss": loss, "alpha": a, "gamma": g}
 
 
 def predicted_inverse_slope(lr_W: float, pool: int) -> float:

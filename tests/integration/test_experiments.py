@@ -22,7 +22,7 @@ _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge
         "within": lambda v, t: t[0] <= v <= t[1]}
 ISSUE_NAMES = ["fig1-convergence", "fig2-length-generalization", "fig3-heatmaps", "fig4-q-generalization",
                "fig5-adam", "fcn-width", "pe-samplers", "width-law", "nearorth-baseline", "fig1-fixed-sample",
-               "fig1-adam-schedule"]
+               "fig1-adam-schedule", "theorem1", "small-width-length"]
 
 
 def test_list_prints_every_experiment(capsys):
