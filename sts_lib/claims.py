@@ -143,6 +143,11 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
     >>> over_seeds({0: {"x": Measured(0.2, 0.1, ">", "big", caveat="still falling")},
     ...             1: {"x": Measured(0.3, 0.1, ">", "big")}})["x"]["caveat"]
     'still falling, on 1 of 2 seeds'
+    >>> open_ = {0: {"x": Measured(0.0, 0.1, ">", "big", undecided="flattening")}, 1: {"x": Measured(0.2, 0.1, ">", "big")}}
+    >>> over_seeds(open_)["x"]["undecided"], "undecided" in over_seeds(open_ | {2: {"x": Measured(0.0, 0.1, ">", "b")}})["x"]
+    ('flattening, on 1 of 2 seeds', False)
+
+    A seed that fails without being undecided decides the claim: it is then not undecided, whatever the others say.
     """
     ids: list[str] = []
     for measured in per_seed.values():
@@ -151,10 +156,16 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
     for cid in ids:
         first = next(m[cid] for m in per_seed.values() if cid in m)
         vals = {s: (jsonable(float(m[cid].value)) if cid in m else None) for s, m in per_seed.items()}
+        fails = [m.get(cid) for s, m in per_seed.items()
+                 if cid not in m or math.isnan(vals[s]) or not RULES[first.rule](vals[s], _check_threshold(
+                     first.threshold, first.rule))]
+        # Undecided only while no seed fails decisively: a seed whose failure the data do settle decides the claim.
+        open_ = all(m is not None and m.undecided for m in fails)
         out[cid] = claim(first.text, vals, first.threshold, first.rule, require=require, role=first.role,
                          because=first.because, name=first.name, noise=first.noise,
                          caveat=_caveat([m[cid].caveat for m in per_seed.values() if cid in m], len(per_seed)),
-                         undecided=_caveat([m[cid].undecided for m in per_seed.values() if cid in m], len(per_seed)))
+                         undecided=_caveat([m[cid].undecided for m in per_seed.values() if cid in m], len(per_seed))
+                         if open_ else "")
     return out
 
 

@@ -18,9 +18,8 @@ from .verdicts import (AFTER_FAILURE, AFTER_RUNS, BEFORE, BY_CONSTRUCTION, NO_RE
                        deciding_claims, verdict)
 
 
-_ND_RULE = ("the loss converges when its log-log slope over the run's last fifth is below −0.05 and at most 30% "
-            "shallower than over the last half (a power law not bending towards a floor); a slope still flattening is "
-            "not decided; no horizon that scales with the run's length")
+_ND_RULE = ("the slope rule: the log-log slope over the run's last fifth below −0.05 and at most 30% shallower than "
+            "over the last half; no horizon tied to the run's length")
 _POOL = ("a one-hot pool of N = 400 slots covers every T_test ≤ 400: every slot is trained, so the loss at T_test "
          "goes to 0 as the score gap α grows (exact population GD ends at 0.09–0.97% of the initial loss)")
 _ONEHOT_Q = ("with one-hot PEs at trained positions the loss at any q_test depends only on (α, γ) and goes to 0 as α "
@@ -39,7 +38,7 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("fig1.rate", "Figure 1", '"the inverse loss increases linearly, indicating the O(1/t) convergence '
               'rate" [V]',
               Reading(PAPER, "plain GD, log-log slope of the loss over the last half in [−1.25, −0.8]",
-                      "an O(1/t) rate is an exponent of −1", f"{AFTER_FAILURE}: see fig1.loss"),
+                      "an O(1/t) rate is an exponent of −1", f"{AFTER_FAILURE}: as for the loss"),
               (Reading("adam", "the Adam variant at T = 200", "its exponent is set by its decay schedule"),),
               anchor="ch8-fig1"),
     Statement("fig1.cosines", "Figure 1", '"The two cosine similarity curves gradually converge to 1" [V]',
@@ -80,22 +79,22 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("fig3.decay", "Figure 3", '"… while all other entries converge to 0" [V]: every block but the E–E block of W '
               'and the X block of V',
               Reading(PAPER, "final ÷ initial size < 0.5 of W_XE and V_E (the blocks a gradient reaches), plain GD",
-                      "W_XX and W_EX never move when x_query = 0", f"{AFTER_FAILURE}: see fig1.loss"),
+                      "W_XX and W_EX never move when x_query = 0", f"{AFTER_FAILURE}: as for the loss"),
               (Reading("adam", "the Adam variant at T = 200"),),
               caveat="lax: a block stuck at 0.4 of its initial size would pass; measured 0.13 and 0.28 (the runs keep "
                      "no snapshot between start and end to test a fall over the last half)", anchor="ch8-fig3"),
     Statement("fig3.identity", "Figure 3", '"only the sub-block of W that attends to the positional encodings E converges '
               'to the identity direction" [V]',
-              Reading(PAPER, "cos(W_EE, I) at the end, plain GD", fixed=f"{AFTER_FAILURE}: see fig1.loss"),
+              Reading(PAPER, "cos(W_EE, I) at the end, plain GD", fixed=f"{AFTER_FAILURE}: as for the loss"),
               (Reading("adam", "the Adam variant at T = 200"),), anchor="ch8-fig3"),
     Statement("fig4.converge-onehot", "Figure 4 (bottom)", '"both stochastic and fixed PE can converge to 0 validation '
               'loss in the long run" [V]: the one-hot PEs',
               Reading(PAPER, "stochastic pool and fixed one-hot PE at every q_test ∈ {2, 4, 5, 6, 8, 10}", _ND_RULE,
-                      f"{AFTER_RUNS}: see fig2.stochastic", by_construction=_ONEHOT_Q),
+                      f"{AFTER_RUNS}: as for Figure 2", by_construction=_ONEHOT_Q),
               anchor="ch8-fig4"),
     Statement("fig4.converge-nearorth", "Figure 4 (bottom)", "the same, for the fixed near-orthogonal PE [V]",
               Reading(PAPER, "the near-orthogonal PE run 50,000 steps, every q_test", "“in the long run”: the "
-                      f"longest run we have; {_ND_RULE}", f"{AFTER_RUNS}: see fig2.stochastic"),
+                      f"longest run we have; {_ND_RULE}", f"{AFTER_RUNS}: as for Figure 2"),
               (Reading("10k", "the figure's 10,000-step run", "the run of the figure itself"),),
               anchor="ch8-baseline"),
     Statement("fig4.quicker", "Figure 4 (bottom)", '"stochastic PE converges slightly quicker …" [V]; the bottom panels '
@@ -123,12 +122,12 @@ STATEMENTS: tuple[Statement, ...] = (
               (Reading("all-q", "every q_test, 2 included", fixed=BEFORE),), anchor="ch8-fig4"),
     Statement("fig4.worse-nearorth", "Figure 4 (bottom)", "the same, for the fixed near-orthogonal PE [V]",
               Reading(PAPER, "the figure's 10k-step run, q_test above 3", "the caption describes its own runs",
-                      f"{AFTER_RUNS}: see fig4.worse-onehot"),
+                      f"{AFTER_RUNS}: as for the one-hot PE"),
               (Reading("all-q", "every q_test, 2 included", fixed=BEFORE),
                Reading("50k", "the 50,000-step run, q_test above 3")), anchor="ch8-fig4"),
     Statement("fig5.length", "Figure 5", "with Adam, the stochastic PE's length generalisation is \"similar to\" "
               "Figure 4's [V]",
-              Reading(PAPER, "loss at each T_test of the Adam runs", _ND_RULE, f"{AFTER_RUNS}: see fig2.stochastic",
+              Reading(PAPER, "loss at each T_test of the Adam runs", _ND_RULE, f"{AFTER_RUNS}: as for Figure 2",
                       by_construction=_POOL), anchor="ch8-fig5"),
     Statement("fig5.dominates", "Figure 5", '"While Adam may allow the validation loss for the q_test to converge to 0 '
               'in the long run, for all practical purposes related to early stopping, stochastic PE dominates in such '

@@ -56,7 +56,9 @@ def test_every_committed_claim_has_a_name_a_role_and_a_verdict_of_its_kind(name)
         assert c["role"] in results.ROLES, cid
         assert c["name"] and cells[1], cid
         verdict = cells[0]
-        if c["role"] == "paper":
+        if c.get("undecided"):
+            assert verdict.startswith("? not decided") and c["undecided"] in verdict, verdict
+        elif c["role"] == "paper":
             assert ("reproduced" in verdict) and "check" not in verdict, verdict
         else:
             assert "reproduced" not in verdict, (cid, verdict)
@@ -199,3 +201,11 @@ def test_the_evidence_appendix_states_figure_4_as_the_committed_claims_decide_it
     verdicts = {st.key: statements.verdict(st, DOCS)[0] for st in statements.STATEMENTS}
     assert verdicts["fig4.quicker"] == statements.REPRODUCED and verdicts["fig4.worse-onehot"] == statements.REPRODUCED
     assert verdicts["fig5.dominates"] == statements.NOT_REPRODUCED and "**not reproduced** at the caption's" in text
+    base = DOCS["nearorth-baseline"]
+    q10 = base["final"]["loss_q10"]
+    flat = sorted(f["exponent_last_fifth"] for f in q10.values() if f["verdict"] == "not falling")
+    assert len(flat) == 2 and "slopes {:+.2f} and {:+.2f}".format(*reversed(flat)).replace("-", "−") in text
+    assert not base["claims"]["q10.converges"]["passed"] and not base["claims"]["q10.converges"].get("undecided")
+    assert base["claims"]["q8.converges"]["passed"] and base["claims"]["q8.converges"]["undecided"].count("still flattening") == 2
+    assert verdicts["fig4.converge-nearorth"] == statements.NOT_REPRODUCED
+    assert statements.verdict(statements.statement("fig4.converge-nearorth"), DOCS, "10k")[0] == statements.REPRODUCED
