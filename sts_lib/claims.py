@@ -157,7 +157,7 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
         first = next(m[cid] for m in per_seed.values() if cid in m)
         vals = {s: (jsonable(float(m[cid].value)) if cid in m else None) for s, m in per_seed.items()}
         fails = [m.get(cid) for s, m in per_seed.items()
-                 if cid not in m or math.isnan(vals[s]) or not RULES[first.rule](vals[s], _check_threshold(
+                 if cid not in m or vals[s] is None or math.isnan(vals[s]) or not RULES[first.rule](vals[s], _check_threshold(
                      first.threshold, first.rule))]
         # Undecided only while no seed fails decisively: a seed whose failure the data do settle decides the claim.
         open_ = all(m is not None and m.undecided for m in fails)

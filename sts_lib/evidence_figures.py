@@ -137,8 +137,8 @@ def theorem1(doc: dict) -> Figure:
                 c=f"C{k}", label=f"T = {T}: exact population GD")
         ax.plot([f["eps"] for f in pts], [f["predicted_steps"] for f in pts], ls=":", c=f"C{k}", lw=0.9,
                 label=f"T = {T}: (T−1)/(4ηε)")
-    ax.set(xscale="log", yscale="log", xlabel="target loss ε (log scale)", ylabel="steps to reach ε",
-           title=f"Theorem 1 at η = 1/(20d²) = {doc['config']['eta']:g}")
+    ax.set(xscale="log", yscale="log", xlabel="target loss ε (log scale)", ylabel="steps to reach ε")
+    fig.suptitle(f"Theorem 1 at η = 1/(20d²) = {doc['config']['eta']:g}: exact population GD")
     ax.xaxis.set_minor_formatter(NullFormatter())
     lo, hi = ax.get_xlim()
     ticks = [t for t in (0.001, 0.002, 0.005, 0.01, 0.02, 0.05) if lo <= t <= hi]
@@ -160,7 +160,8 @@ def small_width(doc: dict) -> Figure:
                     label=f"m = {m}" if s == min(doc["seeds"]) else None)
     ax.axvline(cfg["T"], c="0.6", lw=0.8)
     ax.set(yscale="log", xlabel=f"sequence length (solution found at T = {cfg['T']}, grey)",
-           ylabel="relative error (log scale)", title="random PEs of width m, longer sequences")
+           ylabel="relative error")
+    fig.suptitle("Random PEs of width m, longer sequences")
     ax.yaxis.set_minor_formatter(NullFormatter())
     lo, hi = ax.get_ylim()
     ticks = [t for t in (0.02, 0.05, 0.1, 0.2, 0.3, 0.5) if lo <= t <= hi]

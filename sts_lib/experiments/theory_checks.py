@@ -122,7 +122,7 @@ THEOREM1 = Experiment(
     config_thm1, run_thm1, evidence_figures.theorem1, lane="A", section="ch8-thm1", title="Theorem 1",
     paper_says="for $2\\le q<T/4$, $\\epsilon<dT/(100(T-q)q)$, $\\eta\\le1/(20d^2)$, $x_{\\text{query}}=0$, gradient "
                "descent on the population loss from zero [V hypotheses] reaches loss $\\epsilon$ [R conclusion]",
-    seeds={"quick": [0], "paper": [0]},          # deterministic: one seed
+    # Deterministic: every seed computes the same numbers (the computation is cached once for all of them).
     decides=lambda cfg: (Decides("thm1", tuple(f"T{T}.eps{f:g}.reaches_eps" for T in cfg["Ts"]
                                                for f in cfg["eps_fractions"])),))
 #: The record of the experiment ``small-width-length`` (:class:`~sts_lib.experiments.record.Experiment`).

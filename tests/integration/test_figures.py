@@ -94,7 +94,7 @@ def test_figure_5_floor_only_under_the_length_panels():
     dotted = [any(line.get_linestyle() == ":" for line in ax.get_lines()) for ax in fig.axes]
     assert dotted == [True, True, False, False]
     q_fig = _drawn(figures.q_generalization(results.load_result("fig4-q-generalization")))
-    assert [ax.get_title() for ax in q_fig.axes] == [ood_title(f"loss_q{q}") for q in (2, 4, 6, 8)]
+    assert [ax.get_title() for ax in q_fig.axes] == [ood_title(f"loss_q{q}") for q in (2, 4, 5, 6, 8, 10)]
 
 
 def test_figure_1_labels_runs_by_their_recorded_length_and_optimiser():
