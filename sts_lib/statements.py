@@ -42,8 +42,7 @@ STATEMENTS: tuple[Statement, ...] = (
               (Reading("adam", "the Adam variant at T = 200", "its exponent is set by its decay schedule"),),
               anchor="ch8-fig1"),
     Statement("fig1.cosines", "Figure 1", '"The two cosine similarity curves gradually converge to 1" [V]',
-              Reading(PAPER, "plain GD, cos(W, W*) and cos(V, V*) ≥ 0.95 at the end", fixed=f"{AFTER_FAILURE}: see "
-                      "fig1.loss"),
+              Reading(PAPER, "plain GD, cos(W, W*) and cos(V, V*) ≥ 0.95 at the end", fixed=f"{AFTER_FAILURE}: as for the loss"),
               (Reading("adam", "the Adam variant at T = 200", "Adam moves the loss-invariant shift of W_EE"),),
               anchor="ch8-fig1"),
     Statement("fig2.stochastic", "Figure 2", '"stochastic architecture converges after 10k steps" [V]',
