@@ -128,12 +128,8 @@ def long_run(steps, values, level: float, *, tol: float = SLOPE_TOL) -> dict:
         verdict = "undecided"
     else:
         verdict = "converges"
-    if hit.size:
-        step = float(steps_a[hit[0]])
-    elif verdict == "not falling":
-        step = float("inf")
-    else:
-        step = float(steps_a[-1] * math.exp(min(math.log(level / values_a[-1]) / fifth, 700.0)))
+    step = float("inf") if verdict == "not falling" and not hit.size else \
+        steps_to_level(steps_a, values_a, level, frac=0.2)["step"]
     return out | {"verdict": verdict, "step": step}
 
 

@@ -122,7 +122,12 @@ def adam_schedule(doc: dict) -> Figure:
     return fig
 
 
-__all__ = ["adam_schedule", "fixed_sample", "nearorth_baseline", "width_law"]
+def _plain_log_ticks(ax, axis: str, candidates) -> None:
+    """Label a log ``axis`` ('x' or 'y') of ``ax`` at the ``candidates`` inside its limits, as plain numbers."""
+    lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
+    ticks = [t for t in candidates if lo <= t <= hi]
+    getattr(ax, f"{axis}axis").set_minor_formatter(NullFormatter())
+    getattr(ax, f"set_{axis}ticks")(ticks, [f"{t:g}" for t in ticks])
 
 
 def theorem1(doc: dict) -> Figure:
@@ -139,10 +144,7 @@ def theorem1(doc: dict) -> Figure:
                 label=f"T = {T}: (T−1)/(4ηε)")
     ax.set(xscale="log", yscale="log", xlabel="target loss ε (log scale)", ylabel="steps to reach ε")
     fig.suptitle(f"Theorem 1 at η = 1/(20d²) = {doc['config']['eta']:g}: exact population GD")
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    lo, hi = ax.get_xlim()
-    ticks = [t for t in (0.001, 0.002, 0.005, 0.01, 0.02, 0.05) if lo <= t <= hi]
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    _plain_log_ticks(ax, "x", (0.001, 0.002, 0.005, 0.01, 0.02, 0.05))
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=LEGEND_SIZE)
     return fig
 
@@ -162,9 +164,9 @@ def small_width(doc: dict) -> Figure:
     ax.set(yscale="log", xlabel=f"sequence length (solution found at T = {cfg['T']}, grey)",
            ylabel="relative error")
     fig.suptitle("Random PEs of width m, longer sequences")
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    lo, hi = ax.get_ylim()
-    ticks = [t for t in (0.02, 0.05, 0.1, 0.2, 0.3, 0.5) if lo <= t <= hi]
-    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    _plain_log_ticks(ax, "y", (0.02, 0.05, 0.1, 0.2, 0.3, 0.5))
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=LEGEND_SIZE)
     return fig
+
+
+__all__ = ["adam_schedule", "fixed_sample", "nearorth_baseline", "small_width", "theorem1", "width_law"]

@@ -145,9 +145,11 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
         return UNTESTABLE, r.untestable
     if not ids:
         return NO_RESULT, "no committed document decides it"
-    rows = []
+    rows, tables = [], {}
     for exp, cid in ids:
-        found = {row["id"]: row for row in claims_table(docs[exp])}
+        if exp not in tables:
+            tables[exp] = {row["id"]: row for row in claims_table(docs[exp])}
+        found = tables[exp]
         if cid not in found:
             return NO_RESULT, f"{exp} has no claim {cid}"
         role = found[cid]["role"]

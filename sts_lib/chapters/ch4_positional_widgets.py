@@ -225,20 +225,6 @@ def width_needed_table(doc: dict, target: float = 0.25) -> Markdown:
     return table(["$q$"] + [f"$T={T}$" for T in Ts], rows)
 
 
-def width_fit_table(doc: dict) -> Markdown:
-    """The fitted exponents of the width law at q >= 3, per Monte Carlo seed, with their 95% intervals,
-    and the exponent of ln T at q = 2."""
-    rows = []
-    for s, f in per_seed(doc, "final", "fit_q3plus").items():
-        cell = lambda k: f"{plain(f['coef'][k])} ({plain(f['ci95'][k][0])} to {plain(f['ci95'][k][1])})"  # noqa: E731
-        rows.append((s, cell("log_q"), cell("log_lnT"), cell("log_inv_target"), plain(f["r2"]), f["n"]))
-    q2 = next(iter(per_seed(doc, "final", "lnT_exponent_q2").values()), {})
-    note = (f"At $q=2$ the exponent of $\\ln T$ (seed {min(doc['seeds'])}): "
-            + "; ".join(f"target {t}: {plain(v['coef']['log_lnT'])} ({plain(v['ci95']['log_lnT'][0])} to "
-                        f"{plain(v['ci95']['log_lnT'][1])})" for t, v in q2.items()) + "." if q2 else "")
-    return table(["seed", "exponent of $q$", "exponent of $\\ln T$", "exponent of $1/\\text{target}$", "$R^2$",
-                  "points"], rows, note=note)
-
 def _law_of(value: float, interval: list, laws: dict) -> str:
     """Which of ``laws`` (name -> exponent) a fitted exponent supports: the one its 95% interval contains,
     else where it lies between them."""

@@ -6,7 +6,7 @@ The figures come from :mod:`sts_lib.figures`, the summaries and claims tables fr
 :mod:`sts_lib.report`, the paper's statements and their verdicts from :mod:`sts_lib.statements`.
 This module loads the documents (:func:`load_documents`), says the tally in words
 (:func:`tally_in_words`), tabulates the near-orthogonal baseline's minima (:func:`baseline_minima`; the width
-law's exponents are chapter 4's :func:`~sts_lib.chapters.ch4_positional_widgets.width_fit_table`, re-exported),
+law's fits are :func:`~sts_lib.chapters.ch4_width_law.width_forms_table`, its words chapter 4's, re-exported),
 finds the experiments the page discusses one by one from the section each document names (:func:`sections`, set by
 its experiment record), and introduces any further committed experiment (:func:`others`, :func:`describe`), so the
 page stays complete when new results are committed.
@@ -18,7 +18,7 @@ import os
 import re
 
 from .. import statements
-from .ch4_positional_widgets import width_fit_table, width_law_in_words  # noqa: F401 (re-exported)
+from .ch4_positional_widgets import width_law_in_words
 from ..report import Markdown, table
 from ..results import list_results, load_result, per_seed
 
@@ -83,4 +83,4 @@ def baseline_minima(doc: dict) -> Markdown:
 
 
 __all__ = ["EVIDENCE", "baseline_minima", "describe", "load_documents", "others", "sections", "tally_in_words",
-           "width_fit_table", "width_law_in_words"]
+           "width_law_in_words"]

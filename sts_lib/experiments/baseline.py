@@ -22,7 +22,7 @@ from ..positional import make_pe
 from ..results import Measured
 from ..theory.families import nearorth_interpolant_minimum
 from ._runs import PLAIN_GD, Context, SeedResult, cached_call, for_each_seed, run_spec, seed_runs
-from .generalization import NOISE_1024, Q_TESTS, RULES, converges_claim
+from .generalization import NOISE_1024, Q_TESTS, RULES, above_q, converges_claim
 from .. import evidence_figures
 from ..statements import Decides
 from .record import Experiment
@@ -127,12 +127,14 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
         info, claims[f"q{q}.converges"] = converges_claim(hist, key, "fixed near-orthogonal PE", f"q_test = {q}", "paper")
         q_final[q] = float(hist[key][-1])
         final[key] = {"final": q_final[q]} | info
-    above = [q for q in p["q_tests"] if q > 3]
+    trained_q = hist.config.get("task", {}).get("q", 3)
+    above = above_q(p["q_tests"], trained_q)
     claims["worse_as_q_grows"] = Measured(
         rank_correlation(above, [q_final[q] for q in above]), 0.8, ">=",
         f"fixed near-orthogonal PE: Spearman correlation of q_test with the final absolute loss after "
         f"{int(steps[-1]):,} steps, q_test above the training q ({', '.join(map(str, above))})", role="ours",
-        name=f"fixed near-orthogonal PE, {int(steps[-1]):,} steps: rank correlation of the final loss with q_test > 3")
+        name=f"fixed near-orthogonal PE, {int(steps[-1]):,} steps: rank correlation of the final loss with q_test > "
+             f"{trained_q}")
     return final, claims
 
 

@@ -253,7 +253,7 @@ def _inverse_slope(h) -> float:
     return inverse_loss_fit(h["step"], h["loss"]).slope        # over the last half of the run
 
 
-def _above(q_tests: list[int], q: int) -> list[int]:
+def above_q(q_tests: list[int], q: int) -> list[int]:
     """The q_test values above the training q: where "worse as q_test grows" is read (below it the loss is
     higher for another reason, so every encoding is U-shaped around q)."""
     return [x for x in q_tests if x > q]
@@ -321,7 +321,7 @@ def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefi
                     f"loss minus the {_NAME[rival]}'s (<= 0: stochastic is at least as quick; -1 when only the "
                     "stochastic PE gets there)", role=role,
                     name=f"{where}: extra steps to 5% of the initial loss, stochastic ({'equal effective rate' if tag else 'one rate'}) vs {_NAME[rival]}")
-    above = _above(q_tests, q)
+    above = above_q(q_tests, q)
     for kind in FIXED:
         rho_all = rank_correlation(q_tests, abs_final[kind])
         rho = rank_correlation(above, [v for qt, v in zip(q_tests, abs_final[kind]) if qt > q])
@@ -423,8 +423,8 @@ def _decides_adam(cfg: dict) -> tuple:
     qs, q = cfg["q_tests"], cfg["runs"][0]["task"]["q"]
     return (Decides("fig5.length", tuple(f"length.stochastic.T{T}.converges" for T in cfg["T_tests"])),
             Decides("fig5.dominates", tuple(f"q.q{x}.stochastic_steps_to_5pct_minus_fixed_nearorth" for x in qs)),
-            Decides("fig5.dominates", tuple(f"q.q{x}.stochastic_steps_to_5pct_minus_fixed_nearorth" for x in qs if x > q),
-                    "above-q"),
+            Decides("fig5.dominates", tuple(f"q.q{x}.stochastic_steps_to_5pct_minus_fixed_nearorth"
+                                            for x in above_q(qs, q)), "above-q"),
             Decides("fig5.dominates", tuple(f"q.q{x}.stochastic_steps_to_5pct_minus_fixed" for x in qs), "onehot"))
 
 
