@@ -117,3 +117,19 @@ def test_the_table_shows_each_reading_and_when_its_rule_was_fixed():
         assert f"Rule fixed {st.reading.fixed}" in table
         for r in st.others:
             assert f"{r.label}: **" in table
+
+
+def test_chapter_8_states_the_baselines_numbers_as_the_document_gives_them():
+    """The baseline's prose and alt text give ranges by hand (a 1.5-4.9% rise, below 0.15 after 15,000-20,000
+    steps, 3-21% deeper than the family): each must be the committed document's range at T_test = 250, so a
+    re-run that moves them fails here until the page is rewritten."""
+    import pathlib
+    f = DOCS["nearorth-baseline"]["final"]["loss_T250"].values()
+    rise = [100 * (s["final"] / s["min"] - 1) for s in f]
+    deeper = [100 * (1 - s["min"] / s["family_min"]) for s in f]
+    below = [s["first_below_015"] for s in f]
+    text = (pathlib.Path(__file__).parents[2] / "book/src/08_reproduction.md").read_text()
+    assert "1.5–4.9%" in text and f"{min(rise):.1f}–{max(rise):.1f}%" == "1.5–4.9%"
+    assert "1.5 to 4.9 percent" in text and "3 to 21 percent above" in text
+    assert f"{round(min(deeper))}–{round(max(deeper))}%" == "3–21%" and "3–21% *deeper*" in text
+    assert 15000 <= min(below) and max(below) <= 20000 and "after 15,000 to 20,000 steps" in text
