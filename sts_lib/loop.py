@@ -6,7 +6,7 @@ between them is a :class:`Learner` (how to take a step, what to measure). Like m
 trainer, nothing here knows about a particular model: it draws each step's batches,
 calls the learner, keeps the running training loss on the device (the host synchronises
 only at logging steps), logs held-out losses and metrics into one
-:class:`~sts_lib.train.History` per model, takes W/V snapshots, stops on a non-finite
+:class:`~sts_lib.history.History` per model, takes W/V snapshots, stops on a non-finite
 loss, and calls the :class:`Callback` hooks. A hook can stop the run (``on_log`` returns
 True) and change the learning rates through the learner (:meth:`Learner.scale_lr`), which is
 how a plateau schedule with early stopping trains through the same loop, with its History
@@ -143,7 +143,7 @@ def fit(learner: Learner, source, evals: dict[str, list[Batch]], cfg, hists: lis
         save: Callable[[int, bool], None] | None = None, save_every: int = 500) -> list:
     """The training loop: ``cfg.steps`` steps of ``learner`` on the batches of ``source``, logging into ``hists``.
 
-    ``cfg`` is a :class:`~sts_lib.train.TrainConfig` (steps, log_every, snapshot_every);
+    ``cfg`` is a :class:`~sts_lib.history.TrainConfig` (steps, log_every, snapshot_every);
     ``source.next(more)`` returns each step's batches (see :class:`~sts_lib.fast.prefetch.BatchStream`);
     ``evals`` maps metric names to held-out batches; ``save(step, last)``, if given, runs every
     ``save_every`` steps and at the end (checkpoints), with ``last`` True when the run ends at

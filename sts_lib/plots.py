@@ -61,7 +61,7 @@ def seed_legend_handles(runs: dict, color, linestyle=None) -> list:
 def plot_training(hist, *, plateau: float | None = None, title: str | None = None) -> Figure:
     """Three panels: loss (log scale) and 1/loss side by side, cos(W, W*) and cos(V, V*) below them.
 
-    ``hist`` is a :class:`~sts_lib.train.History`; ``plateau`` draws the uniform-attention level.
+    ``hist`` is a :class:`~sts_lib.history.History`; ``plateau`` draws the uniform-attention level.
     """
     fig, (ax1, ax2, ax3) = two_over_one()
     steps = hist["step"]

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from .claims import ROLES, RULES, Measured, Role, claim, over_seeds, paper_tally  # noqa: F401 (re-exported)
 from .files import atomic_write, jsonable
-from .train import History
+from .history import History
 
 SCHEMA = 2
 REQUIRED = ("experiment", "config", "claims")

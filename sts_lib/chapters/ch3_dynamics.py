@@ -4,7 +4,7 @@ Chapter 3 asks three questions of a training run from zero initialisation: does 
 loss decay like O(1/t) (is 1/loss linear in t), does the attention scale grow like
 (1/2) log t, and does the iterate stay in the symmetric family W_EE = alpha I +
 beta 11^T, V_X = gamma I with every other block at 0? The fits and the block
-report below answer them from a :class:`~sts_lib.train.History`; the probes at the end
+report below answer them from a :class:`~sts_lib.history.History`; the probes at the end
 measure a model (gradients at zero, a curvature; the loss along the ray is
 :func:`sts_lib.probes.ray_loss_mc`). The symmetric
 family's closed forms (the reduced loss, the optimal gamma, the recursion on the two

@@ -20,7 +20,7 @@ from ..device import make_generator, to_numpy
 from ..figures import pe_colors, pe_markers
 from ..plots import COLUMN_WIDTH, LEGEND_SIZE, plot_ood
 from ..positional import PE_COLORS
-from ..train import History
+from ..history import History
 from .ch5_length import LengthRun, measured_loss, predicted_loss
 from .panel import Choice, FigurePanel, Ints, offered, reuse
 

@@ -18,7 +18,7 @@ from ..device import to_cpu
 from ..metrics import block_norms
 from ..task import STSTask
 from ..theory import uniform_plateau, value_limit
-from ..train import History
+from ..history import History
 
 
 def run_summary(hist: History, task: STSTask) -> str:

@@ -40,7 +40,7 @@ from ..metrics import block_norms
 from ..probes import identity_cosine, shift_free_cosine
 from ..results import Measured
 from ..theory import uniform_plateau
-from ..train import TrainConfig
+from ..history import TrainConfig
 from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
 from .. import figures
 from ..statements import PAPER, Decides

@@ -1,7 +1,7 @@
 """K models trained together in one call: a leading model axis on every parameter.
 
 ``train_ensemble(models, task, configs)`` trains K theory transformers (or K fully-connected
-nets) at once and returns one :class:`~sts_lib.train.History` per model, equal to what K
+nets) at once and returns one :class:`~sts_lib.history.History` per model, equal to what K
 calls of :func:`sts_lib.train.train` would return (to float rounding; ``tests/integration/test_ensemble.py``
 checks it), through the same loop (:func:`sts_lib.loop.fit`). The parameters are stacked
 (:mod:`sts_lib.fast.stack`), ``W: (K, D, D)`` and ``V: (K, d, D)``, so one call of the
@@ -180,7 +180,7 @@ def train_ensemble(models: Sequence[torch.nn.Module], task: STSTask | Sequence[S
         updated in place, as ``train`` does.
     task : one :class:`~sts_lib.task.STSTask` for all, or one per model (transformers: one-hot
         or stochastic one-hot PEs, pools may differ; the same d, T, q).
-    configs : one :class:`~sts_lib.train.TrainConfig` or one per model; they may differ only in
+    configs : one :class:`~sts_lib.history.TrainConfig` or one per model; they may differ only in
         ``lr``, ``lr_W``, ``lr_V``, ``momentum`` and ``seed``; ``dataset_size`` must be None.
     data : ``'independent'`` (each model its own stream, seeded by its config) or ``'shared'``
         (one stream for all; one task and one seed), see the module docstring.

@@ -17,7 +17,7 @@ import torch
 
 from ..models import FCN
 from ..task import Batch, sts_loss
-from ..train import PLAIN_STEPS
+from ..history import PLAIN_STEPS
 from .kernel import onehot_forward, onehot_loss_and_grad
 
 #: Working-set budget of one group of models on a CPU (see chunk_slices).

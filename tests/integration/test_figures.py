@@ -26,7 +26,7 @@ from sts_lib.chapters import ch7_practical as ch7
 from sts_lib.chapters import ch8_reproduction as ch8
 from sts_lib.plots import ood_title
 from sts_lib.positional import PE_COLORS, PE_LABELS
-from sts_lib.train import History
+from sts_lib.history import History
 
 COMMITTED = results.list_results()
 

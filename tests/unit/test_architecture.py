@@ -278,3 +278,19 @@ def test_every_test_module_is_on_pytests_paths():
     assert len(tests) > 30
     missing = [t for t in tests if not any(t == r or r in t.parents for r in roots)]
     assert not missing, f"add to pyproject's testpaths: {[str(t.relative_to(ROOT.parent)) for t in missing]}"
+
+
+def test_reading_a_result_imports_no_training_code_and_the_api_is_complete():
+    """``import sts_lib.results`` loads only the records it needs (the package resolves its public names lazily):
+    no training loop, model, speed path or matplotlib. Every name in ``__all__`` resolves from its home."""
+    import subprocess
+    import sys
+    code = ("import sys, sts_lib.results; print(' '.join(sorted(m for m in sys.modules "
+            "if m.startswith('sts_lib') or m == 'matplotlib')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert set(loaded) <= {"sts_lib", "sts_lib._validate", "sts_lib.claims", "sts_lib.device", "sts_lib.files",
+                           "sts_lib.history", "sts_lib.results"}, loaded
+    import sts_lib
+    assert all(getattr(sts_lib, name) is not None for name in sts_lib.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        sts_lib.nonexistent

@@ -16,7 +16,7 @@ from sts_lib.checks import block_changes, loss_exponent, rank_correlation, steps
 from sts_lib.experiments import baseline, convergence, width_law
 from sts_lib.experiments.generalization import _q_claims
 from sts_lib.results import claim, over_seeds
-from sts_lib.train import History
+from sts_lib.history import History
 
 T_STEPS = np.arange(0, 10001, 100.0)
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sts_lib import results as R
-from sts_lib.train import History
+from sts_lib.history import History
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(p.stem for p in (REPO / "results").glob("*.json"))
