@@ -13,10 +13,10 @@ cut off (wider than their box and not scrollable), code or printed output wider 
 lines must wrap), a figure wider than its box or the screen, a claims table whose verdict column is out
 of view, images without descriptive alt text, raw dictionaries or bare FAIL lines printed instead of a
 claims table, a figure shown twice, and any serious or critical accessibility violation that
-axe-core finds (at 1280 px in the light and the dark theme, at 390 px in the light one). Each page is loaded as on a first visit (browser cache off) and
-weighed: the bytes of the HTML and of every script, style sheet, font and image it requests, as served;
-a page over 3 MB fails. One full-page screenshot per page and width goes to
-``_build/screenshots/{desktop,phone}/``, with the weights in ``page-weights.json`` next to them.
+axe-core finds (at 1280 px in the light and the dark theme, at 390 px in the light one). Each page is loaded
+as on a first visit (browser cache off) and weighed: the bytes of the HTML and of every script, style sheet,
+font and image it requests, as served; a page over 3 MB fails. One full-page screenshot per page and width
+goes to ``_build/screenshots/{desktop,phone}/``, with the weights in ``page-weights.json`` next to them.
 
 Without Chromium or Playwright the browser test is skipped, unless the environment variable
 ``CI`` is set: then it fails (``.ci/run`` installs Chromium).
@@ -224,15 +224,27 @@ _INSPECT_JS = r"""
         hiddenVerdicts.push(`${Math.round(r.right - right)} px out of view: ${head.slice(0, 70)}`);
       }
     }
-    // Phone-first (issue 23). Inline math that runs past the column where nothing scrolls cannot be read.
+    // Phone-first (issues 23, 32). Inline math cannot be read where it runs past the column with nothing to
+    // scroll, or past the box of its nearest ancestor that clips (overflow hidden or clip: the theme's
+    // span.math was one, cutting formulas inside the viewport).
     const clippedMath = [];
     const left = article.getBoundingClientRect().left - 2;
+    const clipsX = a => ['hidden', 'clip'].includes(getComputedStyle(a).overflowX);
+    const clipper = el => {
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
+        if (clipsX(a) || scrolls(a)) return a;
+      return null;
+    };
     for (const m of article.querySelectorAll('mjx-container:not([display="true"])')) {
       if (m.offsetParent === null) continue;
       const r = m.getBoundingClientRect();
+      const c = clipper(m), box = c && clipsX(c) ? c.getBoundingClientRect() : null;
+      const past = box ? Math.max(r.right - box.right, box.left - r.left) : 0;
+      const text = (m.querySelector('mjx-assistive-mml') || m).textContent.trim().slice(0, 40);
       if ((r.right > limit || r.left < left) && !inScroller(m))
-        clippedMath.push(`${Math.round(Math.max(r.right - limit, left - r.left))} px: ` +
-                         (m.querySelector('mjx-assistive-mml') || m).textContent.trim().slice(0, 40));
+        clippedMath.push(`${Math.round(Math.max(r.right - limit, left - r.left))} px: ${text}`);
+      else if (past > 1)
+        clippedMath.push(`${Math.round(past)} px cut by its ${c.tagName.toLowerCase()}.${c.className}: ${text}`);
     }
     // A printed table (several lines of columns set apart by runs of spaces) whose lines wrap loses its
     // columns: tables are HTML tables (sts_lib.report.table).
@@ -244,7 +256,8 @@ _INSPECT_JS = r"""
       const cs = getComputedStyle(pre);
       const lh = parseFloat(cs.lineHeight) || 1.2 * parseFloat(cs.fontSize);
       const shown = Math.round((pre.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom)) / lh);
-      if (shown > lines.length) wrappedTables.push(`${lines.length} lines shown as ${shown}: ${lines[0].trim().slice(0, 50)}`);
+      if (shown > lines.length)
+        wrappedTables.push(`${lines.length} lines shown as ${shown}: ${lines[0].trim().slice(0, 50)}`);
     }
     // Figure text as shown (issue 23): each picture carries its smallest text in image pixels
     // (data-text-px, from sts_lib.phone), of the rendering this window chose; shown at its displayed scale.
@@ -255,16 +268,20 @@ _INSPECT_JS = r"""
       const source = img.closest('picture') && img.closest('picture').querySelector('source');
       const narrow = source && img.currentSrc && img.currentSrc !== img.src;
       const px = parseFloat((narrow ? source : img).dataset.textPx);
-      if (!(px > 0)) { smallText.push(`not measured (no data-text-px): ${img.getAttribute('src').slice(0, 60)}`); continue; }
+      if (!(px > 0)) {
+        smallText.push(`not measured (no data-text-px): ${img.getAttribute('src').slice(0, 60)}`); continue;
+      }
       const shownPx = px * img.clientWidth / img.naturalWidth;
       smallest = Math.min(smallest, shownPx);
-      if (shownPx < floor - 0.05) smallText.push(`${shownPx.toFixed(1)} px (${narrow ? 'phone' : 'desktop'} rendering, ` +
-                                                 `${img.naturalWidth} px shown at ${img.clientWidth}): ${img.alt.slice(0, 50)}`);
+      if (shownPx < floor - 0.05)
+        smallText.push(`${shownPx.toFixed(1)} px (${narrow ? 'phone' : 'desktop'} rendering, ` +
+                       `${img.naturalWidth} px shown at ${img.clientWidth}): ${img.alt.slice(0, 50)}`);
     }
     const pageWidth = document.documentElement.scrollWidth;
-    return {printedOutputs: article.querySelectorAll('.cell_output pre').length, clippedMath: clippedMath.slice(0, 8), clippedMathCount: clippedMath.length,
-            wrappedTables: wrappedTables.slice(0, 8), smallText: smallText.slice(0, 8),
-            smallestFigureText: smallest === Infinity ? null : smallest, clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
+    return {printedOutputs: article.querySelectorAll('.cell_output pre').length, clippedMath: clippedMath.slice(0, 8),
+            clippedMathCount: clippedMath.length, wrappedTables: wrappedTables.slice(0, 8),
+            smallText: smallText.slice(0, 8), smallestFigureText: smallest === Infinity ? null : smallest,
+            clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
             duplicateImages: dupes, cutCode: cutCode.slice(0, 8), cutCodeCount: cutCode.length,
             wideImages: wideImages.slice(0, 8), hiddenVerdicts: hiddenVerdicts.slice(0, 8),
             pageScrollsSideways: pageWidth > vw + 1 ? pageWidth : 0};
@@ -376,9 +393,9 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
         problems.append(f"{total / 1e6:.2f} MB on first load (limit {PAGE_BYTES_LIMIT / 1e6:.0f} MB), largest: "
                         + ", ".join(f"{urllib.parse.urlsplit(u).path.rsplit('/', 1)[-1]} {n / 1e6:.2f} MB"
                                     for u, n in largest))
-    measured = {"smallest_figure_text_px": report["smallestFigureText"], "clipped_inline_math": report["clippedMathCount"],
-                "wrapped_printed_tables": len(report["wrappedTables"]),
-                "printed_outputs": report["printedOutputs"]}
+    measured = {"smallest_figure_text_px": report["smallestFigureText"],
+                "clipped_inline_math": report["clippedMathCount"],
+                "wrapped_printed_tables": len(report["wrappedTables"]), "printed_outputs": report["printedOutputs"]}
     return problems, weights, measured
 
 
@@ -448,7 +465,8 @@ def check_every_page(server: str, viewport: str) -> None:
             rel = path.relative_to(HTML).as_posix()
             blocked.clear()
             refresh = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', path.read_text(encoding="utf-8"))
-            problems, sizes, measured = _open_and_inspect(context, server + rel, shots / (rel.replace("/", "__")[:-5] + ".png"),
+            problems, sizes, measured = _open_and_inspect(context, server + rel,
+                                                shots / (rel.replace("/", "__")[:-5] + ".png"),
                                                 VIEWPORTS[viewport]["width"], redirect=refresh and refresh.group(1))
             weights[rel] = {"bytes": sum(sizes.values()), "requests": len(sizes), **measured,
                             "largest": {u.replace(server, ""): n for u, n in
@@ -585,9 +603,14 @@ def test_reader_checks_fail_on_planted_problems():
     uri = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
     assert png_width(buf.getvalue()) == 700
     good = ('<mjx-container style="display:inline-block;width:40px">x</mjx-container>'
+            '<p><span class="math" style="display:inline-flex;max-width:100px;overflow-x:auto;overflow-y:hidden">'
+            '<mjx-container style="display:inline-block;width:160px;flex-shrink:0">scrolls</mjx-container></span></p>'
             '<div class="cell_output"><pre style="white-space:pre-wrap">a    b\n1    2</pre>'
             f'<img alt="a figure drawn large" src="{uri}" data-text-px="25" style="max-width:100%"></div>')
     bad = ('<p>text <mjx-container style="display:inline-block;width:900px">wide</mjx-container></p>'
+           # a formula wider than the theme's span.math box (flex-shrink 0: MathJax's output cannot shrink)
+           '<p><span class="math" style="display:inline-flex;max-width:100px;overflow:hidden">'
+           '<mjx-container style="display:inline-block;width:160px;flex-shrink:0">cut</mjx-container></span></p>'
            '<div class="cell_output"><pre style="white-space:pre-wrap">' + "column    " * 12 + "\n" + "1.0       " * 12
            + f'</pre><img alt="a figure drawn small" src="{uri}" data-text-px="12.5" style="max-width:100%">'
            f'<img alt="a figure nobody measured" src="{uri}" style="max-width:100%"></div>')
@@ -604,7 +627,8 @@ def test_reader_checks_fail_on_planted_problems():
     good, bad = reports["good"], reports["bad"]
     assert not good["clippedMath"] and not good["wrappedTables"] and not good["smallText"], good
     assert good["smallestFigureText"] == pytest.approx(25 * 350 / 700)
-    assert bad["clippedMathCount"] == 1 and "wide" in bad["clippedMath"][0]
+    assert bad["clippedMathCount"] == 2 and "wide" in bad["clippedMath"][0]
+    assert bad["clippedMath"][1] == "60 px cut by its span.math: cut"        # inside the viewport, cut by its box
     assert len(bad["wrappedTables"]) == 1
     assert any(t.startswith("6.3 px") for t in bad["smallText"]), bad["smallText"]      # 12.5 px at half size
     assert any(t.startswith("not measured") for t in bad["smallText"]), bad["smallText"]

@@ -28,7 +28,8 @@
     img.parentNode.insertBefore(a, img);
     a.appendChild(img);
   }
-  var SCROLLERS = 'article mjx-container[display="true"], article .cell_output table, article table.table';
+  var SCROLLERS = 'article mjx-container[display="true"], article span.math, article .cell_output table, ' +
+                  'article table.table';
   function mark(box) {
     var hidden = box.scrollWidth - box.clientWidth;
     box.classList.toggle("sts-more-right", hidden > 1 && box.scrollLeft < hidden - 1);
