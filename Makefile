@@ -60,9 +60,9 @@ pdf: $(VENV)/.stamp-install notebooks
 # hands whole modules to the workers: the book is built once, by one worker), with nothing skipped.
 PYTEST_WORKERS ?= 2
 test: $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 test-unit: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
-	$(PY) -m pytest tests/unit sts_lib
+	$(PY) -m pytest tests/unit sts_lib --durations=15
 test-integration: $(VENV)/.stamp-install $(IW7)/.stamp
 	$(PY) -m pytest tests/integration
 test-book: $(VENV)/.stamp-install

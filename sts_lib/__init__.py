@@ -89,7 +89,8 @@ __all__ = [
     "StochasticCodebookPE", "StochasticOneHotPE", "StochasticRandomPE", "TheoryTransformer", "TrainConfig",
     "attention_mass", "block_norms", "c_for_loss", "cosine", "dense_reference_forward", "describe_device",
     "evaluate", "fcn_bayes_error", "fcn_lower_bound", "get_device", "ground_truth", "load_result", "loss_on_ray",
-    "make_generator", "make_pe", "pe_class", "pe_for_task", "module_device", "set_default_device", "to_cpu", "to_numpy", "monte_carlo_error", "monte_carlo_errors", "plot_heatmaps",
+    "make_generator", "make_pe", "pe_class", "pe_for_task", "module_device", "set_default_device", "to_cpu", "to_numpy",
+    "monte_carlo_error", "monte_carlo_errors", "plot_heatmaps",
     "plot_ood", "plot_training", "reduced_loss", "results", "sample_subsets", "sts_loss", "train",
     "transformer_metrics", "uniform_plateau", "weight_metrics", "zero_predictor_loss",
 ]

@@ -7,8 +7,8 @@ that could fail here, a consequence of a closed form or theorem (``because`` nam
 added to explain a failure, or a check of the course's own derivation or finding. Only ``paper``
 claims count in a verdict on the paper (:func:`paper_tally`). ``near_threshold`` marks a claim whose
 verdict a seed's test-set noise could flip; a ``caveat`` says how far its verdict reaches (a loss still
-falling when the run ends: the claim holds for this run only), and every summary shows it beside the claim. :mod:`sts_lib.results` stores the records in the result
-documents and re-exports these names.
+falling when the run ends: the claim holds for this run only), and every summary shows it beside the claim.
+:mod:`sts_lib.results` stores the records in the result documents and re-exports these names.
 """
 
 from __future__ import annotations
@@ -143,8 +143,10 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
     >>> over_seeds({0: {"x": Measured(0.2, 0.1, ">", "big", caveat="still falling")},
     ...             1: {"x": Measured(0.3, 0.1, ">", "big")}})["x"]["caveat"]
     'still falling, on 1 of 2 seeds'
-    >>> open_ = {0: {"x": Measured(0.0, 0.1, ">", "big", undecided="flattening")}, 1: {"x": Measured(0.2, 0.1, ">", "big")}}
-    >>> over_seeds(open_)["x"]["undecided"], "undecided" in over_seeds(open_ | {2: {"x": Measured(0.0, 0.1, ">", "b")}})["x"]
+    >>> open_ = {0: {"x": Measured(0.0, 0.1, ">", "big", undecided="flattening")},
+    ...          1: {"x": Measured(0.2, 0.1, ">", "big")}}
+    >>> (over_seeds(open_)["x"]["undecided"],
+    ...  "undecided" in over_seeds(open_ | {2: {"x": Measured(0.0, 0.1, ">", "b")}})["x"])
     ('flattening, on 1 of 2 seeds', False)
 
     A seed that fails without being undecided decides the claim: it is then not undecided, whatever the others say.
@@ -157,8 +159,8 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
         first = next(m[cid] for m in per_seed.values() if cid in m)
         vals = {s: (jsonable(float(m[cid].value)) if cid in m else None) for s, m in per_seed.items()}
         fails = [m.get(cid) for s, m in per_seed.items()
-                 if cid not in m or vals[s] is None or math.isnan(vals[s]) or not RULES[first.rule](vals[s], _check_threshold(
-                     first.threshold, first.rule))]
+                 if cid not in m or vals[s] is None or math.isnan(vals[s])
+                 or not RULES[first.rule](vals[s], _check_threshold(first.threshold, first.rule))]
         # Undecided only while no seed fails decisively: a seed whose failure the data do settle decides the claim.
         open_ = all(m is not None and m.undecided for m in fails)
         out[cid] = claim(first.text, vals, first.threshold, first.rule, require=require, role=first.role,

@@ -34,8 +34,8 @@ def width_law(doc: dict) -> Figure:
     for s, points in per_seed(doc, "data", "points").items():
         for k, q in enumerate(qs):
             c, mk = f"C{k}", _MARKERS[k % len(_MARKERS)]
-            sel = sorted((p for p in points if p["q"] == q and p["target"] == target and p["source"] == "population-gd"),
-                         key=lambda p: p["T"])
+            sel = sorted((p for p in points if p["q"] == q and p["target"] == target
+                          and p["source"] == "population-gd"), key=lambda p: p["T"])
             ax1.plot([math.log(p["T"]) for p in sel], [p["m_needed"] for p in sel], "-", c=c, marker=mk, ms=3, lw=0.9,
                      label=f"q = {q}" if s == min(doc["seeds"]) else None)
             tr = [p for p in points if p["q"] == q and p["source"] == "trained" and p["m_needed"] is not None]
@@ -45,8 +45,8 @@ def width_law(doc: dict) -> Figure:
         for j, t in enumerate(sorted(fam["targets"], reverse=True)):
             sel = sorted((p for p in points if p["T"] == T_mid and p["target"] == t and p["source"] == "population-gd"),
                          key=lambda p: p["q"])
-            ax2.plot([p["q"] for p in sel], [p["m_needed"] for p in sel], ls=_DASHES[j % 4], marker=_MARKERS[j], c="0.2",
-                     ms=3, lw=0.9, label=f"relative error {t}" if s == min(doc["seeds"]) else None)
+            ax2.plot([p["q"] for p in sel], [p["m_needed"] for p in sel], ls=_DASHES[j % 4], marker=_MARKERS[j],
+                     c="0.2", ms=3, lw=0.9, label=f"relative error {t}" if s == min(doc["seeds"]) else None)
     for ax, ticks, labels in ((ax1, [math.log(T) for T in fam["Ts"]], [f"ln {T}" for T in fam["Ts"]]),
                               (ax2, qs, [str(q) for q in qs])):
         ax.set_xscale("log")

@@ -94,8 +94,8 @@ def run_label(hist: History) -> str:
 # -- the figures ------------------------------------------------------------------------------------
 
 def convergence(doc: dict) -> Figure:
-    """Figure 1: loss, 1/loss, cos(W, W*) and cos(V, V*) of every run (practical model), a line per seed;
-    black dashes: exact population gradient descent for each gradient-descent run (:func:`sts_lib.checks.population_gd_of`)."""
+    """Figure 1: loss, 1/loss, cos(W, W*) and cos(V, V*) of every run (practical model), a line per seed; black dashes:
+    exact population gradient descent for each gradient-descent run (:func:`sts_lib.checks.population_gd_of`)."""
     runs = {}
     for run in doc["runs"]:
         hists = histories(doc, run)
@@ -197,8 +197,7 @@ def length(doc: dict) -> Figure:
     """Figure 2: held-out loss at each longer test length during training, a curve per PE, a line per seed.
     The step axis is logarithmic beyond step :data:`LOG_STEPS_FROM`, so the fixed one-hot PE's early dip shows.
     Black dashes: exact population gradient descent for the one-hot PEs (stochastic pool and fixed),
-    the theorem's object, at the runs' own rates.
-    """
+    the theorem's object, at the runs' own rates."""
     keys = [f"loss_T{T}" for T in doc["config"]["T_tests"]]
     overlay = {}
     for run in doc["runs"]:           # the first run of each one-hot kind trained by gradient descent
@@ -223,8 +222,7 @@ def adam(doc: dict) -> Figure:
     Ts, qs = doc["config"]["T_tests"], doc["config"]["q_tests"]
     task = _trained(doc)
     rows = [([f"loss_T{Ts[0]}", f"loss_T{Ts[-1]}"], FIXED_PE_FLOOR), ([f"loss_q{qs[0]}", f"loss_q{qs[-1]}"], None)]
-    return _ood(doc, rows,
-                f"Figure 5: Adam, trained at T={task['T']}, q={task['q']}, seeds {doc['seeds']}")
+    return _ood(doc, rows, f"Figure 5: Adam, trained at T={task['T']}, q={task['q']}, seeds {doc['seeds']}")
 
 
 def fcn_width(doc: dict) -> Figure:
@@ -242,7 +240,8 @@ def fcn_width(doc: dict) -> Figure:
             ax.sharey(axes[0])
         for i, sw in enumerate(sweeps.values()):
             pts, tf, oh = sw[T]["fcn"], sw[T]["random_pe_transformer"], sw[T]["onehot_transformer"]
-            first = (lambda text: text if i == 0 else None)
+            def first(text):
+                return text if i == 0 else None
             ax.plot([p["width"] for p in pts], [p["rel_error"] for p in pts], "o-", c=fcn_c, lw=1, ms=3,
                     label=first("trained FCN"))
             ax.plot([p["width"] for p in pts], [p["rel_bound"] for p in pts], c="k", lw=1, ls="--",
@@ -257,14 +256,14 @@ def fcn_width(doc: dict) -> Figure:
     ax = axes[len(Ts)]
     for i, summary in enumerate(per_seed(doc, "final", "summary").values()):
         Td = [r["Td"] for r in summary]
-        first = (lambda text: text if i == 0 else None)
+        def first(text):
+            return text if i == 0 else None
         ax.plot(Td, [r["fcn_width_at_target"] for r in summary], "o-", c=fcn_c, lw=1, ms=3, label=first("trained FCN"))
         ax.plot(Td, [r["bound_width_at_target"] for r in summary], "k--", lw=1, label=first("lower bound"))
         ax.plot(Td, [r["tf_random_width_at_target"] for r in summary], "s-", c=tf_c, lw=1, ms=3,
                 label=first("transformer, random PE"))
         ax.plot(Td, [r["tf_onehot_width"] for r in summary], "*-", c=oh_c, lw=1, label=first("transformer, one-hot PE"))
-    ax.set(xlabel="Td", ylabel=f"width for relative error {target}",
-           title="width needed (a line per seed)")
+    ax.set(xlabel="Td", ylabel=f"width for relative error {target}", title="width needed (a line per seed)")
     for extra in axes[len(Ts) + 1:]:
         extra.axis("off")
     # One legend for every panel (the same four lines everywhere), below them.
@@ -346,5 +345,6 @@ def figure(doc: dict) -> Figure:
     return func(doc)
 
 
-__all__ = ["FIGURE_MODULES", "FIXED_PE_FLOOR", "LOG_STEPS_FROM", "adam", "convergence", "fcn_width", "figure", "heatmaps", "length",
-           "pe_colors", "pe_kind", "pe_markers", "pe_samplers", "q_generalization", "run_label", "runs_by_pe"]
+__all__ = ["FIGURE_MODULES", "FIXED_PE_FLOOR", "LOG_STEPS_FROM", "adam", "convergence", "fcn_width", "figure",
+           "heatmaps", "length", "pe_colors", "pe_kind", "pe_markers", "pe_samplers", "q_generalization", "run_label",
+           "runs_by_pe"]

@@ -123,7 +123,7 @@ class History:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> "History":
+    def from_dict(cls, data: dict) -> History:
         snaps = [{"step": s["step"], "W": torch.tensor(s["W"]), "V": torch.tensor(s["V"])}
                  for s in data.get("snapshots", [])]
         return cls(list(data["steps"]), {k: list(v) for k, v in data["metrics"].items()}, snaps,

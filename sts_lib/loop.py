@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -37,7 +38,7 @@ class Callback:
     its checkpoints and hands it back through :meth:`load_state_dict` on resuming.
     """
 
-    def on_start(self, learner: "Learner", step: int) -> None:
+    def on_start(self, learner: Learner, step: int) -> None:
         """Once before training, with the learner (keep it to call :meth:`Learner.scale_lr`) and the
         step the run starts from (0, or the checkpoint's step when resuming)."""
 
@@ -85,7 +86,7 @@ class PlateauSchedule(Callback):
         self.learner = None
         self.best, self.bad, self.drops, self.reason = math.inf, 0, 0, "max_steps"
 
-    def on_start(self, learner: "Learner", step: int) -> None:
+    def on_start(self, learner: Learner, step: int) -> None:
         self.learner = learner
 
     def on_log(self, step: int, values: list[dict]) -> bool:

@@ -9,7 +9,7 @@ predictor, FCN or transformer or closed form), on common random numbers.
 from __future__ import annotations
 
 import math
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import torch
 
@@ -43,7 +43,8 @@ def attention_mass(model: OneLayerTransformer, batch: Batch) -> float:
 def weight_blocks(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, torch.Tensor]:
     """The blocks of W = [[W_XX, W_XE], [W_EX, W_EE]] (rows: a key's token and PE parts; columns: the
     query's) and of V = [V_X, V_E], as views, in that order."""
-    return {"W_XX": W[:d, :d], "W_XE": W[:d, d:], "W_EX": W[d:, :d], "W_EE": W[d:, d:], "V_X": V[:, :d], "V_E": V[:, d:]}
+    return {"W_XX": W[:d, :d], "W_XE": W[:d, d:], "W_EX": W[d:, :d], "W_EE": W[d:, d:], "V_X": V[:, :d],
+            "V_E": V[:, d:]}
 
 
 def block_norms(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float]:

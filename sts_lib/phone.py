@@ -105,10 +105,10 @@ def _cells(fig: Figure) -> list[tuple]:
 def narrow_copy(fig: Figure, width: float = PHONE_WIDTH) -> Figure:
     """A copy of ``fig`` laid out for a phone: its panels one under the other, ``width`` inches wide.
 
-    Each panel keeps its height in inches (scaled by at most the change of its width) and gets back the tick
-    labels and axis labels that a shared axis had hidden; legends go into one column (under the figure when
-    they sat beside or below a panel) and long titles are broken over lines. ``fig`` itself is not changed. A figure with a colorbar shared by several panels, or
-    whose panels are not on a grid (an inset, a hand-placed axes), is only narrowed.
+    Each panel keeps its height in inches (scaled by at most the change of its width) and gets back the tick labels and
+    axis labels that a shared axis had hidden; legends go into one column (under the figure when they sat beside or
+    below a panel) and long titles are broken over lines. ``fig`` itself is not changed. A figure with a colorbar shared
+    by several panels, or whose panels are not on a grid (an inset, a hand-placed axes), is only narrowed.
     """
     copy = pickle.loads(pickle.dumps(fig))
     old_w, old_h = copy.get_size_inches()

@@ -104,7 +104,7 @@ def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64,
         if name == "W":
             ax.axhline(d - 0.5, c="k", lw=0.8)
         if label is None:
-            ax.set_title(f"{name} (X | E blocks{', first %d' % k if k < W.shape[0] else ''})")
+            ax.set_title(f"{name} (X | E blocks{f', first {k:d}' if k < W.shape[0] else ''})")
         else:
             ax.set_title(f"{name} {label}")
         if not ticks:

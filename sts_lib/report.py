@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Callable
+from collections.abc import Callable
 
 from .results import ROLES, claims_table
 
@@ -211,8 +211,9 @@ def in_words(doc: dict, title: str | None = None) -> Markdown:
     rows, seeds = _rows(doc), len(doc.get("seeds", [0]))
     paper = [r for r in rows if r["role"] == "paper"]
     says = doc.get("paper_says") or doc.get("description", "")
-    lines = [f"**{title or title_of(doc)} in short** ({len(paper)} of the paper's statements and {len(rows) - len(paper)} "
-             f"other checks, {seeds} seed{'s' * (seeds > 1)}{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."
+    lines = [f"**{title or title_of(doc)} in short** ({len(paper)} of the paper's statements and "
+             f"{len(rows) - len(paper)} other checks, {seeds} seed{'s' * (seeds > 1)}"
+             f"{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."
              + (f" **Paper:** {says}." if says else "")]
     for passed, head in ((True, "Reproduced"), (False, "Not reproduced")):
         group = [r for r in paper if r["passed"] is passed and not r.get("undecided")]

@@ -164,6 +164,7 @@ def claims_table(doc: dict) -> list[dict]:
              "undecided": c.get("undecided", "")}
             for cid, c in doc.get("claims", {}).items()]
 
-# The claim records (ROLES, Measured, claim, over_seeds, ...) are importable from here too; documented in sts_lib.claims.
+# The claim records (ROLES, Measured, claim, over_seeds, ...) are importable from here too; documented in
+# sts_lib.claims.
 __all__ = ["SCHEMA", "claims_table", "histories", "history", "jsonable", "list_results", "load_result",
            "per_seed", "result_path", "save_result", "search_path"]

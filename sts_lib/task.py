@@ -47,10 +47,10 @@ class OneHotQuery:
     scale: float             # 1 for query_pe='sum', 1/q for 'mean'
     x_is_zero: bool          # x_query == 0 (Theorem 1's setting): W z_q has no token part
 
-    def rows(self, idx) -> "OneHotQuery":
+    def rows(self, idx) -> OneHotQuery:
         return OneHotQuery(self.slots[idx], self.scale, self.x_is_zero)
 
-    def to(self, device) -> "OneHotQuery":
+    def to(self, device) -> OneHotQuery:
         return OneHotQuery(self.slots.to(device), self.scale, self.x_is_zero)
 
 
@@ -100,7 +100,7 @@ class Batch:
         B, T, d = self.X.shape
         return torch.cat([self.X.reshape(B, T * d), self.mask], dim=-1)
 
-    def to(self, device) -> "Batch":
+    def to(self, device) -> Batch:
         """The batch on ``device``; a batch already there is returned as it is (no new object)."""
         if self.X.device == torch.device(device):
             return self
@@ -112,7 +112,7 @@ class Batch:
         out.onehot_query = None if self.onehot_query is None else self.onehot_query.to(device)
         return out
 
-    def __getitem__(self, idx) -> "Batch":
+    def __getitem__(self, idx) -> Batch:
         """Rows ``idx`` of the batch (a slice or index tensor), e.g. a minibatch of a fixed dataset."""
         def rows(t):
             return None if t is None else t[idx]

@@ -40,17 +40,28 @@ def device(request):
         yield dev
 
 
+@pytest.fixture(scope="session")
+def quick_folder(tmp_path_factory, worker_id):
+    """The folder of every experiment's quick document, made once per run and shared by the xdist workers
+    (tests/helpers/quick_documents.py): under the run's root, not a worker's own temporary folder."""
+    from quick_documents import make
+    root = tmp_path_factory.getbasetemp()
+    return make(root if worker_id == "master" else root.parent)
+
+
 # -- the book tier (tests/book): the book is built once per run and shared -----------------------------------
 # `make test` hands whole modules to its two pytest-xdist workers (--dist loadfile): tests/book/test_book.py is
 # collected first (pyproject's testpaths), so one worker starts the build at once, and test_book_late.py last,
 # so the other worker takes it when its own modules are done; its `build` then waits for the first build (a
-# file lock) and finds everything cached. (xdist's loadgroup would group tests across modules, but with pytest 9 its xdist_group marker
-# has no effect: xdist 3.8 renames item._nodeid, which pytest 9 no longer reads.) The fixtures live here, not
-# in a tests/book/conftest.py: with --doctest-modules two conftest.py files clash as one module name.
+# file lock) and finds everything cached. (xdist's loadgroup would group tests across modules, but with pytest 9
+# its xdist_group marker has no effect: xdist 3.8 renames item._nodeid, which pytest 9 no longer reads.) The
+# fixtures live here, not in a tests/book/conftest.py: with --doctest-modules two conftest.py files clash as one
+# module name.
 
 @pytest.fixture(scope="session")
 def build():
-    """(returncode, log) of `jupyter-book build . -W --keep-going`, run once per session (tests/helpers/book_site.py)."""
+    """(returncode, log) of `jupyter-book build . -W --keep-going`, run once per session
+    (tests/helpers/book_site.py)."""
     from book_site import build_book
     return build_book()
 

@@ -1,4 +1,5 @@
-"""The chapters' own code: each chapter's analyses (``chN_topic.py``) and its figures and widgets (``chN_topic_widgets.py``).
+"""The chapters' own code: each chapter's analyses (``chN_topic.py``) and its figures and widgets
+(``chN_topic_widgets.py``).
 
 Numbered like ``book/src``: ``ch1_task``, ``ch2_fcn``, ``ch3_dynamics``, ``ch4_positional``,
 ``ch5_length``, ``ch6_scan_snap`` and ``ch6_symmetry`` (chapter 6 discusses two related

@@ -15,7 +15,7 @@ are rendered here by :func:`sts_lib.report.table` (:func:`bayes_error_markdown`,
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch

@@ -90,8 +90,8 @@ def bound_explorer(T: int = 10, d: int = 4, q: int = 3, width: int = 20, *, seed
     }
     c = controls
     static = {"T": offered(c["T"], (5, 10, 20, 40)), "d": offered(c["d"], (1, 2, 5, 10)),
-              "q": offered(c["q"], (1, 2, 3, 5, 10, T)), "width": offered(c["width"], (1, T * d // 4, T * d // 2, T * d, 2 * T * d)),
-              "seed": (0, 1, 2)}
+              "q": offered(c["q"], (1, 2, 3, 5, 10, T)),
+              "width": offered(c["width"], (1, T * d // 4, T * d // 2, T * d, 2 * T * d)), "seed": (0, 1, 2)}
     return FigurePanel(plot_bound_explorer, controls, bounds=_bound_bounds, static=static,
                        alt="The fully-connected net's first-layer lower bound against the first layer's width, "
                            "with the error of a random first layer of the chosen width marked against it.")
@@ -165,7 +165,7 @@ def plot_width_scaling(sweeps: dict, *, rel_target: float | None = None, title: 
     axes = fig.subplots(2 if rel_target is not None else 1, 1, squeeze=False)[:, 0]
     ax = axes[0]
     xs, needed, bound_needed = [], [], []
-    for i, (label, rows) in enumerate(sweeps.items()):
+    for i, (_label, rows) in enumerate(sweeps.items()):
         rows = _check_rows(rows)
         T, d, q = rows[0]["T"], rows[0]["d"], rows[0]["q"]
         Td = T * d

@@ -223,7 +223,8 @@ def samplers_table(rows: list[dict], T_test: int, *, note: str = "") -> Markdown
     >>> row = {"sampler": "one-hot pool", "loss": 0.02961, "loss_T40": 0.1271, "cos_W": 0.99152, "cos_V": 0.99931,
     ...        "inv_loss_slope": 0.08842, "inv_loss_r2": 0.9987, "cos_EE_I": 0.99161}
     >>> print(samplers_table([row], T_test=40))
-    | sampler | loss | loss at $T=40$ | $\\cos(W,W^\\star)$ | $\\cos(V,V^\\star)$ | slope of $1/\\text{loss}$ | its $R^2$ | $\\cos(W_{EE},I)$ |
+    | sampler | loss | loss at $T=40$ | $\\cos(W,W^\\star)$ | $\\cos(V,V^\\star)$ | slope of $1/\\text{loss}$
+    | its $R^2$ | $\\cos(W_{EE},I)$ |
     |---|---|---|---|---|---|---|---|
     | one-hot pool | 0.0296 | 0.127 | 0.9915 | 0.9993 | 0.0884 | 1.00 | 0.9916 |
     """

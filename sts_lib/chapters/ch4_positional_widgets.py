@@ -11,8 +11,6 @@ returns a bare Figure, never pyplot's) and the tables of the committed ``width-l
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -262,11 +260,12 @@ def width_law_in_words(doc: dict) -> Markdown:
             + f" at $\\varepsilon={', '.join(map(str, targets))}$: "
             + ("they move with the target, the two ends outside each other's intervals, " if apart else
                "they move with the target (within their intervals), ")
-            + f"so the pooled fit's $q^{{{plain(pooled['coef']['q'])}}}(\\ln T)^{{{plain(pooled['coef']['lnT'])}}}$ is an "
-            "average, not a law. The form built from the cross-talk expansion, "
+            + f"so the pooled fit's $q^{{{plain(pooled['coef']['q'])}}}(\\ln T)^{{{plain(pooled['coef']['lnT'])}}}$ "
+            "is an average, not a law. The form built from the cross-talk expansion, "
             "$[(q-1)(q-2)/q]^b\\,\\ln((T-q)/\\varepsilon)^c\\,\\varepsilon^{-e}$, fits with rms residual "
             f"{plain(expansion['rms'])} in $\\log m$ against {plain(pooled['rms'])} for the pooled power law, with "
-            f"$c={plain(expansion['coef']['lnT'])}$ ({ci(expansion, 'lnT')}) and $e={plain(expansion['coef']['1/target'])}$"
+            f"$c={plain(expansion['coef']['lnT'])}$ ({ci(expansion, 'lnT')}) and "
+            f"$e={plain(expansion['coef']['1/target'])}$"
             f" ({ci(expansion, '1/target')}). At large $q$ it grows like $q^{{{plain(expansion['coef']['q'])}}}$, but "
             "$q\\le12$ cannot pin the large-$q$ exponent down: between the two largest $q$ the local exponent is "
             f"{plain(min(local))} to {plain(max(local))} over $T\\ge128$ and every Monte Carlo seed. In the target "

@@ -34,7 +34,7 @@ BOOT, BOOT_SEED = 1000, 0
 def cells(doc: dict) -> dict:
     """``{(q, T, target): [m per seed]}`` of the population-GD family's widths (None where not reached)."""
     out: dict = {}
-    for s, pts in sorted(per_seed(doc, "data", "points").items()):
+    for _seed, pts in sorted(per_seed(doc, "data", "points").items()):
         for p in pts:
             if p["source"] == "population-gd" and p["m_needed"]:
                 out.setdefault((p["q"], p["T"], p["target"]), []).append(float(p["m_needed"]))
@@ -74,7 +74,8 @@ def fit_form(data: dict, form: str, target: float | None = None, *, boot: int = 
     base = multi_fit(_columns(keys, form, target is not None), mean_y)
     names = [k for k in base.coef if k != "intercept"]
     X = np.column_stack([np.ones(len(keys))] + [_columns(keys, form, target is not None)[k] for k in names])
-    rms = float(np.sqrt(np.mean((mean_y - X @ np.array([base.coef["intercept"]] + [base.coef[k] for k in names])) ** 2)))
+    rms = float(np.sqrt(np.mean((mean_y - X @ np.array([base.coef["intercept"]]
+                                                       + [base.coef[k] for k in names])) ** 2)))
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(boot):
@@ -83,8 +84,8 @@ def fit_form(data: dict, form: str, target: float | None = None, *, boot: int = 
         beta, *_ = np.linalg.lstsq(X[pick], y, rcond=None)
         draws.append(beta[1:])
     lo, hi = np.percentile(np.array(draws), [2.5, 97.5], axis=0)
-    return {"coef": {k: base.coef[k] for k in names}, "ci95": {k: [float(a), float(b)] for k, a, b in zip(names, lo, hi)},
-            "rms": rms, "n": len(keys)}
+    return {"coef": {k: base.coef[k] for k in names},
+            "ci95": {k: [float(a), float(b)] for k, a, b in zip(names, lo, hi)}, "rms": rms, "n": len(keys)}
 
 
 def local_q_exponents(data: dict, target: float = 0.25) -> dict:

@@ -60,10 +60,10 @@ class LengthExplorer:
         fig = reuse(fig, (COLUMN_WIDTH, 6.2))             # two rows: the book's column shows it at full size
         top, bottom = fig.subfigures(2, 1)              # the legend beside the top panel leaves the bottom wide
         ax, ax_attn = top.subplots(), bottom.subplots()
-        for i, (name, vals) in enumerate(self.measured.items()):
+        for _i, (name, vals) in enumerate(self.measured.items()):
             c = run_color(self.runs[name])
-            ax.semilogy(self.lengths, vals, "-", marker=self.runs[name].task.pe.marker, c=c, lw=2.5 if name == pe else 1,
-                        label=f"{name} (measured)")
+            ax.semilogy(self.lengths, vals, "-", marker=self.runs[name].task.pe.marker, c=c,
+                        lw=2.5 if name == pe else 1, label=f"{name} (measured)")
             if np.isfinite(self.predicted[name]).any():
                 ax.semilogy(self.lengths, self.predicted[name], "--", c=c, lw=1, label=f"{name} (closed form)")
         ax.axvline(T_test, c="k", lw=0.8, ls=":")

@@ -63,14 +63,15 @@ def tally_in_words(docs: dict[str, dict]) -> Markdown:
     """One sentence: how many of the paper's statements get each of the five verdicts at the paper's reading.
 
     >>> print(tally_in_words({}))
-    **The paper's statements at their reading: 0 of 19 reproduced**, 0 not reproduced, 0 not decided, 0 hold by construction, 0 not testable here (19 without a committed result).
+    **The paper's statements at their reading: 0 of 19 reproduced**, 0 not reproduced, 0 not decided, 0 hold by
+    construction, 0 not testable here (19 without a committed result).
     """
     t = statements.tally(docs)
     missing = f" ({t[statements.NO_RESULT]} without a committed result)" if t[statements.NO_RESULT] else ""
-    return Markdown(f"**The paper's statements at their reading: {t[statements.REPRODUCED]} of {len(statements.STATEMENTS)} "
-                    f"reproduced**, {t[statements.NOT_REPRODUCED]} not reproduced, {t[statements.NOT_DECIDED]} not "
-                    f"decided, {t[statements.BY_CONSTRUCTION]} hold by construction, {t[statements.UNTESTABLE]} not "
-                    f"testable here{missing}.")
+    return Markdown(f"**The paper's statements at their reading: {t[statements.REPRODUCED]} of "
+                    f"{len(statements.STATEMENTS)} reproduced**, {t[statements.NOT_REPRODUCED]} not reproduced, "
+                    f"{t[statements.NOT_DECIDED]} not decided, {t[statements.BY_CONSTRUCTION]} hold by construction, "
+                    f"{t[statements.UNTESTABLE]} not testable here{missing}.")
 
 
 def baseline_minima(doc: dict) -> Markdown:

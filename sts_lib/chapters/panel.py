@@ -18,17 +18,17 @@ a figure exactly once, as the value of its cell (``plot_x(...)`` on the last lin
 
 :class:`FigurePanel` draws once with the defaults and redraws the same figure whenever a control
 moves. Its state (values, error, figure) is plain Python; the ipywidgets controls (ipywidgets 7.7 and
-8) are built, and ipywidgets imported, only when a notebook displays the panel, never under the
-book build, which shows the static panel instead. A setting that the draw function rejects
-(``ValueError``, or a diverging run) is reported under the controls and the picture keeps its last
-good state.
+8) are built, and ipywidgets imported, only when a notebook displays the panel, never under the book
+build, which shows the static panel instead. A setting that the draw function rejects (``ValueError``,
+or a diverging run) is reported under the controls and the picture keeps its last good state.
 """
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
@@ -73,7 +73,8 @@ class Ints:
 
     def __post_init__(self):
         if self.value not in self.values():
-            raise ValueError(f"value must be one of {self.low}..{self.high} in steps of {self.step}, got {self.value!r}")
+            raise ValueError(f"value must be one of {self.low}..{self.high} in steps of {self.step}, "
+                             f"got {self.value!r}")
 
     def values(self) -> tuple:
         """Every value the slider can take.
@@ -215,10 +216,9 @@ class _View:
 class FigurePanel:
     """Labelled controls above a picture of one Figure that ``draw`` redraws in place.
 
-    ``bounds(values) -> {name: (low, high)}`` (optional) gives ranges that follow other controls
-    (``q <= T``): the sliders' limits move and the values are clamped before drawing. ``note`` is a
-    line shown under the controls. ``update(**values)`` sets controls and redraws once; moving a
-    control calls it too.
+    ``bounds(values) -> {name: (low, high)}`` (optional) gives ranges that follow other controls (``q <= T``):
+    the sliders' limits move and the values are clamped before drawing. ``note`` is a line shown under the
+    controls. ``update(**values)`` sets controls and redraws once; moving a control calls it too.
 
     The state is plain Python: :attr:`values`, :attr:`error` and :attr:`figure`. The ipywidgets
     objects (:attr:`widget`, and its :attr:`inputs`, :attr:`image` and :attr:`status`) are built the

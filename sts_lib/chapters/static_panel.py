@@ -31,7 +31,7 @@ import json
 import math
 from dataclasses import dataclass
 
-from typing import Callable
+from collections.abc import Callable
 
 from matplotlib.figure import Figure
 from matplotlib.text import Text
@@ -182,8 +182,8 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPa
     controls = [{"name": k, "tex": panel.controls[k].tex or k, "labels": [lab for _, lab in options[j]],
                  "default": positions[0][j]} for j, k in enumerate(names)]
     data = {"mode": mode, "controls": controls, "frames": frames, "lookup": lookup}
-    offered = "; ".join(f"{html.escape(panel.controls[k].label or k)} ∈ {{{', '.join(html.escape(l) for _, l in options[j])}}}"
-                        for j, k in enumerate(names))
+    offered = "; ".join(f"{html.escape(panel.controls[k].label or k)} ∈ "
+                        f"{{{', '.join(html.escape(lab) for _, lab in options[j])}}}" for j, k in enumerate(names))
     how = ("every combination" if mode == "all"
            else "one control at a time: moving one resets the others to their starting values")
     note = (f"<p class=\"sts-panel-note\">Works without a kernel: {len(frames)} pictures were drawn when this page "
@@ -197,23 +197,25 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPa
         cid = f"{pid}-{k}"
         labels = controls[j]["labels"]
         if hasattr(panel.controls[k], "options") and not panel.controls[k].slider:   # a menu
-            opts = "".join(f"<option value=\"{i}\"{' selected' if i == positions[0][j] else ''}>{html.escape(l)}</option>"
-                           for i, l in enumerate(labels))
+            opts = "".join(f"<option value=\"{i}\"{' selected' if i == positions[0][j] else ''}>"
+                           f"{html.escape(lab)}</option>" for i, lab in enumerate(labels))
             field = f"<select id=\"{cid}\" data-control=\"{j}\">{opts}</select>"
         else:
             field = (f"<input type=\"range\" id=\"{cid}\" data-control=\"{j}\" min=\"0\" max=\"{len(labels) - 1}\" "
-                     f"step=\"1\" value=\"{positions[0][j]}\" aria-valuetext=\"{html.escape(labels[positions[0][j]])}\">"
+                     f"step=\"1\" value=\"{positions[0][j]}\" "
+                     f"aria-valuetext=\"{html.escape(labels[positions[0][j]])}\">"
                      f"<output for=\"{cid}\">{html.escape(labels[positions[0][j]])}</output>")
         rows.append(f"<div class=\"sts-panel-control\"><label for=\"{cid}\">{label}</label>{field}</div>")
     picture = (picture_html({"wide": (first["src"], first["px"]), "narrow": (first["narrow"], first["narrow_px"])},
                             first["alt"], img_class="sts-panel-img", title="Open this picture at full size")
                if "src" in first else "")
     payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    fragment = (f"<div class=\"sts-static-panel\" id=\"{pid}\" role=\"group\" aria-label=\"{html.escape(_short(alt))}\">"
+    fragment = (f"<div class=\"sts-static-panel\" id=\"{pid}\" role=\"group\" "
+                f"aria-label=\"{html.escape(_short(alt))}\">"
                 f"<div class=\"sts-panel-controls\">{''.join(rows)}</div>{note}"
                 f"<p class=\"sts-panel-status\" aria-live=\"polite\">{html.escape(first.get('error', ''))}</p>"
-                f"<figure class=\"sts-panel-figure\">{picture}"
-                f"<figcaption class=\"sts-panel-caption\" aria-live=\"polite\">{html.escape(first['caption'])}</figcaption>"
+                f"<figure class=\"sts-panel-figure\">{picture}<figcaption class=\"sts-panel-caption\" "
+                f"aria-live=\"polite\">{html.escape(first['caption'])}</figcaption>"
                 f"</figure><script type=\"application/json\" class=\"sts-panel-data\">{payload}</script></div>")
     return StaticPanel(fragment, len(frames))
 

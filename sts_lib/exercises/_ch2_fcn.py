@@ -31,7 +31,7 @@ def _slip_bound(T, d, q, width, *, clip: bool, denom_T: bool):
 @exercise("ex2.fcn_lower_bound", points=2, title="The FCN lower bound", function="fcn_lower_bound",
           library_names=("fcn_lower_bound",))
 def _fcn_lower_bound(t: Tester, fn):
-    for stage, cases in ((1, [(10, 4, 3, 15), (20, 5, 3, 7), (8, 2, 2, 0), (30, 3, 5, 50), (12, 6, 1, 70)]),
+    for _stage, cases in ((1, [(10, 4, 3, 15), (20, 5, 3, 7), (8, 2, 2, 0), (30, 3, 5, 50), (12, 6, 1, 70)]),
                          (2, [(10, 4, 3, 40), (10, 4, 3, 100), (6, 2, 2, 13), (5, 3, 2, 1000)])):
         got = torch.tensor([t.number(t.call(fn, *c), "the bound") for c in cases])
         want = torch.tensor([fcn_lower_bound(*c) for c in cases])
@@ -65,7 +65,7 @@ def _min_width(T, d, q, eps: Fraction) -> int:
 def _min_width_check(t: Tester, fn):
     stages = ((1, [(10, 4, 3, "1/4"), (20, 5, 3, "1/10"), (50, 10, 3, "1/100"), (100, 5, 5, "1/20")]),
               (2, [(10, 4, 3, "9/10"), (6, 2, 2, "1"), (40, 3, 3, "1/2")]))
-    for stage, cases in stages:
+    for _stage, cases in stages:
         for T, d, q, e in cases:
             eps = Fraction(e)
             want = _min_width(T, d, q, eps)

@@ -116,7 +116,7 @@ def _c_for_loss(t: Tester, fn):
 @exercise("ex3.ray_gradient", points=2, title="The minimum is not attained", function="ray_gradient",
           library_names=("loss_on_ray",))
 def _ray_gradient(t: Tester, fn):
-    for stage, cases in ((1, [(0.0, 4, 10, 3), (0.7, 5, 20, 3), (2.0, 2, 6, 1)]),
+    for _stage, cases in ((1, [(0.0, 4, 10, 3), (0.7, 5, 20, 3), (2.0, 2, 6, 1)]),
                          (2, [(5.0, 4, 10, 3), (10.0, 5, 20, 3), (20.0, 3, 50, 2)])):
         got = torch.tensor([t.number(t.call(fn, *c), "dL/dc") for c in cases])
         C, d, T, q = (np.array([c[i] for c in cases], dtype=float) for i in range(4))

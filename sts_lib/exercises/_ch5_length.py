@@ -66,7 +66,7 @@ def _ood_loss(t: Tester, fn):
 def _leakage(t: Tester, fn):
     t.hints = {"OverflowError": "math.exp(c) overflows for large c: multiply the numerator and the denominator "
                                 "by e^(-c)"}
-    for stage, cases in ((1, [(0.0, 20, 3), (2.0, 20, 3), (5.0, 400, 3), (8.0, 1000, 5)]),
+    for _stage, cases in ((1, [(0.0, 20, 3), (2.0, 20, 3), (5.0, 400, 3), (8.0, 1000, 5)]),
                          (2, [(800.0, 50, 3), (40.0, 10 ** 6, 2)])):
         got = torch.tensor([t.number(t.call(fn, *c), "the leakage") for c in cases])
         C, T, q = (np.array([c[i] for c in cases], dtype=float) for i in range(3))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import torch
@@ -187,7 +187,8 @@ class Tester:
                 for fname, fval in named.items():
                     for lab, val in ((fname, fval), (f"1/{fname}", 1 / fval)):
                         if abs(k - val) < 1e-3 * abs(val):
-                            self.fail(f"{name} is off by a factor {lab}{'' if lab in ('2', '1/2') else f' (= {fmt(val)})'}"
+                            self.fail(f"{name} is off by a factor {lab}"
+                                      f"{'' if lab in ('2', '1/2') else f' (= {fmt(val)})'}"
                                       f"{ctx}: you return {fmt(k)} times the right value")
                 if abs(k + 1) < 1e-3:
                     self.fail(f"{name} has the wrong sign{ctx}")

@@ -5,9 +5,9 @@ place between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` lines (in code) or
 ``<!-- BEGIN SOLUTION -->`` / ``<!-- END SOLUTION -->`` (in markdown). Cell tags say
 what each cell is: ``exercise`` (holds solution markers; metadata ``exercise`` names
 its id), ``solution`` (the whole cell is solution material), ``try-it`` (a small
-demo that calls the learner's function) and ``check`` (calls the checker). A ``try-it`` cell that prints Monte-Carlo numbers drawn
-with the library's samplers also carries nbval's ``nbval-ignore-output``; the ``check`` lines are
-always compared.
+demo that calls the learner's function) and ``check`` (calls the checker). A ``try-it``
+cell that prints Monte-Carlo numbers drawn with the library's samplers also carries nbval's
+``nbval-ignore-output``; the ``check`` lines are always compared.
 
 * The **student** notebook replaces every solution block by a stub that raises
   ``NotImplementedError``, drops ``solution`` cells, clears outputs and tags the

@@ -24,7 +24,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -37,7 +37,8 @@ from ._runs import Context
 from .record import DEFAULT_SEEDS, LANES, Experiment
 
 SCALES = ("quick", "paper")
-#: The modules that declare experiments (each an :class:`~sts_lib.experiments.record.Experiment` record at module level).
+#: The modules that declare experiments (each an :class:`~sts_lib.experiments.record.Experiment` record at module
+#: level).
 #:
 #: :meta hide-value:
 MODULES = (convergence, generalization, width, pe_samplers, width_law, baseline, variants, theory_checks)

@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     run_parser = parser.run_parser
     if bool(args.name) == bool(args.lane):
         run_parser.error("argument NAME: give experiment names (or 'all') or --lane, not both and not neither")
-    names = in_lane(args.lane) if args.lane else list(EXPERIMENTS) if args.name == ["all"] else list(dict.fromkeys(args.name))
+    names = (in_lane(args.lane) if args.lane else list(EXPERIMENTS) if args.name == ["all"]
+             else list(dict.fromkeys(args.name)))
     for name in names:
         if name not in EXPERIMENTS:
             run_parser.error(f"argument NAME: unknown experiment {name!r}; choose from "

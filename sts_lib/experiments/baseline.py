@@ -113,8 +113,8 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
             undecided=(f"still falling over the last fifth (slope {slope:.2f})" if slope < FLAT_SLOPE else ""))
         if Tt == p["T_tests"][0]:
             claims[f"T{Tt}.passed_minimum"] = Measured(
-                end / low - 1.0, 0.02, ">", f"(final loss / smallest loss) - 1 at {where}: > 0.02 means the run went past "
-                "its minimum, so the minimum is the long-run value, not a transient", role="ours",
+                end / low - 1.0, 0.02, ">", f"(final loss / smallest loss) - 1 at {where}: > 0.02 means the run went "
+                "past its minimum, so the minimum is the long-run value, not a transient", role="ours",
                 name=f"{where}: rise after the minimum (the run went past it)")
             claims[f"T{Tt}.min_over_family_min"] = Measured(
                 low / pred["min_loss"], [0.8, 1.25], "within",
@@ -124,7 +124,8 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
     q_final = {}
     for q in p["q_tests"]:
         key = f"loss_q{q}"
-        info, claims[f"q{q}.converges"] = converges_claim(hist, key, "fixed near-orthogonal PE", f"q_test = {q}", "paper")
+        info, claims[f"q{q}.converges"] = converges_claim(hist, key, "fixed near-orthogonal PE", f"q_test = {q}",
+                                                          "paper")
         q_final[q] = float(hist[key][-1])
         final[key] = {"final": q_final[q]} | info
     trained_q = hist.config.get("task", {}).get("q", 3)

@@ -171,7 +171,8 @@ def converges_claim(h, key: str, label: str, where: str, role: str, by_construct
             "exponent_last_half": r["slope_half"], "exponent_last_fifth": r["slope_fifth"], "verdict": r["verdict"]}
     when = (f"reached {LEVEL:.0%} of its initial loss at step {r['step']:,.0f}" if r["reached"] else
             f"{LEVEL:.0%} not reached in {int(h['step'][-1]):,} steps" + (
-                f" (the last fifth's power law gets there at step {r['step']:,.0f})" if math.isfinite(r["step"]) else ""))
+                f" (the last fifth's power law gets there at step {r['step']:,.0f})" if math.isfinite(r["step"])
+                else ""))
     return info, Measured(
         r["slope_fifth"], FLAT_SLOPE, "<",
         f"{label}, {where}: log-log slope of the loss over the run's last fifth, {r['slope_fifth']:.2f} (last half "
@@ -217,8 +218,8 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
     for Tt in T_tests:
         key = f"loss_T{Tt}"
         where = f"T_test = {Tt}"
-        info, claims[f"{prefix}stochastic.T{Tt}.converges"] = converges_claim(s, key, _NAME["stochastic"], where, "paper",
-                                                                         POOL_COVERS)
+        info, claims[f"{prefix}stochastic.T{Tt}.converges"] = converges_claim(s, key, _NAME["stochastic"], where,
+                                                                         "paper", POOL_COVERS)
         final[key] = {"stochastic": s.last(key), "stochastic_rel": info["final_rel"], "stochastic_long_run": info}
         bound = fixed_onehot_lower_bound(d, T, Tt, q)["loss"]
         for kind in FIXED:
@@ -230,8 +231,8 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
                 final[key]["fixed_lower_bound"] = bound
                 claims[f"{prefix}fixed.T{Tt}.min_last_half"] = Measured(
                     floor, 0.15, ">=", f"fixed one-hot PE: smallest loss at T_test={Tt} over the last half of training",
-                    role="guaranteed", because=f"theory.fixed_onehot_lower_bound({d}, {T}, {Tt}, {q}) = {bound:.3f} > 0.15: "
-                    "no fixed one-hot model of this family gets below it", noise=NOISE_1024,
+                    role="guaranteed", because=f"theory.fixed_onehot_lower_bound({d}, {T}, {Tt}, {q}) = {bound:.3f} "
+                    "> 0.15: no fixed one-hot model of this family gets below it", noise=NOISE_1024,
                     name=f"fixed one-hot PE, T_test = {Tt}: lowest loss in the last half")
                 claims[f"{prefix}fixed.T{Tt}.above_lower_bound"] = Measured(
                     floor / bound, 1 - 2 * NOISE_1024, ">=",
@@ -304,8 +305,8 @@ def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefi
         e = final[key]["end_mean"]
         for rival in FIXED:
             claims[f"{prefix}q{qt}.end_stochastic_over_{rival}"] = Measured(
-                e["stochastic"] / e[rival], 1.0, "<",
-                f"{where}: mean loss of the stochastic PE over the last {END_FRAC:.0%} of the steps ÷ the {_NAME[rival]}'s "
+                e["stochastic"] / e[rival], 1.0, "<", f"{where}: mean loss of the stochastic PE over the last "
+                f"{END_FRAC:.0%} of the steps ÷ the {_NAME[rival]}'s "
                 "(< 1: below it near the end of training, where the caption's zoomed insets are; one rate for both)",
                 role="paper" if rival == "fixed_nearorth" and not adam else "ours", noise=NOISE_1024,
                 name=f"{where}: stochastic ÷ {_NAME[rival]}, loss near the end of training")
@@ -320,7 +321,8 @@ def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefi
                     diff, 0.0, "<=", f"q_test={qt}: steps for the stochastic PE ({rate}) to reach 5% of its initial "
                     f"loss minus the {_NAME[rival]}'s (<= 0: stochastic is at least as quick; -1 when only the "
                     "stochastic PE gets there)", role=role,
-                    name=f"{where}: extra steps to 5% of the initial loss, stochastic ({'equal effective rate' if tag else 'one rate'}) vs {_NAME[rival]}")
+                    name=f"{where}: extra steps to 5% of the initial loss, stochastic "
+                         f"({'equal effective rate' if tag else 'one rate'}) vs {_NAME[rival]}")
     above = above_q(q_tests, q)
     for kind in FIXED:
         rho_all = rank_correlation(q_tests, abs_final[kind])
@@ -434,8 +436,8 @@ def _decides_adam(cfg: dict) -> tuple:
 FIG2 = Experiment(
     "fig2-length-generalization", "train at T=200, q=3; OOD loss at T_test=250..400, stochastic vs fixed PE",
     config_length, run_length, figures.length, lane="B", section="ch8-fig2", title="Figure 2",
-    paper_says="the stochastic PE generalises to longer sequences, while every fixed PE stays at a loss of at least 0.15",
-    decides=_decides_length)
+    paper_says="the stochastic PE generalises to longer sequences, "
+               "while every fixed PE stays at a loss of at least 0.15", decides=_decides_length)
 #: The record of the experiment ``fig4-q-generalization`` (:class:`~sts_lib.experiments.record.Experiment`).
 #:
 #: :meta hide-value:

@@ -93,8 +93,8 @@ def config(scale: str, seeds: list) -> dict:
             checkpoint_every=max(s["steps"] // 5, 1)))
     return {"scale": scale, "seeds": list(seeds), "runs": runs, "params": p,
             "scale_note": ("Figure 2 setting (theory model, T=200, SGD lr_W=30) and Figure 1 model (practical, "
-                           "T=20, SGD lr_W=10), 1200 steps each; tail_trend_per_1000_steps says whether a floor is still falling"
-                           if scale == "paper" else "quick scale: T=20 in both settings, 300 steps")}
+                           "T=20, SGD lr_W=10), 1200 steps each; tail_trend_per_1000_steps says whether a floor "
+                           "is still falling" if scale == "paper" else "quick scale: T=20 in both settings, 300 steps")}
 
 
 def _ray_floor(d: int, T: int, q: int, pe: dict, seed: int) -> dict:

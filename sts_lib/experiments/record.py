@@ -19,7 +19,7 @@ touches its own module, its line in ``MODULES`` and its section of the book.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 from ..figures import FIGURE_MODULES
 from ..statements import Decides, statement
@@ -41,7 +41,8 @@ class Experiment:
     description: str                            # one line for `list`
     config: Callable[[str, list], dict]         # (scale, seeds) -> JSON-able config
     run: Callable[[dict, object], dict]         # (config, Context) -> {'runs', 'final', 'data', 'claims'}
-    figure: Callable[[dict], object]            # result document -> matplotlib Figure (sts_lib.figures or evidence_figures)
+    figure: Callable[[dict], object]            # result document -> matplotlib Figure (sts_lib.figures or
+                                                # evidence_figures)
     lane: str                                   # the lane of `make reproduce` (LANES)
     section: str                                # the label of its section in chapter 8 ('' = "further experiments")
     title: str = ""                             # how the book names it ("Figure 2", "The width law")

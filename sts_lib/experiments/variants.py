@@ -40,7 +40,8 @@ def config_fixed_sample(scale: str, seeds: list) -> dict:
     ns = [256, 1024, 4096] if scale == "paper" else [64, 256]
     steps = 4000 if scale == "paper" else 600
     runs = [_spec(f"n{n}", steps=steps, log_every=50 if scale == "paper" else 25,
-                  train={"optimizer": PLAIN_GD, "lr": 1.0, "lr_W": 10.0, "lr_V": 1.0, "batch_size": n, "dataset_size": n})
+                  train={"optimizer": PLAIN_GD, "lr": 1.0, "lr_W": 10.0, "lr_V": 1.0, "batch_size": n,
+                         "dataset_size": n})
             for n in ns]
     return {"scale": scale, "seeds": list(seeds), "runs": runs, "ns": ns,
             "scale_note": f"practical model, T=20, pool N=40, full-batch GD on a fixed sample of n in {ns} sequences "

@@ -207,8 +207,8 @@ def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
         role="paper", name="log-log slope of the FCN width needed against Td")
     ratio = [s["fcn_width_at_target"] / s["tf_random_width_at_target"] for s in summary]
     claims["separation_grows_with_T"] = Measured(
-        ratio[-1] / ratio[0], 1.0, ">", "(FCN width / random-PE transformer width) at the largest T over the smallest T",
-        role="paper", name="FCN ÷ transformer width, largest T over smallest")
+        ratio[-1] / ratio[0], 1.0, ">", "(FCN width / random-PE transformer width) at the largest T over the "
+        "smallest T", role="paper", name="FCN ÷ transformer width, largest T over smallest")
     return SeedResult(final={"summary": summary, "loglog_slope": slope}, data={"sweeps": sweeps}, claims=claims)
 
 

@@ -53,8 +53,8 @@ def config(scale: str, seeds: list) -> dict:
     else:
         fam = {"qs": [2, 3, 4], "Ts": [16, 32, 64], "targets": [0.25, 0.1], "samples": 400, "samples_large_T": 400,
                "m_max": 2048}
-        trained = {"pairs": [[3, 16]], "target": 0.25, "d": 4, "seed": 0, "lr": 3e-2, "batch_size": 256, "max_steps": 600,
-                   "eval_samples": 2048, "rule": stop_rule(scale)}
+        trained = {"pairs": [[3, 16]], "target": 0.25, "d": 4, "seed": 0, "lr": 3e-2, "batch_size": 256,
+                   "max_steps": 600, "eval_samples": 2048, "rule": stop_rule(scale)}
     return {"scale": scale, "seeds": list(seeds), "family": fam, "trained": trained,
             "scale_note": ("population-GD family (Monte Carlo, no training) on q x T x target, and the theory model "
                            "trained to convergence at q in {2,3,4,6,8} x T in {32,128} (target 0.25, d = 4, Adam, "
@@ -168,8 +168,8 @@ def _seed(cfg: dict, seed: int, ctx: Context, trained: list[dict]) -> SeedResult
                             lambda q=q, T=T: _family_width(q, T, fam["targets"], fam, seed), ctx,
                             f"seed {seed}: population-GD family q={q} T={T}")
             family[(q, T)] = r
-            points += [{"q": q, "T": T, "target": float(t), "m_needed": r["m_needed"][str(t)], "source": "population-gd"}
-                       for t in fam["targets"]]
+            points += [{"q": q, "T": T, "target": float(t), "m_needed": r["m_needed"][str(t)],
+                        "source": "population-gd"} for t in fam["targets"]]
     beside = []                          # the shared trained sweeps, each beside this seed's family value
     for sweep in trained:
         q, T = sweep["q"], sweep["T"]
@@ -211,7 +211,8 @@ def claims(points: list[dict], fam: dict) -> dict:
         out["q2.lnT_exponent"] = Measured(
             lnT_exponent(points, 2, t)["coef"]["log_lnT"], 1.25, "<=",
             f"ours: ln T exponent of the width needed at q = 2 (target {t}; <= 1.25 reads as log T: the selected "
-            "scores tie, no cross-talk)", role="ours", name=f"q = 2: exponent of ln T at target {t} (≤ 1.25 reads as log T)")
+            "scores tie, no cross-talk)", role="ours",
+            name=f"q = 2: exponent of ln T at target {t} (≤ 1.25 reads as log T)")
     tr = [p for p in points if p["source"] == "trained" and np.isfinite(p["m_needed"]) and p.get("m_family")]
     if tr:
         dev = max(abs(math.log(p["m_needed"] / p["m_family"])) for p in tr)

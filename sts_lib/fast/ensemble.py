@@ -26,7 +26,7 @@ Where the data come from is explicit (``data=``):
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

@@ -171,7 +171,7 @@ class FCNStack:
         self.K = len(models)
         self.act = FCN.ACTIVATIONS[models[0].activation]()
         linears = [m.linears for m in models]
-        self.shapes = [[tuple(l.weight.shape) for l in ls] for ls in linears]
+        self.shapes = [[tuple(lin.weight.shape) for lin in ls] for ls in linears]
         self.weights, self.biases = [], []
         for i in range(len(linears[0])):
             out = max(ls[i].out_features for ls in linears)
@@ -203,10 +203,10 @@ class FCNStack:
     def write_back(self, models) -> None:
         with torch.no_grad():
             for k, m in enumerate(models):
-                for l, W, b in zip(m.linears, self.weights, self.biases):
-                    o, n = l.weight.shape
-                    l.weight.copy_(W[k, :o, :n])
-                    l.bias.copy_(b[k, :o])
+                for lin, W, b in zip(m.linears, self.weights, self.biases):
+                    o, n = lin.weight.shape
+                    lin.weight.copy_(W[k, :o, :n])
+                    lin.bias.copy_(b[k, :o])
 
 
 class FCNGroups:
@@ -219,7 +219,7 @@ class FCNGroups:
     """
 
     def __init__(self, models, configs, optimizer: str, device):
-        width = [max(l.out_features for l in m.linears) for m in models]
+        width = [max(lin.out_features for lin in m.linears) for m in models]
         self.groups: list[list[int]] = []
         for k in sorted(range(len(models)), key=lambda k: width[k]):
             if self.groups and width[k] <= 1.25 * width[self.groups[-1][0]]:

@@ -90,7 +90,7 @@ class KernelSession:
             os.chmod(path, 0o755 if path.is_dir() else 0o644)
         os.chmod(self._root, 0o755)
 
-    def __enter__(self) -> "KernelSession":
+    def __enter__(self) -> KernelSession:
         try:
             self._start()
             self.run_notebook()

@@ -49,7 +49,7 @@ class StudentGrade:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "StudentGrade":
+    def from_dict(cls, d: dict) -> StudentGrade:
         d = dict(d)
         d["results"] = {i: Result(**r) for i, r in d.get("results", {}).items()}
         return cls(**d)

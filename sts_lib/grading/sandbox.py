@@ -154,7 +154,7 @@ def _own_process_count() -> int:
     return n
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def detect() -> tuple[str | None, str]:
     """``(path to bwrap, '')`` when a sandbox can be made here, else ``(None, why not)``."""
     if not sys.platform.startswith("linux"):

@@ -17,7 +17,7 @@ fixed steps of them.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .._validate import check_int
 from ..history import TrainConfig

@@ -33,7 +33,8 @@ and neither is ``torch.load(map_location="vgpu")``.
 ...     x + torch.ones(3)
 Traceback (most recent call last):
 ...
-RuntimeError: Expected all tensors to be on the same device, but found at least two devices, vgpu:0 and cpu! (in aten.add.Tensor)
+RuntimeError: Expected all tensors to be on the same device, but found at least two devices,
+vgpu:0 and cpu! (in aten.add.Tensor)
 """
 
 from __future__ import annotations

@@ -43,6 +43,6 @@ __all__ = ["attention_weights", "bound_width_for_error", "c_for_loss", "coherenc
            "leaked_attention", "loss_on_ray", "loss_on_ray_derivative", "margin_width_heuristic",
            "max_unselected_score", "mean_predictor_loss", "optimal_gamma", "population_gd_at_lengths",
            "practical_optimal_gamma", "predicted_inverse_slope", "profile_loss", "random_first_layer_error",
-           "random_pe_limit_loss", "random_pe_ray_floor", "random_pe_ray_loss", "reduced_dynamics", "reduced_gradient", "reduced_loss", "steps_to_loss",
-           "subset_average_error", "uniform_plateau", "value_limit", "zero_init_value_gradient",
-           "zero_predictor_loss"]
+           "random_pe_limit_loss", "random_pe_ray_floor", "random_pe_ray_loss", "reduced_dynamics", "reduced_gradient",
+           "reduced_loss", "steps_to_loss", "subset_average_error", "uniform_plateau", "value_limit",
+           "zero_init_value_gradient", "zero_predictor_loss"]

@@ -1,12 +1,12 @@
 """The fully-connected net's lower bound: no FCN whose first layer has width m1 < Td can solve STS_q.
 
-:func:`fcn_lower_bound` is the bound on the population error of *any* FCN (any depth,
-any activation) as a function of the first-layer width, :func:`bound_width_for_error` its
-inverse (the width below which the bound forbids a relative error), :func:`fcn_bayes_error`
-the exact Bayes error of a given first layer W_X (the best any later layers can do with what
-it passes on; its average over the subsets y is :func:`subset_average_error`) and
-:func:`random_first_layer_error` that error's mean over Gaussian first layers. All are derived in this course (paper_spec §5.6, tag [R]); the paper's abstract [V]
-only says that the bound is average-case, and secondary sources [S] that it reads Omega(Td).
+:func:`fcn_lower_bound` is the bound on the population error of *any* FCN (any depth, any activation) as
+a function of the first-layer width, :func:`bound_width_for_error` its inverse (the width below which the
+bound forbids a relative error), :func:`fcn_bayes_error` the exact Bayes error of a given first layer W_X
+(the best any later layers can do with what it passes on; its average over the subsets y is
+:func:`subset_average_error`) and :func:`random_first_layer_error` that error's mean over Gaussian first
+layers. All are derived in this course (paper_spec §5.6, tag [R]); the paper's abstract [V] only says
+that the bound is average-case, and secondary sources [S] that it reads Omega(Td).
 """
 
 from __future__ import annotations

@@ -9,10 +9,8 @@ step whose loss is at most the target.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .._validate import check_float, check_int, check_T_q
-from .ray import reduced_dynamics, reduced_gradient, reduced_loss
+from .ray import reduced_gradient
 
 
 def steps_to_loss(d: int, T: int, q: int, *, lr_W: float, lr_V: float, target: float, max_steps: int,
@@ -23,6 +21,8 @@ def steps_to_loss(d: int, T: int, q: int, *, lr_W: float, lr_V: float, target: f
     eta <= 1/(20 d^2) needs them). ``{"step", "loss", "alpha", "gamma"}`` at that step, or at ``max_steps``
     with ``step = None`` when the loss is still above ``target`` there.
 
+    >>> import numpy as np
+    >>> from sts_lib.theory.ray import reduced_dynamics, reduced_loss
     >>> r = steps_to_loss(5, 20, 3, lr_W=1.0, lr_V=1.0, target=0.5, max_steps=10**5)
     >>> bool(np.isclose(r["loss"], reduced_loss(r["alpha"], r["gamma"], 5, 20, 3)))
     True

@@ -247,7 +247,8 @@ def test_every_setting_the_prose_suggests_has_a_frame(build):
         proses = [re.split(r"\n#+ ", blocks[i])[-1] for i, cell in enumerate(cells) if ".show()" in cell]
         page = (HTML / "book" / f"{name}.html").read_text(encoding="utf-8")
         datas = [json.loads(html_lib.unescape(m)) if m.startswith("{&") else json.loads(m)
-                 for m in re.findall(r'<script type="application/json" class="sts-panel-data">(.*?)</script>', page, re.S)]
+                 for m in re.findall(r'<script type="application/json" class="sts-panel-data">(.*?)</script>',
+                                     page, re.S)]
         if len(datas) != len(proses):
             problems.append(f"{name}: {len(proses)} panel cells in the source, {len(datas)} panels on the page")
             continue

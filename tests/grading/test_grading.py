@@ -69,7 +69,8 @@ def test_wire_turns_other_objects_into_opaque():
         note: str
 
     out = _roundtrip(Batch(torch.ones(2), "hi"))
-    assert isinstance(out, Opaque) and out.typename == "Batch" and out.note == "hi" and torch.equal(out.X, torch.ones(2))
+    assert (isinstance(out, Opaque) and out.typename == "Batch" and out.note == "hi"
+            and torch.equal(out.X, torch.ones(2)))
     assert _roundtrip(object()).typename == "object"
     assert _roundtrip(1 + 2j).typename == "complex number"
     assert _roundtrip(torch.ones(2, dtype=torch.complex64)).typename.startswith("torch.Tensor of dtype complex")
@@ -160,7 +161,8 @@ def test_scan_flags_tampering_and_library_answers():
         "def check(i, f):\n    print('[ex1.sample_batch] 3/3 points: correct')",
         "sts.exercises.REGISTRY['ex1.sample_batch'] = None\nimport sys\nsys.modules['x'] = 1",
         "def loss_on_ray(c, d, T, q):\n    return sts.loss_on_ray(c, d, T, q)",
-        "from sts_lib.theory import uniform_plateau as up\ndef baseline_losses(d, T, q):\n    return d / q, up(d, T, q)",
+        "from sts_lib.theory import uniform_plateau as up\n"
+        "def baseline_losses(d, T, q):\n    return d / q, up(d, T, q)",
         "this is ( not python", "(" * 5000])
     for needle in ["redefines check()", "modifies sts_lib at run time", "imports grader internals",
                    "touches sys.modules", "looks like a checker result", "ex3.loss_on_ray calls sts_lib's loss_on_ray",

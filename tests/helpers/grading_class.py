@@ -162,7 +162,8 @@ NUMPY_SOLUTIONS = {
                            "    return np.float64(max(T * d - width, 0) * (T - q)) / np.float64(q * T * (T - 1))",
     "ex3.loss_on_ray": "def loss_on_ray(c, d, T, q):\n    import numpy as np\n    e = np.exp(c)\n"
                        "    return np.array(d * T * (T - q) / (q * (q * e + T - q) ** 2))",
-    "ex3.ground_truth": "def ground_truth(d, m):\n    W = [[1.0 if i == j and i >= d else 0.0 for j in range(d + m)] for i in range(d + m)]\n"
+    "ex3.ground_truth": "def ground_truth(d, m):\n"
+                        "    W = [[1.0 if i == j and i >= d else 0.0 for j in range(d + m)] for i in range(d + m)]\n"
                         "    V = [[1.0 if i == j else 0.0 for j in range(d + m)] for i in range(d)]\n    return W, V",
 }
 

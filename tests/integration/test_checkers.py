@@ -68,7 +68,6 @@ JUNK = [None, "a string", 3, [1, 2], (1,), float("nan"), torch.tensor(float("nan
 
 @pytest.mark.parametrize("ex_id", list(REGISTRY))
 def test_junk_answers_give_clean_feedback(ex_id):
-    ex = REGISTRY[ex_id]
     for junk in JUNK:
         res = run_check(ex_id, lambda *a, _j=junk, **k: _j)
         assert res.points == 0 and res.status in ("wrong", "partial"), (junk, res)

@@ -47,7 +47,8 @@ def preinstalled(tmp_path_factory):
     _link_all(SITE, links, NOT_ON_COLAB)
     _link_all(IW7, links)
     (links / "notebook-6.5.7.dist-info").mkdir()
-    (links / "notebook-6.5.7.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: notebook\nVersion: 6.5.7\n")
+    (links / "notebook-6.5.7.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: notebook\n"
+                                                                 "Version: 6.5.7\n")
 
     repo = tmp / "home"                              # the course's home: a git repository of the project's files
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
@@ -107,12 +108,14 @@ def test_the_set_up_cell_installs_from_the_home_and_keeps_torch_and_ipywidgets(c
     assert run.stdout.split()[-3:] == [version, torch_file, "7.7.1"], "torch or ipywidgets was replaced"
 
     pip_log = log.read_text()
-    installed = [ln.split("Successfully installed ")[1].split() for ln in pip_log.splitlines() if "Successfully installed" in ln]
+    installed = [ln.split("Successfully installed ")[1].split() for ln in pip_log.splitlines()
+                 if "Successfully installed" in ln]
     assert installed == [["sts-lib-0.1.0"]], f"pip installed more than sts_lib: {installed}"
     for name in ("torch", "ipywidgets"):
         assert f"Requirement already satisfied: {name}" in pip_log, f"pip did not keep the {name} it found"
     site = python.parent.parent / "lib" / PY / "site-packages"
-    assert sorted(p.name for p in site.iterdir() if not p.name.endswith(".pth")) == ["sts_lib", "sts_lib-0.1.0.dist-info"]
+    assert sorted(p.name for p in site.iterdir()
+                  if not p.name.endswith(".pth")) == ["sts_lib", "sts_lib-0.1.0.dist-info"]
 
 
 def test_a_failed_install_says_once_what_to_do(colab):

@@ -1,4 +1,5 @@
-"""sts_lib.chapters.ch3_dynamics, ch4_positional and the theory.ray closed forms: fits, the symmetric family, the scalar recursion, PE margins.
+"""sts_lib.chapters.ch3_dynamics, ch4_positional and the theory.ray closed forms: fits, the symmetric family, the scalar
+recursion, PE margins.
 
 Oracles: synthetic curves with known slopes, the ground truth, closed forms (loss_on_ray),
 finite differences, a full-batch gradient-descent run of the real model, an exact Hessian,
@@ -32,7 +33,8 @@ def test_inverse_loss_fit_recovers_known_rate():
 def test_inverse_loss_fit_sees_non_linear_decay():
     t = np.arange(0, 2001, 10)
     exp_fit = dyn.fit_inverse_loss_rate(t, np.exp(-t / 300.0))           # 1/loss exponential, not linear
-    noisy = dyn.fit_inverse_loss_rate(t, 1.0 / (0.1 * t + 5) * np.exp(0.05 * np.random.default_rng(0).normal(size=t.size)))
+    noisy = dyn.fit_inverse_loss_rate(t, 1.0 / (0.1 * t + 5)
+                                      * np.exp(0.05 * np.random.default_rng(0).normal(size=t.size)))
     assert exp_fit["r2"] < 0.95
     assert 0.09 < noisy["slope"] < 0.11 and 0.8 < noisy["r2"] < 1.0
 
@@ -113,7 +115,8 @@ def test_reduced_loss_matches_the_ray_and_the_profile():
         grid_min = theory.reduced_loss(a, gammas, 5, 20, 3).min()
         assert theory.profile_loss(a, 5, 20, 3) <= grid_min + 1e-12
         assert theory.profile_loss(a, 5, 20, 3) == pytest.approx(grid_min, rel=1e-4)
-        assert theory.reduced_loss(a, theory.optimal_gamma(a, 20, 3), 5, 20, 3) == pytest.approx(theory.profile_loss(a, 5, 20, 3))
+        assert (theory.reduced_loss(a, theory.optimal_gamma(a, 20, 3), 5, 20, 3)
+                == pytest.approx(theory.profile_loss(a, 5, 20, 3)))
     g = theory.optimal_gamma(np.array([0.0, 1.0, 3.0, 50.0, 800.0]), 20, 3)
     assert g[0] == pytest.approx(1.0) and (g[1:3] > 1).all() and g[-1] == pytest.approx(1.0)
 
@@ -135,7 +138,7 @@ def test_reduced_dynamics_matches_full_batch_gradient_descent():
     model = sts.TheoryTransformer(d, T)
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     red = theory.reduced_dynamics(d, T, q, lr_W=lr, lr_V=lr, steps=steps)
-    for t in range(steps):
+    for _ in range(steps):
         loss = sts_loss(model(batch), batch.target)
         opt.zero_grad()
         loss.backward()
@@ -208,7 +211,7 @@ def test_wxe_curvature_matches_exact_hessian():
     batch = task.sample(500, generator=make_generator(seed))
     W_star, V_star = sts.ground_truth(d, T, dtype=torch.float64)
     gamma = theory.optimal_gamma(alpha, T, q)
-    X, Z = batch.X.double(), batch.Z.double()
+    Z = batch.Z.double()
 
     def loss_of(M):
         W = (alpha * W_star).clone()
@@ -272,7 +275,8 @@ def test_fit_through_origin_and_heuristic():
     assert pea.fit_through_origin([1.0, 2.0, 4.0], [3.0, 6.0, 12.0]) == {"slope": 3.0, "r2": 1.0}
     with pytest.raises(ValueError):
         pea.fit_through_origin([1.0], [2.0])
-    assert theory.margin_width_heuristic(256, 8) > theory.margin_width_heuristic(16, 8) > theory.margin_width_heuristic(16, 2)
+    assert (theory.margin_width_heuristic(256, 8) > theory.margin_width_heuristic(16, 8)
+            > theory.margin_width_heuristic(16, 2))
     with pytest.raises(ValueError, match="q must be < T"):
         theory.margin_width_heuristic(4, 4)
 

@@ -54,7 +54,8 @@ def test_source_matches_registry(stem):
     """Each exercise of a notebook has a stub, a try-it and a check cell, and a header with its points."""
     nb = _read(EX / "source" / f"{stem}.ipynb")
     ids = [ex.id for ex in exercises_in(stem)]
-    checks = [re.search(r'check\("([^"]+)", (\w+)\)', c.source) for c in _code(nb) if "check" in c.metadata.get("tags", [])]
+    checks = [re.search(r'check\("([^"]+)", (\w+)\)', c.source) for c in _code(nb)
+              if "check" in c.metadata.get("tags", [])]
     assert [m.group(1) for m in checks] == ids
     for m in checks:
         assert m.group(2) == REGISTRY[m.group(1)].function

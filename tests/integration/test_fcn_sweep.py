@@ -169,6 +169,6 @@ def test_committed_sweeps_of_the_committed_result():
     from sts_lib.results import load_result
     sweeps = committed_sweeps(load_result("fcn-width"))
     assert list(sweeps) == sorted(sweeps) and all(k[1:] == (4, 3) for k in sweeps)
-    for (T, d, q), rows in sweeps.items():
+    for (T, _d, _q), rows in sweeps.items():
         assert [r["width"] for r in rows] == sorted(r["width"] for r in rows)
         assert all(r["T"] == T and r["error"] >= r["bound"] - 0.05 for r in rows)

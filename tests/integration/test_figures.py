@@ -153,18 +153,16 @@ def test_pe_samplers_one_colour_per_kind_and_a_style_per_width():
 
 # -- the same figures from quick-scale documents written by the runner ---------------------------
 @pytest.fixture(scope="module")
-def quick_docs(tmp_path_factory):
-    """Every experiment at quick scale (seed 0) in a temporary folder: `run NAME --scale quick --out DIR`."""
-    from sts_lib.experiments import EXPERIMENTS, run_experiment
-
-    out = tmp_path_factory.mktemp("quick")
-    return {name: run_experiment(name, scale="quick", out=out, seeds=[0], device="cpu", progress=False,
-                                 log=lambda s: None) for name in EXPERIMENTS}
+def quick_docs(quick_folder):
+    """Every experiment's quick-scale document, written once per run by `run NAME --scale quick`
+    (tests/helpers/quick_documents.py, shared with test_experiments.py)."""
+    from quick_documents import load
+    return load(quick_folder)
 
 
 @pytest.mark.slow
 def test_quick_scale_documents_draw(quick_docs):
-    for name, doc in quick_docs.items():
+    for doc in quick_docs.values():
         assert doc["scale"] == "quick"
         _drawn(figures.figure(doc))
     fcn = quick_docs["fcn-width"]
@@ -178,7 +176,8 @@ def test_quick_scale_documents_draw(quick_docs):
 
 # -- PE identity by kind ----------------------------------------------------------------------------
 def _symmetric_run(label: str, pe) -> wlen.LengthRun:
-    """A run labelled ``label`` with PE ``pe``, its model of exactly the symmetric form (alpha 3, beta -0.2, gamma 1.1)."""
+    """A run labelled ``label`` with PE ``pe``, its model of exactly the symmetric form (alpha 3, beta -0.2,
+    gamma 1.1)."""
     d, T, slots = 5, 20, 40 if pe.stochastic else 20
     model = sts.TheoryTransformer(d, pe.m)
     with torch.no_grad():
@@ -363,16 +362,17 @@ def test_every_library_figure_is_readable_in_the_book_column(name, small_data):
     report = readable.text_report(fig)
     px, text = report["sizes"][0]
     assert px >= readable.MIN_TEXT_PX, (f"{name}: {text!r} is shown at {px:.1f} px (PNG {report['png_width']} px "
-                                     f"wide in a {readable.BOOK_COLUMN_PX} px column); the floor is {readable.MIN_TEXT_PX}")
+                                     f"wide in a {readable.BOOK_COLUMN_PX} px column); the floor is "
+                                     f"{readable.MIN_TEXT_PX}")
     assert not report["overlaps"], f"{name}: texts overlap: {report['overlaps']}"
     # The book's display hook (readable_figures) leaves such a figure as drawn: the same picture as its PNG.
     assert readable.fits_column(fig)
 
 
 # -- drawn again for a phone (issue 23) ------------------------------------------------------------------
-# A 390 px phone shows an image at most PHONE_COLUMN_PX (314) CSS px wide (a panel; a figure gets 357): the desktop picture's 9 pt text
-# would be about 6 px there. The static book shows each figure's narrow copy instead (sts_lib.phone), whose
-# smallest text must be shown at MIN_PHONE_TEXT_PX or more, with nothing overlapping.
+# A 390 px phone shows an image at most PHONE_COLUMN_PX (314) CSS px wide (a panel; a figure gets 357): the desktop
+# picture's 9 pt text would be about 6 px there. The static book shows each figure's narrow copy instead
+# (sts_lib.phone), whose smallest text must be shown at MIN_PHONE_TEXT_PX or more, with nothing overlapping.
 from sts_lib import phone  # noqa: E402
 
 
@@ -408,5 +408,6 @@ def test_phone_rendering_stacks_panels_and_fails_a_figure_drawn_too_small():
     assert fig.axes[0].get_subplotspec().colspan.start != fig.axes[1].get_subplotspec().colspan.start  # unchanged
     tiny = Figure(figsize=(7.2, 3.0))
     tiny.add_subplot().set_title("six points", fontsize=6)
-    px = readable.text_report(phone.narrow_copy(tiny), column_px=phone.PHONE_COLUMN_PX, dpi=phone.PHONE_DPI)["sizes"][0][0]
+    px = readable.text_report(phone.narrow_copy(tiny), column_px=phone.PHONE_COLUMN_PX,
+                              dpi=phone.PHONE_DPI)["sizes"][0][0]
     assert px < phone.MIN_PHONE_TEXT_PX                                         # the check above can fail

@@ -116,7 +116,8 @@ def test_training_on_the_accelerator_matches_the_cpu(pe):
     from sts_lib.testing import virtual_accelerator as va
 
     def run(device):
-        task = sts.STSTask(d=3, T=10, q=2, pe=sts.make_pe(pe, max_len=16, **({"m": 12} if pe == "near_orthogonal" else {})))
+        task = sts.STSTask(d=3, T=10, q=2, pe=sts.make_pe(pe, max_len=16,
+                                                          **({"m": 12} if pe == "near_orthogonal" else {})))
         model = sts.TheoryTransformer(3, task.m)
         hist = sts.train(model, task, sts.TrainConfig(steps=60, log_every=20, lr=0.5, eval_lengths=(14,)),
                          progress=False, device=device)

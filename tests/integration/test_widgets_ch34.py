@@ -95,7 +95,8 @@ def test_score_histogram_validates():
 
 
 def test_chapter4_static_figures():
-    samplers = {"random": sts.pe_for_task("stochastic_random", 6, m=8), "pool": sts.pe_for_task("stochastic_onehot", 6, pool=12)}
+    samplers = {"random": sts.pe_for_task("stochastic_random", 6, m=8),
+                "pool": sts.pe_for_task("stochastic_onehot", 6, pool=12)}
     fig = wpos.plot_pe_samples(samplers, 6)
     assert isinstance(fig, Figure) and len(fig.axes) == 3 * 2 + 1     # 3 rows x 2 samplers + colorbar
     ms = [8, 16]

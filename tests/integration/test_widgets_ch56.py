@@ -115,7 +115,7 @@ def test_stochastic_slots_all_trained_and_near_orthogonal_in_span(runs):
 def test_predicted_loss_reads_the_right_slots(runs):
     """predicted_loss on models of exactly the symmetric form agrees with Monte Carlo (the trained models are
     compared in the chapter, after 1000 steps; 120 steps are too few for the form to hold)."""
-    d, T, q = 5, 20, 3
+    d, T = 5, 20
     for name, slots in (("fixed one-hot", T), ("stochastic one-hot", 40)):
         task = runs[name].task
         run = wlen.LengthRun(name, task, _symmetric_model(d, 40, 3.0, -0.2, 1.1, slots), runs[name].history)

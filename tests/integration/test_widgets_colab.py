@@ -116,7 +116,8 @@ def test_widget_modules_use_no_ipywidgets8_only_names():
                 names = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
             elif isinstance(node, (ast.ImportFrom, ast.Import)):
                 names = [a.name for a in node.names]
-            found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names if n in IPYWIDGETS8_ONLY - NOT_SCANNED]
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names
+                      if n in IPYWIDGETS8_ONLY - NOT_SCANNED]
     assert not found, f"ipywidgets-8-only names (Colab ships 7.7.1): {found}"
 
 
@@ -197,7 +198,8 @@ def test_every_panel_builds_on_installed_ipywidgets():
 
 def test_every_panel_builds_on_ipywidgets_7_7():
     if not (IW7 / "ipywidgets" / "__init__.py").is_file():
-        pytest.fail(f"no ipywidgets 7.7 copy in {IW7}: `make {IW7.relative_to(ROOT) if IW7.is_relative_to(ROOT) else IW7}/.stamp` "
+        pytest.fail(f"no ipywidgets 7.7 copy in {IW7}: "
+                    f"`make {IW7.relative_to(ROOT) if IW7.is_relative_to(ROOT) else IW7}/.stamp` "
                     "(or `make test`) installs it there")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(IW7), str(ROOT), str(ROOT / "tests" / "integration")]),
            "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}

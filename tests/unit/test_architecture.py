@@ -293,4 +293,20 @@ def test_reading_a_result_imports_no_training_code_and_the_api_is_complete():
     import sts_lib
     assert all(getattr(sts_lib, name) is not None for name in sts_lib.__all__)
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
-        sts_lib.nonexistent
+        _ = sts_lib.nonexistent
+
+
+def test_the_house_style_linter_finds_nothing(tmp_path):
+    """ruff (pyproject's [tool.ruff]: pyflakes, pycodestyle at 120 characters, bugbear, pyupgrade) passes on the
+    repository, and fails on a planted unused import and an over-long line."""
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    ruff = [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise"]
+    clean = subprocess.run([*ruff, "."], cwd=root, capture_output=True, text=True)
+    assert clean.returncode == 0, clean.stdout
+    planted = tmp_path / "planted.py"
+    planted.write_text("import os\nx = '" + "a" * 130 + "'\n")
+    bad = subprocess.run([*ruff, "--config", str(root / "pyproject.toml"), str(planted)], capture_output=True,
+                         text=True)
+    assert bad.returncode == 1 and "F401" in bad.stdout and "E501" in bad.stdout

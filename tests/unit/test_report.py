@@ -112,7 +112,8 @@ def test_a_caveat_follows_its_claim_in_the_summary_the_table_and_the_statement()
     st = statements.Statement("s", "Figure 9", "says", statements.Reading(statements.PAPER, "r"))
     doc["decides"] = [{"statement": "s", "reading": "paper", "claims": ["a"]}]
     assert statements.verdict(st, {"x": doc}) == (
-        statements.REPRODUCED, "1 of 1 claims hold (1 of them still falling at step 10,000, so it holds up to there only)")
+        statements.REPRODUCED,
+        "1 of 1 claims hold (1 of them still falling at step 10,000, so it holds up to there only)")
 
 
 def test_the_committed_near_orthogonal_floors_say_they_hold_within_the_run_only():
@@ -192,7 +193,8 @@ def test_the_evidence_appendix_states_figure_4_as_the_committed_claims_decide_it
     assert f"one-hot PE gives {report.plain(_seeds(f4, 'fixed.worse_as_q_grows_all_q')[0], 2)} and fails" in text
     assert f"near-orthogonal PE gives {report.plain(_seeds(f4, 'fixed_nearorth.worse_as_q_grows_all_q')[0], 2)} and " \
         "passes" in text
-    slopes = [s["fixed_nearorth_long_run"]["exponent_last_fifth"] for q in qs for s in f4["final"][f"loss_q{q}"].values()]
+    slopes = [s["fixed_nearorth_long_run"]["exponent_last_fifth"] for q in qs
+              for s in f4["final"][f"loss_q{q}"].values()]
     assert "log-log slope is {} to {}".format(*reversed(_span(slopes))) in text
     rel = [s["fixed_nearorth_long_run"]["final_rel"] for q in qs for s in f4["final"][f"loss_q{q}"].values()]
     assert "final relative loss is {} to {}".format(*_span(rel)) in text
@@ -206,6 +208,7 @@ def test_the_evidence_appendix_states_figure_4_as_the_committed_claims_decide_it
     flat = sorted(f["exponent_last_fifth"] for f in q10.values() if f["verdict"] == "not falling")
     assert len(flat) == 2 and "slopes {:+.2f} and {:+.2f}".format(*reversed(flat)).replace("-", "−") in text
     assert not base["claims"]["q10.converges"]["passed"] and not base["claims"]["q10.converges"].get("undecided")
-    assert base["claims"]["q8.converges"]["passed"] and base["claims"]["q8.converges"]["undecided"].count("still flattening") == 2
+    assert (base["claims"]["q8.converges"]["passed"]
+            and base["claims"]["q8.converges"]["undecided"].count("still flattening") == 2)
     assert verdicts["fig4.converge-nearorth"] == statements.NOT_REPRODUCED
     assert statements.verdict(statements.statement("fig4.converge-nearorth"), DOCS, "10k")[0] == statements.REPRODUCED

@@ -40,12 +40,27 @@ def toy_panel(**kw) -> FigurePanel:
                        alt="A toy line whose slope is q, over T points.", **kw)
 
 
+def tiny_panel(**kw) -> FigurePanel:
+    """Two frames: for the checks that do not need the toy panel's 60 settings (each frame is drawn twice,
+    for the column and the phone, so the toy panel costs about 15 s a build)."""
+    return FigurePanel(lambda fig=None, *, q=1: draw_line(fig, T=3, q=q), {"q": Ints(1, 2, 1)},
+                       alt="A toy line whose slope is q, over T points.", **kw)
+
+
+@pytest.fixture(scope="module")
+def toy_html() -> str:
+    """The toy panel's static HTML, built once for the module."""
+    panel = toy_panel()
+    return static_html(panel, alt=panel.alt).html
+
+
 def test_small_grid_offers_every_combination_and_starts_at_the_panel_setting():
     panel = toy_panel()
     mode, positions, options = static_grid(panel)
     assert mode == "all"
     assert len(positions) == 4 * 5 * 3 == len(set(positions))
-    assert [v for v, _ in options[2]] == ["a", "b", "bad"] and [l for _, l in options[2]] == ["first", "second", "broken"]
+    assert ([v for v, _ in options[2]] == ["a", "b", "bad"]
+            and [lab for _, lab in options[2]] == ["first", "second", "broken"])
     assert positions[0] == (2, 0, 0)            # T=4, q=1, kind=a: the defaults
     panel.update(T=3, q=2)
     assert static_grid(panel)[1][0] == (1, 1, 0)   # what update() set is where the static panel starts
@@ -61,9 +76,9 @@ def test_large_grid_moves_one_control_at_a_time():
         assert sum(a != b for a, b in zip(pos, start)) == 1
 
 
-def test_every_frame_is_the_draw_functions_picture_of_its_clamped_setting():
+def test_every_frame_is_the_draw_functions_picture_of_its_clamped_setting(toy_html):
     panel = toy_panel()
-    data = parse(static_html(panel, alt=panel.alt).html)
+    data = parse(toy_html)
     mode, positions, options = static_grid(panel)
     assert set(data["lookup"]) == {",".join(map(str, p)) for p in positions}
     for pos in positions:
@@ -79,8 +94,8 @@ def test_every_frame_is_the_draw_functions_picture_of_its_clamped_setting():
         assert frame["alt"].startswith(panel.alt) and frame["caption"] in frame["alt"]
 
 
-def test_clamped_positions_share_the_frame_of_the_setting_they_clamp_to():
-    data = parse(static_html(toy_panel(), alt="A toy line whose slope is q, over T points.").html)
+def test_clamped_positions_share_the_frame_of_the_setting_they_clamp_to(toy_html):
+    data = parse(toy_html)
     # T=2 (index 0) with q = 3, 4, 5 (indices 2-4) all clamp to q = 2: one frame, not three.
     same = {data["lookup"][f"0,{i},0"] for i in range(1, 5)}
     assert len(same) == 1
@@ -97,21 +112,21 @@ def test_static_values_choose_the_offer_and_bad_ones_fail_when_the_panel_is_buil
         toy_panel(static={"T": (7,)})
     log = FigurePanel(lambda fig=None, lr=1.0: draw_line(fig, T=3), {"lr": LogFloats(-1.5, 0.5, 0.3)},
                       static={"lr": (0.0316, 1.0, 3.0)})
-    assert [l for _, l in static_grid(log)[2][0]] == ["0.0316", "0.3", "1", "3"]
+    assert [lab for _, lab in static_grid(log)[2][0]] == ["0.0316", "0.3", "1", "3"]
 
 
-def test_html_has_native_labelled_controls_alt_text_and_a_note_of_what_is_precomputed():
+def test_html_has_native_labelled_controls_alt_text_and_a_note_of_what_is_precomputed(toy_html):
     panel = toy_panel()
-    out = static_html(panel, alt=panel.alt)
-    assert isinstance(out, StaticPanel) and out._repr_html_() == out.html
-    text = out.html
+    tiny = static_html(tiny_panel(), alt=panel.alt)
+    assert isinstance(tiny, StaticPanel) and tiny._repr_html_() == tiny.html
+    assert static_html(tiny_panel(), alt=panel.alt).html == tiny.html          # the same page on every build
+    text = toy_html
     assert len(re.findall(r'<input type="range"', text)) == 2 and text.count("<select") == 1
     for cid in re.findall(r'id="(sts-panel-[0-9a-f]+-\w+)"', text):
         assert f'<label for="{cid}">' in text
     assert re.search(r'<img class="sts-panel-img" src="data:image/png;base64,[^"]+" alt="A toy line', text)
     note = re.search(r'<p class="sts-panel-note">(.*?)</p>', text).group(1)
     assert "without a kernel" in note and "T ∈ {2, 3, 4, 5}" in html.unescape(note) and "notebook" in note
-    assert static_html(panel, alt=panel.alt).html == text          # the same page on every build
     with pytest.raises(ValueError, match="alt"):
         static_html(panel, alt="a line")
 
@@ -121,11 +136,11 @@ def test_a_closing_script_tag_in_a_label_cannot_end_the_data_script():
                         alt="A toy figure with a hostile option label.")
     text = static_html(panel, alt=panel.alt).html
     assert text.count("</script>") == 1
-    assert [l for l in parse(text)["controls"][0]["labels"]] == ["</script><b>", "y"]
+    assert [lab for lab in parse(text)["controls"][0]["labels"]] == ["</script><b>", "y"]
 
 
 def test_show_is_the_live_widget_in_a_notebook_and_the_static_panel_under_the_book_build(monkeypatch):
-    panel = toy_panel()
+    panel = tiny_panel()
     monkeypatch.delenv(ENV, raising=False)
     assert panel.show() is panel.widget
     monkeypatch.setenv(ENV, "1")
@@ -145,5 +160,5 @@ def test_a_frames_alt_text_is_what_its_figure_says_it_shows():
     data = parse(static_html(panel, alt=panel.alt).html)
     alts = [f["alt"] for f in data["frames"]]
     assert alts[0] == "A line of slope 1, flat. Setting: q = 1." and "steep" in alts[-1]
-    html_text = static_html(toy_panel(), alt="A toy line whose slope is q, over T points. More words here.").html
+    html_text = static_html(tiny_panel(), alt="A toy line whose slope is q, over T points. More words here.").html
     assert 'aria-label="A toy line whose slope is q, over T points."' in html_text     # a sentence, never cut mid-word

@@ -55,7 +55,8 @@ def test_it_allows_what_cuda_allows(dev):
     assert x[1].tolist() == [12.0, 13.0]
     g = torch.Generator(device=dev).manual_seed(0)
     assert g.device == dev and isinstance(g, torch.Generator)
-    assert torch.equal(torch.randn(4, device=dev, generator=g).cpu(), torch.randn(4, generator=torch.Generator().manual_seed(0)))
+    assert torch.equal(torch.randn(4, device=dev, generator=g).cpu(),
+                       torch.randn(4, generator=torch.Generator().manual_seed(0)))
 
 
 def test_autograd_and_optim_compute_as_on_the_cpu(dev):

