@@ -81,13 +81,22 @@ def test_a_fork_sets_its_home_once_and_no_file_keeps_the_old_one(tmp_path):
 
     env = {**os.environ, "PYTHONPATH": str(copy)}
     (copy / ".venv").symlink_to(VENV)           # the Makefile's tools
-    # -o: never remake the install stamps there (a pip install -e from the copy would repoint the project's .venv).
+    # Never remake the install stamps there: a pip install -e from the copy would repoint the project's .venv.
+    # -o says so to this make, but GNU make does not pass -o to the sub-make `notebooks` runs, which remade the
+    # stamp whenever a developer's pyproject.toml or constraints.txt was newer than it; so the copy's two are
+    # dated before the stamps as well.
+    for name in ("pyproject.toml", "constraints.txt"):
+        os.utime(copy / name, (0, 0))
     steps = [["make", "--no-print-directory", "-o", ".venv/.stamp-install", "-o", ".venv/.stamp-torch", "notebooks"],
              [sys.executable, "-m", "sts_lib.exercises", "build", "--no-execute"]]
     for cmd in steps:
         run = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, f"{' '.join(cmd)} failed:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
     (copy / ".venv").unlink()
+    clean_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    home = subprocess.run([sys.executable, "-c", "import sts_lib; print(sts_lib.__file__)"], cwd=tmp_path,
+                          capture_output=True, text=True, env=clean_env)
+    assert home.stdout.strip().startswith(str(ROOT)), f"the fork's build repointed the project's .venv: {home}"
 
     left = _carriers(copy, forms)
     assert not left, f"files still carrying the old home after the regeneration: {left}"
