@@ -14,13 +14,14 @@ HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/
 TORCH_SPEC ?= $(if $(HAS_GPU),torch>=2.2,torch==2.13.0)
 JB_FLAGS ?= -W --keep-going
 
-.PHONY: help venv install book pdf test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b notebooks notebook-files clean vendor exercises
+.PHONY: help venv install book pdf pdf-student test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b notebooks notebook-files clean vendor exercises
 
 help:
 	@echo "make book   - create .venv, install, build the book into _build/html"
 	@echo "make test   - create .venv, install, run the whole test suite (all four tiers, both cores)"
 	@echo "make pdf    - the book as one PDF, _build/latex/sts-course.pdf (needs TeX Live: xelatex, latexmk), then"
 	@echo "              the HTML book, whose front page links it"
+	@echo "make pdf-student - the student edition of the PDF (no solutions or answers), _build/student/latex"
 	@echo "make test-unit - the inner loop: tests/unit only (under 90 s)"
 	@echo "make bench  - print the performance benchmark (JSON)"
 
@@ -54,6 +55,11 @@ pdf: $(VENV)/.stamp-install notebooks
 	$(PY) book/_ext/sts_latex.py
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "PDF built: _build/latex/sts-course.pdf, linked from the front page of _build/html"
+
+# The student edition of the PDF (no solutions, no self-check answers), from the execution cache of `make book`.
+pdf-student: $(VENV)/.stamp-install notebooks
+	$(PY) book/_ext/sts_latex.py --student
+	@echo "Student PDF built: _build/student/latex/sts-course.pdf"
 
 # The tests come in four tiers (tests/README.md): unit (the inner loop: no notebook, no browser, no training
 # beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist

@@ -33,6 +33,10 @@ The extension (``_config.yml``'s ``local_extensions``):
    ``bbm`` for its ``\\RR``-style macros, which the book does not use; Debian ships ``bbm.sty`` only in
    ``texlive-fonts-extra`` (about 1 GB). :func:`_bbm_shim` writes a two-line ``bbm.sty`` into the LaTeX
    output folder (``\\mathbbm`` as ``\\mathbb``). Remove when the class stops loading ``bbm``.
+6. Tables that print (:class:`PrintedTables`): every table a ``longtable`` with column widths set from its
+   text, the wide ones in smaller type.
+7. The API reference is HTML only: :func:`build_pdf` builds from ``_toc.yml`` less :data:`HTML_ONLY`
+   (:func:`print_toc`), and a reference to those pages prints as text (:func:`_html_only_reference`).
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import texescape
 
 PDF_NAME = "sts-course.pdf"          # _config.yml's latex: latex_documents: targetname, with .pdf
+# The API reference is HTML only (its own pages, 158 of the 367 PDF pages): the course PDF leaves it out.
+HTML_ONLY = ("book/appendix/api", "book/appendix/api_tools")
 _PANEL = 'class="sts-static-panel"'
 _FIRST_IMG = re.compile(r'<img\b[^>]*\bclass="sts-panel-img"[^>]*>')
 _ATTR = r'\b{}="([^"]*)"'
@@ -130,6 +136,93 @@ class DetailsSummary(SphinxPostTransform):
             if found:
                 text = " ".join(html.unescape(_TAG.sub("", found.group(1))).split())
                 raw.replace_self(nodes.paragraph("", "", nodes.strong("", text)))
+
+
+class PrintedTables(SphinxPostTransform):
+    """In a LaTeX build, every table breaks across pages and its columns wrap at set widths (module docstring,
+    item 6).
+
+    Sphinx sets a table of at most 30 rows in ``tabulary``, which cannot break across pages (chapter 8's
+    statements table ran off the sheet and lost its last rows) and gives a column little more than its longest
+    word when its neighbours are long (the Notation table came out a syllable per line); a ``longtable``
+    without given widths has unwrapped ``l`` columns. Here each table is a ``longtable`` whose columns get
+    the widths of :func:`column_weights`, and a table of four columns or more is
+    set in ``\\footnotesize`` (claims and statements tables). ``tests/book/test_pdf.py`` checks that no word
+    of the PDF leaves the text block.
+    """
+
+    default_priority = 900
+    formats = ("latex",)
+
+    def run(self, **kwargs) -> None:
+        for table in list(self.document.findall(nodes.table)):
+            groups = [g for g in table.children if isinstance(g, nodes.tgroup)]
+            if len(groups) != 1:
+                continue
+            specs = [c for c in groups[0].children if isinstance(c, nodes.colspec)]
+            rows = [[_printed_text(entry) for entry in row.children] for row in groups[0].findall(nodes.row)]
+            code = [[" ".join(lit.astext() for lit in entry.findall(nodes.literal)) for entry in row.children]
+                    for row in groups[0].findall(nodes.row)]
+            if not specs or any(len(r) != len(specs) for r in rows):
+                continue                                   # spanning cells: leave them to Sphinx
+            small = len(specs) >= 4            # set in \\footnotesize: about a fifth more characters a line
+            for spec, weight in zip(specs, column_weights(rows, capacity=110 if small else 90, code=code)):
+                spec["colwidth"] = weight
+            # A longtable cannot sit in a box (an admonition, a proof, an exercise): there the table stays on
+            # one page, as a tabular with the same wrapped columns.
+            boxed = any(isinstance(a, (nodes.Admonition, nodes.sidebar, nodes.topic, nodes.footnote, nodes.table))
+                        for a in _ancestors(table))
+            table["classes"] = [c for c in table["classes"] if c != "colwidths-auto"] + \
+                ["colwidths-given"] + ([] if boxed else ["longtable"])
+            if small:
+                table.parent.insert(table.parent.index(table), nodes.raw("", "\\begingroup\\footnotesize\n",
+                                                                         format="latex"))
+                table.parent.insert(table.parent.index(table) + 1, nodes.raw("", "\\endgroup\n", format="latex"))
+
+
+def _printed_text(entry: nodes.Node) -> str:
+    """A cell's text as wide as it prints: an inline formula counts a third of its LaTeX source's length, as one
+    unbreakable word (``\\mathbb R^{(d+m)\\times T}`` prints as a few characters)."""
+    parts = []
+    for node in entry.findall(lambda n: isinstance(n, (nodes.Text, nodes.math))):
+        if isinstance(node, nodes.math):
+            parts.append("m" * max(1, len(node.astext()) // 3))
+        elif not isinstance(node.parent, nodes.math):
+            parts.append(str(node))
+    return " ".join(parts)
+
+
+def _ancestors(node: nodes.Node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
+def column_weights(rows: list[list[str]], capacity: int = 90, code: list[list[str]] | None = None) -> list[int]:
+    """Widths, in characters of a line of ``capacity`` (less 3 a column for the space between columns), for the
+    columns of ``rows`` (each a list of cell texts). Each column first gets its longest word and one more
+    character, so no word is wider than its column; what is left of the line goes to the columns in proportion
+    to their mean cell length to the power 0.75, so a column of long sentences gets the most room without
+    starving the short ones. ``code`` gives each cell's inline code (a ``code`` word counts 1.3 characters a
+    character: the monospace font is wider, and LaTeX does not break inside it). When the longest words alone
+    do not fit, each column gets its longest word (the PDF test then reports the words past the margin).
+
+    >>> column_weights([["verdict", "the paper says"], ["✓ reproduced", "a long sentence of the paper " * 4]])
+    [23, 61]
+    """
+    n = len(rows[0])
+    floors, means = [], []
+    for j in range(n):
+        cells = [r[j] for r in rows]
+        mono = [c[j] for c in code] if code else []
+        floors.append(max(max((len(w) for c in cells for w in c.split()), default=1),
+                          max((round(1.3 * len(w)) for c in mono for w in c.split()), default=0)) + 1)
+        means.append(sum(len(c) for c in cells) / len(cells))
+    left = capacity - 3 * n - sum(floors)
+    if left <= 0:
+        return floors
+    shares = [m ** 0.75 for m in means]
+    return [f + round(left * sh / sum(shares)) for f, sh in zip(floors, shares)]
 
 
 class IntroTitle(SphinxPostTransform):
@@ -212,28 +305,65 @@ def setup(app):
     app.add_post_transform(PanelFirstFrame)
     app.add_post_transform(DetailsSummary)
     app.add_post_transform(IntroTitle)
+    app.add_post_transform(PrintedTables)
     app.add_role("sts-pdf", pdf_role)
     app.connect("env-get-outdated", _outdated)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
     app.connect("build-finished", _ship_pdf)
+    app.connect("missing-reference", _html_only_reference)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
-def build_pdf(root: str | Path = ".", *, strict: bool = True) -> Path:
+def print_toc(toc: dict) -> dict:
+    """``_toc.yml`` (a jb-book table of contents) without the pages of :data:`HTML_ONLY`.
+
+    >>> print_toc({"root": "i", "parts": [{"chapters": [{"file": "a"}, {"file": "book/appendix/api"}]}]})
+    {'root': 'i', 'parts': [{'chapters': [{'file': 'a'}]}]}
+    """
+    return {**toc, "parts": [{**part, "chapters": [ch for ch in part["chapters"] if ch["file"] not in HTML_ONLY]}
+                             for part in toc["parts"]]}
+
+
+def _html_only_reference(app, env, node, contnode):
+    """A reference to a page of :data:`HTML_ONLY` in the PDF (the introduction's link to the API reference): its
+    text, saying where the page is, instead of Sphinx's "unknown document" warning."""
+    if app.builder.format != "latex" or node.get("reftype") != "doc":
+        return None
+    target = node.get("reftarget", "")
+    doc = (Path(node.get("refdoc", "")).parent / target).as_posix() if not target.startswith("/") else target[1:]
+    if doc in HTML_ONLY:
+        return nodes.inline("", "", contnode, nodes.Text(" (in the HTML edition)"))
+    return None
+
+
+def build_pdf(root: str | Path = ".", *, strict: bool = True, student: bool = False) -> Path:
     """Build the PDF edition of the book in ``root``: ``_build/latex/sts-course.pdf``; return its path.
 
     ``strict`` is ``make book``'s ``-W --keep-going``: a Sphinx warning fails the build. LaTeX's own log is
-    ``_build/latex/sts-course.log``, latexmk's output ``_build/latex/all-pdf.log``. Raises RuntimeError when a
-    step fails.
+    ``<out>/sts-course.log``, latexmk's output ``<out>/all-pdf.log``. ``student`` builds the student edition
+    (``make pdf-student``) into ``_build/student/latex``: the configuration of ``make book-student``
+    (:func:`sts_lib.exercises._student_book.student_config`: no solutions, no self-check answers). Raises
+    RuntimeError when a step fails.
     """
+    import yaml
     from jupyter_book.sphinx import build_sphinx
 
     root = Path(root).resolve()
-    out = root / "_build" / "latex"
-    result = build_sphinx(root, out, noconfig=True, path_config=str(root / "_config.yml"), builder="latex",
+    out = root / "_build" / ("student/latex" if student else "latex")
+    out.mkdir(parents=True, exist_ok=True)
+    toc = out / "_toc_print.yml"       # with only_build_toc_files, the pages it leaves out are not read at all
+    toc.write_text(yaml.safe_dump(print_toc(yaml.safe_load((root / "_toc.yml").read_text())), sort_keys=False))
+    config = root / "_config.yml"
+    if student:
+        from sts_lib.exercises._student_book import student_config
+        derived = student_config(yaml.safe_load(config.read_text()), root, root / "_build" / ".jupyter_cache")
+        config = out / "_config.yml"
+        config.write_text("# Generated by `make pdf-student` from _config.yml: do not edit.\n"
+                          + yaml.safe_dump(derived, sort_keys=False, allow_unicode=True))
+    result = build_sphinx(root, out, noconfig=True, path_config=str(config), builder="latex",
                           doctreedir=str(out / ".doctrees"), warningiserror=strict, keep_going=strict,
-                          confoverrides={"external_toc_path": (root / "_toc.yml").as_posix(),
+                          confoverrides={"external_toc_path": toc.as_posix(),
                                          "latex_individualpages": False,
                                          "nb_execution_cache_path": str(root / "_build" / ".jupyter_cache"),
                                          # what sphinx-jupyterbook-latex sets once the builder starts (parts
@@ -252,7 +382,8 @@ def build_pdf(root: str | Path = ".", *, strict: bool = True) -> Path:
 
 
 if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--student"]
     try:
-        print(f"PDF edition: {build_pdf(sys.argv[1] if len(sys.argv) > 1 else '.')}")
+        print(f"PDF edition: {build_pdf(args[0] if args else '.', student='--student' in sys.argv[1:])}")
     except RuntimeError as err:
         sys.exit(f"make pdf: {err}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import doctest
 import fcntl
+import html
 import importlib.util
 import re
 import shutil
@@ -32,7 +33,8 @@ from book_site import BUILD_TIMEOUT_S, ROOT, missing
 LATEX = ROOT / "_build" / "latex"
 PDF = LATEX / "sts-course.pdf"
 TOOLS = ("xelatex", "latexmk", "pdftotext", "pdfimages", "pdfinfo")
-PAGES = (200, 800)            # the book has about 360 pages; far fewer means lost text, far more a dumped repr
+PAGES = (150, 600)            # about 210 pages without the API reference; far fewer means lost text, far more a
+                              # dumped repr
 NUMBERED = {"theorem", "lemma", "definition", "proposition", "corollary", "remark", "exercise"}
 
 
@@ -63,11 +65,29 @@ def pdf(build) -> Built:
     return Built(proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start)
 
 
+@pytest.fixture(scope="module")
+def student_pdf(pdf) -> Built:
+    """`make pdf-student`'s build (``sts_latex.py --student``), after the course PDF, from the same cache."""
+    with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        start = time.monotonic()
+        proc = subprocess.run([sys.executable, str(ROOT / "book" / "_ext" / "sts_latex.py"), "--student"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    return Built(proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start)
+
+
 # -- what the sources say the PDF must hold ------------------------------------------------------------------
 
+def _latex_extension():
+    spec = importlib.util.spec_from_file_location("sts_latex", ROOT / "book" / "_ext" / "sts_latex.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _toc_docs() -> list[str]:
-    """Every document of _toc.yml, the root first."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    """Every document the PDF prints, the root first: _toc.yml less the HTML-only API reference."""
+    toc = _latex_extension().print_toc(yaml.safe_load((ROOT / "_toc.yml").read_text()))
     return [toc["root"]] + [ch["file"] for part in toc["parts"] for ch in part["chapters"]]
 
 
@@ -156,6 +176,26 @@ def text_problems(text: str, log: str, titles: list[str], labels: list[str]) -> 
     return problems
 
 
+HMARGIN_PT = 72.0    # Sphinx's LaTeX margins (sphinx.sty's hmargin, 1in; _config.yml does not change them)
+_PAGE = re.compile(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', re.S)
+_WORD = re.compile(r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">(.*?)</word>')
+
+
+def words_outside(pdf: Path, margin: float = HMARGIN_PT, tolerance: float = 2.0) -> list[str]:
+    """Every word of ``pdf`` that lies, even in part, outside the text block (the page less ``margin`` points
+    left and right), as ``page N: word (x pt past)``, read with ``pdftotext -bbox``. A table or formula that
+    runs off the measure puts its words here; the running heads and page numbers sit inside it."""
+    xml = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    out = []
+    for n, (width, _, body) in enumerate(_PAGE.findall(xml), 1):
+        left, right = margin - tolerance, float(width) - margin + tolerance
+        for x0, x1, word in _WORD.findall(body):
+            past = max(left - float(x0), float(x1) - right)
+            if past > 0:
+                out.append(f"page {n}: {html.unescape(word)} ({past:.0f} pt past)")
+    return out
+
+
 def _pages(pdf: Path) -> int:
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
     return int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
@@ -183,7 +223,8 @@ def test_pdf_builds_from_the_execution_cache(build, pdf):
 def test_pdf_has_every_chapter_and_resolves_every_reference(pdf):
     assert pdf.returncode == 0, "the PDF build failed (see test_pdf_builds_from_the_execution_cache)"
     titles, labels = chapter_titles(), numbered_labels()
-    assert len(titles) == len(_toc_docs()) >= 16 and len(labels) >= 60, (titles, labels)
+    assert len(titles) == len(_toc_docs()) >= 14 and len(labels) >= 60, (titles, labels)
+    assert "API: chapters, speed path and tooling" not in pdf_text(PDF), "the API reference is HTML only"
     problems = text_problems(pdf_text(PDF), (LATEX / "sts-course.log").read_text(errors="replace"), titles, labels)
     pages = _pages(PDF)
     if not PAGES[0] <= pages <= PAGES[1]:
@@ -200,6 +241,49 @@ def test_pdf_shows_every_figure_and_each_panels_first_picture(pdf):
     assert images >= figures + panels, f"{images} images in the PDF for {figures} figures and {panels} panels"
     shown = pdf_text(PDF).count("Interactive in the HTML edition and the notebook; shown at its first setting")
     assert shown == panels, f"{shown} panels shown at their first setting, of {panels}"
+
+
+@pytest.mark.slow
+def test_no_word_of_the_pdf_leaves_the_text_block(pdf):
+    """Tables break across pages with set column widths and display math fits the measure: no word lies outside
+    the text block on any page (issue 32: chapter 8's statements table and the claims tables of Figures 4 and 5
+    ran to x = 617 pt on a 612 pt page)."""
+    assert pdf.returncode == 0, "the PDF build failed (see test_pdf_builds_from_the_execution_cache)"
+    outside = words_outside(PDF)
+    assert not outside, f"{len(outside)} words outside the text block, e.g.\n" + "\n".join(outside[:15])
+
+
+@pytest.mark.slow
+def test_the_student_pdf_has_the_exercises_without_solutions_or_answers(pdf, student_pdf):
+    """`make pdf-student`: every exercise and self-check question, no solution and no self-check answer; the course
+    PDF has both (so the check can fail)."""
+    assert student_pdf.returncode == 0, f"the student PDF failed to build:\n{student_pdf.log[-4000:]}"
+    student = pdf_text(ROOT / "_build" / "student" / "latex" / "sts-course.pdf")
+    full = pdf_text(PDF)
+    solution, answer = re.compile(r"Solution to Exercise \d+\.\d+"), re.compile(r"\bAnswer (?=[A-Z(])")
+    assert solution.search(full) and answer.search(full), "the course PDF prints solutions and answers"
+    assert not solution.search(student), solution.findall(student)[:3]
+    assert not answer.search(student), [student[m.start():m.start() + 60] for m in answer.finditer(student)][:3]
+    labels = [x for x in numbered_labels() if x.startswith("Exercise")]
+    missing_ex = [x for x in labels if x not in student]
+    assert len(labels) >= 10 and not missing_ex, missing_ex
+    print(f"student PDF built in {student_pdf.seconds:.0f} s, {_pages(ROOT / '_build/student/latex/sts-course.pdf')}"
+          " pages")
+
+
+def test_the_text_block_check_fails_on_a_planted_overflow(tmp_path):
+    """An overfull line (an unbreakable box wider than the measure) puts words past the right margin; the same
+    page without it is clean."""
+    _need_tex()
+    for name, body in (("clean", "A short line."), ("over", "\\mbox{" + "overflowing " * 14 + "}")):
+        tex = tmp_path / f"{name}.tex"
+        tex.write_text("\\documentclass{article}\\usepackage[letterpaper,hmargin=1in]{geometry}"
+                       f"\\begin{{document}}\\noindent {body}\n\\end{{document}}\n")
+        subprocess.run(["xelatex", "-interaction=nonstopmode", tex.name], cwd=tmp_path, capture_output=True,
+                       timeout=120)
+    assert not words_outside(tmp_path / "clean.pdf")
+    outside = words_outside(tmp_path / "over.pdf")
+    assert outside and all(w.startswith("page 1: overfl") for w in outside), outside      # cut at the edge
 
 
 def test_pdf_checks_fail_on_planted_problems(tmp_path):
@@ -222,8 +306,5 @@ def test_pdf_checks_fail_on_planted_problems(tmp_path):
 
 
 def test_latex_extension_doctests():
-    spec = importlib.util.spec_from_file_location("sts_latex", ROOT / "book" / "_ext" / "sts_latex.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    result = doctest.testmod(module)
-    assert result.attempted >= 3 and not result.failed
+    result = doctest.testmod(_latex_extension())
+    assert result.attempted >= 5 and not result.failed
