@@ -95,7 +95,8 @@ STATEMENTS: tuple[Statement, ...] = (
               Reading(PAPER, "stochastic pool and fixed one-hot PE at every q_test ∈ {2, 4, 5, 6, 8, 10}", _ND_RULE,
                       f"{AFTER_RUNS}: as for Figure 2", by_construction=_ONEHOT_Q),
               anchor="ch8-fig4"),
-    Statement("fig4.converge-nearorth", "Figure 4 (bottom)", "the same, for the fixed near-orthogonal PE [V]",
+    Statement("fig4.converge-nearorth", "Figure 4 (bottom)", '"… can converge to 0 validation loss in the long run" '
+              '[V]: the fixed near-orthogonal PE',
               Reading(PAPER, "the near-orthogonal PE run 50,000 steps, every q_test", "“in the long run”: the "
                       f"longest run we have; {_ND_RULE}", f"{AFTER_RUNS}: as for Figure 2"),
               (Reading("10k", "the figure's 10,000-step run", "the run of the figure itself"),),
@@ -123,7 +124,8 @@ STATEMENTS: tuple[Statement, ...] = (
                       "higher for another reason (fewer tokens to average)", f"{AFTER_RUNS}: q_test = 5 and 10 were "
                       "added and q_test = 2 set apart (issue 30)"),
               (Reading("all-q", "every q_test, 2 included", fixed=BEFORE),), anchor="ch8-fig4"),
-    Statement("fig4.worse-nearorth", "Figure 4 (bottom)", "the same, for the fixed near-orthogonal PE [V]",
+    Statement("fig4.worse-nearorth", "Figure 4 (bottom)", '"the fixed PE\'s validation performance gets worse as '
+              'q_test increases" [V]: fixed near-orthogonal PE',
               Reading(PAPER, "the figure's 10k-step run, q_test above 3", "the caption describes its own runs",
                       f"{AFTER_RUNS}: as for the one-hot PE"),
               (Reading("all-q", "every q_test, 2 included", fixed=BEFORE),
@@ -205,4 +207,44 @@ def tally(docs: dict) -> dict:
     return out
 
 
-__all__ = ["STATEMENTS", "statement", "statements_table", "tally"]   # the verdict names are sts_lib.verdicts'
+def in_short(doc: dict, docs: dict | None = None) -> Markdown:
+    """A figure's summary in a few sentences: the paper's statements its document helps decide, each with the
+    verdict chapter 8's table gives it (from the same records, so no two chapters can disagree) and, when it is
+    not reproduced or not decided, the number that decides it; then the other checks, counted. The per-claim
+    detail stays in the claims table (:func:`sts_lib.report.claims_dropdown`).
+
+    ``docs`` are the documents the verdicts are read from (``{name: doc}``); by default the committed ones, with
+    ``doc`` in its own place: a statement that two experiments decide together is decided from both.
+    """
+    from .report import title_of     # report is below this module; only the title is borrowed
+
+    name = doc.get("experiment", "this experiment")
+    if docs is None:
+        from .results import list_results, load_result
+        docs = {n: load_result(n) for n in list_results() if n != name}
+    docs = {**docs, name: doc}
+    keys = list(dict.fromkeys(d["statement"] for d in doc.get("decides", [])))
+    seeds = len(doc.get("seeds", [0]))
+    lines = [f"**{title_of(doc)} in short** ({seeds} seed{'s' * (seeds > 1)}"
+             f"{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."]
+    if keys:
+        lines[0] += (f" Of the paper's statements it decides ({len(keys)}), as chapter 8's table decides them:")
+        for key in keys:
+            st = statement(key)
+            v, why = verdict(st, docs)
+            reason = f" ({why})" if v not in (REPRODUCED, BY_CONSTRUCTION) else ""
+            lines.append(f"- {VERDICTS[v].mark}: {st.where}, {st.words}{reason}.")
+    rows = [c for c in doc.get("claims", {}).values() if c.get("role") != "paper"]
+    counts = []
+    for role, label in (("guaranteed", "consistency checks"), ("ours", "checks of our own"),
+                        ("diagnostic", "diagnostics")):
+        group = [c for c in rows if c.get("role", "ours") == role]
+        if group:
+            held = sum(bool(c["passed"]) for c in group)
+            counts.append(f"{held} of {len(group)} {label} hold")
+    if counts:
+        lines.append(f"- The other checks: {'; '.join(counts)}. Each claim's numbers are in the table below.")
+    return Markdown("\n".join(lines))
+
+
+__all__ = ["STATEMENTS", "in_short", "statement", "statements_table", "tally"]   # verdict names: sts_lib.verdicts'

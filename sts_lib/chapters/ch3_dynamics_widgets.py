@@ -77,7 +77,8 @@ def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
     tail = steps >= fit["start"]
     ax2.plot(steps[tail], fit["slope"] * steps[tail] + fit["intercept"], "r--", lw=1,
              label=f"fit: slope {fit['slope']:.3g},\n$R^2$ {fit['r2']:.4f}")
-    ax2.set(xlabel="step", title=f"1/loss (predicted slope {predicted_inverse_slope(p['lr_W'], p['T']):.3g})")
+    ax2.set(xlabel="step", ylabel="1 / loss",
+            title=f"1/loss (predicted slope {predicted_inverse_slope(p['lr_W'], p['T']):.3g})")
     ax2.xaxis.set_major_locator(MaxNLocator(nbins=4))      # four-digit steps: few enough ticks not to touch
     ax2.legend(fontsize=LEGEND_SIZE)
     s = rep["step"] > 0

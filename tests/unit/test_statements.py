@@ -133,3 +133,30 @@ def test_chapter_8_states_the_baselines_numbers_as_the_document_gives_them():
     assert "1.5 to 4.9 percent" in text and "3 to 21 percent above" in text
     assert f"{round(min(deeper))}–{round(max(deeper))}%" == "3–21%" and "3–21% *deeper*" in text
     assert 15000 <= min(below) and max(below) <= 20000 and "after 15,000 to 20,000 steps" in text
+
+
+@pytest.mark.parametrize("name", sorted(DOCS))
+def test_a_figures_summary_gives_chapter_8s_verdicts_in_a_few_sentences_without_identifiers(name):
+    """statements.in_short: each statement the document helps decide, with the verdict chapter 8's table gives it
+    (so chapters 5, 7 and 8 cannot disagree), the deciding number when it fails, no claim id, at most ~250
+    words (issue 32: chapter 8's summaries were 3,690 words of claim names)."""
+    doc = DOCS[name]
+    text = str(statements.in_short(doc, DOCS))
+    for key in {d["statement"] for d in doc.get("decides", [])}:
+        st = statements.statement(key)
+        v, why = statements.verdict(st, DOCS)
+        line = next(ln for ln in text.splitlines() if st.words in ln)
+        assert line.startswith(f"- {statements.VERDICTS[v].mark}:"), (key, line)
+        assert (why in line) == (v in (statements.NOT_REPRODUCED, statements.NOT_DECIDED)), (key, line)
+    assert not [cid for cid in doc["claims"] if "." in cid and cid in text]
+    assert len(text.split()) <= 250, len(text.split())
+
+
+def test_a_summary_reads_a_statement_from_every_document_that_decides_it():
+    """Figure 4's near-orthogonal convergence is decided with the long baseline: its summary gives the table's
+    verdict, and without the baseline's document that verdict could differ."""
+    fig4 = DOCS["fig4-q-generalization"]
+    text = str(statements.in_short(fig4, DOCS))
+    st = statements.statement("fig4.converge-nearorth")
+    assert statements.verdict(st, DOCS)[0] == statements.NOT_REPRODUCED
+    assert f"- {statements.VERDICTS[statements.NOT_REPRODUCED].mark}: {st.where}, {st.words}" in text
