@@ -34,8 +34,9 @@
     var hidden = box.scrollWidth - box.clientWidth;
     box.classList.toggle("sts-more-right", hidden > 1 && box.scrollLeft < hidden - 1);
     box.classList.toggle("sts-more-left", hidden > 1 && box.scrollLeft > 1);
-    // A box that scrolls must be reachable from the keyboard (arrow keys scroll it once it has focus).
-    if (hidden > 1 && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
+    // A box that scrolls must be reachable from the keyboard (arrow keys scroll it once it has focus), even by
+    // one pixel (axe-core's scrollable-region-focusable counts any scrolling box; the shadow waits for 2 px).
+    if (hidden > 0 && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
   }
   function markAll() {
     Array.prototype.forEach.call(document.querySelectorAll(SCROLLERS), mark);
