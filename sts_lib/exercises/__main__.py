@@ -4,6 +4,7 @@ Run from the repository root::
 
     python -m sts_lib.exercises build              # all notebooks, solutions executed
     python -m sts_lib.exercises build --only ex1_task --no-execute
+    python -m sts_lib.exercises pages              # only the book's exercise and project pages (make notebooks)
     python -m sts_lib.exercises list               # the exercises, their points and notebooks
     python -m sts_lib.exercises student-book       # the book without solutions (make book-student)
 """
@@ -26,6 +27,7 @@ def main(argv=None) -> int:
     b.add_argument("--out", default="exercises", help="folder receiving student/ and solutions/")
     b.add_argument("--only", nargs="*", help="notebook stems to build (default: all)")
     b.add_argument("--no-execute", action="store_true", help="do not execute the solution notebooks")
+    sub.add_parser("pages", help="write only the book's exercise and project pages (no notebook is executed)")
     sub.add_parser("list", help="list the exercises with their points")
     sb = sub.add_parser("student-book", help="build the book without solutions into _build/student/html")
     sb.add_argument("--out", default=STUDENT_HTML, help=f"output folder (default {STUDENT_HTML})")
@@ -39,6 +41,10 @@ def main(argv=None) -> int:
         if status == 0:
             print(f"Student edition built (no solutions): open {args.out}/index.html")
         return status
+    if args.cmd == "pages":
+        from ._book_pages import build_book_pages
+        build_book_pages()
+        return 0
     if args.cmd == "build":
         try:
             build(args.source, args.out, execute_solutions=not args.no_execute, only=args.only)
@@ -47,8 +53,11 @@ def main(argv=None) -> int:
             return 1
         return 0
     for ex in REGISTRY.values():
-        print(f"{ex.id:26s} ch{ex.chapter}  {ex.points} pts  {ex.notebook:15s} {ex.function}: {ex.title}")
-    print(f"{len(REGISTRY)} exercises, {total_points()} points")
+        where = f"ch{ex.chapter}" if ex.chapter else "project"
+        print(f"{ex.id:26s} {where:8s} {ex.points} pts  {ex.notebook:15s} {ex.function}: {ex.title}")
+    milestones = [ex for ex in REGISTRY.values() if ex.is_milestone]
+    print(f"{len(REGISTRY) - len(milestones)} exercises and {len(milestones)} project milestones, {total_points()} "
+          "points")
     return 0
 
 

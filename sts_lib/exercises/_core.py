@@ -24,16 +24,21 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-NOTEBOOKS = {1: "ex1_task", 2: "ex2_fcn", 3: "ex3_dynamics", 4: "ex4_positional", 5: "ex5_length",
-             7: "ex7_practical"}
+#: The notebook of each part: a chapter's exercises ("ex4") or a project's milestones ("pr1"), keyed by the
+#: prefix of their ids.
+NOTEBOOKS = {"ex1": "ex1_task", "ex2": "ex2_fcn", "ex3": "ex3_dynamics", "ex4": "ex4_positional",
+             "ex5": "ex5_length", "ex7": "ex7_practical",
+             "pr1": "pr1_width_law", "pr2": "pr2_readings", "pr3": "pr3_fcn_bound"}
+#: How an exercise or milestone id reads: its part ("ex4", "pr1"), a dot, a name.
+ID_PATTERN = r"(?:ex|pr)\d+\.\w+"
 
 
 @dataclass(frozen=True)
 class Exercise:
     """One graded exercise: where it lives, what it is worth, and how it is checked."""
 
-    id: str                         # "ex<chapter>.<name>", e.g. "ex1.sample_batch"
-    chapter: int                    # book chapter (1-5 and 7)
+    id: str                         # "ex<chapter>.<name>" (an exercise) or "pr<project>.<name>" (a milestone)
+    chapter: int | None             # book chapter (1-5 and 7) of an exercise; None for a project's milestone
     points: int                     # maximum points
     title: str                      # short human title
     function: str                   # name of the learner's function in the notebook
@@ -41,17 +46,30 @@ class Exercise:
     library_names: tuple = ()       # sts_lib names that compute the answer (the grader flags their use)
 
     @property
+    def part(self) -> str:
+        """The id's prefix: ``'ex1'`` for chapter 1's exercises, ``'pr2'`` for project 2's milestones."""
+        return self.id.split(".")[0]
+
+    @property
+    def is_milestone(self) -> bool:
+        """A project's milestone (``pr*``) rather than a chapter's exercise."""
+        return self.chapter is None
+
+    @property
     def notebook(self) -> str:
-        """Stem of the exercise notebook, e.g. ``'ex1_task'``."""
-        return NOTEBOOKS[self.chapter]
+        """Stem of the exercise notebook, e.g. ``'ex1_task'`` or ``'pr1_width_law'``."""
+        return NOTEBOOKS[self.part]
 
 
 REGISTRY: dict[str, Exercise] = {}
 
 
 def exercise(id: str, *, points: int, title: str, function: str, library_names: tuple = ()):
-    """Decorator registering ``checker(t, fn)`` as the checker of exercise ``id``."""
-    chapter = int(id.split(".")[0][2:])
+    """Decorator registering ``checker(t, fn)`` as the checker of exercise (or milestone) ``id``."""
+    part = id.split(".")[0]
+    if part not in NOTEBOOKS:
+        raise ValueError(f"exercise id {id!r} must start with one of {sorted(NOTEBOOKS)} and a dot")
+    chapter = int(part[2:]) if part.startswith("ex") else None
 
     def deco(checker):
         if id in REGISTRY:

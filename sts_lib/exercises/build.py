@@ -30,6 +30,7 @@ from pathlib import Path
 import nbformat
 
 from ..publish.home import Home, read_home
+from ._core import ID_PATTERN, NOTEBOOKS
 from ._book_pages import BOOK_DIR, book_page, build_book_pages
 from ._markers import BEGIN, END, MARKERS, MD_BEGIN, MD_END, replace_blocks, solution_blocks, cell_tags
 
@@ -179,9 +180,9 @@ def build(source_dir: str | Path = "exercises/source", out_dir: str | Path = "ex
     """
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     home, written = read_home(), []
-    paths = sorted(source_dir.glob("ex*.ipynb"))
+    paths = sorted(p for p in source_dir.glob("*.ipynb") if p.stem in NOTEBOOKS.values())
     if not paths:
-        raise FileNotFoundError(f"no exercise notebooks (ex*.ipynb) in {source_dir}")
+        raise FileNotFoundError(f"no exercise or project notebooks ({', '.join(NOTEBOOKS.values())}) in {source_dir}")
     for path in paths:
         stem = path.stem
         if only and stem not in only:
@@ -212,5 +213,5 @@ def stored_check_lines(nb) -> list[str]:
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             text = out.get("text", "") if out.get("output_type") == "stream" else ""
-            lines += re.findall(r"^\[ex\d\.\w+\] \d+/\d+ points: .*$", text, flags=re.M)
+            lines += re.findall(rf"^\[{ID_PATTERN}\] \d+/\d+ points: .*$", text, flags=re.M)
     return lines

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..exercises import NOTEBOOKS, REGISTRY, Exercise, Result, run_check
+from ..exercises import CHECK_TIME_LIMIT, GRADER_SEED, NOTEBOOKS, REGISTRY, Exercise, Result, run_check
 from . import sandbox as sb
 from ._reader import NotebookFile, file_sha256, read_notebook
 from ._scan import scan_notebook
@@ -48,8 +48,8 @@ class GradeConfig:
 
     timeout: float = 600.0          # seconds to execute one notebook (all its cells)
     cell_timeout: float = 60.0      # seconds for one cell before it is interrupted
-    check_timeout: float = 30.0     # seconds for all the calls of one exercise's checker
-    seed: int = 1                   # checker inputs; the notebooks' own check() uses seed 0
+    check_timeout: float = CHECK_TIME_LIMIT   # seconds for all the calls of one exercise's checker
+    seed: int = GRADER_SEED         # checker inputs; the notebooks' own check() uses seed 0 (nbgrader's cells 1)
     only: tuple = ()                # exercise ids or prefixes ('ex1', 'ex3.loss_on_ray'); () = all
     jobs: int = 1                   # students graded in parallel (one kernel each)
     max_restarts: int = 2           # kernel restarts allowed per notebook (hangs, crashes)
@@ -128,7 +128,7 @@ def find_submissions(folder: str | Path) -> dict[str, list[Path]]:
 
 def _chapter_match(name: str, ex: Exercise) -> bool:
     stem = Path(name).stem.lower()
-    return ex.notebook in stem or bool(re.search(rf"(^|[^a-z0-9])ex{ex.chapter}([^0-9]|$)", stem))
+    return ex.notebook in stem or bool(re.search(rf"(^|[^a-z0-9]){ex.part}([^0-9]|$)", stem))
 
 
 def _names(notebooks: list[Path]) -> dict[str, Path]:

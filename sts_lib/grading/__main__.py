@@ -8,6 +8,9 @@ known; ``--resume`` continues an interrupted run without regrading finished stud
 
 ``python -m sts_lib.grading gradescope [--root /autograder]`` is a Gradescope autograder: it
 grades the notebooks in ``ROOT/submission`` and writes ``ROOT/results/results.json``.
+
+``python -m sts_lib.grading nbgrader OUT [--course ID]`` writes the exercises and project milestones as an
+nbgrader course directory (:mod:`.nbgrader`): ``OUT/source/<assignment>/`` and ``OUT/nbgrader_config.py``.
 """
 
 from __future__ import annotations
@@ -62,7 +65,22 @@ def main(argv=None) -> int:
     gs = sub.add_parser("gradescope", help="run as a Gradescope autograder")
     gs.add_argument("--root", default="/autograder", help="the autograder folder (default /autograder)")
     _add_common(gs)
+    nb = sub.add_parser("nbgrader", help="write the exercises and projects as an nbgrader course directory")
+    nb.add_argument("out", help="the nbgrader course directory to write (its source/ and nbgrader_config.py)")
+    nb.add_argument("--course", default="sts-course", help="nbgrader course id (default sts-course)")
+    nb.add_argument("--source", default="exercises/source", help="the authored notebooks (default exercises/source)")
+    nb.add_argument("--only", nargs="*", help="notebook stems to export (default: all)")
     args = parser.parse_args(argv)
+    if args.cmd == "nbgrader":
+        from .nbgrader import export
+        try:
+            written = export(args.out, args.source, course=args.course, only=args.only)
+        except (FileNotFoundError, ValueError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {len(written)} assignments and nbgrader_config.py into {args.out}: run `nbgrader "
+              f"generate_assignment NAME` there (names: {', '.join(p.parent.name for p in written)})")
+        return 0
 
     import torch
     torch.set_num_threads(1)            # the checkers are small; leave the cores to the kernels

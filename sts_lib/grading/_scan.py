@@ -13,13 +13,13 @@ from __future__ import annotations
 import ast
 import re
 
-from ..exercises import REGISTRY
+from ..exercises import ID_PATTERN, REGISTRY
 from ._names import NameTable, dotted
 
 _SUSPICIOUS = {"sys.modules": "touches sys.modules", "builtins": "touches builtins",
                "__builtins__": "touches __builtins__", "os._exit": "calls os._exit", "ctypes": "uses ctypes",
                "signal": "uses signal", "gc.get_objects": "walks the garbage collector"}
-_FAKE_LINE = re.compile(r"\[ex\d\.\w+\]\s*\d+/\d+ points")
+_FAKE_LINE = re.compile(rf"\[{ID_PATTERN}\]\s*\d+/\d+ points")
 _INTERNALS = re.compile(r"sts_lib\.(grading|exercises\._)")
 
 

@@ -113,10 +113,10 @@ def read_home(root: str | Path | None = None) -> Home:
 
 
 def managed_sources(root: str | Path | None = None) -> list[Path]:
-    """The authored files that carry the home: every chapter source and exercise source."""
+    """The authored files that carry the home: every chapter source and exercise or project source."""
     root = Path(root if root is not None else REPO)
     return sorted((root / "book" / "src").glob("[0-9][0-9]_*.md")) + sorted(
-        (root / "exercises" / "source").glob("ex*.ipynb"))
+        p for p in (root / "exercises" / "source").glob("*.ipynb") if p.name.startswith(("ex", "pr")))
 
 
 def written_home(text: str, name: str = "the text") -> Home:

@@ -53,7 +53,7 @@ def _solution_texts() -> dict[str, list[str]]:
     from sts_lib.exercises.build import solution_lines
 
     out = {}
-    for src in sorted((ROOT / "exercises" / "source").glob("ex*.ipynb")):
+    for src in sorted((ROOT / "exercises" / "source").glob("*.ipynb")):
         lines = solution_lines(nbformat.read(str(src), as_version=4))
         out[src.stem] = sorted(ln for ln in lines if len(ln) >= 16 and not re.search(r"[$`]|\*\*", ln))  # code
     for md in sorted((ROOT / "book" / "src").glob("*.md")):

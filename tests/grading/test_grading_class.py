@@ -22,6 +22,7 @@ import nbformat
 import pytest
 
 import sts_lib
+from sts_lib.exercises import REGISTRY
 from sts_lib.grading.sandbox import detect
 
 from grading_class import EX, EXPECTED, EXPECTED_SCORES, MARKER, PEGGY_FLAGS, expected_row, make_class, \
@@ -81,7 +82,7 @@ def test_grading_a_hostile_and_clumsy_class(tmp_path):
     # exact scores: every student on every exercise, and the totals
     rows = {r["student"]: r for r in csv.DictReader(out.open())}
     assert sorted(rows) == sorted(EXPECTED_SCORES)
-    got = {s: {k: int(v) for k, v in r.items() if k.startswith("ex")} for s, r in rows.items()}
+    got = {s: {k: int(v) for k, v in r.items() if k in REGISTRY} for s, r in rows.items()}
     assert got == {s: expected_row(s) for s in EXPECTED_SCORES}
     assert {s: int(r["total"]) for s, r in rows.items()} == EXPECTED
     assert all(r["sandbox"] == "bwrap" for r in rows.values())
@@ -101,11 +102,17 @@ def test_grading_a_hostile_and_clumsy_class(tmp_path):
     frank = " ".join(report["frank"]["flags"])
     assert "redefines check()" in frank and "modifies sts_lib at run time" in frank
     assert report["alice"]["flags"] == [] and report["alice"]["problems"] == []
-    assert len(report["alice"]["files"]) == 6 and all(len(h) == 64 for h in report["alice"]["files"].values())
+    assert len(report["alice"]["files"]) == 9 and all(len(h) == 64 for h in report["alice"]["files"].values())
     # stored outputs cost nothing and are no problem; library answers are flagged (not zeroed), however named
     assert report["oscar"]["problems"] == [] and report["oscar"]["flags"] == []
     assert (subs / "oscar" / "ex2_fcn.ipynb").stat().st_size > 30 * 2 ** 20
     assert report["peggy"]["flags"] == [f"peggy_ex3_dynamics.ipynb: {f}" for f in PEGGY_FLAGS]
+    # projects: each milestone scores what it earned, with a line naming it; nothing else is lost
+    assert "[pr1.family_error] 2/3 points: you average the ratio" in fb["paula"]
+    assert "[pr1.width_needed] 0/3 points: width_needed(32, 3, 0.25) should be a number; got a str" in fb["paula"]
+    assert "[pr1.fit_law] 0/3 points: your function did not finish within 6 s" in fb["paula"]
+    assert "[pr3.tight_layer] 0/3 points: not attempted (function tight_layer not found" in fb["paula"]
+    assert "[pr2.first_below] 0/2 points:" in fb["pete"] and "[pr2.long_run] 3/3 points: correct" in fb["pete"]
     assert "that is the theory model of chapters 1-5" in fb["walter"] and "math.exp(c / q) overflows" in fb["walter"]
     # nothing outside the grader's own output changed: submissions, the library, the instructor's files
     after = _tree_hashes(subs, LIB, out_dir)

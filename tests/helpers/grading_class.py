@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import math
 import json
 import os
 from fractions import Fraction
@@ -22,7 +23,8 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "exercises"
-STEMS = ["ex1_task", "ex2_fcn", "ex3_dynamics", "ex4_positional", "ex5_length", "ex7_practical"]
+STEMS = ["ex1_task", "ex2_fcn", "ex3_dynamics", "ex4_positional", "ex5_length", "ex7_practical",
+         "pr1_width_law", "pr2_readings", "pr3_fcn_bound"]     # the chapters' exercises and the projects
 MARKER = "sts-grader-test-daemon"       # in the argv of every process a hostile notebook leaves behind
 
 
@@ -80,7 +82,7 @@ def _zero_d_array(v):
 
 
 def _fraction(v):
-    return Fraction(v) if isinstance(v, float) else v
+    return Fraction(v) if isinstance(v, float) and math.isfinite(v) else v   # a Fraction has no nan
 
 
 def _float32(v):
@@ -171,7 +173,7 @@ NUMPY_SOLUTIONS = {
 def make_class(folder: Path, grader_out: Path) -> None:
     """Write the class into ``folder``; ``grader_out`` is where the gradebook will be (a target)."""
     folder.mkdir(parents=True, exist_ok=True)
-    # alice: every committed solution notebook, untouched (the full 43 points).
+    # alice: every committed solution notebook, exercises and projects, untouched (full points).
     for stem in STEMS:
         _write(folder / "alice" / f"{stem}.ipynb", _nb(stem))
     # nick: correct answers written differently (fractions, NumPy scalars, 0-d arrays, lists, loops).
@@ -235,6 +237,44 @@ def make_class(folder: Path, grader_out: Path) -> None:
     for ex_id, source in WALTER.items():
         _set(nb, ex_id, source)
     _write(folder / "walter" / "ex7_practical.ipynb", nb)
+    # paula: projects, partly done: a milestone half right, one that returns a string, one that runs past its
+    # time limit, and a milestone's cells deleted; pete: a project milestone that reads another student's files.
+    nb = _lean(_nb("pr1_width_law"))
+    for ex_id, source in PAULA.items():
+        _set(nb, ex_id, source)
+    _write(folder / "paula" / "pr1_width_law.ipynb", nb)
+    nb = _lean(_nb("pr3_fcn_bound"))
+    nb.cells = [c for c in nb.cells if c.metadata.get("exercise") != "pr3.tight_layer"]
+    _write(folder / "paula" / "pr3_fcn_bound.ipynb", nb)
+    nb = _lean(_nb("pr2_readings"))
+    _set(nb, "pr2.first_below", PETE.format(subs=str(folder)))
+    _write(folder / "pete" / "pr2_readings.ipynb", nb)
+
+
+PAULA = {
+    # the mean of per-sequence ratios: right at alpha = 0, wrong elsewhere (2 of 3 points)
+    "pr1.family_error": "def family_error(scores, alpha, q):\n    z = alpha * np.asarray(scores, dtype=float)\n"
+                        "    w = np.exp(z - z.max(axis=1, keepdims=True))\n    w /= w.sum(axis=1, keepdims=True)\n"
+                        "    A, B = w[:, :q].sum(1), (w ** 2).sum(1)\n    return float(1 - np.mean(A * A / (q * B)))",
+    "pr1.width_needed": "def width_needed(T, q, target, seed=0):\n    return '42'",          # not a number
+    "pr1.fit_law": "def fit_power_law(q, T, m, boot=1000, seed=0):\n    while True:\n        pass",   # past the limit
+}
+# Correct only if it could read another student's submission (alice's, or anyone's beside it).
+PETE = """def first_below(steps, loss, level):
+    import glob
+    seen = []
+    for pattern in ("{subs}/alice/*.ipynb", "../alice/*.ipynb", "../../alice/*.ipynb", "/tmp/*/alice/*.ipynb"):
+        for path in glob.glob(pattern):
+            try:
+                seen.append(open(path).read(100))
+            except OSError:
+                pass
+    if not seen:
+        return -1
+    for step, value in zip(steps, loss):
+        if value < level:
+            return step
+    return None"""
 
 
 _ATTACKS = r'''
@@ -378,7 +418,7 @@ WALTER = {
 # ex4 (stochastic_pe 3, max_coherence 2, selection_margin 2), ex5 (ood_loss 3, leakage 2, fixed_pe_loss 3),
 # ex7 (practical_forward 3, value_scale 3, shift_free_cosine 2).
 FULL = {"ex1": (3, 3, 2), "ex2": (2, 2, 4), "ex3": (2, 3, 2, 2, 3), "ex4": (3, 2, 2), "ex5": (3, 2, 3),
-        "ex7": (3, 3, 2)}
+        "ex7": (3, 3, 2), "pr1": (3, 3, 3), "pr2": (2, 2, 3), "pr3": (2, 3)}    # pr*: the projects' milestones
 EXPECTED_SCORES = {
     "alice": FULL,
     "nick": {"ex1": FULL["ex1"], "ex2": FULL["ex2"], "ex3": FULL["ex3"]},
@@ -389,6 +429,8 @@ EXPECTED_SCORES = {
     "oscar": {"ex2": (2, 2, 4)},                   # 30 MB of stored outputs cost nothing
     "peggy": {"ex3": FULL["ex3"]},                 # library answers: full points, and flags
     "walter": {"ex7": (0, 2, 2)},
+    "paula": {"pr1": (2, 0, 0), "pr3": (2, 0)},   # partial: each milestone scores what it earned
+    "pete": {"pr2": (0, 2, 3)},                   # reading another student's files finds nothing
 }
 
 
@@ -406,4 +448,4 @@ def expected_row(student: str) -> dict[str, int]:
     return row
 
 
-EXPECTED = {s: sum(expected_row(s).values()) for s in EXPECTED_SCORES}   # totals, out of 51
+EXPECTED = {s: sum(expected_row(s).values()) for s in EXPECTED_SCORES}   # totals, out of 72

@@ -8,6 +8,9 @@ infinite loops) must produce a clean result line, never an exception.
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import math
 from pathlib import Path
 
@@ -26,10 +29,13 @@ ROOT = Path(__file__).resolve().parents[2]
 def _solutions() -> dict:
     ns: dict = {}
     exec("import math\nimport numpy as np\nimport torch\nimport sts_lib as sts\n", ns)
-    for path in sorted((ROOT / "exercises" / "source").glob("ex*.ipynb")):
+    for path in sorted((ROOT / "exercises" / "source").glob("*.ipynb")):
         nb = make_solution(nbformat.read(str(path), as_version=4), path.stem)
-        for cell in nb.cells:
-            if cell.cell_type == "code" and "exercise" in cell.metadata.get("tags", []):
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(code[0].source, ns)                       # the set-up cell: the names a project starts from
+        for cell in code:
+            if "exercise" in cell.metadata.get("tags", []):
                 exec(cell.source, ns)
     return ns
 
@@ -39,11 +45,12 @@ SOL = _solutions()
 
 def test_registry_is_complete():
     assert len(REGISTRY) >= 12
-    assert {ex.chapter for ex in REGISTRY.values()} == {1, 2, 3, 4, 5, 7}
+    assert {ex.chapter for ex in REGISTRY.values() if not ex.is_milestone} == {1, 2, 3, 4, 5, 7}
+    assert {ex.part for ex in REGISTRY.values() if ex.is_milestone} == {"pr1", "pr2", "pr3"}
     functions = [ex.function for ex in REGISTRY.values()]
     assert len(set(functions)) == len(functions), "function names must be unique across the course"
     for ex in REGISTRY.values():
-        assert ex.id.startswith(f"ex{ex.chapter}.") and ex.points >= 1
+        assert ex.id.startswith(f"ex{ex.chapter}." if ex.chapter else ex.part + ".") and ex.points >= 1
 
 
 @pytest.mark.parametrize("ex_id", list(REGISTRY))
@@ -349,7 +356,74 @@ MISTAKES = [
      "of the W_EE block only"),
     ("ex7.shift_free_cosine", lambda W, d: sts.cosine(_centre(W, d, off=True), _centre(_star(W, d), d, off=True)),
      0, "off-diagonal"),
+    # the projects' milestones
+    ("pr1.family_error", lambda s, a, q: _family(s, a, q, "ratio"), 2, "you average the ratio"),
+    ("pr1.family_error", lambda s, a, q: _family(s, a, q, "unsquared"), 0, "forgot to square"),
+    ("pr1.family_error", lambda s, a, q: _family(s, a, q, "axis0"), 1, "over the T positions"),
+    ("pr1.width_needed", lambda T, q, target, seed=0: _doubling_only(T, q, target, seed), 2, "power of two"),
+    ("pr1.width_needed", lambda T, q, target, seed=0: 30, 1, "must need more width"),
+    ("pr1.fit_law", lambda q, T, m, seed=0: _fit(q, T, m, lnT=False), 1, "log(ln T)"),
+    ("pr1.fit_law", lambda q, T, m, seed=0: _fit(q, T, m, point_ci=True), 2, "wide"),
+    ("pr2.first_below", lambda s, v, lev: next((a for a, b in zip(s[1:], v[1:]) if b < lev), None) and
+     next(a for a, b in zip(s[:-1], v[1:]) if b < lev), 0, "the step before"),
+    ("pr2.first_below", lambda s, v, lev: next((a for a, b in zip(s, v) if b <= lev), None), 1, "equal to the level"),
+    ("pr2.floor_verdict", lambda s, v, lev, h: ["not reproduced", "reproduced"][bool(min(v) >= lev)], 0,
+     "only the steps up to the horizon"),
+    ("pr2.floor_verdict", lambda s, v, lev, h: ["not reproduced", "reproduced"][
+        bool(min(b for a, b in zip(s, v) if a < h) >= lev)], 1, "the horizon counts"),
+    ("pr2.floor_verdict", lambda s, v, lev, h: ["not reproduced", "reproduced"][
+        bool(min(b for a, b in zip(s, v) if a <= h) > lev)], 1, "exactly 0.15"),
+    ("pr2.long_run", lambda s, v: "converges" if SOL["long_run_verdict"](s, v) != "not falling" else "not falling",
+     1, "flattening"),
+    ("pr3.width_at_error", lambda w, e, t: float(min(a for a, b in zip(w, e) if b <= t)), 0, "first grid width"),
+    ("pr3.width_at_error", lambda w, e, t: _unsorted_width(w, e, t), 1, "any order"),
+    ("pr3.width_at_error", lambda w, e, t: SOL["width_at_error"](w, e, t) if min(e) <= t else float(max(w)), 1,
+     "return nan"),
+    ("pr3.tight_layer", lambda T, d, q, w: torch.randn(w, T * d, dtype=torch.float64), 1, "no better than a Gaussian"),
+    ("pr3.tight_layer", lambda T, d, q, w: _one_sum_direction(T, d, w), 2, "keep all d sum directions"),
 ]
+
+
+def _family(scores, alpha, q, mistake):
+    z = alpha * np.asarray(scores, dtype=float)
+    axis = 0 if mistake == "axis0" else 1
+    w = np.exp(z - z.max(axis=axis, keepdims=True))
+    w /= w.sum(axis=axis, keepdims=True)
+    A, B = w[:, :q].sum(1), (w ** 2).sum(1)
+    if mistake == "ratio":
+        return 1 - float(np.mean(A * A / (q * B)))
+    if mistake == "unsquared":
+        return 1 - float(A.mean() / (q * B.mean()))
+    return 1 - float(A.mean() ** 2 / (q * B.mean()))
+
+
+def _doubling_only(T, q, target, seed):
+    from sts_lib.theory.families import random_pe_best_error
+    m = 2
+    while random_pe_best_error(T, q, m, samples=500, seed=seed)["rel_error"] > target:
+        m *= 2
+    return m
+
+
+def _fit(q, T, m, *, lnT=True, point_ci=False):
+    X = np.column_stack([np.ones(len(q)), np.log(q), np.log(np.log(T)) if lnT else np.log(T)])
+    b, c = np.linalg.lstsq(X, np.log(m), rcond=None)[0][1:]
+    half = 0.0 if point_ci else 0.1
+    return {"b": b, "c": c, "b_ci": (b - half, b + half), "c_ci": (c - half, c + half)}
+
+
+def _unsorted_width(w, e, t):
+    for (w0, e0), (w1, e1) in zip(zip(w[:-1], e[:-1]), zip(w[1:], e[1:])):
+        if e1 <= t:
+            return w0 + (w1 - w0) * (e0 - t) / (e0 - e1)
+    return float("nan")
+
+
+def _one_sum_direction(T, d, width):
+    first = torch.zeros(1, T * d, dtype=torch.float64)
+    first[0, 0::d] = 1.0
+    return torch.cat([first, torch.randn(width - 1, T * d, dtype=torch.float64,
+                                         generator=torch.Generator().manual_seed(3))])
 
 
 @pytest.mark.parametrize("ex_id,fn,points,needle", MISTAKES, ids=[f"{m[0]}-{m[3]}" for m in MISTAKES])

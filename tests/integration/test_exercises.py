@@ -24,14 +24,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from sts_lib.exercises import REGISTRY, exercises_in
+from sts_lib.exercises import NOTEBOOKS, REGISTRY, exercises_in
 from sts_lib.exercises.build import (build, expected_student, find_leaks, make_student, solution_lines,
                                      stored_check_lines)
 from sts_lib.publish.home import read_home
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "exercises"
-STEMS = ["ex1_task", "ex2_fcn", "ex3_dynamics", "ex4_positional", "ex5_length", "ex7_practical"]
+STEMS = sorted(NOTEBOOKS.values())          # the chapters' exercise notebooks and the projects'
 
 
 def _read(path: Path):
@@ -44,7 +44,7 @@ def _code(nb):
 
 def test_layout_and_exercise_count():
     for kind in ("source", "student", "solutions"):
-        assert sorted(p.stem for p in (EX / kind).glob("ex*.ipynb")) == STEMS, kind
+        assert sorted(p.stem for p in (EX / kind).glob("*.ipynb")) == STEMS, kind
     assert len(REGISTRY) >= 12
     assert all(exercises_in(stem) for stem in STEMS)
 
@@ -62,7 +62,8 @@ def test_source_matches_registry(stem):
     for ex_id in ids:
         roles = {t for c in _code(nb) if c.metadata.get("exercise") == ex_id for t in c.metadata.get("tags", [])}
         assert {"exercise", "try-it", "check"} <= roles, ex_id
-    headers = re.findall(r"^## Exercise \d\.\d: .*\((\d+) points?\)", "\n".join(c.source for c in nb.cells), re.M)
+    headers = re.findall(r"^## (?:Exercise|Milestone) \d\.\d: .*\((\d+) points?\)",
+                         "\n".join(c.source for c in nb.cells), re.M)
     assert [int(h) for h in headers] == [REGISTRY[i].points for i in ids]
     total = sum(REGISTRY[i].points for i in ids)
     assert f"**{total} points**" in nb.cells[0].source

@@ -64,7 +64,7 @@ def test_a_fork_sets_its_home_once_and_no_file_keeps_the_old_one(tmp_path):
     old = read_home(ROOT)
     assert old != FORK
     forms = _old_forms(old)
-    for nb_path in sorted((ROOT / "exercises" / "solutions").glob("ex*.ipynb")):   # why --no-execute is enough
+    for nb_path in sorted((ROOT / "exercises" / "solutions").glob("*.ipynb")):     # why --no-execute is enough
         outputs = [str(o) for c in nbformat.read(str(nb_path), as_version=4).cells for o in c.get("outputs", [])]
         assert outputs and not any(f in o for o in outputs for f in forms), nb_path.name
     before = _digest(managed_sources(ROOT) + sorted((ROOT / "book").glob("*.ipynb")))
@@ -103,10 +103,12 @@ def test_a_fork_sets_its_home_once_and_no_file_keeps_the_old_one(tmp_path):
     assert read_home(copy) == FORK
     for rel in carried:                         # each former carrier now names the fork (the config by its url)
         assert FORK.url.removeprefix("https://") in (copy / rel).read_text(), rel
-    for nb_path in sorted((copy / "book").glob("0*.ipynb")) + sorted((copy / "exercises").glob("*/ex*.ipynb")):
+    for nb_path in sorted((copy / "book").glob("0*.ipynb")) + sorted((copy / "exercises").glob("*/*.ipynb")):
         assert FORK.pip_url in nb_path.read_text(), nb_path
-    for nb_path in sorted((copy / "exercises" / "student").glob("ex*.ipynb")):
+    for nb_path in sorted((copy / "exercises" / "student").glob("*.ipynb")):
         assert FORK.colab(f"exercises/student/{nb_path.name}") in nb_path.read_text(), nb_path
+    for page in sorted((copy / "book" / "projects").glob("*.md")):   # the Projects part's links to the notebooks
+        assert FORK.colab(f"exercises/student/{page.stem}.ipynb") in page.read_text(), page
 
     # The search can fail: a file that still names the old home is found.
     (copy / "book" / "src" / "planted.md").write_text(f"see https://{forms[0]}\n")

@@ -88,7 +88,7 @@ def _install_lines() -> list[tuple[str, str]]:
 def test_install_cells_only_add_sts_lib():
     lines = _install_lines()
     sources = (len(list((ROOT / "book" / "src").glob("[0-9][0-9]_*.md")))
-               + len(list((ROOT / "exercises" / "source").glob("ex*.ipynb"))))
+               + len(list((ROOT / "exercises" / "source").glob("*.ipynb"))))
     assert len(lines) == 2 * sources, f"expected a requirement and a pip command in each of {sources} install cells"
     for where, line in lines:
         assert not re.search(r"(^|[\s\"])(-U|--upgrade|--force-reinstall|--upgrade-strategy)\b", line), (where, line)

@@ -125,3 +125,35 @@ def test_exercise_pages_show_statements_hints_and_closed_solutions():
         assert page.count("{solution}") == n_ex
         assert page.count(":class: dropdown") >= n_ex          # every solution closed (hints are dropdowns too)
         assert "BEGIN SOLUTION" not in page and "<details>" not in page
+
+
+# -- the Projects part's pages are generated from the project notebooks ---------------------------
+
+PROJECT_SOURCES = sorted((ROOT / "exercises" / "source").glob("pr*.ipynb"))
+
+
+@pytest.mark.parametrize("source", PROJECT_SOURCES, ids=lambda p: p.stem)
+def test_project_page_matches_its_source_and_is_in_the_projects_part(source):
+    import nbformat
+    import yaml
+
+    from sts_lib.exercises._book_pages import project_page
+    from sts_lib.exercises.projects import PROJECTS
+    from sts_lib.publish.home import read_home
+
+    page = ROOT / "book" / "projects" / f"{source.stem}.md"
+    assert page.exists(), f"{page.relative_to(ROOT)} is missing: {EX_FIX}"
+    home = read_home(ROOT)
+    want = project_page(nbformat.read(str(source), as_version=4), source.stem,
+                        home.colab(f"exercises/student/{source.stem}.ipynb") if home.is_github else None)
+    assert page.read_text() == want, f"{page.relative_to(ROOT)} differs from {source.relative_to(ROOT)}: {EX_FIX}"
+    part = source.stem.split("_")[0]
+    milestones = PROJECTS[part].milestones
+    assert want.count("{exercise}") == want.count("{solution}") == len(milestones) >= 2
+    for needle in ("What the committed results show", "## The open part", "*Strong:*", "*Adequate:*", "*Weak:*",
+                   "What you hand in", f"{PROJECTS[part].points} points"):
+        assert needle in page.read_text(), (page.name, needle)
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    projects = [p for p in toc["parts"] if p["caption"] == "Projects"]
+    assert projects and {"file": f"book/projects/{source.stem}"} in projects[0]["chapters"]
+    assert [p["caption"] for p in toc["parts"]].index("Projects") == 1, "Projects come right after the chapters"

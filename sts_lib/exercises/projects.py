@@ -1,0 +1,112 @@
+"""The course's research projects: one record each, with the evidence that makes its question open.
+
+A project is an open question the course found or left open, with a guided start: milestones graded
+like exercises (ids ``pr<k>.<name>``, checkers in ``_pr<k>_*.py``, partial credit per stage) and an
+open part an instructor marks with a rubric. Its notebook ``exercises/source/pr<k>_*.ipynb`` is
+authored like an exercise notebook; :func:`evidence` writes the paragraph that says, from the
+committed results (shipped with the package, so it works on Colab), why the question is open. The
+book's project page and the notebook's evidence cell both call it, so they cannot disagree.
+
+>>> [p.part for p in PROJECTS.values()]
+['pr1', 'pr2', 'pr3']
+>>> "width" in evidence("pr1")
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ._core import NOTEBOOKS, REGISTRY
+
+
+@dataclass(frozen=True)
+class Project:
+    """One research project."""
+
+    part: str                       # id prefix of its milestones, "pr1"
+    title: str                      # the question, as the book's heading
+    minutes: int                    # compute the milestones and the reference open part need, 2 CPU cores
+    evidence: Callable[[], str]     # () -> Markdown: why the question is open, read from the committed results
+
+    @property
+    def notebook(self) -> str:
+        return NOTEBOOKS[self.part]
+
+    @property
+    def milestones(self) -> list:
+        return [ex for ex in REGISTRY.values() if ex.part == self.part]
+
+    @property
+    def points(self) -> int:
+        return sum(ex.points for ex in self.milestones)
+
+
+def _span(values, fmt: str = "{:.3f}") -> str:
+    lo, hi = min(values), max(values)
+    return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else f"{fmt.format(lo)}–{fmt.format(hi)}"
+
+
+def _width_law() -> str:
+    from ..chapters.ch4_width_law import cells, fit_form
+    from ..results import load_result
+
+    data = cells(load_result("width-law"))
+    fits = {t: fit_form(data, "power", t) for t in sorted({k[2] for k in data}, reverse=True)}
+    per = "; ".join(f"at ε = {t}: $m\\propto q^{{{f['coef']['q']:.2f}}}(\\ln T)^{{{f['coef']['lnT']:.2f}}}$ "
+                    f"(95% intervals {f['ci95']['q'][0]:.2f}–{f['ci95']['q'][1]:.2f} and "
+                    f"{f['ci95']['lnT'][0]:.2f}–{f['ci95']['lnT'][1]:.2f})" for t, f in fits.items())
+    grid = sorted({(k[0], k[1]) for k in data})
+    return (f"The committed `width-law` results fit the width the random-PE family needs, per target error ε, on "
+            f"{len(grid)} grid points (q from {grid[0][0]} to {grid[-1][0]}, T from {min(g[1] for g in grid)} to "
+            f"{max(g[1] for g in grid)}): {per}. The exponents move with the target by more than their intervals, "
+            "so no single power law $q^b(\\ln T)^c\\varepsilon^{-e}$ describes the data, and the paper's "
+            "$\\tilde O(q\\log T)$ [S] does not say which law the solution gradient descent finds follows.")
+
+
+def _readings() -> str:
+    from ..results import load_result, per_seed
+
+    doc = load_result("nearorth-baseline")
+    f = per_seed(doc, "final", "loss_T250")
+    p = doc["config"]["params"]
+    rise = [100 * (v["final"] / v["min"] - 1) for v in f.values()]
+    at_figure, over_run = _span([v["min_at_figure_steps"] for v in f.values()]), _span([v["min"] for v in f.values()])
+    return (f"Chapter 8 decides the caption's “all of the fixed PE end up with validation loss at least 0.15” at the "
+            f"figure's {p['figure_steps']:,} steps. The committed `nearorth-baseline` runs the fixed near-orthogonal "
+            f"PE for {p['steps']:,} steps on {len(f)} random tables: its smallest loss at T_test = 250 is "
+            f"{at_figure} within {p['figure_steps']:,} steps (the statement holds), {over_run} over the whole run "
+            f"(it fails), first below 0.15 at step "
+            f"{_span([v['first_below_015'] for v in f.values()], '{:,.0f}')}, and it rises again by "
+            f"{_span(rise, '{:.1f}')} % by the end. Which reading is the caption's, and what a verdict that flips with "
+            "the horizon means, is a question about reading a paper as much as about the runs.")
+
+
+def _fcn_bound() -> str:
+    from ..results import load_result, per_seed
+
+    rows = [r for s in per_seed(load_result("fcn-width"), "final", "summary").values() for r in s]
+    by_T: dict = {}
+    for r in rows:
+        by_T.setdefault(r["T"], []).append(r["fcn_width_at_target"] / r["bound_width_at_target"])
+    ratios = ", ".join(f"{_span(v, '{:.2f}')} at T = {T}" for T, v in sorted(by_T.items()))
+    return ("Chapter 2's bound says how wide a fully-connected net's first layer must be for a relative error; a "
+            "Gaussian first layer misses it by the factor (T−1)/(T−q). The committed `fcn-width` results train FCNs "
+            f"and find the width they need at relative error 0.25 over the width the bound allows: {ratios} (over "
+            "seeds): trained nets need more width than the bound, by a margin that is not constant in T. Whether the "
+            "optimiser, the later layers or the bound is loose, and how the gap grows with T, is open.")
+
+
+PROJECTS: dict[str, Project] = {p.part: p for p in (
+    Project("pr1", "How wide must a random positional encoding be?", 10, _width_law),
+    Project("pr2", "One statement, two readings: when is a verdict the paper's?", 5, _readings),
+    Project("pr3", "How tight is the fully-connected net's lower bound?", 15, _fcn_bound),
+)}
+
+
+def evidence(part: str) -> str:
+    """The Markdown paragraph that says why project ``part`` ('pr1', ...) is open, from the committed results."""
+    if part not in PROJECTS:
+        raise ValueError(f"part must be one of {sorted(PROJECTS)}, got {part!r}")
+    return PROJECTS[part].evidence()
