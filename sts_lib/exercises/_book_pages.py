@@ -61,9 +61,10 @@ def _code_block(code: str) -> str:
     return f"{fence}python\n{code}\n{fence}"
 
 
-def _render_exercises(cells) -> list[str]:
+def _render_exercises(cells, *, milestones: bool = False) -> list[str]:
     """Each exercise (or milestone) in ``cells``, from its heading on: an ``{exercise}`` directive with the
-    statement, skeleton and hints, and a closed ``{solution}`` with the code and the worked notes."""
+    statement, skeleton and hints, and a closed ``{solution}`` with the code and the worked notes. A project's
+    milestones keep their own numbers ("Milestone 3.1") instead of the book's exercise counter."""
     parts: list[str] = []
     exercises, current = [], None
     for cell in cells:
@@ -114,7 +115,10 @@ def _render_exercises(cells) -> list[str]:
             body += ["", "Complete:", "", _code_block("\n\n".join(ex["stub"]))]
         for title, text in ex["hints"]:
             body += ["", _directive("admonition", title, [":class: dropdown"], text)]
-        parts += [_directive("exercise", ex["title"], [f":label: {label}"], "\n".join(body)), ""]
+        title, options = ex["title"], [f":label: {label}"]
+        if milestones:
+            title, options = f"Milestone {ex['number']}: {title}", options + [":nonumber:"]
+        parts += [_directive("exercise", title, options, "\n".join(body)), ""]
         sol = []
         if ex["code"]:
             sol += [_code_block("\n\n".join(ex["code"]))]
@@ -167,7 +171,7 @@ def project_page(source_nb, stem: str, colab_url: str | None = None) -> str:
              f"{PROJECTS[part].points} points). The milestones follow, with hints and (but for the student edition) "
              "solutions.", ""]
     tail = [_display_math_blocks(c.source) for c in cells[opening:] if c.cell_type == "markdown"]
-    return "\n".join(head + _render_exercises(cells[first:opening]) + tail).rstrip() + "\n"
+    return "\n".join(head + _render_exercises(cells[first:opening], milestones=True) + tail).rstrip() + "\n"
 
 
 def build_book_pages(source_dir: str | Path = "exercises/source", book_dir: str | Path = BOOK_DIR, *,

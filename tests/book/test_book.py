@@ -399,14 +399,20 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
     return problems, weights, measured
 
 
+AXE_CORE = ROOT / ".venv" / "axe" / "node_modules" / "axe-core" / "axe.min.js"   # npm's, pinned in the Makefile
+
+
 def _axe_violations(page, modes) -> list[str]:
-    """Every serious or critical axe-core violation of ``page`` in each colour mode of ``modes`` (axe-core as
-    bundled by the axe-playwright-python package: nothing is fetched)."""
+    """Every serious or critical axe-core violation of ``page`` in each colour mode of ``modes``: npm's axe-core
+    (`make test` installs the version the Makefile pins), run by the axe-playwright-python package; nothing is
+    fetched."""
     try:
         from axe_playwright_python.sync_playwright import Axe
     except ImportError:
         missing("The Python package axe-playwright-python")
-    axe, found = Axe(), []
+    if not AXE_CORE.is_file():
+        missing("npm's axe-core (make .venv/axe/.stamp)")
+    axe, found = Axe(axe_script=AXE_CORE.read_text()), []
     # No transitions: the colours axe measures are the theme's, not a frame of a fade between two themes.
     page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
     for mode in modes:
@@ -632,3 +638,24 @@ def test_reader_checks_fail_on_planted_problems():
     assert len(bad["wrappedTables"]) == 1
     assert any(t.startswith("6.3 px") for t in bad["smallText"]), bad["smallText"]      # 12.5 px at half size
     assert any(t.startswith("not measured") for t in bad["smallText"]), bad["smallText"]
+
+
+def test_axe_core_finds_a_planted_label_in_name_failure_that_the_book_script_fixes():
+    """The pinned axe-core runs WCAG 2.5.3's label-in-name rule (the bundled 4.12 did not): a folded cell's summary
+    named "Toggle hidden content" that shows "Show code cell source" fails it, and so does the theme's search button;
+    sts-book.js names both by what they show, and the same page then passes."""
+    from playwright.sync_api import sync_playwright
+
+    body = ('<main><h1>t</h1><details><summary aria-label="Toggle hidden content"><p>Show code cell source</p>'
+            '</summary><pre>x = 1</pre></details><button class="btn search-button-field" aria-label="Search">'
+            '<span>Search</span> <kbd>Ctrl</kbd>+<kbd>K</kbd></button></main>')
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_content(f'<html lang="en"><head><title>t</title></head><body>{body}</body></html>')
+        before = _axe_violations(page, ("light",))
+        page.add_script_tag(path=str(ROOT / "book" / "_ext" / "static" / "sts-book.js"))
+        after = _axe_violations(page, ("light",))
+        browser.close()
+    assert any("label-content-name-mismatch" in v and "on 2 element(s)" in v for v in before), before
+    assert not after, after

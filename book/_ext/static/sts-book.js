@@ -41,7 +41,18 @@
   function markAll() {
     Array.prototype.forEach.call(document.querySelectorAll(SCROLLERS), mark);
   }
+  // WCAG 2.5.3 (label in name; axe-core's label-content-name-mismatch): a control's accessible name must contain
+  // the words it shows. The theme's search button is named "Search" but shows "Search" and its shortcut, and
+  // myst-nb's folded cells are named "Toggle hidden content" but show "Show code cell source": dropping the
+  // aria-label names each by what it shows.
+  function nameByText() {
+    var named = 'button.search-button-field[aria-label], summary[aria-label="Toggle hidden content"]';
+    Array.prototype.forEach.call(document.querySelectorAll(named), function (el) {
+      if (el.textContent.trim()) el.removeAttribute("aria-label");
+    });
+  }
   function start() {
+    nameByText();
     Array.prototype.forEach.call(document.querySelectorAll("article .cell_output img"), link);
     // scroll events do not bubble, but a listener on the document sees them in the capture phase
     document.addEventListener("scroll", function (e) {
