@@ -170,7 +170,7 @@ def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None, log_ste
         ax.set_xscale("symlog", linthresh=LOG_STEPS_FROM, linscale=0.4)
         ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.set_xlabel(f"step (log scale beyond {LOG_STEPS_FROM})" if ax.get_xlabel() else "")
-    handles = seed_legend_handles(runs, color, style)   # a colour per PE, then "thin: one seed", "thick: mean"
+    handles = seed_legend_handles(runs, color, style, pe_markers(runs))   # a colour and marker per PE, then the seeds
     for k, (label, curves) in enumerate((overlay or {}).items()):
         dash = ((0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))[k % 3]
         for row, (keys, _) in zip(axes, rows):

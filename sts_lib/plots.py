@@ -37,18 +37,20 @@ def two_over_one(fig: Figure | None = None, *, height: float = 5.0):
     return fig, (fig.add_subplot(gs[0, 0]), fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[1, :]))
 
 
-def seed_legend_handles(runs: dict, color, linestyle=None) -> list:
+def seed_legend_handles(runs: dict, color, linestyle=None, marker=None) -> list:
     """Legend handles for runs drawn "a thin line per seed and their mean": one per run, then the two line kinds.
 
-    ``runs`` maps a label to ``{seed: History}`` (or a History); ``color(label, i)`` and ``linestyle(label, i)``
-    as in :func:`plot_ood`. With a single seed per run there are no line-kind entries. One such legend
-    replaces two entries per run ("(one line per seed)" and ", mean of N seeds").
+    ``runs`` maps a label to ``{seed: History}`` (or a History); ``color(label, i)``, ``linestyle(label, i)`` and
+    ``marker(label, i)`` as in :func:`plot_ood`: a run's handle shows the marker drawn on its curve, so that the
+    legend tells the runs apart by more than hue too. With a single seed per run there are no line-kind entries.
+    One such legend replaces two entries per run ("(one line per seed)" and ", mean of N seeds").
     """
     from matplotlib.lines import Line2D
 
     counts = [1 if hasattr(r, "metrics") else len(r) for r in runs.values()]
     multi = max(counts, default=1) > 1
     handles = [Line2D([], [], color=color(label, i), ls=linestyle(label, i) if linestyle else "-",
+                      marker=marker(label, i) if marker else None, ms=3.5,
                       lw=1.8 if multi else 1.5, label=label) for i, label in enumerate(runs)]
     if multi:
         n = sorted(set(c for c in counts if c > 1))
@@ -252,7 +254,7 @@ def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None
                 ax.xaxis.set_tick_params(labelbottom=True)   # nothing below it (an odd grid's last row)
     else:
         axes[0].set_ylabel("held-out loss")
-    handles = seed_legend_handles(runs, color, linestyle)
+    handles = seed_legend_handles(runs, color, linestyle, marker)
     if not new:
         axes[-1].legend(handles=handles, fontsize=LEGEND_SIZE)
     elif len(axes) < nrows * ncols:                   # the empty slot of an odd grid holds the legend

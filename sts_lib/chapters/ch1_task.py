@@ -91,7 +91,7 @@ def _draw_heatmap(ax, img: np.ndarray, lim: float, y: list[int], T: int, gid: st
     for i in y:
         ax.add_patch(Rectangle((i - 0.5, -0.5), 1, rows, fill=False, ec="gold", lw=2.2))
     ax.add_patch(Rectangle((T + 0.5, -0.5), 1, rows, fill=False, ec="C2", lw=2.2))
-    step = 1 if T <= 20 else 5
+    step = 1 if T <= 10 else 2 if T <= 20 else 5      # every label fits a phone's column (20 ran together)
     ticks = list(range(0, T, step)) + [T + 1]
     ax.set_xticks(ticks, [str(t) for t in ticks[:-1]] + ["query"])
     ystep = 1 if rows <= 8 else -(-rows // 6)

@@ -172,7 +172,7 @@ def plot_ray_floors(cs, curves: dict, *, d: int, T: int, q: int) -> Figure:
     """Loss along W = c W* for random PEs of several widths (label -> losses over ``cs``),
     against the exact one-hot curve, which has no floor."""
     cs = np.asarray(cs, dtype=float)
-    fig = new_figure((5.8, 3.6))
+    fig = new_figure((5.8, 4.1))
     ax = fig.subplots()
     ax.semilogy(cs, loss_on_ray(cs, d, T, q), "k-", label="one-hot (fixed or pool): closed form")
     for k, (label, losses) in enumerate(curves.items()):
@@ -181,8 +181,9 @@ def plot_ray_floors(cs, curves: dict, *, d: int, T: int, q: int) -> Figure:
         i = int(losses.argmin())
         ax.scatter([cs[i]], [losses[i]], c=f"C{k}", zorder=5)
     ax.set(xlabel=r"scale $c$ of $W=cW^\star$", ylabel="loss (measured)", ylim=(1e-4, 3),
-           title=f"random PEs have a loss floor at finite c (d={d}, T={T}, q={q})")
-    ax.legend(fontsize=7)
+           title=f"random PEs have a loss floor at finite c\n(d={d}, T={T}, q={q})")
+    # Below the axes: inside them the legend covered the curves' floors (and, on a phone, stuck out of the axes).
+    ax.legend(fontsize=LEGEND_SIZE, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)
     return fig
 
 

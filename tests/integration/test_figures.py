@@ -25,7 +25,7 @@ from sts_lib.chapters import ch5_length_widgets as wlenw
 from sts_lib.chapters import ch7_practical as ch7
 from sts_lib.chapters import ch8_reproduction as ch8
 from sts_lib.plots import ood_title
-from sts_lib.positional import PE_COLORS, PE_LABELS
+from sts_lib.positional import PE_COLORS, PE_LABELS, pe_class
 from sts_lib.history import History
 
 COMMITTED = results.list_results()
@@ -85,6 +85,12 @@ def test_ood_figures_colour_and_label_each_pe_by_its_recorded_kind():
                                                                                   "near_orthogonal")} | {
         f"{PE_LABELS['stochastic_onehot']}, η_W = {eqrate:.3g}"}
     assert "black: population GD, stochastic one-hot" in [h.get_label() for h in fig.legends[0].legend_handles]
+    # The legend shows the marker drawn on each PE's curve (kinds differ by more than hue, in the legend too).
+    drawn = {ln.get_label().split(", mean of")[0]: ln.get_marker() for ax in fig.axes[:4] for ln in ax.get_lines()
+             if ", mean of" in ln.get_label()}
+    shown = {h.get_label(): h.get_marker() for h in fig.legends[0].legend_handles if h.get_label() in drawn}
+    assert shown == drawn and {pe_class(k).marker for k in ("stochastic_onehot", "onehot", "near_orthogonal")} <= set(
+        shown.values()), (shown, drawn)
 
 
 def test_figure_5_floor_only_under_the_length_panels():
