@@ -138,6 +138,15 @@ _INSPECT_JS = r"""
     rawTex: raw,
     brokenImages: Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)
       .map(i => i.getAttribute('src')),
+    // A static panel's control or readout that runs past the panel's edge (a phone cannot see its value).
+    panelOverflow: Array.from(document.querySelectorAll('.sts-static-panel')).flatMap(p => {
+      const edge = p.getBoundingClientRect().right + 0.5;
+      return Array.from(p.querySelectorAll('.sts-panel-control, .sts-panel-control *'))
+        .filter(e => e.getBoundingClientRect().right > edge)
+        .map(e => `${(e.textContent || e.tagName).trim().slice(0, 40)} ` +
+                  `(${Math.round(e.getBoundingClientRect().right - edge)} px)`)
+        .slice(0, 2);
+    }),
     tracebacks: outputs.filter(o => o.classList.contains('traceback') ||
                                    /Traceback \(most recent call last\)/.test(o.textContent))
       .map(o => o.textContent.trim().split('\n').slice(-1)[0]).slice(0, 5),
@@ -372,6 +381,7 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
     problems += [f"image did not load: {src}" for src in report["brokenImages"]]
     problems += [f"traceback in a cell output: {t}" for t in report["tracebacks"]]
     problems += [f"cut off (wider than its box and not scrollable): {c}" for c in report["clipped"]]
+    problems += [f"a panel control runs past the panel's edge: {c}" for c in report["panelOverflow"]]
     problems += [f"image without descriptive alt text: {a}" for a in report["badAlt"]]
     problems += [f"raw dictionary or bare FAIL line printed (use a claims table): {r}" for r in report["rawOutput"]]
     problems += [f"figure shown twice on the page: {d}" for d in report["duplicateImages"]]
@@ -592,8 +602,8 @@ def test_figure_text_is_enlarged_once_for_narrow_columns():
 
 def test_reader_checks_fail_on_planted_problems():
     """The phone checks of the browser test (issue 23) on a planted page, no build needed: an inline formula past
-    the column, a printed table that wraps, figure text too small as shown and a picture without its measure are
-    each reported; the same page without them is clean."""
+    the column, a printed table that wraps, figure text too small as shown, a picture without its measure and a
+    panel control past the panel's edge are each reported; the same page without them is clean."""
     import base64
     import io
 
@@ -612,14 +622,18 @@ def test_reader_checks_fail_on_planted_problems():
             '<p><span class="math" style="display:inline-flex;max-width:100px;overflow-x:auto;overflow-y:hidden">'
             '<mjx-container style="display:inline-block;width:160px;flex-shrink:0">scrolls</mjx-container></span></p>'
             '<div class="cell_output"><pre style="white-space:pre-wrap">a    b\n1    2</pre>'
-            f'<img alt="a figure drawn large" src="{uri}" data-text-px="25" style="max-width:100%"></div>')
+            f'<img alt="a figure drawn large" src="{uri}" data-text-px="25" style="max-width:100%"></div>'
+            '<div class="sts-static-panel" style="width:300px"><div class="sts-panel-controls">'
+            '<div class="sts-panel-control" style="max-width:100%"><label>fits</label></div></div></div>')
     bad = ('<p>text <mjx-container style="display:inline-block;width:900px">wide</mjx-container></p>'
            # a formula wider than the theme's span.math box (flex-shrink 0: MathJax's output cannot shrink)
            '<p><span class="math" style="display:inline-flex;max-width:100px;overflow:hidden">'
            '<mjx-container style="display:inline-block;width:160px;flex-shrink:0">cut</mjx-container></span></p>'
            '<div class="cell_output"><pre style="white-space:pre-wrap">' + "column    " * 12 + "\n" + "1.0       " * 12
            + f'</pre><img alt="a figure drawn small" src="{uri}" data-text-px="12.5" style="max-width:100%">'
-           f'<img alt="a figure nobody measured" src="{uri}" style="max-width:100%"></div>')
+           f'<img alt="a figure nobody measured" src="{uri}" style="max-width:100%"></div>'
+           '<div class="sts-static-panel" style="width:300px"><div class="sts-panel-controls">'
+           '<div class="sts-panel-control" style="width:380px"><label>a slider past the edge</label></div></div></div>')
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 390, "height": 844})
@@ -636,6 +650,7 @@ def test_reader_checks_fail_on_planted_problems():
     assert bad["clippedMathCount"] == 2 and "wide" in bad["clippedMath"][0]
     assert bad["clippedMath"][1] == "60 px cut by its span.math: cut"        # inside the viewport, cut by its box
     assert len(bad["wrappedTables"]) == 1
+    assert not good["panelOverflow"] and bad["panelOverflow"][0].startswith("a slider past the edge (80 px)"), bad
     assert any(t.startswith("6.3 px") for t in bad["smallText"]), bad["smallText"]      # 12.5 px at half size
     assert any(t.startswith("not measured") for t in bad["smallText"]), bad["smallText"]
 
