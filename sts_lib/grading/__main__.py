@@ -78,7 +78,8 @@ def main(argv=None) -> int:
         except (FileNotFoundError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-        print(f"wrote {len(written)} assignments and nbgrader_config.py into {args.out}: run `nbgrader "
+        print(f"wrote {len(written)} assignment{'s' if len(written) != 1 else ''} and nbgrader_config.py into "
+              f"{args.out}: run `nbgrader "
               f"generate_assignment NAME` there (names: {', '.join(p.parent.name for p in written)})")
         return 0
 

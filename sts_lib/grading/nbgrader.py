@@ -90,6 +90,10 @@ def export(out: str | Path, source_dir: str | Path = "exercises/source", *, cour
     ``out/nbgrader_config.py``. Returns the written notebooks. An existing ``out`` keeps its other files
     (nbgrader's database, ``submitted/``, ``autograded/``): only the sources are rewritten."""
     out, source_dir = Path(out), Path(source_dir)
+    if not source_dir.is_absolute() and not source_dir.is_dir():
+        from ..publish.home import REPO          # run from elsewhere: the checkout this package was installed from
+        if (REPO / source_dir).is_dir():
+            source_dir = REPO / source_dir
     stems = [s for s in NOTEBOOKS.values() if not only or s in only]
     if only and len(stems) != len(set(only)):
         raise ValueError(f"only must name notebooks among {sorted(NOTEBOOKS.values())}, got {sorted(only)}")
@@ -97,7 +101,8 @@ def export(out: str | Path, source_dir: str | Path = "exercises/source", *, cour
     for stem in stems:
         path = source_dir / f"{stem}.ipynb"
         if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing: run from the repository root or pass source_dir")
+            raise FileNotFoundError(f"{path} is missing: pass the folder of the authored notebooks (--source "
+                                    "exercises/source of a checkout of the course)")
         nb = assignment(nbformat.read(str(path), as_version=4), stem)
         nbformat.validate(nb)
         target = out / "source" / stem / f"{stem}.ipynb"

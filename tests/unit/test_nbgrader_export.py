@@ -44,7 +44,7 @@ def test_every_exercise_has_one_autograded_cell_worth_its_points(tmp_path):
 def test_export_refuses_an_unknown_notebook_and_a_missing_source(tmp_path):
     with pytest.raises(ValueError, match="only must name notebooks among"):
         export(tmp_path, ROOT / "exercises" / "source", only=["ex9_nothing"])
-    with pytest.raises(FileNotFoundError, match="is missing"):
+    with pytest.raises(FileNotFoundError, match="is missing: pass the folder"):
         export(tmp_path, tmp_path / "nowhere", only=["ex1_task"])
 
 
