@@ -357,6 +357,9 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
         page.evaluate(_OPEN_DROPDOWNS_JS)
         page.wait_for_function("() => Array.from(document.images).every(i => i.complete)",
                                timeout=PAGE_TIMEOUT_MS)
+        # Two frames: the page's scripts see what opening the dropdowns laid out (their ResizeObservers run in
+        # the rendering step), as they would for a reader who opens one.
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         report = page.evaluate(_INSPECT_JS, width)
         # Accessibility: axe-core on the page as a reader has it, in the light and the dark theme at a desktop
         # width (the theme switch re-styles the same page) and in the light theme on a phone.

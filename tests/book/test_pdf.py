@@ -155,8 +155,10 @@ def shown_pictures() -> tuple[int, int]:
 # -- what the PDF holds ------------------------------------------------------------------------------------------
 
 def pdf_text(pdf: Path) -> str:
-    """The PDF's text, as one line: NFKC (math italic 𝑞 -> q, ligatures -> letters), whitespace collapsed."""
+    """The PDF's text, as one line: NFKC (math italic 𝑞 -> q, ligatures -> letters), typographic apostrophes as
+    the sources' ', whitespace collapsed."""
     raw = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    raw = raw.replace("\u2019", "'").replace("\u2018", "'")    # Sphinx's smart quotes: the sources' apostrophes
     return " ".join(unicodedata.normalize("NFKC", raw).split())
 
 

@@ -38,8 +38,16 @@
     // one pixel (axe-core's scrollable-region-focusable counts any scrolling box; the shadow waits for 2 px).
     if (hidden > 0 && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
   }
+  // A box shown later (a solution or a dropdown opened by the reader) is laid out only then: a ResizeObserver
+  // marks it, and gives it its tabindex, when its size changes from nothing.
+  var observer = window.ResizeObserver ? new ResizeObserver(function (entries) {
+    entries.forEach(function (entry) { mark(entry.target); });
+  }) : null;
   function markAll() {
-    Array.prototype.forEach.call(document.querySelectorAll(SCROLLERS), mark);
+    Array.prototype.forEach.call(document.querySelectorAll(SCROLLERS), function (box) {
+      mark(box);
+      if (observer && !box.stsObserved) { observer.observe(box); box.stsObserved = true; }
+    });
   }
   // WCAG 2.5.3 (label in name; axe-core's label-content-name-mismatch): a control's accessible name must contain
   // the words it shows. The theme's search button is named "Search" but shows "Search" and its shortcut, and
