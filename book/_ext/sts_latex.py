@@ -37,6 +37,10 @@ The extension (``_config.yml``'s ``local_extensions``):
    text, the wide ones in smaller type.
 7. The API reference is HTML only: :func:`build_pdf` builds from ``_toc.yml`` less :data:`HTML_ONLY`
    (:func:`print_toc`), and a reference to those pages prints as text (:func:`_html_only_reference`).
+8. Proofs with a title (:class:`ProofTitles`): sphinx-proof makes a proof an admonition without a title whose
+   first paragraph starts "Proof. "; LaTeX's ``sphinxadmonition`` takes its title as an argument, so the
+   paragraph's first command was read as the title and every proof box opened with an empty band. "Proof"
+   becomes the box's title.
 """
 
 from __future__ import annotations
@@ -243,6 +247,29 @@ class IntroTitle(SphinxPostTransform):
         section.insert(1, nodes.raw("", heading, format="latex"))
 
 
+class ProofTitles(SphinxPostTransform):
+    """In a LaTeX build, a proof's "Proof. " moves from its first paragraph to its box's title (module docstring,
+    item 8)."""
+
+    default_priority = 5
+    formats = ("latex",)
+    PREFIX = "Proof. "
+
+    def run(self, **kwargs) -> None:
+        for box in list(self.document.findall(nodes.admonition)):
+            if "proof" not in box["classes"] or (box.children and isinstance(box[0], nodes.title)):
+                continue
+            para = box.next_node(nodes.paragraph)
+            first = para[0] if para is not None and para.children else None
+            if isinstance(first, nodes.Text) and first.astext().startswith(self.PREFIX):
+                rest = first.astext()[len(self.PREFIX):]
+                if rest:
+                    para.replace(first, nodes.Text(rest))
+                else:
+                    para.remove(first)
+            box.insert(0, nodes.title("", "Proof"))
+
+
 def _pdf_path(app) -> Path:
     """Where ``make pdf`` leaves the PDF: ``_build/latex`` beside this build's output folder."""
     return Path(app.outdir).parent / "latex" / PDF_NAME
@@ -306,6 +333,7 @@ def setup(app):
     app.add_post_transform(DetailsSummary)
     app.add_post_transform(IntroTitle)
     app.add_post_transform(PrintedTables)
+    app.add_post_transform(ProofTitles)
     app.add_role("sts-pdf", pdf_role)
     app.connect("env-get-outdated", _outdated)
     app.connect("env-purge-doc", _purge)

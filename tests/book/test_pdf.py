@@ -178,6 +178,12 @@ def text_problems(text: str, log: str, titles: list[str], labels: list[str]) -> 
     return problems
 
 
+def untitled_boxes(tex: str) -> int:
+    """Boxes of the LaTeX source that open without a title: ``sphinxadmonition`` takes its title as an argument,
+    so a box whose title is missing reads its first paragraph command as the title and prints an empty band."""
+    return len(re.findall(r"\\begin\{sphinxadmonition\}\{\w+\}\s*\\sphinxAtStartPar", tex))
+
+
 HMARGIN_PT = 72.0    # Sphinx's LaTeX margins (sphinx.sty's hmargin, 1in; _config.yml does not change them)
 _PAGE = re.compile(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', re.S)
 _WORD = re.compile(r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">(.*?)</word>')
@@ -228,6 +234,11 @@ def test_pdf_has_every_chapter_and_resolves_every_reference(pdf):
     assert len(titles) == len(_toc_docs()) >= 14 and len(labels) >= 60, (titles, labels)
     assert "API: chapters, speed path and tooling" not in pdf_text(PDF), "the API reference is HTML only"
     problems = text_problems(pdf_text(PDF), (LATEX / "sts-course.log").read_text(errors="replace"), titles, labels)
+    tex = (LATEX / "sts-course.tex").read_text(errors="replace")
+    if untitled_boxes(tex):
+        problems.append(f"{untitled_boxes(tex)} boxes (proofs?) open with an empty title band")
+    if tex.count("\\begin{sphinxadmonition}{note}{Proof}") < 10:
+        problems.append("the proofs' boxes are not titled 'Proof'")
     pages = _pages(PDF)
     if not PAGES[0] <= pages <= PAGES[1]:
         problems.append(f"{pages} pages, expected {PAGES[0]} to {PAGES[1]}")
@@ -305,6 +316,9 @@ def test_pdf_checks_fail_on_planted_problems(tmp_path):
         assert any(expected in p for p in problems), (expected, problems)
     assert len(problems) == 7, problems      # nothing else: the title and the theorem present are not reported
     assert not text_problems("The task Theorem 2.1", "", ["The task"], ["Theorem 2.1"])
+    # sphinx-proof's untitled box as the LaTeX writer left it, and the same box titled
+    assert untitled_boxes("\\begin{sphinxadmonition}{note}\n\\sphinxAtStartPar\nProof. It holds.") == 1
+    assert untitled_boxes("\\begin{sphinxadmonition}{note}{Proof}\n\\sphinxAtStartPar\nIt holds.") == 0
 
 
 def test_latex_extension_doctests():
