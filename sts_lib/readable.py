@@ -27,6 +27,10 @@ MIN_TEXT_PX = 11.0
 COLUMN_WIDTH = 7.2
 #: The legends' font size in points (matplotlib's "small", 8.3 pt, would be shown at about 10.6 px).
 LEGEND_SIZE = 9
+#: Under the book build a figure's PNG is the PDF's picture (the HTML shows a <picture> of its own renderings):
+#: drawn at this resolution it prints at 200 ppi or more (LaTeX shrinks it to the measure; at the 100 dpi of the
+#: screen it printed at 100-125 ppi).
+PRINT_DPI = 200
 
 
 def text_report(fig, *, column_px: float = BOOK_COLUMN_PX, dpi: float | None = None) -> dict:
@@ -107,8 +111,15 @@ def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
         pylabtools.print_figure = print_figure      # used by every later `%matplotlib inline`
     from functools import partial, partialmethod
 
+    printed = {"dpi": PRINT_DPI} if phone.static_book() else {}
+    if printed:   # the PNG formatter a later `%matplotlib inline` sets prints at that resolution too; first, since
+        try:      # creating the inline backend's settings re-registers its own formatter
+            from matplotlib_inline.config import InlineBackend
+            InlineBackend.instance(parent=shell).print_figure_kwargs.update(printed)
+        except ImportError:                          # no inline backend: nothing will replace the formatter
+            pass
     shell.display_formatter.formatters["image/png"].for_type(
-        Figure, partial(pylabtools.print_figure, fmt="png", base64=True, bbox_inches="tight"))
+        Figure, partial(pylabtools.print_figure, fmt="png", base64=True, bbox_inches="tight", **printed))
     if phone.static_book():                          # the book also gets both renderings in one <picture>
         # As a method, not a formatter entry: `%matplotlib inline` (chapters 5-8 run it) removes every
         # formatter's entry for Figure, but IPython's HTML formatter still asks the object for _repr_html_.

@@ -210,8 +210,15 @@ def _pages(pdf: Path) -> int:
 
 
 def _images(pdf: Path) -> int:
+    return len(image_ppi(pdf))
+
+
+def image_ppi(pdf: Path) -> list[float]:
+    """The printed resolution of every picture of ``pdf`` (``pdfimages -list``'s x-ppi: pixels per inch as
+    placed on the page; its soft masks are not pictures)."""
     listing = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True, check=True).stdout
-    return sum(line.split()[2] == "image" for line in listing.splitlines()[2:] if len(line.split()) > 2)
+    rows = [line.split() for line in listing.splitlines()[2:]]
+    return [float(r[12]) for r in rows if len(r) > 13 and r[2] == "image"]
 
 
 # -- the tests ---------------------------------------------------------------------------------------------------
@@ -254,6 +261,10 @@ def test_pdf_shows_every_figure_and_each_panels_first_picture(pdf):
     assert images >= figures + panels, f"{images} images in the PDF for {figures} figures and {panels} panels"
     shown = pdf_text(PDF).count("Interactive in the HTML edition and the notebook; shown at its first setting")
     assert shown == panels, f"{shown} panels shown at their first setting, of {panels}"
+    # Every figure prints at 200 ppi or more (the book build draws its PNG at readable.PRINT_DPI); a panel's
+    # first picture is the HTML's frame.
+    sharp = sum(ppi >= 195 for ppi in image_ppi(PDF))
+    assert sharp >= figures, f"{sharp} pictures print at 200 ppi or more, of {figures} figures: {image_ppi(PDF)}"
 
 
 @pytest.mark.slow
