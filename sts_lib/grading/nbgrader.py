@@ -11,8 +11,9 @@ project) and ``OUT/nbgrader_config.py``. Each cell carries nbgrader's metadata (
   :func:`sts_lib.exercises.grade`: the course's checker, at the class grader's seed and time limit, prints
   its feedback line and leaves the points earned as the cell's value, which nbgrader records as partial credit
   (so nbgrader's score equals ``python -m sts_lib.grading grade``'s, exercise by exercise);
-* every other code cell is locked (read-only), the ``solution``-tagged worked notes are left out, and the
-  rest is as in the student edition.
+* every other code cell (the set-up, the *try it* cells) stays as it is, editable, since nbgrader scores only the
+  locked test cells; the ``solution``-tagged worked notes are left out, and markdown answers are stubbed as in
+  the student edition.
 
 What nbgrader does not do: it runs the test cells **in the learner's kernel**, unsandboxed, so a submission
 can patch the checker or read other files; the instructor guide says how to sandbox it or re-grade the same
