@@ -34,8 +34,11 @@ from ._core import ID_PATTERN, NOTEBOOKS, source_notebooks
 from ._book_pages import BOOK_DIR, book_page, build_book_pages
 from ._markers import BEGIN, END, MARKERS, MD_BEGIN, MD_END, replace_blocks, solution_blocks, cell_tags
 
-__all__ = ["BOOK_DIR", "book_page", "build", "build_book_pages", "execute", "expected_student", "find_leaks",
-           "make_solution", "make_student", "solution_lines", "stored_check_lines"]
+# The authored notebooks' conventions (solution markers, cell tags) are public here for the other editions that
+# read them (sts_lib.grading.nbgrader).
+__all__ = ["BOOK_DIR", "MARKERS", "MD_BEGIN", "MD_END", "book_page", "build", "build_book_pages", "cell_tags",
+           "execute", "expected_student", "find_leaks", "make_solution", "make_student", "replace_blocks",
+           "solution_lines", "stored_check_lines"]
 
 STUB_MESSAGE = "Exercise {id}: replace this line with your code"
 

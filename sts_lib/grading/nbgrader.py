@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 
 from ..exercises import NOTEBOOKS, REGISTRY
-from ..exercises._markers import MD_BEGIN, MD_END, cell_tags, replace_blocks
+from ..exercises.build import MD_BEGIN, MD_END, cell_tags, replace_blocks
 
 __all__ = ["assignment", "export", "grade_id"]
 

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from sts_lib.exercises import REGISTRY
-from sts_lib.exercises._markers import MARKERS
+from sts_lib.exercises.build import MARKERS
 from sts_lib.grading import GradeConfig, grade_folder
 from sts_lib.grading.nbgrader import export, grade_id
 
