@@ -30,7 +30,7 @@ def width_law(doc: dict) -> Figure:
     target = max(fam["targets"])
     fig = Figure(figsize=(COLUMN_WIDTH, 4.2), layout="constrained")
     ax1, ax2 = fig.subplots(1, 2)
-    qs = fam["qs"]
+    qs = sorted({p["q"] for pts in per_seed(doc, "data", "points").values() for p in pts})   # grid and extra q
     for s, points in per_seed(doc, "data", "points").items():
         for k, q in enumerate(qs):
             c, mk = f"C{k}", _MARKERS[k % len(_MARKERS)]

@@ -26,6 +26,7 @@ import numpy as np
 from ..fits import multi_fit
 from ..report import Markdown, plain, table
 from ..results import per_seed
+from ..theory import in_theorem1_range
 
 #: Bootstrap resamples and their seed (the intervals are reproducible).
 BOOT, BOOT_SEED = 1000, 0
@@ -43,7 +44,7 @@ def cells(doc: dict) -> dict:
 
 def in_theorem(q: int, T: int) -> bool:
     """Theorem 1's range 2 <= q < T/4 (and q >= 3, where the cross-talk term exists)."""
-    return 3 <= q and 4 * q < T
+    return 3 <= q and in_theorem1_range(q, T)
 
 
 def _columns(keys: list, form: str, per_target: bool) -> dict:

@@ -435,7 +435,7 @@ def _decides_adam(cfg: dict) -> tuple:
 #: :meta hide-value:
 FIG2 = Experiment(
     "fig2-length-generalization", "train at T=200, q=3; OOD loss at T_test=250..400, stochastic vs fixed PE",
-    config_length, run_length, figures.length, lane="B", section="ch8-fig2", title="Figure 2",
+    config_length, run_length, figures.length, lane="A", section="ch8-fig2", title="Figure 2",
     paper_says="the stochastic PE generalises to longer sequences, "
                "while every fixed PE stays at a loss of at least 0.15", decides=_decides_length)
 #: The record of the experiment ``fig4-q-generalization`` (:class:`~sts_lib.experiments.record.Experiment`).
@@ -444,7 +444,7 @@ FIG2 = Experiment(
 FIG4 = Experiment(
     "fig4-q-generalization", "train at q=3; loss at unseen q_test (and T_test), stochastic vs fixed PE "
     "(one-hot and near-orthogonal)",
-    config_q, run_q, figures.q_generalization, lane="B", section="ch8-fig4", title="Figure 4",
+    config_q, run_q, figures.q_generalization, lane="A", section="ch8-fig4", title="Figure 4",
     paper_says="both PEs converge at unseen $q$, the stochastic one slightly quicker; the fixed PE gets worse as "
                "$q_{\\text{test}}$ grows", decides=_decides_q)
 #: The record of the experiment ``fig5-adam`` (:class:`~sts_lib.experiments.record.Experiment`).

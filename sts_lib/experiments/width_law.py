@@ -4,13 +4,15 @@ For fresh random unit PEs in R^m, population gradient descent from zero stays ex
 family W_EE = alpha I, V_X = gamma I (:mod:`sts_lib.theory.families`), so the best relative error
 reachable at width m, and the smallest m that reaches a target, are a Monte Carlo computation with
 no training. This experiment evaluates it on a grid, q in {2, 3, 4, 6, 8, 12}, T from 32 to 2048,
+and at q in {16, 24} for T in {512, 2048} (where large q stays inside Theorem 1's q < T/4),
 targets 0.25 / 0.1 / 0.05 (``source = "population-gd"``), and trains the theory transformer to
 convergence at a few (q, T) with the stopping rule of ``tf-width`` (``source = "trained"``), to
 show that trained models sit on the family. It fits
 
     log m_needed = a + b log q + c log ln T + e log(1 / target)
 
-on the family's points with q >= 3, with 95% intervals, and the ln T exponent alone at q = 2,
+on the family's points with q >= 3 inside Theorem 1's q < T/4 (the points outside are kept and shown
+apart), with 95% intervals, and the ln T exponent alone at q = 2,
 where the q selected scores tie exactly and the cross-talk term vanishes. The paper's width for
 stochastic PEs is O~(d + q log T) [S]; the claims say which law the learned solution follows.
 
@@ -35,7 +37,7 @@ from ..metrics import monte_carlo_error
 from ..models import TheoryTransformer
 from ..results import Measured
 from ..task import STSTask
-from ..theory import zero_predictor_loss
+from ..theory import in_theorem1_range, zero_predictor_loss
 from ..theory.families import random_pe_best_error
 from ._runs import Context, SeedResult, cached_call, for_each_seed
 from .width import stop_rule, train_to_convergence
@@ -47,7 +49,9 @@ from .record import Experiment
 def config(scale: str, seeds: list) -> dict:
     if scale == "paper":
         fam = {"qs": [2, 3, 4, 6, 8, 12], "Ts": [32, 128, 512, 2048], "targets": [0.25, 0.1, 0.05],
-               "samples": 1000, "samples_large_T": 500, "m_max": 8192}
+               "samples": 1000, "samples_large_T": 500, "m_max": 8192,
+               # large q only where Theorem 1's q < T/4 holds (issue 30): is the growth in q linear there?
+               "extra": [[16, 512], [16, 2048], [24, 512], [24, 2048]]}
         trained = {"pairs": [[q, T] for T in (32, 128) for q in (2, 3, 4, 6, 8)], "target": 0.25, "d": 4, "seed": 0,
                    "lr": 3e-2, "batch_size": 256, "max_steps": 4000, "eval_samples": 8192, "rule": stop_rule(scale)}
     else:
@@ -62,9 +66,27 @@ def config(scale: str, seeds: list) -> dict:
                            "quick scale: a small family grid and one trained point")}
 
 
+def _pairs(fam: dict) -> list[tuple[int, int]]:
+    """Every (q, T) of the family: the grid ``qs`` x ``Ts`` and the ``extra`` pairs."""
+    grid = [(q, T) for q in fam["qs"] for T in fam["Ts"]]
+    return grid + [(q, T) for q, T in fam.get("extra", []) if (q, T) not in grid]
+
+
+def _samples(fam: dict, T: int) -> int:
+    return fam["samples_large_T"] if T >= 1024 else fam["samples"]
+
+
+def _family_call(q: int, T: int, fam: dict, seed: int, ctx: Context) -> dict:
+    """The family's widths at (q, T) and one Monte Carlo seed, cached under what they depend on alone (not the
+    grid: adding a grid point computes that point only)."""
+    key = {"q": q, "T": T, "targets": fam["targets"], "seed": seed, "samples": _samples(fam, T), "m_max": fam["m_max"]}
+    return cached_call("width-law-family", key, lambda: _family_width(q, T, fam["targets"], fam, seed), ctx,
+                       f"seed {seed}: population-GD family q={q} T={T}")
+
+
 def _family_width(q: int, T: int, targets: list, fam: dict, seed: int) -> dict:
     """Smallest integer m reaching each target, by doubling then bisection, sharing the evaluations."""
-    samples = fam["samples_large_T"] if T >= 1024 else fam["samples"]
+    samples = _samples(fam, T)
     seen: dict[int, dict] = {}
 
     def best(m: int) -> dict:
@@ -128,15 +150,14 @@ def _trained_sweep(q: int, T: int, m_family: float, p: dict, seed: int, ctx: Con
 
 def _start_of(q: int, T: int, fam: dict, tr: dict, ctx: Context) -> float:
     """The family's m at the training seed (where the trained sweep starts), from the cache."""
-    r = cached_call("width-law-family", {"q": q, "T": T, "targets": fam["targets"], "seed": tr["seed"], **fam},
-                    lambda: _family_width(q, T, fam["targets"], fam, tr["seed"]), ctx,
-                    f"seed {tr['seed']}: population-GD family q={q} T={T}")
-    return r["m_needed"][str(tr["target"])]
+    return _family_call(q, T, fam, tr["seed"], ctx)["m_needed"][str(tr["target"])]
 
 
 def law_fit(points: list[dict], q_min: int = 3) -> dict:
-    """The fit of the module docstring on the family's points with q >= ``q_min`` (finite m only)."""
-    pts = [p for p in points if p["source"] == "population-gd" and p["q"] >= q_min and np.isfinite(p["m_needed"])]
+    """The fit of the module docstring on the family's points with q >= ``q_min`` inside Theorem 1's q < T/4
+    (finite m only)."""
+    pts = [p for p in points if p["source"] == "population-gd" and p["q"] >= q_min and in_theorem1_range(p["q"], p["T"])
+           and np.isfinite(p["m_needed"])]
     fit = multi_fit({"log_q": [math.log(p["q"]) for p in pts], "log_lnT": [math.log(math.log(p["T"])) for p in pts],
                      "log_inv_target": [math.log(1 / p["target"]) for p in pts]},
                     [math.log(p["m_needed"]) for p in pts])
@@ -162,14 +183,10 @@ def _seed(cfg: dict, seed: int, ctx: Context, trained: list[dict]) -> SeedResult
     """One Monte Carlo seed: the family on the whole grid, beside the trained points (shared by every seed)."""
     fam, tr = cfg["family"], cfg["trained"]
     points, family = [], {}
-    for q in fam["qs"]:
-        for T in fam["Ts"]:
-            r = cached_call("width-law-family", {"q": q, "T": T, "targets": fam["targets"], "seed": seed, **fam},
-                            lambda q=q, T=T: _family_width(q, T, fam["targets"], fam, seed), ctx,
-                            f"seed {seed}: population-GD family q={q} T={T}")
-            family[(q, T)] = r
-            points += [{"q": q, "T": T, "target": float(t), "m_needed": r["m_needed"][str(t)],
-                        "source": "population-gd"} for t in fam["targets"]]
+    for q, T in _pairs(fam):
+        r = family[(q, T)] = _family_call(q, T, fam, seed, ctx)
+        points += [{"q": q, "T": T, "target": float(t), "m_needed": r["m_needed"][str(t)],
+                    "source": "population-gd"} for t in fam["targets"]]
     beside = []                          # the shared trained sweeps, each beside this seed's family value
     for sweep in trained:
         q, T = sweep["q"], sweep["T"]
@@ -191,7 +208,7 @@ def _summary(points: list[dict], fam: dict) -> dict:
 def claims(points: list[dict], fam: dict) -> dict:
     """The claims of the width law, from its points (a pure function: tests feed it synthetic laws)."""
     out = {}
-    if sum(p["q"] >= 3 and p["source"] == "population-gd" for p in points) > 4:
+    if sum(p["q"] >= 3 and in_theorem1_range(p["q"], p["T"]) and p["source"] == "population-gd" for p in points) > 4:
         f = law_fit(points, 3)
         out["q3plus.lnT_exponent_upper"] = Measured(
             f["ci95"]["log_lnT"][1], 1.25, "<=",

@@ -13,6 +13,15 @@ from .._validate import check_float, check_int, check_T_q
 from .ray import reduced_gradient
 
 
+def in_theorem1_range(q: int, T: int) -> bool:
+    """Theorem 1's range of q [V]: 2 <= q < T/4.
+
+    >>> in_theorem1_range(3, 20), in_theorem1_range(8, 32), in_theorem1_range(24, 512)
+    (True, False, True)
+    """
+    return 2 <= q and 4 * q < T
+
+
 def steps_to_loss(d: int, T: int, q: int, *, lr_W: float, lr_V: float, target: float, max_steps: int,
                   pool: int | None = None) -> dict:
     """First step at which :func:`reduced_dynamics` (population GD from zero, one-hot PE) has loss <= ``target``.
@@ -44,4 +53,4 @@ def steps_to_loss(d: int, T: int, q: int, *, lr_W: float, lr_V: float, target: f
     return {"step": t if loss <= target else None, "loss": loss, "alpha": a, "gamma": g}
 
 
-__all__ = ["steps_to_loss"]
+__all__ = ["in_theorem1_range", "steps_to_loss"]
