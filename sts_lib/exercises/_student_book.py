@@ -6,9 +6,11 @@ Book's own build function and the course's ``_config.yml``, changed in three way
 * sphinx-exercise's ``hide_solutions`` drops every ``{solution}`` directive (the solutions on the
   exercise pages, the worked answers of chapter 6's *Try this*), while the ``{exercise}``
   statements and their hint dropdowns stay;
-* this module, loaded as a Sphinx extension (:func:`setup`), removes the answers to the *Check
-  your understanding* questions (the admonitions titled "Answer") from each page's doctree as it
-  is read, before anything is written or indexed for search; the questions stay;
+* this module, loaded as a Sphinx extension (:func:`setup`), removes the feedback of the *Check
+  your understanding* questions from each page's doctree as it is read, before anything is
+  written or indexed for search: each choice (an admonition of class :data:`CHOICE_CLASS`, a
+  dropdown whose title is the choice and whose body says whether it holds and why) becomes a
+  plain paragraph holding the choice alone, so the questions and their choices stay;
 * ``html_copy_source`` is off: the pages' sources (``_sources/`` and the download buttons) hold
   the answers as written.
 
@@ -22,18 +24,20 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-ANSWER_TITLE = "Answer"          # the title of every check-your-understanding answer in book/src/*.md
+CHOICE_CLASS = "sts-choice"      # the class of every check-your-understanding choice in book/src/*.md
 STUDENT_HTML = "_build/student/html"
 
 
 def drop_answers(app, doctree) -> None:
-    """Sphinx ``doctree-read`` handler: remove every admonition titled :data:`ANSWER_TITLE`."""
+    """Sphinx ``doctree-read`` handler: every admonition of class :data:`CHOICE_CLASS` becomes a paragraph holding
+    its title (the choice) without its body (whether it holds, and why)."""
     from docutils import nodes
 
     for node in list(doctree.findall(nodes.admonition)):
+        if CHOICE_CLASS not in node.get("classes", ()) or node.parent is None:
+            continue
         title = next(iter(node.findall(nodes.title)), None)
-        if title is not None and title.astext().strip() == ANSWER_TITLE and node.parent is not None:
-            node.parent.remove(node)
+        node.replace_self(nodes.paragraph("", "", *(title.children if title is not None else ())))
 
 
 def setup(app) -> dict:

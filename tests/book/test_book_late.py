@@ -47,7 +47,8 @@ def _site_text(folder: Path) -> dict[Path, str]:
 
 def _solution_texts() -> dict[str, list[str]]:
     """What must not reach students, by origin: the distinctive lines of every exercise solution, and the
-    first plain-text run (six words or more, no math or markup) of every answer and `{solution}` in the chapters."""
+    first plain-text run (six words or more, no math or markup) of every self-check choice's feedback and every
+    `{solution}` in the chapters."""
     import nbformat
 
     from sts_lib.exercises.build import solution_lines
@@ -57,8 +58,8 @@ def _solution_texts() -> dict[str, list[str]]:
         lines = solution_lines(nbformat.read(str(src), as_version=4))
         out[src.stem] = sorted(ln for ln in lines if len(ln) >= 16 and not re.search(r"[$`]|\*\*", ln))  # code
     for md in sorted((ROOT / "book" / "src").glob("*.md")):
-        blocks = re.findall(r"```\{(?:admonition\} Answer|solution\}[^\n]*)\n(?::[^\n]*\n)*\n(.*?)\n```",
-                            md.read_text(), re.S)
+        blocks = re.findall(r"```\{(?:admonition\}[^\n]*\n:class: dropdown sts-choice|solution\}[^\n]*)\n"
+                            r"(?::[^\n]*\n)*\n(.*?)\n```", md.read_text(), re.S)
         for body in blocks:
             runs = [" ".join(r.split()) for r in re.split(r"\$[^$]*\$|`[^`]*`|\{[^}]*\}|[*_()\[\]]", body)]
             out.setdefault(md.stem, []).extend([r for r in runs if len(r.split()) >= 6][:1])
@@ -90,6 +91,7 @@ def test_student_edition_has_no_solutions(build):
     chapter = student[STUDENT_HTML / "book" / "07_practical_model.html"]
     assert "Write practical_forward(W, V, Z, z_query)" in chapter and chapter.count("Hint 1") == 3
     assert "positional part be the mean, not the sum, of the selected encodings?" in chapter
+    assert "(b) So that the query's norm stays bounded as" in chapter          # a choice stays, without its feedback
     assert not (STUDENT_HTML / "_sources").exists()
 
 

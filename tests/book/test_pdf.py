@@ -284,7 +284,7 @@ def test_the_student_pdf_has_the_exercises_without_solutions_or_answers(pdf, stu
     assert student_pdf.returncode == 0, f"the student PDF failed to build:\n{student_pdf.log[-4000:]}"
     student = pdf_text(ROOT / "_build" / "student" / "latex" / "sts-course.pdf")
     full = pdf_text(PDF)
-    solution, answer = re.compile(r"Solution to Exercise \d+\.\d+"), re.compile(r"\bAnswer (?=[A-Z(])")
+    solution, answer = re.compile(r"Solution to Exercise \d+\.\d+"), re.compile(r"\b(?:Right|Not quite)\. (?=[A-Z(])")
     assert solution.search(full) and answer.search(full), "the course PDF prints solutions and answers"
     assert not solution.search(student), solution.findall(student)[:3]
     assert not answer.search(student), [student[m.start():m.start() + 60] for m in answer.finditer(student)][:3]
