@@ -247,7 +247,11 @@ def width_law_in_words(doc: dict) -> Markdown:
     power = {t: wlaw.fit_form(data, "power", t) for t in targets}
     pooled, expansion = wlaw.fit_form(data, "power"), wlaw.fit_form(data, "expansion")
     ci = lambda f, k: f"{plain(f['ci95'][k][0])} to {plain(f['ci95'][k][1])}"   # noqa: E731
-    local = [k for T, ks in wlaw.local_q_exponents(data, max(targets)).items() if T >= 128 for k in ks]
+    by_T = {T: ks for T, ks in wlaw.local_q_exponents(data, max(targets)).items() if T >= 128}
+    local = [k for ks in by_T.values() for k in ks]
+    top = {T: sorted(k[0] for k in data if k[1] == T and k[2] == max(targets))[-2:] for T in by_T}
+    pairs = "; ".join(f"$q={a}$ to ${b}$ at $T={T}$" for T, (a, b) in sorted(top.items()))
+    linear = 0.8 <= min(local) and max(local) <= 1.25
     ends = [power[targets[0]], power[targets[-1]]]
     apart = all(not (f["ci95"][k][0] <= g["coef"][k] <= f["ci95"][k][1]) for k in ("q", "lnT")
                 for f, g in (ends, ends[::-1]))
@@ -267,10 +271,11 @@ def width_law_in_words(doc: dict) -> Markdown:
             f"{plain(expansion['rms'])} in $\\log m$ against {plain(pooled['rms'])} for the pooled power law, with "
             f"$c={plain(expansion['coef']['lnT'])}$ ({ci(expansion, 'lnT')}) and "
             f"$e={plain(expansion['coef']['1/target'])}$"
-            f" ({ci(expansion, '1/target')}). At large $q$ it grows like $q^{{{plain(expansion['coef']['q'])}}}$, but "
-            "$q\\le12$ cannot pin the large-$q$ exponent down: between the two largest $q$ the local exponent is "
-            f"{plain(min(local))} to {plain(max(local))} over $T\\ge128$ and every Monte Carlo seed. In the target "
-            "error: a power, not a logarithm, so at every fixed width there is a floor.")
+            f" ({ci(expansion, '1/target')}). At large $q$ it grows like $q^{{{plain(expansion['coef']['q'])}}}$. "
+            f"Between the two largest $q$ of each length ({pairs}) the local exponent of $q$ is {plain(min(local))} "
+            f"to {plain(max(local))} over every Monte Carlo seed at relative error {max(targets)}: "
+            + ("about linear in $q$ there. " if linear else "not linear in $q$ there. ")
+            + "In the target error: a power, not a logarithm, so at every fixed width there is a floor.")
     q2 = per_seed(doc, "final", "lnT_exponent_q2").get(seed, {})
     if q2:
         t, v = next(iter(q2.items()))

@@ -146,6 +146,35 @@ def train_run(spec: dict, ctx: Context) -> History:
     return hist
 
 
+def train_together(specs: list[dict], ctx: Context) -> None:
+    """Off the CPU, train the runs of ``specs`` not finished yet in one
+    :func:`~sts_lib.fast.ensemble.train_ensemble` call (one launch per operation for all of them) and file each
+    as :func:`train_run` would, so that it then finds them cached. On a CPU, nothing: a step there is bound by its
+    arithmetic, not by launches, so each run trains alone when asked, with its checkpoints (an ensemble call has
+    none: it is restarted if interrupted).
+
+    The specs must differ only in what an ensemble's models may (their seeds, learning rates). Each History's
+    ``wall_time`` is the call's time divided among the runs, so the experiment's compute time counts it once.
+    """
+    if ctx.device.type == "cpu":
+        return
+    todo = [s for s in specs if ctx.force or not (ctx.runs_dir / f"{spec_hash(s, ctx.device)}.pt").exists()]
+    if len(todo) < 2:
+        return
+    from ..fast.ensemble import train_ensemble
+    built = [build(s) for s in todo]
+    ctx.log(f"[{ctx.name}] {', '.join(s['label'] + ' seed ' + str(s['train']['seed']) for s in todo)}: training "
+            f"{built[0][2].steps} steps together on {ctx.device}")
+    hists = train_ensemble([b[1] for b in built], [b[0] for b in built], [b[2] for b in built], device=ctx.device,
+                           progress=ctx.progress)
+    ctx.runs_dir.mkdir(parents=True, exist_ok=True)
+    for spec, hist in zip(todo, hists):
+        hist.wall_time /= len(todo)
+        save_torch({"spec": spec, "history": hist.to_dict(), "snapshots": hist.snapshots},
+                   ctx.runs_dir / f"{spec_hash(spec, ctx.device)}.pt")
+    ctx.log(f"[{ctx.name}] trained {len(todo)} runs together in {sum(h.wall_time for h in hists):.1f} s")
+
+
 def _same_run(spec: dict, recorded: dict) -> bool:
     """Does a History's recorded settings (``History.config``) describe the run ``spec`` asks for?"""
     if not recorded or recorded.get("task") != spec["task"]:

@@ -6,11 +6,13 @@
 * :mod:`~sts_lib.fast.prefetch`: drawing the next batch in a background thread;
 * :mod:`~sts_lib.fast.stack` and :mod:`~sts_lib.fast.ensemble`: K models stacked on a
   leading axis and trained together by the library's one loop (``train_ensemble``);
+  :mod:`~sts_lib.fast.dense` steps transformers with dense PEs there (the readable formula
+  over the model axis, with autograd);
 * :mod:`~sts_lib.fast.bench`: ``make bench``.
 
 The first three are leaves: they import nothing from ``sts_lib`` and are the only part of a
 subpackage the core may import (the one fast branch of ``OneLayerTransformer.forward``, the
-sampler of ``StochasticOneHotPE``, and ``train``'s ``prefetch``). The last three sit above
+sampler of ``StochasticOneHotPE``, and ``train``'s ``prefetch``). The others sit above
 the core. This ``__init__`` imports none of them, so importing a leaf never pulls in the
 rest (``from sts_lib.fast.ensemble import train_ensemble``; it is also ``sts_lib.train_ensemble``).
 """

@@ -5,8 +5,9 @@ nets) at once and returns one :class:`~sts_lib.history.History` per model, equal
 calls of :func:`sts_lib.train.train` would return (to float rounding; ``tests/integration/test_ensemble.py``
 checks it), through the same loop (:func:`sts_lib.loop.fit`). The parameters are stacked
 (:mod:`sts_lib.fast.stack`), ``W: (K, D, D)`` and ``V: (K, d, D)``, so one call of the
-closed-form kernel of :mod:`sts_lib.fast.kernel` (or one batched matmul per FCN layer) serves
-all K models. Models of different sizes (PE pools ``m``, FCN widths) are zero-padded to the
+closed-form kernel of :mod:`sts_lib.fast.kernel` (one-hot PEs), of the dense formula of
+:mod:`sts_lib.fast.dense` (dense PEs: a fixed random table, fresh random vectors) or one batched
+matmul per FCN layer serves all K models. Models of different sizes (PE pools ``m``, FCN widths) are zero-padded to the
 largest: the padded entries get exactly zero gradient and stay zero, so each model trains as
 if alone. FCNs are padded only within groups of similar width (within 25%), because their
 matmuls, not per-operation overheads, dominate; on a CPU the transformer kernel runs a few
@@ -37,12 +38,13 @@ from ..metrics import weight_metrics
 from ..models import FCN, OneLayerTransformer
 from ..task import Batch, STSTask, sts_loss
 from ..train import History, TrainConfig, describe_model, eval_batches
+from .dense import dense_chunk, dense_chunks
 from .prefetch import BatchStream, draw_ahead
 from .stack import CHUNK_BYTES, FCNGroups, StackedOptimizer, TransformerStack, chunk_slices, lr_vector, \
     transformer_chunk
 
 # Fields of TrainConfig that may differ between the models of one ensemble.
-PER_MODEL = ("lr", "lr_W", "lr_V", "momentum", "seed")
+PER_MODEL = ("lr", "lr_W", "lr_V", "momentum", "seed", "eval_seed")
 
 
 def _as_list(name: str, value, K: int, kind) -> list:
@@ -56,7 +58,8 @@ def _as_list(name: str, value, K: int, kind) -> list:
 
 
 def _check(models, tasks, configs, data) -> str:
-    """Validate an ensemble; returns its kind, 'transformer' or 'fcn'."""
+    """Validate an ensemble; returns its kind: 'transformer' (one-hot PEs, the closed-form kernel), 'dense'
+    (transformers with dense PEs, :mod:`sts_lib.fast.dense`) or 'fcn'."""
     if all(isinstance(m, FCN) for m in models):
         kind = "fcn"
         if len({(m.T, m.d, m.depth, m.activation) for m in models}) != 1:
@@ -66,11 +69,16 @@ def _check(models, tasks, configs, data) -> str:
         if len({m.position_only for m in models}) != 1:
             raise ValueError("theory transformers trained together must all be position_only, or none")
         for k, (m, t) in enumerate(zip(models, tasks)):
-            if not t.pe.one_hot:
-                raise ValueError(f"tasks[{k}] has a {t.pe.name} PE; train_ensemble batches transformers with "
-                                 "one-hot PEs (onehot, stochastic_onehot); train other PEs with train()")
             if (m.d, m.m) != (t.d, t.m):
                 raise ValueError(f"models[{k}] has d={m.d}, m={m.m} but tasks[{k}] has d={t.d}, m={t.m}")
+        one_hot = [t.pe.one_hot for t in tasks]
+        if not all(one_hot):
+            if any(one_hot):
+                raise ValueError("tasks mix one-hot PEs with dense ones; train them in two ensembles")
+            kind = "dense"
+            if len({m.m for m in models}) != 1:
+                raise ValueError("transformers with dense PEs trained together must share m (nothing is padded); got "
+                                 f"m = {sorted({m.m for m in models})}")
     else:
         raise TypeError("models must be all TheoryTransformer or all FCN; "
                         "train other models one at a time with sts_lib.train.train")
@@ -107,7 +115,7 @@ class _Stacked:
     def __init__(self, kind: str, models, configs, device, chunks: list[slice]):
         self.kind, self.models, self.configs, self.K = kind, models, configs, len(models)
         cfg = configs[0]
-        if kind == "transformer":
+        if kind in ("transformer", "dense"):
             self.stack = TransformerStack(models, device)
             lrs = [lr_vector(configs, "attention", 3, device), lr_vector(configs, "value", 3, device)]
             self.opt = StackedOptimizer([self.stack.W, self.stack.V], lrs, cfg.optimizer,
@@ -122,12 +130,15 @@ class _Stacked:
             return batches[0].fcn_input, batches[0].target
         return torch.stack([b.fcn_input for b in batches]), torch.stack([b.target for b in batches])
 
+    def _chunk(self, batches: list[Batch], sl: slice, grad: bool):
+        return (transformer_chunk if self.kind == "transformer" else dense_chunk)(self.stack, batches, sl, grad)
+
     def train_step(self, batches: list[Batch], step: int) -> torch.Tensor:
-        if self.kind == "transformer":
+        if self.kind != "fcn":
             self.opt.tick()
             losses = []
             for sl in self.chunks:                  # forward, backward and update, one group at a time
-                loss, grads = transformer_chunk(self.stack, batches, sl, grad=True)
+                loss, grads = self._chunk(batches, sl, grad=True)
                 self.opt.step(grads, sl)
                 losses.append(loss)
             return torch.cat(losses)
@@ -137,14 +148,14 @@ class _Stacked:
         return loss.detach()
 
     def scale_lr(self, factor: float) -> None:
-        (self.opt if self.kind == "transformer" else self.stack).scale_lr(factor)
+        (self.stack if self.kind == "fcn" else self.opt).scale_lr(factor)
 
     def measure(self, evals: dict[str, list[Batch]]) -> tuple[list[dict], list[dict]]:
         losses, extras = [dict() for _ in range(self.K)], [dict() for _ in range(self.K)]
         with torch.no_grad():
             for name, batches in evals.items():
-                if self.kind == "transformer":
-                    out = [transformer_chunk(self.stack, batches, sl, grad=False) for sl in self.chunks]
+                if self.kind != "fcn":
+                    out = [self._chunk(batches, sl, grad=False) for sl in self.chunks]
                     loss, mass = torch.cat([o[0] for o in out]).tolist(), torch.cat([o[1] for o in out]).tolist()
                 else:
                     x, target = self._fcn_data(batches)
@@ -157,7 +168,7 @@ class _Stacked:
         return losses, extras
 
     def weights(self, k: int):
-        return self.stack.params(k) if self.kind == "transformer" else None
+        return None if self.kind == "fcn" else self.stack.params(k)
 
     def finish(self) -> None:
         self.stack.write_back(self.models)
@@ -178,10 +189,12 @@ def train_ensemble(models: Sequence[torch.nn.Module], task: STSTask | Sequence[S
     models : K :class:`~sts_lib.models.TheoryTransformer` (zero or random init, any ``m``) or
         K :class:`~sts_lib.models.FCN` (same T, d, depth, activation; any width). They are
         updated in place, as ``train`` does.
-    task : one :class:`~sts_lib.task.STSTask` for all, or one per model (transformers: one-hot
-        or stochastic one-hot PEs, pools may differ; the same d, T, q).
+    task : one :class:`~sts_lib.task.STSTask` for all, or one per model (the same d, T, q).
+        Transformers with one-hot PEs (pools may differ) run the closed-form kernel; with dense
+        PEs (a fixed random table, fresh random vectors; the same m for all) the dense formula
+        with autograd (:mod:`sts_lib.fast.dense`). One ensemble does not mix the two.
     configs : one :class:`~sts_lib.history.TrainConfig` or one per model; they may differ only in
-        ``lr``, ``lr_W``, ``lr_V``, ``momentum`` and ``seed``; ``dataset_size`` must be None.
+        ``lr``, ``lr_W``, ``lr_V``, ``momentum``, ``seed`` and ``eval_seed``; ``dataset_size`` must be None.
     data : ``'independent'`` (each model its own stream, seeded by its config) or ``'shared'``
         (one stream for all; one task and one seed), see the module docstring.
     prefetch : draw the next step's batches in a background thread on a CPU, as in
@@ -214,15 +227,16 @@ def train_ensemble(models: Sequence[torch.nn.Module], task: STSTask | Sequence[S
     gens = [make_generator(configs[0 if data == "shared" else k].seed, device)
             for k in range(1 if data == "shared" else K)]
     # Held-out batches: identical tasks and eval seeds give identical batches, so draw them once.
-    same_task = len({id(t) for t in tasks}) == 1
-    eval_sets = [eval_batches(t, cfg, device) for t in (tasks[:1] if same_task else tasks)]
+    same = len({id(t) for t in tasks}) == 1 and len({c.eval_seed for c in configs}) == 1
+    eval_sets = [eval_batches(t, c, device) for t, c in (zip(tasks[:1], configs[:1]) if same else zip(tasks, configs))]
     evals = {name: [e[name] for e in eval_sets] for name in eval_sets[0]}
     for cb in callbacks:
         evals = {name: [cb.on_batch(b) for b in bs] for name, bs in evals.items()}
     hists = [History(config={"task": t.spec(), "train": c.to_dict(), "model": describe_model(m),
                              "ensemble": {"K": K, "data": data, "index": k}}, device=str(device))
              for k, (m, t, c) in enumerate(zip(models, tasks, configs))]
-    chunks = (chunk_slices(K, evals["loss"][0], device, chunk_bytes) if kind == "transformer" else [slice(0, K)])
+    chunks = (chunk_slices(K, evals["loss"][0], device, chunk_bytes) if kind == "transformer"
+              else dense_chunks(K, device) if kind == "dense" else [slice(0, K)])
     learner = _Stacked(kind, models, configs, device, chunks)
     stream = BatchStream(tasks[:1] if data == "shared" else tasks, cfg.batch_size, gens, device,
                          ahead=draw_ahead(device, prefetch))

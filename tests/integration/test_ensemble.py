@@ -96,6 +96,38 @@ def test_shared_data_lr_sweep_with_random_init_and_gaussian_query_equals_the_loo
     _assert_same(batched, _loop(loop_models, [task] * 2, configs), models, loop_models)
 
 
+@pytest.mark.parametrize("position_only", [True, False])
+@pytest.mark.parametrize("optimizer", ["gd", "adam"])
+def test_dense_tables_with_own_seeds_equal_the_loop(position_only, optimizer):
+    """The near-orthogonal baseline's shape (a fixed random table per seed, plain GD with lr_W; and the full W
+    with Adam): dense PEs go through sts_lib.fast.dense, one table per model, against K train() calls."""
+    tasks = [sts.STSTask(d=3, T=8, q=2, pe=sts.make_pe("near_orthogonal", m=12, max_len=12, seed=s)) for s in range(3)]
+    configs = [sts.TrainConfig(steps=20, batch_size=32, optimizer=optimizer, lr=lr, lr_W=3 * lr, log_every=10,
+                               eval_batch=64, eval_lengths=(12,), eval_qs=(3,), seed=s, snapshot_every=10)
+               for s, lr in enumerate((0.01, 0.02, 0.03) if optimizer == "adam" else
+                                      (1.0, 0.5, 2.0) if position_only else (0.1, 0.05, 0.2))]
+    models = [sts.TheoryTransformer(3, 12, position_only=position_only) for _ in configs]
+    loop_models = copy.deepcopy(models)
+    batched = train_ensemble(models, tasks, configs, progress=False)
+    _assert_same(batched, _loop(loop_models, tasks, configs), models, loop_models)
+    assert batched[0].last("loss") < 0.9 * batched[0]["loss"][0]     # they did learn
+
+
+@pytest.mark.parametrize("data", ["independent", "shared"])
+def test_fresh_random_pes_on_a_device_equal_the_loop_on_it(data, device):
+    """Fresh random unit PEs (the explicit-vector layout), a Gaussian query, on the device: all K models in one
+    chunk there (on a CPU one at a time), against K sequential train() calls on the same device."""
+    task = sts.STSTask(d=3, T=8, q=2, pe=sts.StochasticRandomPE(m=10), x_query="gaussian", query_pe="mean")
+    configs = [sts.TrainConfig(steps=12, batch_size=16, lr=0.5, lr_W=lr_W, log_every=6, eval_batch=32,
+                               eval_lengths=(10,), seed=0 if data == "shared" else s)
+               for s, lr_W in enumerate((1.0, 2.0))]
+    models = [sts.TheoryTransformer(3, 10, init="normal", init_scale=0.3, generator=torch.Generator().manual_seed(s))
+              for s in range(2)]
+    loop_models = copy.deepcopy(models)
+    batched = train_ensemble(models, task, configs, data=data, device=device, progress=False)
+    _assert_same(batched, _loop(loop_models, [task] * 2, configs, device), models, loop_models, atol=1e-5)
+
+
 @pytest.mark.parametrize("optimizer", ["gd", "sgd", "adam"])
 def test_fcn_width_sweep_equals_the_loop(optimizer):
     task = sts.STSTask(d=2, T=6, q=2)
@@ -212,9 +244,13 @@ def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="same seed"):
         train_ensemble([sts.TheoryTransformer(2, 5)] * 2, task, [cfg, sts.TrainConfig(steps=2, seed=1)],
                        data="shared", progress=False)
-    with pytest.raises(ValueError, match="one-hot PEs"):
-        t = sts.STSTask(d=2, T=5, q=2, pe=sts.StochasticRandomPE(m=8))
-        train_ensemble([sts.TheoryTransformer(2, 8)], t, cfg, progress=False)
+    dense = sts.STSTask(d=2, T=5, q=2, pe=sts.StochasticRandomPE(m=8))
+    with pytest.raises(ValueError, match="mix one-hot PEs with dense ones"):
+        train_ensemble([sts.TheoryTransformer(2, 8)] * 2, [dense, sts.STSTask(d=2, T=5, q=2, pe=sts.OneHotPE(8))], cfg,
+                       progress=False)
+    with pytest.raises(ValueError, match="must share m"):
+        train_ensemble([sts.TheoryTransformer(2, 8), sts.TheoryTransformer(2, 6)],
+                       [dense, sts.STSTask(d=2, T=5, q=2, pe=sts.StochasticRandomPE(m=6))], cfg, progress=False)
     with pytest.raises(ValueError, match="dataset_size"):
         train_ensemble([sts.TheoryTransformer(2, 5)], task, sts.TrainConfig(steps=2, dataset_size=8), progress=False)
     with pytest.raises(ValueError, match="data must be one of"):

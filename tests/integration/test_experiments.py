@@ -5,6 +5,7 @@ import importlib
 import json
 import operator
 
+import numpy as np
 import pytest
 import quick_documents
 import torch
@@ -417,3 +418,33 @@ def test_adding_an_experiment_touches_its_own_module_only(tmp_path, monkeypatch)
     with pytest.raises(ValueError, match="two experiments are named"):
         experiments._collect([*experiments.MODULES, types.SimpleNamespace(X=Experiment(
             "fig1-convergence", "dup", base.config, base.run, base.figure, lane="A", section=""))])
+
+
+def test_seeds_train_together_off_the_cpu_with_the_numbers_of_their_own_runs(tmp_path):
+    """`train_together` (the near-orthogonal baseline's tables): on the virtual accelerator the seeds' runs train
+    in one ensemble call and are filed where `train_run` finds them, with the histories of runs trained alone
+    there (to float rounding); on a CPU it trains nothing."""
+    from sts_lib.experiments._runs import Context, run_spec, spec_hash, train_run, train_together, with_seed
+    from sts_lib.testing import virtual_accelerator
+
+    spec = run_spec("tiny-nearorth", task={"d": 3, "T": 8, "q": 2, "x_query": "zero", "query_pe": "sum",
+                                           "pe": {"name": "near_orthogonal", "kind": "rademacher", "seed": 0,
+                                                  "max_len": 12, "m": 12}},
+                    model={"class": "theory", "position_only": True, "init": "zero"},
+                    train_cfg={"steps": 30, "batch_size": 32, "optimizer": "gd", "lr": 1.0, "lr_W": 3.0,
+                               "log_every": 10, "eval_batch": 64, "eval_lengths": [12], "eval_qs": [3], "seed": 0})
+    specs = [with_seed(spec, s) for s in (0, 1, 2)]
+    cpu = Context(out=tmp_path / "cpu", device=torch.device("cpu"), progress=False, log=lambda _: None)
+    train_together(specs, cpu)
+    assert not (tmp_path / "cpu" / ".runs").exists()
+    with virtual_accelerator.activate() as dev:
+        together = Context(out=tmp_path / "together", device=dev, progress=False, log=lambda _: None)
+        alone = Context(out=tmp_path / "alone", device=dev, progress=False, log=lambda _: None)
+        train_together(specs, together)
+        assert all((together.runs_dir / f"{spec_hash(s, dev)}.pt").exists() for s in specs)
+        for s in specs:
+            h, r = train_run(s, together), train_run(s, alone)
+            for key in r.metrics:
+                np.testing.assert_allclose(h[key], r[key], rtol=1e-4, atol=1e-6, err_msg=key)
+            assert h.config["train"]["eval_seed"] == r.config["train"]["eval_seed"]
+        assert together.stats["cached"] == 3 and alone.stats["trained"] == 3
