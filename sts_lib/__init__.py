@@ -25,7 +25,7 @@ import types
 _HOMES = {
     "device": ("describe_device", "get_device", "make_generator", "module_device", "set_default_device", "to_cpu",
                "to_numpy"),
-    "history": ("History", "TrainConfig"),
+    "history": ("HeldOut", "History", "TrainConfig"),
     "loop": ("Callback",),
     "metrics": ("attention_mass", "block_norms", "cosine", "evaluate", "monte_carlo_error", "monte_carlo_errors",
                 "transformer_metrics", "weight_metrics"),
@@ -84,8 +84,9 @@ sys.modules[__name__].__class__ = _Package
 __version__ = "0.1.0"
 
 __all__ = [
-    "Batch", "Callback", "FCN", "History", "NearOrthogonalPE", "OneHotPE", "OneHotQuery", "OneLayerTransformer",
-    "PEBatch", "PE_COLORS", "PE_KINDS", "PE_LABELS", "PositionalEncoding", "PracticalTransformer", "STSTask",
+    "Batch", "Callback", "FCN", "HeldOut", "History", "NearOrthogonalPE", "OneHotPE", "OneHotQuery",
+    "OneLayerTransformer", "PEBatch", "PE_COLORS", "PE_KINDS", "PE_LABELS", "PositionalEncoding",
+    "PracticalTransformer", "STSTask",
     "StochasticCodebookPE", "StochasticOneHotPE", "StochasticRandomPE", "TheoryTransformer", "TrainConfig",
     "attention_mass", "block_norms", "c_for_loss", "cosine", "dense_reference_forward", "describe_device",
     "evaluate", "fcn_bayes_error", "fcn_lower_bound", "get_device", "ground_truth", "load_result", "loss_on_ray",

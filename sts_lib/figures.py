@@ -24,7 +24,7 @@ from .plots import (COLUMN_WIDTH, LEGEND_SIZE, ood_title, plot_convergence, plot
                     seed_legend_handles)
 from .positional import PE_COLORS, PE_KINDS, PE_LABELS, pe_class
 from .results import histories, history, per_seed
-from .history import History
+from .history import HeldOut, History
 
 #: The paper's Figure 4 caption: "all of the fixed PE end up with validation loss at least 0.15" [V].
 FIXED_PE_FLOOR = 0.15
@@ -198,7 +198,7 @@ def length(doc: dict) -> Figure:
     The step axis is logarithmic beyond step :data:`LOG_STEPS_FROM`, so the fixed one-hot PE's early dip shows.
     Black dashes: exact population gradient descent for the one-hot PEs (stochastic pool and fixed),
     the theorem's object, at the runs' own rates."""
-    keys = [f"loss_T{T}" for T in doc["config"]["T_tests"]]
+    keys = [HeldOut.length(T).key for T in doc["config"]["T_tests"]]
     overlay = {}
     for run in doc["runs"]:           # the first run of each one-hot kind trained by gradient descent
         h = history(doc, run)
@@ -212,7 +212,7 @@ def length(doc: dict) -> Figure:
 
 def q_generalization(doc: dict) -> Figure:
     """Figure 4 (bottom): held-out loss at each unseen q_test during training, a curve per PE, a line per seed."""
-    keys = [f"loss_q{q}" for q in doc["config"]["q_tests"]]
+    keys = [HeldOut.subset(q).key for q in doc["config"]["q_tests"]]
     return _ood(doc, [(k, None) for k in _pairs(keys)],
                 f"Figure 4: held-out loss at other q (trained at q={_trained(doc)['q']}), seeds {doc['seeds']}")
 
@@ -221,7 +221,8 @@ def adam(doc: dict) -> Figure:
     """Figure 5: the shortest and longest T_test (top) and the smallest and largest q_test (bottom), Adam."""
     Ts, qs = doc["config"]["T_tests"], doc["config"]["q_tests"]
     task = _trained(doc)
-    rows = [([f"loss_T{Ts[0]}", f"loss_T{Ts[-1]}"], FIXED_PE_FLOOR), ([f"loss_q{qs[0]}", f"loss_q{qs[-1]}"], None)]
+    rows = [([HeldOut.length(T).key for T in (Ts[0], Ts[-1])], FIXED_PE_FLOOR),
+            ([HeldOut.subset(q).key for q in (qs[0], qs[-1])], None)]
     return _ood(doc, rows, f"Figure 5: Adam, trained at T={task['T']}, q={task['q']}, seeds {doc['seeds']}")
 
 
@@ -297,7 +298,7 @@ def pe_samplers(doc: dict) -> Figure:
     for row, (model, runs) in zip(axes, sorted(groups.items(), key=lambda kv: kv[0] != "TheoryTransformer")):
         curves = {label: hists for label, (_, hists) in runs.items()}
         first = next(iter(next(iter(curves.values())).values()))
-        tkey = next(k for k in first.metrics if k.startswith("loss_T"))
+        test = first.held_out("T")[0]
         kinds = {label: pe_kind(next(iter(h.values()))) for label, h in curves.items()}
         for label, kind in kinds.items():                # a kind's later samplers keep its colour, in other dashes
             if label not in styles:
@@ -305,9 +306,8 @@ def pe_samplers(doc: dict) -> Figure:
                 seen.append(kind)
         color = pe_colors(curves)
         name = f"{_MODELS.get(model, model)}, T={first.config['task']['T']}"
-        plot_ood(curves, keys=["loss", tkey], titles=[f"{name}\nat the training length",
-                                                      f"{name}\nat T_test = {tkey[6:]}"],
-                 axes=list(row), color=color, linestyle=lambda label, i: styles[label])
+        plot_ood(curves, keys=["loss", test.key], titles=[f"{name}\n{at}" for at in ("at the training length",
+                 f"at {test.where}")], axes=list(row), color=color, linestyle=lambda label, i: styles[label])
         for handle in seed_legend_handles(curves, color, lambda label, i: styles[label]):
             (kinds_of_line if handle.get_label() not in curves else legend).setdefault(handle.get_label(), handle)
         for i, (label, (run, _)) in enumerate(runs.items()):

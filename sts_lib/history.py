@@ -49,8 +49,8 @@ class TrainConfig:
     dataset_size: int | None = None       # None: fresh online batches; else a fixed dataset of this size
     log_every: int = 50                   # steps between metric logs (the only host syncs)
     eval_batch: int = 1024                # size of each fixed held-out batch
-    eval_lengths: tuple = ()              # extra test lengths T_test, logged as loss_T{T}
-    eval_qs: tuple = ()                   # extra test subset sizes q_test, logged as loss_q{q}
+    eval_lengths: tuple = ()              # extra test lengths T_test, logged as HeldOut.length(T).key
+    eval_qs: tuple = ()                   # extra test subset sizes q_test, logged as HeldOut.subset(q).key
     snapshot_every: int | None = None     # steps between W/V snapshots (None: first and last only)
     seed: int = 0                         # seed of the training data stream
     eval_seed: int = EVAL_SEED            # seed of the held-out batches (experiments: EVAL_SEED + seed)
@@ -85,6 +85,56 @@ class TrainConfig:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(self).items()}
 
 
+@dataclass(frozen=True)
+class HeldOut:
+    """One held-out metric a run logs: the loss at a test length T_test (``axis="T"``) or at a test subset size
+    q_test (``axis="q"``). The record names its metric (:attr:`key`, as :class:`History` stores it), its title in
+    a figure and its words in a claim, so that no one parses a metric's name.
+
+    >>> HeldOut.length(250).key, HeldOut.parse("loss_q5"), HeldOut.parse("loss"), HeldOut.subset(5).where
+    ('loss_T250', HeldOut(axis='q', value=5), None, 'q_test = 5')
+    """
+
+    axis: str       # "T": a test length T_test; "q": a test subset size q_test
+    value: int      # that length or subset size
+
+    def __post_init__(self):
+        check_choice("axis", self.axis, ("T", "q"))
+        object.__setattr__(self, "value", check_int("value", self.value, low=1))
+
+    @classmethod
+    def length(cls, T: int) -> HeldOut:
+        """The loss at test length ``T`` (``TrainConfig.eval_lengths``)."""
+        return cls("T", T)
+
+    @classmethod
+    def subset(cls, q: int) -> HeldOut:
+        """The loss at test subset size ``q`` (``TrainConfig.eval_qs``)."""
+        return cls("q", q)
+
+    @classmethod
+    def parse(cls, key: str) -> HeldOut | None:
+        """The record of a metric name, or None for a metric that is not held out (``loss``, ``cos_W``)."""
+        if key.startswith("loss_") and key[5:6] in ("T", "q") and key[6:].isdigit():
+            return cls(key[5], int(key[6:]))
+        return None
+
+    @property
+    def key(self) -> str:
+        """The metric's name in a :class:`History`: ``loss_T250``, ``loss_q5``."""
+        return f"loss_{self.axis}{self.value}"
+
+    @property
+    def title(self) -> str:
+        """A figure panel's title (mathtext): ``$T_{\\mathrm{test}}$ = 250``."""
+        return f"${self.axis}_{{\\mathrm{{test}}}}$ = {self.value}"
+
+    @property
+    def where(self) -> str:
+        """Plain words for a claim: ``T_test = 250``."""
+        return f"{self.axis}_test = {self.value}"
+
+
 @dataclass
 class History:
     """What ``train`` returns: metrics at each logged step, W/V snapshots, config and timing."""
@@ -106,6 +156,11 @@ class History:
     def last(self, key: str) -> float:
         """The final logged value of a metric."""
         return float(self[key][-1])
+
+    def held_out(self, axis: str | None = None) -> list[HeldOut]:
+        """The held-out metrics this run logged (of one ``axis``, "T" or "q", or both), by axis and value."""
+        found = [h for h in map(HeldOut.parse, self.metrics) if h is not None and axis in (None, h.axis)]
+        return sorted(found, key=lambda h: (h.axis, h.value))
 
     def record(self, step: int, values: dict) -> None:
         """Append one logged step: ``values`` maps metric names to numbers."""
@@ -130,4 +185,4 @@ class History:
                    dict(data.get("config", {})), float(data.get("wall_time", 0.0)), data.get("device", "cpu"))
 
 
-__all__ = ["OPTIMIZERS", "PLAIN_STEPS", "History", "TrainConfig"]
+__all__ = ["OPTIMIZERS", "PLAIN_STEPS", "HeldOut", "History", "TrainConfig"]

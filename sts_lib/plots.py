@@ -9,12 +9,12 @@ A new figure is drawn for the book's column (:mod:`sts_lib.readable`): at most
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 from matplotlib.figure import Figure
 
+from ._validate import check_choice
 from .device import to_numpy
+from .history import HeldOut
 from .readable import COLUMN_WIDTH, LEGEND_SIZE
 from .readable import enlarge_text, readable_figures  # noqa: F401  (the chapters' set-up cell imports them from here)
 
@@ -185,22 +185,22 @@ def ood_title(key: str) -> str:
     >>> ood_title("loss_T25"), ood_title("loss_q2"), ood_title("loss")
     ('$T_{\\mathrm{test}}$ = 25', '$q_{\\mathrm{test}}$ = 2', 'loss')
     """
-    m = re.fullmatch(r"loss_([Tq])(\d+)", key)
-    return f"${m[1]}_{{\\mathrm{{test}}}}$ = {m[2]}" if m else key
+    held = HeldOut.parse(key)
+    return held.title if held else key
 
 
-def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None, floor: float | None = None,
+def plot_ood(histories, *, axis: str = "T", keys: list[str] | None = None, floor: float | None = None,
              title: str | None = None, titles: list[str] | None = None, color=None, linestyle=None,
              marker=None, axes=None) -> Figure:
-    """Held-out loss at other lengths (``loss_T*``) or subset sizes (``prefix='loss_q'``) against the step.
+    """Held-out loss at other lengths (``axis="T"``) or subset sizes (``axis="q"``) against the step.
 
-    One panel per key, one curve per run. ``histories`` is a History or ``{label: run}``, where
-    a run is a History or ``{seed: History}`` (several seeds: a thin line per seed and, when
-    they are logged at the same steps, their mean). ``color(label, i)`` picks a run's colour
-    (default ``C0, C1, ...``), ``linestyle(label, i)`` its line style (default solid) and ``marker(label, i)`` a
-    marker set along the line (default none), so that two runs of one PE kind share the kind's colour and still
-    differ, and kinds differ by more than hue; ``floor`` draws a dotted
-    line; ``titles`` names the panels;
+    One panel per held-out metric of that axis (:class:`~sts_lib.history.HeldOut`), or per name in ``keys``,
+    one curve per run. ``histories`` is a History or ``{label: run}``, where a run is a History or
+    ``{seed: History}`` (several seeds: a thin line per seed and, when they are logged at the same steps, their
+    mean). ``color(label, i)`` picks a run's colour (default ``C0, C1, ...``), ``linestyle(label, i)`` its line
+    style (default solid) and ``marker(label, i)`` a marker set along the line (default none), so that two runs of
+    one PE kind share the kind's colour and still differ, and kinds differ by more than hue; ``floor`` draws a
+    dotted line; ``titles`` names the panels;
     ``axes`` (one per key) draws into an existing figure, with a legend on the last one. A new
     figure is a bare Figure, not pyplot's, drawn for the book's column: two panels a row and one
     legend for all of them (in the empty slot of an odd grid, else below the panels). This is the
@@ -210,10 +210,11 @@ def plot_ood(histories, *, prefix: str = "loss_T", keys: list[str] | None = None
         histories = {"run": histories}
     runs = {label: ({0: h} if hasattr(h, "metrics") else dict(h)) for label, h in histories.items()}
     if keys is None:
-        keys = sorted({k for seeds in runs.values() for h in seeds.values() for k in h.metrics if k.startswith(prefix)},
-                      key=lambda k: int(k[len(prefix):]))
+        check_choice("axis", axis, ("T", "q"))
+        held = {h for seeds in runs.values() for hist in seeds.values() for h in hist.held_out(axis)}
+        keys = [h.key for h in sorted(held, key=lambda h: h.value)]
     if not keys:
-        raise ValueError(f"no metric starting with {prefix!r} in these histories")
+        raise ValueError(f"no held-out metric of axis {axis!r} ({HeldOut(axis, 1).key[:6]}...) in these histories")
     new = axes is None
     if new:
         ncols = min(len(keys), 2)

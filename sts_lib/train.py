@@ -27,7 +27,7 @@ from ._validate import check_int
 from .device import get_device, make_generator, to_cpu
 from .fast.prefetch import BatchStream, draw_ahead
 from .files import save_torch
-from .history import OPTIMIZERS, PLAIN_STEPS, History, TrainConfig  # noqa: F401 (re-exported: their home is history)
+from .history import OPTIMIZERS, PLAIN_STEPS, HeldOut, History, TrainConfig  # noqa: F401 (re-exported: home: history)
 from .loop import Callback, fit
 from .metrics import transformer_metrics
 from .models import OneLayerTransformer
@@ -51,9 +51,9 @@ def eval_batches(task: STSTask, cfg: TrainConfig, device) -> dict[str, Batch]:
     g = make_generator(cfg.eval_seed, device)
     out = {"loss": task.sample(cfg.eval_batch, generator=g, device=device)}
     for T in cfg.eval_lengths:
-        out[f"loss_T{T}"] = task.sample(cfg.eval_batch, T=T, generator=g, device=device)
+        out[HeldOut.length(T).key] = task.sample(cfg.eval_batch, T=T, generator=g, device=device)
     for q in cfg.eval_qs:
-        out[f"loss_q{q}"] = task.sample(cfg.eval_batch, q=q, generator=g, device=device)
+        out[HeldOut.subset(q).key] = task.sample(cfg.eval_batch, q=q, generator=g, device=device)
     return out
 
 

@@ -18,6 +18,7 @@ import math
 import numpy as np
 import torch
 
+from ..history import HeldOut
 from .._validate import check_float, check_int, check_T_q
 from ..device import make_generator
 from ..fits import linear_fit
@@ -207,7 +208,7 @@ def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_t
         rep = symmetry_report(model.full_W(), model.full_V(), d)
         fit = fit_inverse_loss_rate(hist["step"], hist["loss"])
         rows.append({"sampler": name, "m": pe.m, "lr_W": cfg.lr_W, "loss": hist.last("loss"),
-                     f"loss_T{T_test}": hist.last(f"loss_T{T_test}"), "cos_W": hist.last("cos_W"),
+                     HeldOut.length(T_test).key: hist.last(HeldOut.length(T_test).key), "cos_W": hist.last("cos_W"),
                      "cos_V": hist.last("cos_V"), "inv_loss_r2": fit["r2"], "inv_loss_slope": fit["slope"],
                      "cos_EE_I": rep["cos_EE_I"], "ee_residual": rep["ee_residual"],
                      "seconds": hist.wall_time})
@@ -230,6 +231,6 @@ def samplers_table(rows: list[dict], T_test: int, *, note: str = "") -> Markdown
     """
     return table(["sampler", "loss", f"loss at $T={T_test}$", r"$\cos(W,W^\star)$", r"$\cos(V,V^\star)$",
                   r"slope of $1/\text{loss}$", "its $R^2$", r"$\cos(W_{EE},I)$"],
-                 [(r["sampler"], f"{r['loss']:.4f}", f"{r[f'loss_T{T_test}']:.3f}", f"{r['cos_W']:.4f}",
+                 [(r["sampler"], f"{r['loss']:.4f}", f"{r[HeldOut.length(T_test).key]:.3f}", f"{r['cos_W']:.4f}",
                    f"{r['cos_V']:.4f}", f"{r['inv_loss_slope']:.4f}", f"{r['inv_loss_r2']:.2f}",
                    f"{r['cos_EE_I']:.4f}") for r in rows], note=note)

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
+from ..history import HeldOut
 from .._validate import check_choice, check_int, check_T_q
 from ..positional import pe_class
 from ..device import make_generator
@@ -196,7 +197,7 @@ def plot_sampler_runs(hists: dict, *, T_test: int) -> Figure:
         style = {"c": f"C{k}", "ls": ("-", "--", "-.", ":")[k % 4], "label": name}
         a1.semilogy(h["step"], h["loss"], **style)
         a2.plot(h["step"], h["inv_loss"], **style)
-        a3.semilogy(h["step"], h[f"loss_T{T_test}"], **style)
+        a3.semilogy(h["step"], h[HeldOut.length(T_test).key], **style)
     a1.set(xlabel="step", ylabel="loss", title="training length (held-out)")
     a2.set(xlabel="step", title="1 / loss")
     a3.set(xlabel="step", ylabel="loss", title=f"length generalisation: T = {T_test}")

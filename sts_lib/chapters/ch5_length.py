@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..history import HeldOut
 from .._validate import check_int, check_T_q
 from ..device import make_generator, to_cpu
 from ..metrics import attention_mass, evaluate
@@ -170,7 +171,7 @@ def final_losses(runs: dict[str, LengthRun]) -> Markdown:
     the note gives the runs' total training time."""
     first = next(iter(runs.values()))
     lengths = first.history.config["train"]["eval_lengths"]
-    rows = [(name, f"{r.history.last('loss'):.4f}", *(f"{r.history.last(f'loss_T{L}'):.3f}" for L in lengths))
+    rows = [(name, f"{r.history.last('loss'):.4f}", *(f"{r.history.last(HeldOut.length(L).key):.3f}" for L in lengths))
             for name, r in runs.items()]
     seconds = sum(r.history.wall_time for r in runs.values())
     return table(["PE", f"$T={first.task.T}$", *(f"$T'={L}$" for L in lengths)], rows,

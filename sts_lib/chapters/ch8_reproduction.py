@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..history import HeldOut
 from .. import statements
 from .ch4_positional_widgets import width_law_in_words
 from ..report import Markdown, table
@@ -78,7 +79,7 @@ def baseline_minima(doc: dict) -> Markdown:
     """Per table: the smallest loss at the first T_test over the run, when, the family's prediction, the end value."""
     Tt = doc["config"]["params"]["T_tests"][0]
     rows = [(s, f["min"], round(f["step_of_min"]), f["family_min"], f["final"])
-            for s, f in per_seed(doc, "final", f"loss_T{Tt}").items()]
+            for s, f in per_seed(doc, "final", HeldOut.length(Tt).key).items()]
     return table(["table", f"lowest loss at $T_{{\\text{{test}}}}={Tt}$", "at step", "interpolant family's minimum",
                   "loss at the end"], rows)
 

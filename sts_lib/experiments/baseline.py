@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..history import HeldOut
 from ..checks import FLAT_SLOPE, loss_exponent, rank_correlation
 from ..positional import make_pe
 from ..results import Measured
@@ -85,7 +86,7 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
     early = steps <= horizon
     final, claims = {}, {}
     for Tt in p["T_tests"]:
-        key = f"loss_T{Tt}"
+        key = HeldOut.length(Tt).key
         curve = hist[key]
         i = int(np.argmin(curve))
         low, end = float(curve[i]), float(curve[-1])
@@ -126,7 +127,7 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
                 name=f"{where}: lowest loss ÷ the interpolant family's prediction")
     q_final = {}
     for q in p["q_tests"]:
-        key = f"loss_q{q}"
+        key = HeldOut.subset(q).key
         info, claims[f"q{q}.converges"] = converges_claim(hist, key, "fixed near-orthogonal PE", f"q_test = {q}",
                                                           "paper")
         q_final[q] = float(hist[key][-1])

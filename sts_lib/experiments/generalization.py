@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..history import HeldOut
 from .. import figures
 from ..checks import FLAT_SLOPE, SLOPE_TOL, long_run, population_gd_of, rank_correlation
 from ..fits import inverse_loss_fit, last_part
@@ -216,7 +217,7 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
             "theory.reduced_dynamics): how far minibatch SGD is from the theorem's object", role="ours",
             noise=NOISE_1024, name=f"{_NAME[kind]}: final loss ÷ exact population GD's")
     for Tt in T_tests:
-        key = f"loss_T{Tt}"
+        key = HeldOut.length(Tt).key
         where = f"T_test = {Tt}"
         info, claims[f"{prefix}stochastic.T{Tt}.converges"] = converges_claim(s, key, _NAME["stochastic"], where,
                                                                          "paper", POOL_COVERS)
@@ -289,7 +290,7 @@ def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefi
     s = hists["stochastic"]
     quick = hists.get(EQRATE)
     for qt in q_tests:
-        key, where = f"loss_q{qt}", f"q_test = {qt}"
+        key, where = HeldOut.subset(qt).key, HeldOut.subset(qt).where
         final[key] = {"steps_to_5pct": {}, "end_mean": {}}
         for kind, h in hists.items():
             abs_final[kind].append(h.last(key))

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..history import HeldOut
 from ..positional import make_pe, pe_class
 from ..probes import ray_loss_mc
 from ..task import STSTask
@@ -118,9 +119,10 @@ def _seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
         plateau = uniform_plateau(d, T, q)
         steps, loss = hist["step"], hist["loss"]
         tail = last_part(steps, 0.2)                 # the last fifth
+        test = HeldOut.length(cfg["params"][setting]["T_test"])
         f = {k: hist.last(k) for k in _METRICS} | {
             "plateau": plateau, "measured_floor": float(loss[tail].mean()),
-            f"loss_T{cfg['params'][setting]['T_test']}": hist.last(f"loss_T{cfg['params'][setting]['T_test']}"),
+            test.key: hist.last(test.key),
             "inv_loss_R2": inverse_loss_fit(steps, loss).r2, "wall_time": hist.wall_time,
             "pe_width": int(t["pe"].get("m", t["pe"].get("max_len", 0))),
             # still falling at the end? relative change of the loss per 1000 steps over the last fifth

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..history import HeldOut
 from .._validate import check_float, check_int, check_T_q
 
 
@@ -139,8 +140,8 @@ def population_gd_at_lengths(d: int, T: int, q: int, T_tests, *, lr_W: float, lr
     out = {"step": r["step"][idx], "loss": r["loss"][idx]}
     for Tt in T_tests:
         if pool is not None:
-            out[f"loss_T{Tt}"] = np.asarray(reduced_loss(a, g, d, Tt, q))
+            out[HeldOut.length(Tt).key] = np.asarray(reduced_loss(a, g, d, Tt, q))
         else:
-            out[f"loss_T{Tt}"] = np.array([fixed_onehot_loss(float(x), -float(x) / T, float(y), d, T, Tt, q)
+            out[HeldOut.length(Tt).key] = np.array([fixed_onehot_loss(float(x), -float(x) / T, float(y), d, T, Tt, q)
                                            for x, y in zip(a, g)])
     return out

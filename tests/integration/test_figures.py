@@ -325,7 +325,7 @@ def _library_figures(data):
         "ch3.plot_ray_loss": lambda: wdyn.plot_ray_loss(5, 12, 3, [1.0, 2.0], [0.5, 0.1]),
         "ch3.plot_symmetry": lambda: wdyn.plot_symmetry(data["run"]["report"]),
         "ch5.plot_ood_panels": lambda: wlenw.plot_ood_panels({PE_LABELS[k]: _history(keys=q4, pe=k) for k in kinds},
-                                                             prefix="loss_q", title="held-out loss at other q"),
+                                                             axis="q", title="held-out loss at other q"),
         "ch5.LengthExplorer.draw": lambda: wlenw.LengthExplorer(data["length_runs"], lengths=[20, 30, 40]).draw(
             pe="fixed one-hot", T_test=40),
         "ch6.plot_sweep_run": lambda: wrel.plot_sweep_run(sweep=data["sweep"], ratio=10.0),

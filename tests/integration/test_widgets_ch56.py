@@ -163,9 +163,11 @@ def test_ood_panels(runs):
     hs = {n: r.history for n, r in runs.items()}
     fig = wlenw.plot_ood_panels(hs)
     assert isinstance(fig, Figure) and len(fig.axes) == 2
-    assert len(wlenw.plot_ood_panels(hs, prefix="loss_q").axes) == 1
-    with pytest.raises(ValueError, match="no metric"):
-        wlenw.plot_ood_panels(hs, prefix="loss_zzz")
+    assert len(wlenw.plot_ood_panels(hs, axis="q").axes) == 1
+    with pytest.raises(ValueError, match="axis must be one of"):
+        wlenw.plot_ood_panels(hs, axis="zzz")
+    with pytest.raises(ValueError, match="no held-out metric of axis 'q'"):
+        wlenw.plot_ood_panels({n: sts.History(steps=[0], metrics={"loss": [1.0]}) for n in hs}, axis="q")
 
 
 def test_length_explorer_draws_purely(runs):

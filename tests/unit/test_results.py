@@ -286,3 +286,22 @@ def test_results_readme_is_generated_from_the_committed_files(no_env, tmp_path):
     stale = committed[:i] + "\nan old claim, typed by hand\n" + committed[i:]   # a hand edit inside the generated part
     copy.write_text(stale)
     assert readme.write(copy, REPO / "results") == committed
+
+
+def test_held_out_metrics_are_records_not_parsed_names():
+    """A held-out metric's name, title and words come from one record (sts_lib.history.HeldOut), and a History
+    lists its held-out metrics in order; names that are not held out parse to None, bad records name the field."""
+    from sts_lib.history import HeldOut, History
+
+    for h in (HeldOut.length(250), HeldOut.subset(5), HeldOut("T", 1)):
+        assert HeldOut.parse(h.key) == h
+    assert HeldOut.length(250).title == "$T_{\\mathrm{test}}$ = 250" and HeldOut.subset(10).where == "q_test = 10"
+    assert [HeldOut.parse(k) for k in ("loss", "cos_W", "loss_T", "loss_Tx", "loss_x3", "attn_mass")] == [None] * 6
+    with pytest.raises(ValueError, match="axis must be one of"):
+        HeldOut("L", 3)
+    with pytest.raises(ValueError, match="value"):
+        HeldOut("T", 0)
+    hist = History(steps=[0], metrics={"loss": [1.0], "loss_q10": [1.0], "loss_T300": [1.0], "loss_q2": [1.0],
+                                       "loss_T25": [1.0]})
+    assert [h.key for h in hist.held_out()] == ["loss_T25", "loss_T300", "loss_q2", "loss_q10"]
+    assert [h.value for h in hist.held_out("q")] == [2, 10]
