@@ -50,7 +50,10 @@ class PositionalEncoding:
     color = "C7"            # its colour in every figure of the library and the book
     marker = "x"            # its marker, so that no two kinds differ by hue alone (colour-blind readers)
     one_hot = False         # True when every batch it samples is PEBatch.one_hot
-    stochastic = False
+    stochastic = False      # True when each sequence draws its positions' vectors afresh
+    seeded_table = False    # True when it draws a random table from its `seed` (so each run seed draws its own)
+    rotation_invariant = False   # True when the law of its vectors is invariant under rotations of R^m: then
+                                 # population GD from zero stays in the family W_EE = alpha I (theory.families)
 
     @classmethod
     def for_task(cls, T: int, *, m: int | None = None, pool: int | None = None, seed: int = 0):
@@ -141,6 +144,7 @@ class NearOrthogonalPE(PositionalEncoding):
     label = "fixed near-orthogonal"
     color = "C1"
     marker = "^"
+    seeded_table = True
 
     @classmethod
     def for_task(cls, T, *, m=None, pool=None, seed=0):
@@ -239,6 +243,7 @@ class StochasticRandomPE(PositionalEncoding):
     color = "C2"
     marker = "D"
     stochastic = True
+    rotation_invariant = True
 
     @classmethod
     def for_task(cls, T, *, m=None, pool=None, seed=0):

@@ -34,7 +34,7 @@ import torch
 from ..device import EVAL_SEED, make_generator
 from ..files import atomic_write, save_torch
 from ..models import PracticalTransformer, TheoryTransformer
-from ..positional import make_pe
+from ..positional import make_pe, pe_class
 from ..results import Measured, jsonable, over_seeds
 from ..task import STSTask
 from ..train import History, TrainConfig, train
@@ -96,7 +96,7 @@ def with_seed(spec: dict, seed: int) -> dict:
     out = {**spec, "train": {**spec["train"], "seed": int(seed), "eval_seed": EVAL_SEED + int(seed)},
            "label": spec["label"]}
     pe = spec["task"]["pe"]
-    if pe["name"] in ("near_orthogonal", "stochastic_codebook"):
+    if pe_class(pe["name"]).seeded_table:
         out["task"] = {**spec["task"], "pe": {**pe, "seed": int(seed)}}
     return out
 

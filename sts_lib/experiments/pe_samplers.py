@@ -138,7 +138,7 @@ def _seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
                                                 f"seed {seed}: ray floor {name}")["floor"]
                 f["book_limit_c_infinity"] = random_pe_limit_loss(d, q)
             # The population-GD family W_EE = c I is exact for fresh random PEs only (rotation invariance).
-            if t["pe"]["name"] == "stochastic_random":
+            if pe_class(t["pe"]["name"]).rotation_invariant:
                 claims[f"{lab}.measured_floor_over_family_floor"] = Measured(
                     f["measured_floor"] / f["ray_floor_mc"], 0.95, ">=",
                     f"{name}: measured floor / the population-GD family's floor (Monte Carlo, min over the scale of "

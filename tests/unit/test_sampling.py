@@ -166,3 +166,21 @@ def test_random_pe_is_near_orthogonal(gen):
 def test_near_orthogonal_kinds_have_unit_scale(kind):
     table = sts.NearOrthogonalPE(m=64, max_len=200, kind=kind, seed=3).table
     assert abs(float(table.pow(2).sum(1).mean()) - 1) < 0.05
+
+
+def test_pe_properties_are_attributes_of_the_kinds():
+    """What the experiments ask of a PE kind is an attribute of its class, not a test of its name: a seeded table
+    (each run seed draws its own: with_seed gives it the seed) and rotation invariance (population GD from zero
+    stays in W_EE = alpha I). A seeded kind's seed changes its table; a kind without one has no seed to set."""
+    from sts_lib.experiments._runs import with_seed
+    from sts_lib.positional import PE_KINDS, pe_class
+
+    assert sorted(k for k in PE_KINDS if pe_class(k).seeded_table) == ["near_orthogonal", "stochastic_codebook"]
+    assert [k for k in PE_KINDS if pe_class(k).rotation_invariant] == ["stochastic_random"]
+    for kind in ("near_orthogonal", "stochastic_codebook"):
+        a, b = (sts.make_pe(kind, m=8, max_len=10, seed=s).table for s in (0, 1))
+        assert not torch.equal(a, b) and torch.equal(a, sts.make_pe(kind, m=8, max_len=10, seed=0).table)
+    spec = {"label": "x", "task": {"pe": {"name": "near_orthogonal", "seed": 0}}, "train": {"seed": 0}}
+    assert with_seed(spec, 3)["task"]["pe"]["seed"] == 3
+    spec["task"]["pe"] = {"name": "stochastic_random", "m": 8}
+    assert "seed" not in with_seed(spec, 3)["task"]["pe"]
