@@ -58,7 +58,9 @@ class LengthExplorer:
         length ``T_test``, drawn into ``fig`` (cleared) or a new Figure. Defaults: the last run, the pool size."""
         pe = check_choice("pe", list(self.runs)[-1] if pe is None else pe, self.runs)
         T_test = check_int("T_test", self.pool if T_test is None else T_test, low=self.T, high=self.pool)
-        fig = reuse(fig, (COLUMN_WIDTH, 6.2))             # two rows: the book's column shows it at full size
+        # Two rows, the book's column shows it at full size; 4.6 in (was 6.2), so that on a phone its controls and
+        # its picture share one screen (issue 32).
+        fig = reuse(fig, (COLUMN_WIDTH, 4.6))
         top, bottom = fig.subfigures(2, 1)              # the legend beside the top panel leaves the bottom wide
         ax, ax_attn = top.subplots(), bottom.subplots()
         for _i, (name, vals) in enumerate(self.measured.items()):

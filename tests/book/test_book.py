@@ -147,6 +147,18 @@ _INSPECT_JS = r"""
                   `(${Math.round(e.getBoundingClientRect().right - edge)} px)`)
         .slice(0, 2);
     }),
+    // A static panel whose controls and picture do not share one screen (issue 32: at 390 x 844 a reader moves a
+    // control and sees the picture change without scrolling): from the top of its controls to the bottom of its
+    // picture, against the window's height.
+    panelTooTall: Array.from(document.querySelectorAll('.sts-static-panel')).flatMap(p => {
+      const controls = p.querySelector('.sts-panel-controls'), img = p.querySelector('img.sts-panel-img');
+      if (!controls || !img) return [];
+      const span = img.getBoundingClientRect().bottom - controls.getBoundingClientRect().top;
+      return span > window.innerHeight + 0.5 ?
+        [`${p.querySelector('.sts-panel-caption')?.textContent.trim().slice(0, 40) || 'a panel'}: ` +
+         `${Math.round(span)} px from its controls to the bottom of its picture, on a ${window.innerHeight} px screen`]
+        : [];
+    }),
     tracebacks: outputs.filter(o => o.classList.contains('traceback') ||
                                    /Traceback \(most recent call last\)/.test(o.textContent))
       .map(o => o.textContent.trim().split('\n').slice(-1)[0]).slice(0, 5),
@@ -385,6 +397,7 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
     problems += [f"traceback in a cell output: {t}" for t in report["tracebacks"]]
     problems += [f"cut off (wider than its box and not scrollable): {c}" for c in report["clipped"]]
     problems += [f"a panel control runs past the panel's edge: {c}" for c in report["panelOverflow"]]
+    problems += [f"a panel's controls and picture do not share one screen: {c}" for c in report["panelTooTall"]]
     problems += [f"image without descriptive alt text: {a}" for a in report["badAlt"]]
     problems += [f"raw dictionary or bare FAIL line printed (use a claims table): {r}" for r in report["rawOutput"]]
     problems += [f"figure shown twice on the page: {d}" for d in report["duplicateImages"]]
@@ -627,7 +640,8 @@ def test_reader_checks_fail_on_planted_problems():
             '<div class="cell_output"><pre style="white-space:pre-wrap">a    b\n1    2</pre>'
             f'<img alt="a figure drawn large" src="{uri}" data-text-px="25" style="max-width:100%"></div>'
             '<div class="sts-static-panel" style="width:300px"><div class="sts-panel-controls">'
-            '<div class="sts-panel-control" style="max-width:100%"><label>fits</label></div></div></div>')
+            '<div class="sts-panel-control" style="max-width:100%"><label>fits</label></div></div>'
+            f'<img class="sts-panel-img" alt="a short frame" src="{uri}" data-text-px="40" style="width:300px;height:400px"></div>')
     bad = ('<p>text <mjx-container style="display:inline-block;width:900px">wide</mjx-container></p>'
            # a formula wider than the theme's span.math box (flex-shrink 0: MathJax's output cannot shrink)
            '<p><span class="math" style="display:inline-flex;max-width:100px;overflow:hidden">'
@@ -636,7 +650,9 @@ def test_reader_checks_fail_on_planted_problems():
            + f'</pre><img alt="a figure drawn small" src="{uri}" data-text-px="12.5" style="max-width:100%">'
            f'<img alt="a figure nobody measured" src="{uri}" style="max-width:100%"></div>'
            '<div class="sts-static-panel" style="width:300px"><div class="sts-panel-controls">'
-           '<div class="sts-panel-control" style="width:380px"><label>a slider past the edge</label></div></div></div>')
+           '<div class="sts-panel-control" style="width:380px"><label>a slider past the edge</label></div></div>'
+           f'<img class="sts-panel-img" alt="a tall frame" src="{uri}" data-text-px="25" style="width:300px;height:900px">'
+           '<p class="sts-panel-caption">a tall panel</p></div>')
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 390, "height": 844})
@@ -654,6 +670,7 @@ def test_reader_checks_fail_on_planted_problems():
     assert bad["clippedMath"][1] == "60 px cut by its span.math: cut"        # inside the viewport, cut by its box
     assert len(bad["wrappedTables"]) == 1
     assert not good["panelOverflow"] and bad["panelOverflow"][0].startswith("a slider past the edge (80 px)"), bad
+    assert not good["panelTooTall"] and bad["panelTooTall"][0].startswith("a tall panel: 9"), bad["panelTooTall"]
     assert any(t.startswith("6.3 px") for t in bad["smallText"]), bad["smallText"]      # 12.5 px at half size
     assert any(t.startswith("not measured") for t in bad["smallText"]), bad["smallText"]
 
