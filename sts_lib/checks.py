@@ -61,6 +61,16 @@ def loss_exponent(steps, loss, *, frac: float = 0.5) -> dict:
     return {"exponent": f.coef["log_t"], "ci95": f.ci95["log_t"], "r2": f.r2, "n": f.n}
 
 
+def first_step_at_or_below(steps, values, level: float) -> float:
+    """First logged step at which ``values <= level``, or nan if the run never gets there.
+
+    >>> first_step_at_or_below([0, 100, 200], [1.0, 0.4, 0.2], 0.4), first_step_at_or_below([0, 1], [1.0, 0.9], 0.5)
+    (100.0, nan)
+    """
+    hit = np.flatnonzero(np.asarray(values, dtype=float) <= level)
+    return float(np.asarray(steps, dtype=float)[hit[0]]) if hit.size else float("nan")
+
+
 def steps_to_level(steps, values, level: float, *, frac: float = 0.5) -> dict:
     """First logged step at which ``values <= level``; else the step where the last ``frac``'s power law gets there.
 
@@ -79,9 +89,9 @@ def steps_to_level(steps, values, level: float, *, frac: float = 0.5) -> dict:
     inf
     """
     steps_a, values_a = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
-    hit = np.flatnonzero(values_a <= level)
-    if hit.size:
-        return {"step": float(steps_a[hit[0]]), "extrapolated": False}
+    first = first_step_at_or_below(steps_a, values_a, level)
+    if not math.isnan(first):
+        return {"step": first, "extrapolated": False}
     e = loss_exponent(steps_a, values_a, frac=frac)
     k = e["exponent"]
     if not (math.isfinite(k) and k < 0):
@@ -205,5 +215,5 @@ def population_gd_of(hist, T_tests=()) -> dict | None:
     return {k: (r["step"], r[k]) for k in r if k.startswith("loss")}
 
 
-__all__ = ["FLAT_SLOPE", "SLOPE_TOL", "block_changes", "long_run", "loss_exponent", "population_gd_of",
-           "rank_correlation", "steps_to_level"]
+__all__ = ["FLAT_SLOPE", "SLOPE_TOL", "block_changes", "first_step_at_or_below", "long_run", "loss_exponent",
+           "population_gd_of", "rank_correlation", "steps_to_level"]

@@ -21,6 +21,10 @@ from .verdicts import REPRODUCED as REPRODUCED, UNTESTABLE as UNTESTABLE, Decide
 from .verdicts import NOT_REPRODUCED as NOT_REPRODUCED, at_threshold as at_threshold
 
 
+#: The paper's Figure 4 caption: "all of the fixed PE end up with validation loss at least 0.15" [V]: the level of
+#: the statement ``fig4.fixed-015``, which its claims test and its figures draw.
+FIXED_PE_FLOOR = 0.15
+
 _ND_RULE = ("the slope rule: the log-log slope over the run's last fifth below −0.05 and at most 30% shallower than "
             "over the last half; no horizon tied to the run's length")
 _POOL = ("a one-hot pool of N = 400 slots covers every T_test ≤ 400: every slot is trained, so the loss at T_test "
@@ -247,4 +251,5 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-__all__ = ["STATEMENTS", "in_short", "statement", "statements_table", "tally"]   # verdict names: sts_lib.verdicts'
+__all__ = ["FIXED_PE_FLOOR", "STATEMENTS", "in_short", "statement", "statements_table",
+           "tally"]   # verdict names: sts_lib.verdicts'

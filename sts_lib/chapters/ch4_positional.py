@@ -28,7 +28,7 @@ from ..probes import score_margin
 from ..report import Markdown, table
 from ..positional import PE_KINDS, PositionalEncoding, StochasticRandomPE, pe_class
 from ..task import STSTask, sample_subsets
-from ..theory import margin_width_heuristic
+from ..theory import equal_rate_lr, margin_width_heuristic
 from ..train import TrainConfig, train
 
 
@@ -201,8 +201,8 @@ def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_t
         pe = _check_pe(pe)
         task = STSTask(d=d, T=T, q=q, pe=pe)
         model = TheoryTransformer(d, pe.m)
-        scale = (pe.m - 1) / (T - 1) if pe.stochastic else 1.0
-        cfg = TrainConfig(steps=steps, batch_size=batch_size, lr_W=lr_W * scale, lr_V=lr_V,
+        cfg = TrainConfig(steps=steps, batch_size=batch_size, lr_V=lr_V,
+                          lr_W=equal_rate_lr(lr_W, T, pe.m) if pe.stochastic else lr_W,
                           log_every=log_every, eval_batch=eval_batch, eval_lengths=(T_test,), seed=seed)
         hist = train(model, task, cfg, progress=False, device=device)
         rep = symmetry_report(model.full_W(), model.full_V(), d)

@@ -28,7 +28,7 @@ from ._runs import (PLAIN_GD, Context, SeedResult, cached_call, for_each_seed, r
                     with_seed)
 from .generalization import NOISE_1024, Q_TESTS, RULES, above_q, converges_claim
 from .. import evidence_figures
-from ..statements import Decides
+from ..statements import FIXED_PE_FLOOR, Decides
 from .record import Experiment
 
 
@@ -91,7 +91,7 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
         i = int(np.argmin(curve))
         low, end = float(curve[i]), float(curve[-1])
         low_early = float(curve[early].min())
-        below = np.flatnonzero(curve < 0.15)
+        below = np.flatnonzero(curve < FIXED_PE_FLOOR)
         pred = family[str(Tt)]
         slope = loss_exponent(steps, curve, frac=0.2)["exponent"]
         final[key] = {"min": low, "step_of_min": float(steps[i]), "final": end, "family_min": pred["min_loss"],
@@ -101,13 +101,13 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
         where = f"T_test = {Tt}"
         falling = curve[early][-1] <= low_early * (1 + NOISE_1024)
         claims[f"T{Tt}.min_at_figure_steps"] = Measured(
-            low_early, 0.15, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the figure's own "
-            f"{horizon:,} steps (the caption: all of the fixed PE end up with validation loss at least 0.15)",
+            low_early, FIXED_PE_FLOOR, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the figure's "
+            f"own {horizon:,} steps (the caption: all of the fixed PE end up with validation loss at least 0.15)",
             role="paper", noise=0.02, name=f"fixed near-orthogonal PE, {where}: lowest loss over the figure's "
             f"{horizon:,} steps", caveat=f"still falling at step {horizon:,}" if falling else "")
         claims[f"T{Tt}.min_over_run"] = Measured(
-            low, 0.15, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the whole run, five times the "
-            "figure's horizon (the course's own finding, not the caption's reading)", role="ours", noise=0.02,
+            low, FIXED_PE_FLOOR, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the whole run, five "
+            "times the figure's horizon (the course's own finding, not the caption's reading)", role="ours", noise=0.02,
             name=f"fixed near-orthogonal PE, {where}: lowest loss over {int(steps[-1]):,} steps")
         claims[f"T{Tt}.levels_off"] = Measured(
             low, FLOOR_LEVEL, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the whole run, against "

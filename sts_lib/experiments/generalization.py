@@ -25,13 +25,13 @@ import numpy as np
 
 from ..history import HeldOut
 from .. import figures
-from ..checks import FLAT_SLOPE, SLOPE_TOL, long_run, population_gd_of, rank_correlation
+from ..checks import FLAT_SLOPE, SLOPE_TOL, first_step_at_or_below, long_run, population_gd_of, rank_correlation
 from ..fits import inverse_loss_fit, last_part
 from ..positional import pe_class
 from ..results import Measured
-from ..theory import fixed_onehot_lower_bound, reduced_dynamics
+from ..theory import equal_rate_lr, fixed_onehot_lower_bound, reduced_dynamics
 from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
-from ..statements import Decides
+from ..statements import FIXED_PE_FLOOR, Decides
 from .record import Experiment
 
 
@@ -96,22 +96,13 @@ def _scale_params(scale: str) -> dict:
             "steps": 1500, "log_every": 25, "eval_batch": 1024, "lr_W": 10.0, "adam_lr": 1e-2}
 
 
-def eqrate_lr(lr_W: float, T: int, N: int) -> float:
-    """The stochastic pool's lr_W at the fixed one-hot PE's effective rate: lr_W (N - 1) / (T - 1).
-
-    >>> round(eqrate_lr(30.0, 200, 400), 4)
-    60.1508
-    """
-    return lr_W * (N - 1) / (T - 1)
-
-
 def _specs(scale: str, optimizer: str) -> list[dict]:
     p = _scale_params(scale)
     q_tests = p["q_tests"] if optimizer == PLAIN_GD else p["adam_q_tests"]
     out = []
     for arm in _arms(optimizer):
         if optimizer == PLAIN_GD:
-            lr_W = eqrate_lr(p["lr_W"], p["T"], p["N"]) if arm.key == EQRATE else p["lr_W"]
+            lr_W = equal_rate_lr(p["lr_W"], p["T"], p["N"]) if arm.key == EQRATE else p["lr_W"]
             opt = {"optimizer": PLAIN_GD, "lr": 1.0, "lr_W": lr_W, "lr_V": 1.0}
         else:
             opt = {"optimizer": "adam", "lr": p["adam_lr"]}
@@ -152,12 +143,6 @@ def config_adam(scale: str, seeds: list) -> dict:
     p = _scale_params(scale)
     return {"scale": scale, "seeds": list(seeds), "T_tests": p["T_tests"], "q_tests": p["adam_q_tests"],
             "runs": _specs(scale, "adam"), "scale_note": _note(scale), "rules": RULES}
-
-
-def _first_step_below(steps, values, level) -> float:
-    """First logged step at which ``values <= level`` (nan if never)."""
-    idx = np.flatnonzero(np.asarray(values) <= level)
-    return float(steps[idx[0]]) if idx.size else float("nan")
 
 
 def converges_claim(h, key: str, label: str, where: str, role: str, by_construction: str = "") -> tuple[dict, Measured]:
@@ -231,7 +216,8 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
             if kind == "fixed":
                 final[key]["fixed_lower_bound"] = bound
                 claims[f"{prefix}fixed.T{Tt}.min_last_half"] = Measured(
-                    floor, 0.15, ">=", f"fixed one-hot PE: smallest loss at T_test={Tt} over the last half of training",
+                    floor, FIXED_PE_FLOOR, ">=",
+                    f"fixed one-hot PE: smallest loss at T_test={Tt} over the last half of training",
                     role="guaranteed", because=f"theory.fixed_onehot_lower_bound({d}, {T}, {Tt}, {q}) = {bound:.3f} "
                     "> 0.15: no fixed one-hot model of this family gets below it", noise=NOISE_1024,
                     name=f"fixed one-hot PE, T_test = {Tt}: lowest loss in the last half")
@@ -243,9 +229,10 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
             else:
                 falling = f[key][-1] <= floor * (1 + NOISE_1024) and f[key][-1] < f[key][late][0] * (1 - 2 * NOISE_1024)
                 claims[f"{prefix}{kind}.T{Tt}.min_last_half_at_10k"] = Measured(
-                    floor, 0.15, ">=", f"fixed near-orthogonal PE: smallest loss at T_test={Tt} over the last half, at "
-                    "the end of this run (still falling: the long-run verdict is nearorth-baseline's)", role="ours",
-                    noise=NOISE_1024, name=f"fixed near-orthogonal PE, T_test = {Tt}: lowest loss so far (this run)",
+                    floor, FIXED_PE_FLOOR, ">=", f"fixed near-orthogonal PE: smallest loss at T_test={Tt} over the "
+                    "last half, at the end of this run (still falling: the long-run verdict is nearorth-baseline's)",
+                    role="ours", noise=NOISE_1024,
+                    name=f"fixed near-orthogonal PE, T_test = {Tt}: lowest loss so far (this run)",
                     caveat=(f"still falling at step {int(f['step'][-1]):,}, so it holds up to there only"
                             if falling else ""))
     return final, claims
@@ -269,7 +256,7 @@ def eqrate_identity(T: int, N: int, lr_W: float, steps: int, d: int = 5, q: int 
     >>> eqrate_identity(20, 40, 10.0, 200) < 1e-9
     True
     """
-    a = reduced_dynamics(d, T, q, lr_W=eqrate_lr(lr_W, T, N), lr_V=1.0, steps=steps, pool=N)["loss"]
+    a = reduced_dynamics(d, T, q, lr_W=equal_rate_lr(lr_W, T, N), lr_V=1.0, steps=steps, pool=N)["loss"]
     b = reduced_dynamics(d, T, q, lr_W=lr_W, lr_V=1.0, steps=steps)["loss"]
     return float(np.max(np.abs(a - b) / b))
 
@@ -295,7 +282,7 @@ def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefi
         for kind, h in hists.items():
             abs_final[kind].append(h.last(key))
             final[key][kind] = h.last(key)
-            final[key]["steps_to_5pct"][kind] = _first_step_below(h["step"], h[key] / h[key][0], 0.05)
+            final[key]["steps_to_5pct"][kind] = first_step_at_or_below(h["step"], h[key] / h[key][0], 0.05)
             final[key]["end_mean"][kind] = _end_mean(h, key)
             if kind == EQRATE:
                 continue
@@ -341,7 +328,7 @@ def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefi
             f"training q's neighbour q_test = 2 included", role="ours",
             name=f"{_NAME[kind]}: rank correlation of the final loss with every q_test")
     if quick is not None and "loss" in s.metrics:
-        predicted = (N - 1) / (T - 1)
+        predicted = equal_rate_lr(1.0, T, N)
         measured = _inverse_slope(hists["fixed"]) / _inverse_slope(s)
         final["rate_ratio"] = {"measured": measured, "predicted": predicted,
                                "eqrate_over_fixed": _inverse_slope(quick) / _inverse_slope(hists["fixed"])}

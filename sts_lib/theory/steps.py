@@ -13,6 +13,17 @@ from .._validate import check_float, check_int, check_T_q
 from .ray import reduced_gradient
 
 
+def equal_rate_lr(lr_W: float, T: int, N: int) -> float:
+    """The lr_W at which a one-hot pool of ``N`` slots moves like a fixed one-hot PE of ``T`` slots at ``lr_W``:
+    lr_W (N - 1) / (T - 1). Population GD moves the score gap alpha at lr_W / (N - 1) (:func:`reduced_dynamics`'s
+    derivation), and the loss depends only on (alpha, gamma), so at this rate the two follow one curve.
+
+    >>> round(equal_rate_lr(30.0, 200, 400), 4)
+    60.1508
+    """
+    return lr_W * (N - 1) / (T - 1)
+
+
 def in_theorem1_range(q: int, T: int) -> bool:
     """Theorem 1's range of q [V]: 2 <= q < T/4.
 
@@ -53,4 +64,4 @@ def steps_to_loss(d: int, T: int, q: int, *, lr_W: float, lr_V: float, target: f
     return {"step": t if loss <= target else None, "loss": loss, "alpha": a, "gamma": g}
 
 
-__all__ = ["in_theorem1_range", "steps_to_loss"]
+__all__ = ["equal_rate_lr", "in_theorem1_range", "steps_to_loss"]

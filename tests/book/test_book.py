@@ -641,7 +641,8 @@ def test_reader_checks_fail_on_planted_problems():
             f'<img alt="a figure drawn large" src="{uri}" data-text-px="25" style="max-width:100%"></div>'
             '<div class="sts-static-panel" style="width:300px"><div class="sts-panel-controls">'
             '<div class="sts-panel-control" style="max-width:100%"><label>fits</label></div></div>'
-            f'<img class="sts-panel-img" alt="a short frame" src="{uri}" data-text-px="40" style="width:300px;height:400px"></div>')
+            f'<img class="sts-panel-img" alt="a short frame" src="{uri}" data-text-px="40" '
+            'style="width:300px;height:400px"></div>')
     bad = ('<p>text <mjx-container style="display:inline-block;width:900px">wide</mjx-container></p>'
            # a formula wider than the theme's span.math box (flex-shrink 0: MathJax's output cannot shrink)
            '<p><span class="math" style="display:inline-flex;max-width:100px;overflow:hidden">'
@@ -651,7 +652,8 @@ def test_reader_checks_fail_on_planted_problems():
            f'<img alt="a figure nobody measured" src="{uri}" style="max-width:100%"></div>'
            '<div class="sts-static-panel" style="width:300px"><div class="sts-panel-controls">'
            '<div class="sts-panel-control" style="width:380px"><label>a slider past the edge</label></div></div>'
-           f'<img class="sts-panel-img" alt="a tall frame" src="{uri}" data-text-px="25" style="width:300px;height:900px">'
+           f'<img class="sts-panel-img" alt="a tall frame" src="{uri}" data-text-px="25" '
+           'style="width:300px;height:900px">'
            '<p class="sts-panel-caption">a tall panel</p></div>')
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
