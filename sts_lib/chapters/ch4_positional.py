@@ -29,6 +29,7 @@ from ..report import Markdown, table
 from ..positional import PE_KINDS, PositionalEncoding, StochasticRandomPE, pe_class
 from ..task import STSTask, sample_subsets
 from ..theory import equal_rate_lr, margin_width_heuristic
+from ..theory.families import smallest_width
 from ..train import TrainConfig, train
 
 
@@ -127,25 +128,10 @@ def min_width_for_margin(T: int, q: int, *, prob: float = 0.95, n: int = 400, ki
         return margin_success_rate(m, T, q, n=n, kind=kind, seed=seed) >= prob
 
     # Bracket the answer starting from half the heuristic width (saves most of the doubling).
-    hi = max(2, int(margin_width_heuristic(T, q) / 2)) if q < T else 2
-    if ok(hi):
-        lo = hi // 2
-        while lo >= 2 and ok(lo):
-            hi, lo = lo, lo // 2
-    else:
-        while not ok(hi):
-            if hi >= m_max:
-                raise ValueError(f"no m <= m_max={m_max} reaches P(margin > 0) >= {prob}; raise m_max")
-            hi = min(2 * hi, m_max)
-        lo = hi // 2
-    # Now ok(hi) holds and ok(lo) fails (or lo < 2).
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    m = smallest_width(ok, start=max(2, int(margin_width_heuristic(T, q) / 2)) if q < T else 2, high=m_max)
+    if m is None:
+        raise ValueError(f"no m <= m_max={m_max} reaches P(margin > 0) >= {prob}; raise m_max")
+    return m
 
 
 def success_curve(T: int, q: int, ms, *, n: int = 400, seed: int = 0) -> np.ndarray:

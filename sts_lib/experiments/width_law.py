@@ -38,7 +38,7 @@ from ..models import TheoryTransformer
 from ..results import Measured
 from ..task import STSTask
 from ..theory import in_theorem1_range, zero_predictor_loss
-from ..theory.families import random_pe_best_error
+from ..theory.families import random_pe_best_error, smallest_width
 from ._runs import Context, SeedResult, cached_call, for_each_seed
 from .width import stop_rule, train_to_convergence
 from .. import evidence_figures
@@ -96,16 +96,8 @@ def _family_width(q: int, T: int, targets: list, fam: dict, seed: int) -> dict:
 
     needed = {}
     for target in sorted(targets, reverse=True):
-        lo, hi = 1, 2
-        while best(hi)["rel_error"] > target and hi < fam["m_max"]:
-            lo, hi = hi, min(2 * hi, fam["m_max"])
-        if best(hi)["rel_error"] > target:
-            needed[str(target)] = float("nan")
-            continue
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if best(mid)["rel_error"] <= target else (mid, hi)
-        needed[str(target)] = float(hi)
+        m = smallest_width(lambda m, target=target: best(m)["rel_error"] <= target, high=fam["m_max"])
+        needed[str(target)] = float("nan") if m is None else float(m)
     return {"q": q, "T": T, "samples": samples, "m_needed": needed,
             "evaluated": [{"m": m, **r} for m, r in sorted(seen.items())]}
 

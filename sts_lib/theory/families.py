@@ -134,12 +134,39 @@ def random_pe_best_error(T: int, q: int, m: int, *, samples: int = 2000, seed: i
     return {"rel_error": float(min(fx, errs[i])), "alpha": float(x if fx <= errs[i] else grid[i]), "at_edge": False}
 
 
+def smallest_width(ok, *, start: int = 2, high: int) -> int | None:
+    """The smallest integer width m >= 2 with ``ok(m)``, for an ``ok`` that holds from some width on: from ``start``,
+    halve while ``ok`` still holds, or double (up to ``high``) until it does, then bisect the last bracket. None when
+    even ``high`` fails. The one search of the library's widths (a family's width for a target error, chapter 4's
+    width for a positive margin); each ``ok(m)`` is called at most once per m only if the caller caches it.
+
+    >>> smallest_width(lambda m: m >= 37, high=1024), smallest_width(lambda m: m >= 37, start=300, high=1024)
+    (37, 37)
+    >>> smallest_width(lambda m: m >= 2000, high=1024) is None
+    True
+    """
+    hi = start
+    if ok(hi):
+        lo = hi // 2
+        while lo >= 2 and ok(lo):
+            hi, lo = lo, lo // 2
+    else:
+        while not ok(hi):
+            if hi >= high:
+                return None
+            lo, hi = hi, min(2 * hi, high)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
+
+
 def random_pe_width_needed(T: int, q: int, target: float, *, samples: int = 2000, seed: int = 0,
                            m_max: int = 4096) -> dict:
     """Smallest integer width m whose best family error (:func:`random_pe_best_error`) is <= ``target`` [R].
 
-    Doubles m from 2 until the target is met, then bisects between the last two widths. Returns
-    ``{"m_needed", "evaluated": {m: best error}}``; ``m_needed`` is nan when even ``m_max`` misses
+    Doubles m from 2 until the target is met, then bisects between the last two widths (:func:`smallest_width`).
+    Returns ``{"m_needed", "evaluated": {m: best error}}``; ``m_needed`` is nan when even ``m_max`` misses
     the target. Each width uses the same seed (common random numbers), so the error is smooth in m.
 
     >>> r = random_pe_width_needed(32, 3, 0.25, samples=1000)
@@ -155,15 +182,8 @@ def random_pe_width_needed(T: int, q: int, target: float, *, samples: int = 2000
             seen[m] = random_pe_best_error(T, q, m, samples=samples, seed=seed)["rel_error"]
         return seen[m]
 
-    lo, hi = 1, 2
-    while err(hi) > target:
-        if hi >= m_max:
-            return {"m_needed": float("nan"), "evaluated": dict(sorted(seen.items()))}
-        lo, hi = hi, min(2 * hi, m_max)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if err(mid) <= target else (mid, hi)
-    return {"m_needed": float(hi), "evaluated": dict(sorted(seen.items()))}
+    m = smallest_width(lambda m: err(m) <= target, high=m_max)
+    return {"m_needed": float("nan") if m is None else float(m), "evaluated": dict(sorted(seen.items()))}
 
 
 # -- a fixed near-orthogonal table ----------------------------------------------------------------
@@ -256,4 +276,5 @@ def nearorth_interpolant_minimum(table, *, d: int, T: int, q: int, T_test: int, 
 
 
 __all__ = ["interpolant_scores", "nearorth_interpolant_family", "nearorth_interpolant_minimum",
-           "random_pe_best_error", "random_pe_family_error", "random_pe_scores", "random_pe_width_needed"]
+           "random_pe_best_error", "random_pe_family_error", "random_pe_scores", "random_pe_width_needed",
+           "smallest_width"]
