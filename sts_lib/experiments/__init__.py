@@ -32,7 +32,7 @@ from .._validate import check_choice, check_int
 from ..device import get_device
 from ..results import save_result
 from . import baseline, convergence, generalization, pe_samplers, theory_checks, variants, width, width_law
-from ._core import ANALYSIS_VERSION, command_line, config_hash, device_key, read_json, versions
+from ._provenance import ANALYSIS_VERSION, command_line, config_hash, device_key, read_json, versions
 from ._runs import Context
 from .record import DEFAULT_SEEDS, LANES, Experiment
 

@@ -38,7 +38,7 @@ from ..positional import make_pe, pe_class
 from ..results import Measured, jsonable, over_seeds
 from ..task import STSTask
 from ..train import History, TrainConfig, train
-from ._core import CODE_VERSION, config_hash, device_key, read_json
+from ._provenance import CODE_VERSION, config_hash, device_key, read_json
 
 
 @dataclass

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from . import experiment_config
-from ._core import read_json
+from ._provenance import read_json
 from ._runs import Context, prime_runs
 
 

@@ -14,7 +14,7 @@ from sts_lib import experiments
 import sts_lib as sts
 from sts_lib.device import make_generator as sts_make_generator
 from sts_lib.experiments import EXPERIMENTS, __main__ as cli, experiment_config, width
-from sts_lib.experiments._core import config_hash
+from sts_lib.experiments._provenance import config_hash
 from sts_lib.experiments._runs import Context, SeedResult, cached_call, for_each_seed, run_spec, train_run
 from sts_lib.results import Measured, over_seeds
 

@@ -11,7 +11,7 @@ import torch
 import sts_lib as sts
 from sts_lib.testing import virtual_accelerator
 from sts_lib.chapters import ch3_dynamics as dyn
-from sts_lib.experiments import _core, _runs
+from sts_lib.experiments import _provenance, _runs
 
 
 @pytest.fixture(autouse=True)
@@ -107,4 +107,4 @@ def test_device_is_in_every_hash_but_the_cpu_adds_nothing():
     assert _runs.spec_hash(spec) == _runs.spec_hash(spec, "cpu") == _runs.spec_hash(spec, torch.device("cpu"))
     assert _runs.spec_hash(spec, "cuda") != _runs.spec_hash(spec, "cpu")
     assert _runs.spec_hash(spec, "cuda:1") == _runs.spec_hash(spec, "cuda")
-    assert _core.device_key("cpu") == {} and _core.device_key("cuda") == {"device": "cuda"}
+    assert _provenance.device_key("cpu") == {} and _provenance.device_key("cuda") == {"device": "cuda"}
