@@ -25,6 +25,11 @@ _MARKERS = "osD^v<>p"
 _DASHES = ["-", "--", "-.", ":"]
 
 
+def _or_nan(m) -> float:
+    """A width, or nan where the target was not reached within m_max (stored as null)."""
+    return float("nan") if m is None else float(m)
+
+
 def width_law(doc: dict) -> Figure:
     """m needed against ln T per q (target 0.25; lines: population-GD family, markers: trained), and against q."""
     fam = doc["config"]["family"]
@@ -37,8 +42,8 @@ def width_law(doc: dict) -> Figure:
             c, mk = f"C{k}", _MARKERS[k % len(_MARKERS)]
             sel = sorted((p for p in points if p["q"] == q and p["target"] == target
                           and p["source"] == "population-gd"), key=lambda p: p["T"])
-            ax1.plot([math.log(p["T"]) for p in sel], [p["m_needed"] for p in sel], "-", c=c, marker=mk, ms=3, lw=0.9,
-                     label=f"q = {q}" if s == min(doc["seeds"]) else None)
+            ax1.plot([math.log(p["T"]) for p in sel], [_or_nan(p["m_needed"]) for p in sel], "-", c=c, marker=mk, ms=3,
+                     lw=0.9, label=f"q = {q}" if s == min(doc["seeds"]) else None)
             tr = [p for p in points if p["q"] == q and p["source"] == "trained" and p["m_needed"] is not None]
             ax1.plot([math.log(p["T"]) for p in tr], [p["m_needed"] for p in tr], ls="", marker=mk, mfc="none",
                      mec="k", ms=7, mew=0.9)
@@ -46,8 +51,9 @@ def width_law(doc: dict) -> Figure:
         for j, t in enumerate(sorted(fam["targets"], reverse=True)):
             sel = sorted((p for p in points if p["T"] == T_mid and p["target"] == t and p["source"] == "population-gd"),
                          key=lambda p: p["q"])
-            ax2.plot([p["q"] for p in sel], [p["m_needed"] for p in sel], ls=_DASHES[j % 4], marker=_MARKERS[j],
-                     c="0.2", ms=3, lw=0.9, label=f"relative error {t}" if s == min(doc["seeds"]) else None)
+            ax2.plot([p["q"] for p in sel], [_or_nan(p["m_needed"]) for p in sel], ls=_DASHES[j % 4],
+                     marker=_MARKERS[j], c="0.2", ms=3, lw=0.9,
+                     label=f"relative error {t}" if s == min(doc["seeds"]) else None)
     for ax, ticks, labels in ((ax1, [math.log(T) for T in fam["Ts"]], [f"ln {T}" for T in fam["Ts"]]),
                               (ax2, qs, [str(q) for q in qs])):
         ax.set_xscale("log")

@@ -113,9 +113,16 @@ def width_forms_table(doc: dict) -> Markdown:
             rows.append((label, "pooled" if t is None else str(t), cell(f, "q"), cell(f, "lnT"), cell(f, "1/target"),
                          plain(f["rms"]), f["n"]))
     out = sorted({(k[0], k[1]) for k in data if k[0] >= 3 and not in_theorem(k[0], k[1])})
+    missed = sorted((p["q"], p["T"], p["target"], s) for s, pts in per_seed(doc, "data", "points").items()
+                    for p in pts if p["source"] == "population-gd" and p["m_needed"] is None)
+    m_max = doc["config"]["family"]["m_max"]
     note = (f"Fitted on the means over Monte Carlo seeds of log m at q ≥ 3 inside Theorem 1's q < T/4; intervals: "
             f"95% bootstrap over grid points and seeds ({BOOT} resamples). Left out, outside q < T/4: "
-            + ", ".join(f"(q, T) = ({q}, {T})" for q, T in out) + ". rms: residual of log m.")
+            + ", ".join(f"(q, T) = ({q}, {T})" for q, T in out) + ". "
+            + (f"Not reached within m = {m_max} (a mean over the other seeds, or left out): "
+               + ", ".join(f"(q, T, ε) = ({q}, {T}, {t}) at seed {s}" for q, T, t, s in missed) + ". "
+               if missed else "")
+            + "rms: residual of log m.")
     return table(["form", "target ε", "b (of q)", "c (of the log)", "e (of 1/ε)", "rms", "cells"], rows, note=note)
 
 

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..device import EVAL_SEED
 from ..fits import multi_fit
 from ..positional import StochasticRandomPE
@@ -145,11 +143,16 @@ def _start_of(q: int, T: int, fam: dict, tr: dict, ctx: Context) -> float:
     return _family_call(q, T, fam, tr["seed"], ctx)["m_needed"][str(tr["target"])]
 
 
+def reached(p: dict) -> bool:
+    """Did this point's width reach its target within ``m_max``? (Not reached: nan, stored as null in JSON.)"""
+    return p["m_needed"] is not None and math.isfinite(p["m_needed"])
+
+
 def law_fit(points: list[dict], q_min: int = 3) -> dict:
     """The fit of the module docstring on the family's points with q >= ``q_min`` inside Theorem 1's q < T/4
     (finite m only)."""
     pts = [p for p in points if p["source"] == "population-gd" and p["q"] >= q_min and in_theorem1_range(p["q"], p["T"])
-           and np.isfinite(p["m_needed"])]
+           and reached(p)]
     fit = multi_fit({"log_q": [math.log(p["q"]) for p in pts], "log_lnT": [math.log(math.log(p["T"])) for p in pts],
                      "log_inv_target": [math.log(1 / p["target"]) for p in pts]},
                     [math.log(p["m_needed"]) for p in pts])
@@ -159,7 +162,7 @@ def law_fit(points: list[dict], q_min: int = 3) -> dict:
 def lnT_exponent(points: list[dict], q: int, target: float) -> dict:
     """Exponent of ln T in m_needed at one q and target (the family's points), with its 95% interval."""
     pts = [p for p in points if p["source"] == "population-gd" and p["q"] == q and p["target"] == target
-           and np.isfinite(p["m_needed"])]
+           and reached(p)]
     return multi_fit({"log_lnT": [math.log(math.log(p["T"])) for p in pts]},
                      [math.log(p["m_needed"]) for p in pts]).to_dict()
 
@@ -222,7 +225,7 @@ def claims(points: list[dict], fam: dict) -> dict:
             f"ours: ln T exponent of the width needed at q = 2 (target {t}; <= 1.25 reads as log T: the selected "
             "scores tie, no cross-talk)", role="ours",
             name=f"q = 2: exponent of ln T at target {t} (≤ 1.25 reads as log T)")
-    tr = [p for p in points if p["source"] == "trained" and np.isfinite(p["m_needed"]) and p.get("m_family")]
+    tr = [p for p in points if p["source"] == "trained" and reached(p) and p.get("m_family")]
     if tr:
         dev = max(abs(math.log(p["m_needed"] / p["m_family"])) for p in tr)
         out["trained_on_family"] = Measured(

@@ -1,6 +1,7 @@
 """sts_lib.results: the result-file format, where results are found, other schemas refused, package data."""
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -305,3 +306,18 @@ def test_held_out_metrics_are_records_not_parsed_names():
                                        "loss_T25": [1.0]})
     assert [h.key for h in hist.held_out()] == ["loss_T25", "loss_T300", "loss_q2", "loss_q10"]
     assert [h.value for h in hist.held_out("q")] == [2, 10]
+
+
+def test_width_law_points_not_reached_are_left_out_not_a_crash():
+    """A family width that misses its target within m_max is nan, stored as null in JSON (the q = 24, T = 2048,
+    0.05 point of the paper grid: it crashed the fit once). The fit, the q = 2 exponent and the claims leave it
+    out; points outside Theorem 1's q < T/4 are left out of the fit too."""
+    from sts_lib.experiments.width_law import claims, law_fit, reached
+
+    pts = [{"q": q, "T": T, "target": t, "source": "population-gd", "m_needed": 3.0 * q * math.log(T) ** 2 / t}
+           for q in (2, 3, 4, 6) for T in (64, 256, 1024) for t in (0.25, 0.1)]
+    full = law_fit(pts)
+    with_null = pts + [{"q": 6, "T": 4096, "target": 0.05, "source": "population-gd", "m_needed": None},
+                       {"q": 8, "T": 16, "target": 0.25, "source": "population-gd", "m_needed": 1.0}]   # q >= T/4
+    assert not reached(with_null[-2]) and law_fit(with_null)["coef"] == full["coef"]
+    assert set(claims(with_null, {"targets": [0.25, 0.1]})) >= {"q3plus.lnT_exponent_upper", "q2.lnT_exponent"}
