@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from matplotlib.figure import Figure
+from matplotlib.ticker import LogLocator
 
 from .._validate import check_choice, check_int
 from ..device import make_generator, to_numpy
@@ -71,6 +72,8 @@ class LengthExplorer:
                 ax.semilogy(self.lengths, self.predicted[name], "--", c=c, lw=1, label=f"{name} (closed form)")
         ax.axvline(T_test, c="k", lw=0.8, ls=":")
         ax.set(xlabel=r"test length $T_{\mathrm{test}}$", ylabel="held-out loss", title=f"trained at T={self.T}")
+        # Minor labels at 2 and 5 only: at this height 3 and 4 x 10^-1 ran together.
+        ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
         ax.legend(fontsize=LEGEND_SIZE, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         _draw_attention(ax_attn, self.runs[pe], T_test, self.seed)
         return fig

@@ -221,7 +221,7 @@ def run_fcn(cfg: dict, ctx: Context) -> dict:
 #: :meta hide-value:
 FCN_WIDTH = Experiment(
     "fcn-width", "FCN error vs first-layer width against the lower bound, beside the transformer",
-    config_fcn, run_fcn, figures.fcn_width, lane="B", section="ch8-fcn-width", title="The FCN-width experiment",
+    config_fcn, run_fcn, figures.fcn_width, lane="A", section="ch8-fcn-width", title="The FCN-width experiment",
     paper_says="an FCN's first layer needs width of order $Td$, a transformer far less [S]",
     decides=lambda cfg: (Decides("fcn.bound", tuple(f"T{T}.tf_random_width_over_fcn_width" for T in cfg["Ts"])
                                  + ("fcn_width_grows_like_Td.loglog_slope", "separation_grows_with_T")),))
