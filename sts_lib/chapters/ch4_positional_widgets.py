@@ -252,7 +252,10 @@ def width_law_in_words(doc: dict) -> Markdown:
     local = [k for ks in by_T.values() for k in ks]
     top = {T: sorted(k[0] for k in data if k[1] == T and k[2] == max(targets))[-2:] for T in by_T}
     pairs = "; ".join(f"$q={a}$ to ${b}$ at $T={T}$" for T, (a, b) in sorted(top.items()))
-    linear = 0.8 <= min(local) and max(local) <= 1.25
+    lo, hi = min(local), max(local)
+    rate = ("slower than linear in $q$" if hi < 0.8 else "faster than linear in $q$" if lo > 1.25 else
+            "about linear in $q$" if lo >= 0.8 and hi <= 1.25 else "linear or slower in $q$" if hi <= 1.25 else
+            "no single rate in $q$")
     ends = [power[targets[0]], power[targets[-1]]]
     apart = all(not (f["ci95"][k][0] <= g["coef"][k] <= f["ci95"][k][1]) for k in ("q", "lnT")
                 for f, g in (ends, ends[::-1]))
@@ -275,7 +278,7 @@ def width_law_in_words(doc: dict) -> Markdown:
             f" ({ci(expansion, '1/target')}). At large $q$ it grows like $q^{{{plain(expansion['coef']['q'])}}}$. "
             f"Between the two largest $q$ of each length ({pairs}) the local exponent of $q$ is {plain(min(local))} "
             f"to {plain(max(local))} over every Monte Carlo seed at relative error {max(targets)}: "
-            + ("about linear in $q$ there. " if linear else "not linear in $q$ there. ")
+            + f"{rate} there. "
             + "In the target error: a power, not a logarithm, so at every fixed width there is a floor.")
     q2 = per_seed(doc, "final", "lnT_exponent_q2").get(seed, {})
     if q2:
