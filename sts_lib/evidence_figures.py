@@ -20,6 +20,7 @@ from matplotlib.ticker import NullFormatter
 from .history import HeldOut
 from .plots import COLUMN_WIDTH, LEGEND_SIZE
 from .results import histories, per_seed
+from .statements import FIXED_PE_FLOOR
 
 _MARKERS = "osD^v<>p"
 _DASHES = ["-", "--", "-.", ":"]
@@ -77,14 +78,15 @@ def nearorth_baseline(doc: dict) -> Figure:
     run = next(iter(doc["runs"]))
     fams = per_seed(doc, "data", "family")
     for ax, Tt in zip(np.atleast_1d(axes), Ts):
+        key = HeldOut.length(Tt).key
         for k, (s, h) in enumerate(histories(doc, run).items()):
             c = f"C{k}"
-            ax.plot(h["step"][1:], h[HeldOut.length(Tt).key][1:], c=c, ls=_DASHES[k % 4], lw=1, label=f"table {s}")
+            ax.plot(h["step"][1:], h[key][1:], c=c, ls=_DASHES[k % 4], lw=1, label=f"table {s}")
             ax.axhline(fams[s][str(Tt)]["min_loss"], c=c, ls=":", lw=0.8)
-        ax.axhline(0.15, c="k", lw=1.2, ls="-", alpha=0.5)
+        ax.axhline(FIXED_PE_FLOOR, c="k", lw=1.2, ls="-", alpha=0.5)
         ax.set_xscale("log")
         # The dip near 0.15 is the point: show the run from step 2000 on, down to 0.1.
-        top = max(float(np.max(h[HeldOut.length(Tt).key][h["step"] >= 2000])) for h in histories(doc, run).values())
+        top = max(float(np.max(h[key][h["step"] >= 2000])) for h in histories(doc, run).values())
         ax.set_ylim(0.1, 1.05 * top)
         ax.set(xlabel="step (log scale)", title=f"T_test = {Tt}")
     np.atleast_1d(axes)[0].set_ylabel("held-out loss")

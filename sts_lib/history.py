@@ -159,6 +159,8 @@ class History:
 
     def held_out(self, axis: str | None = None) -> list[HeldOut]:
         """The held-out metrics this run logged (of one ``axis``, "T" or "q", or both), by axis and value."""
+        if axis is not None:
+            check_choice("axis", axis, ("T", "q"))
         found = [h for h in map(HeldOut.parse, self.metrics) if h is not None and axis in (None, h.axis)]
         return sorted(found, key=lambda h: (h.axis, h.value))
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._validate import check_choice
 from .device import to_numpy
 from .history import HeldOut
 from .readable import COLUMN_WIDTH, LEGEND_SIZE
@@ -210,11 +209,10 @@ def plot_ood(histories, *, axis: str = "T", keys: list[str] | None = None, floor
         histories = {"run": histories}
     runs = {label: ({0: h} if hasattr(h, "metrics") else dict(h)) for label, h in histories.items()}
     if keys is None:
-        check_choice("axis", axis, ("T", "q"))
         held = {h for seeds in runs.values() for hist in seeds.values() for h in hist.held_out(axis)}
         keys = [h.key for h in sorted(held, key=lambda h: h.value)]
     if not keys:
-        raise ValueError(f"no held-out metric of axis {axis!r} ({HeldOut(axis, 1).key[:6]}...) in these histories")
+        raise ValueError(f"no held-out metric of axis {axis!r} in these histories")
     new = axes is None
     if new:
         ncols = min(len(keys), 2)

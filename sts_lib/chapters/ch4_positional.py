@@ -18,10 +18,10 @@ import math
 import numpy as np
 import torch
 
-from ..history import HeldOut
 from .._validate import check_float, check_int, check_T_q
 from ..device import make_generator
 from ..fits import linear_fit
+from ..history import HeldOut
 from .ch3_dynamics import fit_inverse_loss_rate, symmetry_report
 from ..models import TheoryTransformer
 from ..probes import score_margin
@@ -182,7 +182,7 @@ def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_t
     d = check_int("d", d, low=1)
     T, q = check_T_q(T, q)
     T_test = check_int("T_test", T_test, low=T)
-    rows, hists = [], {}
+    rows, hists, test = [], {}, HeldOut.length(T_test).key
     for name, pe in samplers.items():
         pe = _check_pe(pe)
         task = STSTask(d=d, T=T, q=q, pe=pe)
@@ -194,7 +194,7 @@ def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_t
         rep = symmetry_report(model.full_W(), model.full_V(), d)
         fit = fit_inverse_loss_rate(hist["step"], hist["loss"])
         rows.append({"sampler": name, "m": pe.m, "lr_W": cfg.lr_W, "loss": hist.last("loss"),
-                     HeldOut.length(T_test).key: hist.last(HeldOut.length(T_test).key), "cos_W": hist.last("cos_W"),
+                     test: hist.last(test), "cos_W": hist.last("cos_W"),
                      "cos_V": hist.last("cos_V"), "inv_loss_r2": fit["r2"], "inv_loss_slope": fit["slope"],
                      "cos_EE_I": rep["cos_EE_I"], "ee_residual": rep["ee_residual"],
                      "seconds": hist.wall_time})

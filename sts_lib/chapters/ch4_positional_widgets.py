@@ -16,10 +16,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from ..history import HeldOut
 from .._validate import check_choice, check_int, check_T_q
 from ..positional import pe_class
 from ..device import make_generator
+from ..history import HeldOut
 from .ch4_positional import SAMPLERS, fit_through_origin, query_scores
 from ..theory import coherence_reference, loss_on_ray, max_unselected_score
 from ..probes import score_margin
@@ -240,6 +240,17 @@ def _law_of(value: float, interval: list, laws: dict) -> str:
     return f"beyond {name} (its interval excludes it)"
 
 
+def _rate_in_q(lo: float, hi: float) -> str:
+    """Words for local exponents of q from ``lo`` to ``hi``: about linear means within [0.8, 1.25]."""
+    if hi < 0.8:
+        return "slower than linear in $q$"
+    if lo > 1.25:
+        return "faster than linear in $q$"
+    if hi <= 1.25:
+        return "about linear in $q$" if lo >= 0.8 else "linear or slower in $q$"
+    return "no single rate in $q$"
+
+
 def width_law_in_words(doc: dict) -> Markdown:
     """What the width-law fits say, in words generated from every Monte Carlo seed's points
     (:mod:`sts_lib.chapters.ch4_width_law`: per-target fits, the expansion form, bootstrap intervals)."""
@@ -250,12 +261,8 @@ def width_law_in_words(doc: dict) -> Markdown:
     ci = lambda f, k: f"{plain(f['ci95'][k][0])} to {plain(f['ci95'][k][1])}"   # noqa: E731
     by_T = {T: ks for T, ks in wlaw.local_q_exponents(data, max(targets)).items() if T >= 128}
     local = [k for ks in by_T.values() for k in ks]
-    top = {T: sorted(k[0] for k in data if k[1] == T and k[2] == max(targets))[-2:] for T in by_T}
-    pairs = "; ".join(f"$q={a}$ to ${b}$ at $T={T}$" for T, (a, b) in sorted(top.items()))
-    lo, hi = min(local), max(local)
-    rate = ("slower than linear in $q$" if hi < 0.8 else "faster than linear in $q$" if lo > 1.25 else
-            "about linear in $q$" if lo >= 0.8 and hi <= 1.25 else "linear or slower in $q$" if hi <= 1.25 else
-            "no single rate in $q$")
+    pairs = "; ".join("$q={}$ to ${}$ at $T={}$".format(*wlaw.largest_two_q(data, T, max(targets)), T)
+                      for T in sorted(by_T))
     ends = [power[targets[0]], power[targets[-1]]]
     apart = all(not (f["ci95"][k][0] <= g["coef"][k] <= f["ci95"][k][1]) for k in ("q", "lnT")
                 for f, g in (ends, ends[::-1]))
@@ -278,7 +285,7 @@ def width_law_in_words(doc: dict) -> Markdown:
             f" ({ci(expansion, '1/target')}). At large $q$ it grows like $q^{{{plain(expansion['coef']['q'])}}}$. "
             f"Between the two largest $q$ of each length ({pairs}) the local exponent of $q$ is {plain(min(local))} "
             f"to {plain(max(local))} over every Monte Carlo seed at relative error {max(targets)}: "
-            + f"{rate} there. "
+            + f"{_rate_in_q(min(local), max(local))} there. "
             + "In the target error: a power, not a logarithm, so at every fixed width there is a floor.")
     q2 = per_seed(doc, "final", "lnT_exponent_q2").get(seed, {})
     if q2:

@@ -89,14 +89,20 @@ def fit_form(data: dict, form: str, target: float | None = None, *, boot: int = 
             "ci95": {k: [float(a), float(b)] for k, a, b in zip(names, lo, hi)}, "rms": rms, "n": len(keys)}
 
 
+def largest_two_q(data: dict, T: int, target: float) -> list[int]:
+    """The two largest q with a width at (T, ``target``) in ``data`` (fewer when there are fewer), ascending."""
+    return sorted(k[0] for k in data if k[1] == T and k[2] == target)[-2:]
+
+
 def local_q_exponents(data: dict, target: float = 0.25) -> dict:
-    """``{T: [exponent per seed]}``: the exponent of q between the two largest q at each T, every Monte Carlo seed."""
+    """``{T: [exponent per seed]}``: the exponent of q between the two largest q at each T (:func:`largest_two_q`),
+    every Monte Carlo seed."""
     out = {}
     for T in sorted({k[1] for k in data}):
-        qs = sorted(k[0] for k in data if k[1] == T and k[2] == target)
-        if len(qs) >= 2:
-            a, b = data[(qs[-2], T, target)], data[(qs[-1], T, target)]
-            out[T] = [math.log(y / x) / math.log(qs[-1] / qs[-2]) for x, y in zip(a, b)]
+        qs = largest_two_q(data, T, target)
+        if len(qs) == 2:
+            a, b = data[(qs[0], T, target)], data[(qs[1], T, target)]
+            out[T] = [math.log(y / x) / math.log(qs[1] / qs[0]) for x, y in zip(a, b)]
     return out
 
 
@@ -126,4 +132,5 @@ def width_forms_table(doc: dict) -> Markdown:
     return table(["form", "target ε", "b (of q)", "c (of the log)", "e (of 1/ε)", "rms", "cells"], rows, note=note)
 
 
-__all__ = ["BOOT", "BOOT_SEED", "cells", "fit_form", "in_theorem", "local_q_exponents", "width_forms_table"]
+__all__ = ["BOOT", "BOOT_SEED", "cells", "fit_form", "in_theorem", "largest_two_q", "local_q_exponents",
+           "width_forms_table"]

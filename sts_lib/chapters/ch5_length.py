@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ..history import HeldOut
 from .._validate import check_int, check_T_q
 from ..device import make_generator, to_cpu
+from ..history import HeldOut
 from ..metrics import attention_mass, evaluate
 from ..models import TheoryTransformer
 from ..positional import PE_LABELS, NearOrthogonalPE, PositionalEncoding, pe_for_task

@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import re
 
-from ..history import HeldOut
 from .. import statements
 from .ch4_positional_widgets import width_law_in_words
+from ..history import HeldOut
 from ..report import Markdown, table
 from ..results import list_results, load_result, per_seed
 

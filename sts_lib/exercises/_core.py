@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from collections.abc import Callable
 
 import numpy as np
@@ -35,8 +36,6 @@ ID_PATTERN = r"(?:ex|pr)\d+\.\w+"
 
 def source_notebooks(folder) -> list:
     """The exercise and project notebooks (the stems of :data:`NOTEBOOKS`) in ``folder``, sorted: ``[Path]``."""
-    from pathlib import Path
-
     return sorted(p for p in Path(folder).glob("*.ipynb") if p.stem in NOTEBOOKS.values())
 
 

@@ -119,10 +119,20 @@ def build(spec: dict):
     return task, model, cfg
 
 
+def _finished(spec: dict, ctx: Context) -> Path:
+    """Where the finished run of ``spec`` is filed (and found): ``OUT/.runs/<hash>.pt``."""
+    return ctx.runs_dir / f"{spec_hash(spec, ctx.device)}.pt"
+
+
+def _file(spec: dict, hist: History, ctx: Context) -> None:
+    """File a finished run where :func:`train_run` finds it."""
+    save_torch({"spec": spec, "history": hist.to_dict(), "snapshots": hist.snapshots}, _finished(spec, ctx))
+
+
 def train_run(spec: dict, ctx: Context) -> History:
     """Train one sub-run, or load it if a finished run with the same spec exists."""
     h = spec_hash(spec, ctx.device)
-    done = ctx.runs_dir / f"{h}.pt"
+    done = _finished(spec, ctx)
     if done.exists() and not ctx.force:
         data = torch.load(done, map_location="cpu", weights_only=False)
         hist = History.from_dict(data["history"])
@@ -138,7 +148,7 @@ def train_run(spec: dict, ctx: Context) -> History:
     ctx.log(f"[{ctx.name}] {spec['label']}: {how} {cfg.steps} steps on {ctx.device} (run {h})")
     hist = train(model, task, cfg, device=ctx.device, progress=ctx.progress, checkpoint=ckpt,
                  checkpoint_every=spec["checkpoint_every"])
-    save_torch({"spec": spec, "history": hist.to_dict(), "snapshots": hist.snapshots}, done)
+    _file(spec, hist, ctx)
     ckpt.unlink(missing_ok=True)
     ctx.stats["trained"] += 1
     ctx.add_time(hist.wall_time)
@@ -158,7 +168,7 @@ def train_together(specs: list[dict], ctx: Context) -> None:
     """
     if ctx.device.type == "cpu":
         return
-    todo = [s for s in specs if ctx.force or not (ctx.runs_dir / f"{spec_hash(s, ctx.device)}.pt").exists()]
+    todo = [s for s in specs if ctx.force or not _finished(s, ctx).exists()]
     if len(todo) < 2:
         return
     from ..fast.ensemble import train_ensemble
@@ -170,8 +180,7 @@ def train_together(specs: list[dict], ctx: Context) -> None:
     ctx.runs_dir.mkdir(parents=True, exist_ok=True)
     for spec, hist in zip(todo, hists):
         hist.wall_time /= len(todo)
-        save_torch({"spec": spec, "history": hist.to_dict(), "snapshots": hist.snapshots},
-                   ctx.runs_dir / f"{spec_hash(spec, ctx.device)}.pt")
+        _file(spec, hist, ctx)
     ctx.log(f"[{ctx.name}] trained {len(todo)} runs together in {sum(h.wall_time for h in hists):.1f} s")
 
 
@@ -193,7 +202,7 @@ def prime_runs(cfg: dict, doc: dict, ctx: Context) -> int:
     written = 0
     for seed in cfg["seeds"]:
         for spec in (with_seed(t, seed) for t in cfg["runs"]):
-            done = ctx.runs_dir / f"{spec_hash(spec, ctx.device)}.pt"
+            done = _finished(spec, ctx)
             data = doc.get("runs", {}).get(spec["label"], {}).get(str(seed))
             if done.exists() or data is None or not _same_run(spec, data.get("config", {})):
                 continue

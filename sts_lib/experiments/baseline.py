@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..history import HeldOut
 from ..checks import FLAT_SLOPE, loss_exponent, rank_correlation
+from ..history import HeldOut
 from ..positional import make_pe
 from ..results import Measured
 from ..theory.families import nearorth_interpolant_minimum
@@ -86,7 +86,8 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
     early = steps <= horizon
     final, claims = {}, {}
     for Tt in p["T_tests"]:
-        key = HeldOut.length(Tt).key
+        test = HeldOut.length(Tt)
+        key, where = test.key, test.where
         curve = hist[key]
         i = int(np.argmin(curve))
         low, end = float(curve[i]), float(curve[-1])
@@ -98,7 +99,6 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
                       "family_alpha": pred["alpha"], "family_loss_T_at_min": pred["loss_T_at_min"],
                       "in_distribution_loss_at_min": float(hist["loss"][i]), "min_at_figure_steps": low_early,
                       "first_below_015": float(steps[below[0]]) if below.size else None, "slope_last_fifth": slope}
-        where = f"T_test = {Tt}"
         falling = curve[early][-1] <= low_early * (1 + NOISE_1024)
         claims[f"T{Tt}.min_at_figure_steps"] = Measured(
             low_early, FIXED_PE_FLOOR, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the figure's "

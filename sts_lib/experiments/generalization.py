@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..history import HeldOut
 from .. import figures
 from ..checks import FLAT_SLOPE, SLOPE_TOL, first_step_at_or_below, long_run, population_gd_of, rank_correlation
 from ..fits import inverse_loss_fit, last_part
+from ..history import HeldOut
 from ..positional import pe_class
 from ..results import Measured
 from ..theory import equal_rate_lr, fixed_onehot_lower_bound, reduced_dynamics
@@ -202,8 +202,8 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
             "theory.reduced_dynamics): how far minibatch SGD is from the theorem's object", role="ours",
             noise=NOISE_1024, name=f"{_NAME[kind]}: final loss ÷ exact population GD's")
     for Tt in T_tests:
-        key = HeldOut.length(Tt).key
-        where = f"T_test = {Tt}"
+        test = HeldOut.length(Tt)
+        key, where = test.key, test.where
         info, claims[f"{prefix}stochastic.T{Tt}.converges"] = converges_claim(s, key, _NAME["stochastic"], where,
                                                                          "paper", POOL_COVERS)
         final[key] = {"stochastic": s.last(key), "stochastic_rel": info["final_rel"], "stochastic_long_run": info}
@@ -277,7 +277,8 @@ def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefi
     s = hists["stochastic"]
     quick = hists.get(EQRATE)
     for qt in q_tests:
-        key, where = HeldOut.subset(qt).key, HeldOut.subset(qt).where
+        test = HeldOut.subset(qt)
+        key, where = test.key, test.where
         final[key] = {"steps_to_5pct": {}, "end_mean": {}}
         for kind, h in hists.items():
             abs_final[kind].append(h.last(key))

@@ -148,11 +148,16 @@ def reached(p: dict) -> bool:
     return p["m_needed"] is not None and math.isfinite(p["m_needed"])
 
 
+def _fit_points(points: list[dict], q_min: int) -> list[dict]:
+    """The family's points the law is fitted on: q >= ``q_min``, inside Theorem 1's q < T/4, target reached."""
+    return [p for p in points if p["source"] == "population-gd" and p["q"] >= q_min
+            and in_theorem1_range(p["q"], p["T"]) and reached(p)]
+
+
 def law_fit(points: list[dict], q_min: int = 3) -> dict:
-    """The fit of the module docstring on the family's points with q >= ``q_min`` inside Theorem 1's q < T/4
-    (finite m only)."""
-    pts = [p for p in points if p["source"] == "population-gd" and p["q"] >= q_min and in_theorem1_range(p["q"], p["T"])
-           and reached(p)]
+    """The fit of the module docstring on :func:`_fit_points` (q >= ``q_min`` inside Theorem 1's q < T/4, finite m
+    only)."""
+    pts = _fit_points(points, q_min)
     fit = multi_fit({"log_q": [math.log(p["q"]) for p in pts], "log_lnT": [math.log(math.log(p["T"])) for p in pts],
                      "log_inv_target": [math.log(1 / p["target"]) for p in pts]},
                     [math.log(p["m_needed"]) for p in pts])
@@ -203,7 +208,7 @@ def _summary(points: list[dict], fam: dict) -> dict:
 def claims(points: list[dict], fam: dict) -> dict:
     """The claims of the width law, from its points (a pure function: tests feed it synthetic laws)."""
     out = {}
-    if sum(p["q"] >= 3 and in_theorem1_range(p["q"], p["T"]) and p["source"] == "population-gd" for p in points) > 4:
+    if len(_fit_points(points, 3)) > 4:
         f = law_fit(points, 3)
         out["q3plus.lnT_exponent_upper"] = Measured(
             f["ci95"]["log_lnT"][1], 1.25, "<=",

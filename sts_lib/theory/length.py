@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from ..history import HeldOut
 from .._validate import check_float, check_int, check_T_q
+from ..history import HeldOut
 
 
 def _hypergeom(T_test: int, T_train: int, q: int) -> np.ndarray:
