@@ -18,7 +18,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
 from .history import HeldOut
-from .plots import COLUMN_WIDTH, LEGEND_SIZE
+from .layout import DESKTOP, drawing, legend, new_figure, stacked
 from .results import histories, per_seed
 from .statements import FIXED_PE_FLOOR
 
@@ -31,12 +31,12 @@ def _or_nan(m) -> float:
     return float("nan") if m is None else float(m)
 
 
+@drawing
 def width_law(doc: dict) -> Figure:
     """m needed against ln T per q (target 0.25; lines: population-GD family, markers: trained), and against q."""
     fam = doc["config"]["family"]
     target = max(fam["targets"])
-    fig = Figure(figsize=(COLUMN_WIDTH, 4.2), layout="constrained")
-    ax1, ax2 = fig.subplots(1, 2)
+    fig, (ax1, ax2) = new_figure(1, 2, height=4.2)
     qs = sorted({p["q"] for pts in per_seed(doc, "data", "points").values() for p in pts})   # grid and extra q
     for s, points in per_seed(doc, "data", "points").items():
         for k, q in enumerate(qs):
@@ -64,17 +64,17 @@ def width_law(doc: dict) -> Figure:
     ax1.set(xlabel="ln T (log scale)", ylabel=f"m needed (relative error {target})",
             title="width against ln T\nlines: population GD; open markers: trained")
     ax2.set(xlabel="q (log scale)", ylabel="m needed", title=f"width against q\nat T = {T_mid}")
-    ax1.legend(fontsize=LEGEND_SIZE, ncols=2)
-    ax2.legend(fontsize=LEGEND_SIZE)
+    legend(ax1, ncols=2)
+    ax2.legend()
     fig.suptitle(f"The width the learned solution needs, seeds {doc['seeds']}")
     return fig
 
 
+@drawing
 def nearorth_baseline(doc: dict) -> Figure:
     """Loss at the two shortest test lengths along training, a line per table, its family's minimum dashed."""
     Ts = doc["config"]["params"]["T_tests"][:2]
-    fig = Figure(figsize=(COLUMN_WIDTH, 3.8), layout="constrained")
-    axes = fig.subplots(1, len(Ts), sharey=True)
+    fig, axes = new_figure(1, len(Ts), height=3.8, sharey=True)
     run = next(iter(doc["runs"]))
     fams = per_seed(doc, "data", "family")
     for ax, Tt in zip(np.atleast_1d(axes), Ts):
@@ -89,19 +89,20 @@ def nearorth_baseline(doc: dict) -> Figure:
         top = max(float(np.max(h[key][h["step"] >= 2000])) for h in histories(doc, run).values())
         ax.set_ylim(0.1, 1.05 * top)
         ax.set(xlabel="step (log scale)", title=f"T_test = {Tt}")
-    np.atleast_1d(axes)[0].set_ylabel("held-out loss")
+    for ax in np.atleast_1d(axes) if stacked(len(Ts)) else np.atleast_1d(axes)[:1]:
+        ax.set_ylabel("held-out loss")
     handles = np.atleast_1d(axes)[0].get_legend_handles_labels()[0] + [
         Line2D([], [], c="0.4", ls=":", lw=0.8, label="dotted: the interpolant family's minimum"),
         Line2D([], [], c="k", alpha=0.5, lw=1.2, label="the caption's 0.15")]
-    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=LEGEND_SIZE)
+    legend(fig, handles=handles, place="below", ncols=3)
     fig.suptitle("Fixed near-orthogonal PE, trained at T = 200: past the minimum")
     return fig
 
 
+@drawing
 def fixed_sample(doc: dict) -> Figure:
     """Training loss (on the sample, dashed) and held-out loss (solid) per sample size n, log-log, every seed."""
-    fig = Figure(figsize=(COLUMN_WIDTH, 3.8), layout="constrained")
-    ax1, ax2 = fig.subplots(1, 2)
+    fig, (ax1, ax2) = new_figure(1, 2, height=3.8)
     for k, run in enumerate(doc["runs"]):
         for s, h in histories(doc, run).items():
             first = s == min(doc["seeds"])
@@ -111,22 +112,22 @@ def fixed_sample(doc: dict) -> Figure:
             ax2.plot(h["step"][1:], h["cos_W"][1:], c=f"C{k}", ls=_DASHES[k % 4], lw=0.9)
     ax1.set(xscale="log", yscale="log", xlabel="step", ylabel="loss", title="dashed: on the sample; solid: held out")
     ax2.set(xscale="log", xlabel="step", ylabel="cos(W, W*)", title="direction of W")
-    ax1.legend(fontsize=LEGEND_SIZE)
+    ax1.legend()
     fig.suptitle(f"Gradient descent on a fixed sample (T = 20), seeds {doc['seeds']}")
     return fig
 
 
+@drawing
 def adam_schedule(doc: dict) -> Figure:
     """Held-out loss under Adam for each decay start t0, log-log, every seed; the fitted exponent in the legend."""
-    fig = Figure(figsize=(COLUMN_WIDTH * 0.7, 3.8), layout="constrained")
-    ax = fig.subplots()
+    fig, ax = new_figure(height=3.8, width=DESKTOP.width * 0.7)
     for k, run in enumerate(doc["runs"]):
         slopes = [f["exponent"]["exponent"] for f in per_seed(doc, "final", run).values()]
         for s, h in histories(doc, run).items():
             ax.plot(h["step"][1:], h["loss"][1:], c=f"C{k}", ls=_DASHES[k % 4], lw=1,
                     label=f"decay from {run[3:]}: slope {np.mean(slopes):.2f}" if s == min(doc["seeds"]) else None)
     ax.set(xscale="log", yscale="log", xlabel="step", ylabel="held-out loss")
-    ax.legend(fontsize=LEGEND_SIZE)
+    ax.legend()
     fig.suptitle("Adam: the decay schedule sets the rate")
     return fig
 
@@ -139,10 +140,10 @@ def _plain_log_ticks(ax, axis: str, candidates) -> None:
     getattr(ax, f"set_{axis}ticks")(ticks, [f"{t:g}" for t in ticks])
 
 
+@drawing
 def theorem1(doc: dict) -> Figure:
     """Theorem 1 at its hypotheses: the steps exact population GD takes to reach each eps, against eps, per T."""
-    fig = Figure(figsize=(COLUMN_WIDTH, 3.4), layout="constrained")
-    ax = fig.subplots()
+    fig, ax = new_figure(height=3.4)
     for k, T in enumerate(doc["config"]["Ts"]):
         pts = [f for key, by_seed in doc["final"].items() if key.startswith(f"T{T}.")
                for f in [next(iter(by_seed.values()))]]
@@ -154,15 +155,15 @@ def theorem1(doc: dict) -> Figure:
     ax.set(xscale="log", yscale="log", xlabel="target loss ε (log scale)", ylabel="steps to reach ε")
     fig.suptitle(f"Theorem 1 at η = 1/(20d²) = {doc['config']['eta']:g}: exact population GD")
     _plain_log_ticks(ax, "x", (0.001, 0.002, 0.005, 0.01, 0.02, 0.05))
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=LEGEND_SIZE)
+    legend(fig, *ax.get_legend_handles_labels(), place="below", ncols=2)
     return fig
 
 
+@drawing
 def small_width(doc: dict) -> Figure:
     """Relative error of the population-GD solution reached at T against the test length, one line per width m."""
     cfg = doc["config"]
-    fig = Figure(figsize=(COLUMN_WIDTH, 3.4), layout="constrained")
-    ax = fig.subplots()
+    fig, ax = new_figure(height=3.4)
     for k, m in enumerate(cfg["ms"]):
         for s, f in per_seed(doc, "final", f"m{m}").items():
             xs = [cfg["T"]] + cfg["T_tests"]
@@ -174,7 +175,7 @@ def small_width(doc: dict) -> Figure:
            ylabel="relative error")
     fig.suptitle("Random PEs of width m, longer sequences")
     _plain_log_ticks(ax, "y", (0.02, 0.05, 0.1, 0.2, 0.3, 0.5))
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=LEGEND_SIZE)
+    legend(fig, *ax.get_legend_handles_labels(), place="below", ncols=4)
     return fig
 
 

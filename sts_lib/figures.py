@@ -20,8 +20,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter, StrMethodFormatter
 
 from .checks import population_gd_of
-from .plots import (COLUMN_WIDTH, LEGEND_SIZE, ood_title, plot_convergence, plot_heatmap_grid, plot_ood,
-                    seed_legend_handles)
+from .layout import DESKTOP, drawing, legend, new_figure, stacked
+from .plots import ood_title, plot_convergence, plot_heatmap_grid, plot_ood, seed_legend_handles
 from .positional import PE_COLORS, PE_KINDS, PE_LABELS, pe_class
 from .results import histories, history, per_seed
 from .history import HeldOut, History
@@ -92,6 +92,7 @@ def run_label(hist: History) -> str:
 
 # -- the figures ------------------------------------------------------------------------------------
 
+@drawing
 def convergence(doc: dict) -> Figure:
     """Figure 1: loss, 1/loss, cos(W, W*) and cos(V, V*) of every run (practical model), a line per seed; black dashes:
     exact population gradient descent for each gradient-descent run (:func:`sts_lib.checks.population_gd_of`)."""
@@ -106,10 +107,11 @@ def convergence(doc: dict) -> Figure:
         fig.axes[0].plot(steps[1:], loss[1:], c="k", ls=(0, (4, 2)), lw=0.9, zorder=5,
                          label=None if k else "population GD (exact)")
         fig.axes[1].plot(steps[1:], 1 / loss[1:], c="k", ls=(0, (4, 2)), lw=0.9, zorder=5)
-    fig.axes[0].legend(fontsize=LEGEND_SIZE)
+    fig.axes[0].legend()
     return fig
 
 
+@drawing
 def heatmaps(doc: dict, runs=None, when=("init", "final")) -> Figure:
     """Figure 3: W above V (first seed) for each run in ``runs`` (default all) at each moment in ``when``."""
     seed = doc["seeds"][0]
@@ -152,39 +154,35 @@ def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None, log_ste
         seen.append(kind)
     style = lambda label, i: dashes[label]   # noqa: E731
     ncols = max(len(keys) for keys, _ in rows)
-    fig = Figure(figsize=(COLUMN_WIDTH / 2 * ncols, 2.7 * len(rows) + 0.5), layout="constrained")
-    axes = fig.subplots(len(rows), ncols, sharex=True, squeeze=False)
+    filled = [len(keys) for keys, _ in rows]          # a short row can only be the last (an odd number of keys)
+    fig, grid = new_figure(len(rows), ncols, height=2.7 * len(rows) + 0.5, width=DESKTOP.width / 2 * ncols,
+                           sharex=True, squeeze=False, panels=sum(filled))
     color = pe_colors(runs)
-    for row, (keys, floor) in zip(axes, rows):
+    for row, (keys, floor) in zip(grid, rows):
         plot_ood(runs, keys=keys, titles=[ood_title(k) for k in keys], floor=floor, axes=list(row[:len(keys)]),
                  color=color, linestyle=style, marker=pe_markers(runs))
-        for ax in row[len(keys):]:
-            ax.axis("off")
-    for ax in axes.ravel():                 # one legend, below the panels (plot_ood gives each row one)
+    axes = [ax for row, (keys, _) in zip(grid, rows) for ax in row[:len(keys)]]
+    for ax in axes:                         # one legend, below the panels (plot_ood gives each row one)
         if ax.get_legend() is not None:
             ax.get_legend().remove()
-    for ax in axes[:-1].ravel():
-        ax.set_xlabel("")
-    for ax in axes.ravel() if log_steps else ():
+    for ax in grid[:-1].ravel() if not stacked(ncols) else ():
+        ax.set_xlabel("")                   # the row below shows the shared step axis
+    for ax in axes if log_steps else ():
         ax.set_xscale("symlog", linthresh=LOG_STEPS_FROM, linscale=0.4)
         ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.set_xlabel(f"step (log scale beyond {LOG_STEPS_FROM})" if ax.get_xlabel() else "")
     handles = seed_legend_handles(runs, color, style, pe_markers(runs))   # a colour and marker per PE, then the seeds
     for k, (label, curves) in enumerate((overlay or {}).items()):
         dash = ((0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))[k % 3]
-        for row, (keys, _) in zip(axes, rows):
+        for row, (keys, _) in zip(grid, rows):
             for ax, key in zip(row, keys):
                 if key in curves:
                     steps, values = curves[key]
                     ax.plot(steps[1:], values[1:], c="k", ls=dash, lw=0.9, zorder=5)
         handles.append(Line2D([], [], c="k", ls=dash, lw=0.9, label=label))
-    fig.legend(handles=handles, loc="outside lower center", ncols=2 if overlay else 3, fontsize=LEGEND_SIZE)
+    legend(fig, handles=handles, place="below", ncols=2 if overlay else 3)
     fig.suptitle(title)
     return fig
-
-
-def _pairs(keys: list) -> list:
-    return [keys[i:i + 2] for i in range(0, len(keys), 2)]
 
 
 def _trained(doc: dict) -> dict:
@@ -192,6 +190,7 @@ def _trained(doc: dict) -> dict:
     return history(doc, next(iter(doc["runs"]))).config["task"]
 
 
+@drawing
 def length(doc: dict) -> Figure:
     """Figure 2: held-out loss at each longer test length during training, a curve per PE, a line per seed.
     The step axis is logarithmic beyond step :data:`LOG_STEPS_FROM`, so the fixed one-hot PE's early dip shows.
@@ -204,18 +203,20 @@ def length(doc: dict) -> Figure:
         name = f"black: population GD, {PE_LABELS[pe_kind(h)]}"
         if name not in overlay and (e := population_gd_of(h, doc["config"]["T_tests"])):
             overlay[name] = e
-    return _ood(doc, [(k, FIXED_PE_FLOOR) for k in _pairs(keys)],
+    return _ood(doc, [(k, FIXED_PE_FLOOR) for k in (keys[i:i + 2] for i in range(0, len(keys), 2))],
                 f"Figure 2: held-out loss at longer lengths (trained at T={_trained(doc)['T']}), seeds {doc['seeds']}",
                 overlay=overlay, log_steps=True)
 
 
+@drawing
 def q_generalization(doc: dict) -> Figure:
     """Figure 4 (bottom): held-out loss at each unseen q_test during training, a curve per PE, a line per seed."""
     keys = [HeldOut.subset(q).key for q in doc["config"]["q_tests"]]
-    return _ood(doc, [(k, None) for k in _pairs(keys)],
+    return _ood(doc, [(k, None) for k in (keys[i:i + 2] for i in range(0, len(keys), 2))],
                 f"Figure 4: held-out loss at other q (trained at q={_trained(doc)['q']}), seeds {doc['seeds']}")
 
 
+@drawing
 def adam(doc: dict) -> Figure:
     """Figure 5: the shortest and longest T_test (top) and the smallest and largest q_test (bottom), Adam."""
     Ts, qs = doc["config"]["T_tests"], doc["config"]["q_tests"]
@@ -225,6 +226,7 @@ def adam(doc: dict) -> Figure:
     return _ood(doc, rows, f"Figure 5: Adam, trained at T={task['T']}, q={task['q']}, seeds {doc['seeds']}")
 
 
+@drawing
 def fcn_width(doc: dict) -> Figure:
     """The separation: relative error against first-layer width per T (FCN, bound, transformers); then width vs Td."""
     cfg = doc["config"]
@@ -232,16 +234,15 @@ def fcn_width(doc: dict) -> Figure:
     sweeps = per_seed(doc, "data", "sweeps")                       # {seed: {"T": {"fcn": [...], ...}}}
     Ts = list(next(iter(sweeps.values())))
     nrows = (len(Ts) + 2) // 2
-    fig = Figure(figsize=(COLUMN_WIDTH, 2.8 * nrows + 0.5), layout="constrained")
-    axes = fig.subplots(nrows, 2, squeeze=False).ravel()
+    fig, grid = new_figure(nrows, 2, height=2.8 * nrows + 0.5, squeeze=False, panels=len(Ts) + 1)
+    axes = grid.ravel()
     fcn_c, tf_c, oh_c = "C5", PE_COLORS["stochastic_random"], PE_COLORS["onehot"]
     for k, (ax, T) in enumerate(zip(axes, Ts)):
         if k:
             ax.sharey(axes[0])
         for i, sw in enumerate(sweeps.values()):
             pts, tf, oh = sw[T]["fcn"], sw[T]["random_pe_transformer"], sw[T]["onehot_transformer"]
-            def first(text):
-                return text if i == 0 else None
+            first = (lambda text: text) if i == 0 else (lambda text: None)   # noqa: E731
             ax.plot([p["width"] for p in pts], [p["rel_error"] for p in pts], "o-", c=fcn_c, lw=1, ms=3,
                     label=first("trained FCN"))
             ax.plot([p["width"] for p in pts], [p["rel_bound"] for p in pts], c="k", lw=1, ls="--",
@@ -251,24 +252,20 @@ def fcn_width(doc: dict) -> Figure:
             ax.plot([oh["width"]], [oh["rel_error"]], "*", c=oh_c, ms=9, label=first("transformer, one-hot PE (d+T)"))
         ax.axhline(target, ls=":", c="gray", lw=1)
         ax.set(title=f"T = {T} (Td = {d * int(T)})", xscale="log", xlabel="first-layer width",
-               ylabel="relative error" if k % 2 == 0 else None)
+               ylabel="relative error" if k % 2 == 0 or stacked(2) else None)
         ax.xaxis.set_minor_formatter(NullFormatter())
     ax = axes[len(Ts)]
     for i, summary in enumerate(per_seed(doc, "final", "summary").values()):
         Td = [r["Td"] for r in summary]
-        def first(text):
-            return text if i == 0 else None
+        first = (lambda text: text) if i == 0 else (lambda text: None)   # noqa: E731
         ax.plot(Td, [r["fcn_width_at_target"] for r in summary], "o-", c=fcn_c, lw=1, ms=3, label=first("trained FCN"))
         ax.plot(Td, [r["bound_width_at_target"] for r in summary], "k--", lw=1, label=first("lower bound"))
         ax.plot(Td, [r["tf_random_width_at_target"] for r in summary], "s-", c=tf_c, lw=1, ms=3,
                 label=first("transformer, random PE"))
         ax.plot(Td, [r["tf_onehot_width"] for r in summary], "*-", c=oh_c, lw=1, label=first("transformer, one-hot PE"))
     ax.set(xlabel="Td", ylabel=f"width for relative error {target}", title="width needed (a line per seed)")
-    for extra in axes[len(Ts) + 1:]:
-        extra.axis("off")
     # One legend for every panel (the same four lines everywhere), below them.
-    fig.legend(handles=axes[0].get_legend_handles_labels()[0], loc="outside lower center", ncols=2,
-               fontsize=LEGEND_SIZE)
+    legend(fig, handles=axes[0].get_legend_handles_labels()[0], place="below", ncols=2)
     fig.suptitle(f"The separation: error against width (d = {d}, q = {cfg['q']}), seeds {doc['seeds']}")
     return fig
 
@@ -279,6 +276,7 @@ def _sampler_label(hist: History) -> str:
     return f"{PE_LABELS[spec['name']]}, {size}"
 
 
+@drawing
 def pe_samplers(doc: dict) -> Figure:
     """Held-out loss per stochastic-PE sampler (a line per seed) for each model, with the closed-form floors.
 
@@ -290,9 +288,8 @@ def pe_samplers(doc: dict) -> Figure:
         hists = histories(doc, run)
         first = next(iter(hists.values()))
         groups.setdefault(first.config["model"]["class"], {})[_sampler_label(first)] = (run, hists)
-    fig = Figure(figsize=(COLUMN_WIDTH, 2.9 * len(groups) + 1.2), layout="constrained")
-    axes = fig.subplots(len(groups), 2, squeeze=False)
-    legend, kinds_of_line = {}, {}                     # label -> handle over every row: samplers, line kinds
+    fig, axes = new_figure(len(groups), 2, height=2.9 * len(groups) + 1.2, squeeze=False)
+    entries, kinds_of_line = {}, {}                     # label -> handle over every row: samplers, line kinds
     seen, styles = [], {}                              # over every row: one legend entry, so one style per label
     for row, (model, runs) in zip(axes, sorted(groups.items(), key=lambda kv: kv[0] != "TheoryTransformer")):
         curves = {label: hists for label, (_, hists) in runs.items()}
@@ -308,7 +305,7 @@ def pe_samplers(doc: dict) -> Figure:
         plot_ood(curves, keys=["loss", test.key], titles=[f"{name}\n{at}" for at in ("at the training length",
                  f"at {test.where}")], axes=list(row), color=color, linestyle=lambda label, i: styles[label])
         for handle in seed_legend_handles(curves, color, lambda label, i: styles[label]):
-            (kinds_of_line if handle.get_label() not in curves else legend).setdefault(handle.get_label(), handle)
+            (kinds_of_line if handle.get_label() not in curves else entries).setdefault(handle.get_label(), handle)
         for i, (label, (run, _)) in enumerate(runs.items()):
             final = next(iter(per_seed(doc, "final", run).values()))
             if final.get("closed_form_floor"):
@@ -316,13 +313,14 @@ def pe_samplers(doc: dict) -> Figure:
         plateau = next(iter(per_seed(doc, "final", next(iter(runs.values()))[0]).values()))["plateau"]
         row[0].axhline(plateau, c="gray", ls=":", lw=0.8)
         row[1].get_legend().remove()
-        row[1].set_ylabel("")
-    handles = list(legend.values()) + list(kinds_of_line.values()) + [
+        if not stacked(2):
+            row[1].set_ylabel("")
+    handles = list(entries.values()) + list(kinds_of_line.values()) + [
         Line2D([], [], c="0.45", ls="--", lw=0.8, label="dashed: closed-form floor (left)"),
         Line2D([], [], c="gray", ls=":", lw=0.8, label="dotted: uniform plateau (left)")]
-    for ax in axes[:-1].ravel():
+    for ax in axes[:-1].ravel() if not stacked(2) else ():
         ax.set_xlabel("")
-    fig.legend(handles=handles, loc="outside lower center", ncols=2, fontsize=LEGEND_SIZE)
+    legend(fig, handles=handles, place="below", ncols=2)
     fig.suptitle(f"Stochastic-PE samplers, seeds {doc['seeds']}")
     return fig
 

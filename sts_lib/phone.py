@@ -1,15 +1,15 @@
-"""Every figure drawn a second time for a phone's column, and shown there instead of the desktop picture.
+"""Every figure shown twice in the static book: drawn for the book's column and again for a phone's.
 
-A figure drawn for the book's column (:data:`~sts_lib.readable.COLUMN_WIDTH` inches, two panels a row)
-is shown on a 390 px phone at about half its width, so its 9 pt text would be 6 px. :func:`narrow_copy`
-draws the same figure again, from a copy of its artists (never from its data, which only the plotter
-knows): its panels stacked in one column :data:`PHONE_WIDTH` inches wide, tick labels and axis labels on
-every panel, wide legends folded and long titles wrapped. :func:`picture_html` puts both renderings in one
-``<picture>``: the browser downloads only the one for its width (:data:`PHONE_MEDIA`), and each carries the
-smallest text it draws (``data-text-px``, in image pixels), from which the browser test computes the
-size a reader sees. The static book's display hook (:func:`sts_lib.readable.readable_figures`) and its
-panels' frames (:mod:`sts_lib.chapters.static_panel`) use these two functions; a live notebook shows
-the desktop picture only.
+A figure drawn for the book's column (:data:`sts_lib.layout.DESKTOP`, two panels a row) is shown on a
+390 px phone at about half its width, so its 9 pt text would be 6 px. Every figure of the course is a
+:func:`~sts_lib.layout.drawing`, so :func:`renderings` asks the function that drew it to draw it again for
+the phone's column (:data:`sts_lib.layout.PHONE`: its panels one under the other) and renders both.
+:func:`picture_html` puts both renderings in one ``<picture>``: the browser downloads only the one for its
+width (:data:`PHONE_MEDIA`), and each carries the smallest text it draws (``data-text-px``, in image pixels),
+from which the browser test computes the size a reader sees. :func:`render` measures that text from the
+drawn figure's own artists. The static book's display hook (:func:`sts_lib.readable.readable_figures`) and
+its panels' frames (:mod:`sts_lib.chapters.static_panel`) use these functions; a live notebook shows the
+desktop picture only.
 """
 
 from __future__ import annotations
@@ -17,22 +17,20 @@ from __future__ import annotations
 import base64
 import html
 import io
-import math
 import os
-import pickle
 import struct
 
 from matplotlib.figure import Figure
-from matplotlib.legend import Legend
 from matplotlib.text import Text
-from matplotlib.ticker import MaxNLocator, NullFormatter
+
+from .layout import PHONE, all_axes, redraw
 
 
 #: The phone rendering's width in inches: in the narrowest column a picture gets on a 390 px phone (a panel's,
 #: :data:`PHONE_COLUMN_PX`) its 8 pt text is shown at about 9 px, :data:`MIN_PHONE_TEXT_PX`.
-PHONE_WIDTH = 3.7
+PHONE_WIDTH = PHONE.width
 #: Its resolution: 150 dpi gives about two image pixels per CSS px on a phone, so it is sharp there.
-PHONE_DPI = 150
+PHONE_DPI = PHONE.dpi
 #: The narrowest column a picture gets at a 390 px window, in CSS px: a panel's (the browser test measured
 #: 314; a figure's is 357).
 PHONE_COLUMN_PX = 314
@@ -48,24 +46,55 @@ PHONE_MEDIA = "(max-width: 36em)"
 
 def render(fig, dpi: float | None = None) -> tuple[bytes, list]:
     """``fig`` as the PNG a notebook shows (``bbox_inches="tight"`` at ``dpi``, default the figure's own), and
-    every text drawn in it as ``(font size in pt, text, window extent)``."""
-    dpi = dpi or fig.dpi
-    drawn = {}
-    original = Text.draw
-
-    def draw(self, renderer):              # every Text's draw, tick labels, legends and annotations included
-        out = original(self, renderer)
-        if self.get_visible() and self.get_text().strip():
-            drawn[id(self)] = (self.get_fontsize(), self.get_text(), self.get_window_extent(renderer))
-        return out
-
-    Text.draw = draw
+    every text drawn in it as ``(font size in pt, text, window extent)`` (:func:`drawn_texts`)."""
+    dpi, own = dpi or fig.dpi, fig.dpi
+    buf = io.BytesIO()
+    fig.set_dpi(dpi)               # so that the texts' places, read after the drawing, are in the PNG's pixels
     try:
-        buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+        # Laid out again as the figure itself: the tight crop moved the axis labels, which are placed in pixels.
+        fig.draw_without_rendering()
+        drawn = drawn_texts(fig)
     finally:
-        Text.draw = original
-    return buf.getvalue(), list(drawn.values())
+        fig.set_dpi(own)
+    return buf.getvalue(), drawn
+
+
+def drawn_texts(fig) -> list:
+    """Every text a drawing of ``fig`` shows, as ``(font size in pt, text, window extent)``: visible and not
+    empty, its legend or axes visible too, and a tick label only where its tick lies inside the axis's view
+    (an axis keeps labels for ticks beyond its limits, which are not drawn). Read from the figure's artists
+    after it was drawn, at the figure's own dpi."""
+    ticks, hidden, out = set(), set(), []
+    for ax in all_axes(fig):
+        for axis in (ax.xaxis, ax.yaxis):
+            drawn = ax.get_visible() and ax.axison and axis.get_visible()
+            if not drawn:                                  # an axis turned off draws neither labels nor ticks
+                hidden.update((id(axis.label), id(axis.get_offset_text())))
+            lo, hi = sorted(axis.get_view_interval())
+            slack = 1e-9 * max(abs(lo), abs(hi), 1.0)
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                ticks.update((id(tick.label1), id(tick.label2)))
+                if drawn and tick.get_visible() and lo - slack <= tick.get_loc() <= hi + slack:
+                    out += [label for label in (tick.label1, tick.label2) if _shown(label)]
+    out += [t for t in fig.findobj(Text) if id(t) not in ticks and id(t) not in hidden and _shown(t)]
+    return [(t.get_fontsize(), t.get_text(), t.get_window_extent()) for t in out]
+
+
+def _shown(text: Text) -> bool:
+    """Whether ``text`` is drawn: it, its axes and any legend holding it visible, with something to show."""
+    if not (text.get_visible() and text.get_text().strip()):
+        return False
+    if text.axes is not None and not text.axes.get_visible():
+        return False
+    return all(leg.get_visible() for leg in _holders(text))
+
+
+def _holders(text: Text) -> list:
+    """The legends holding ``text`` (a removed or hidden legend draws nothing)."""
+    fig = text.get_figure(root=True)
+    legends = list(fig.legends) + [ax.get_legend() for ax in all_axes(fig) if ax.get_legend() is not None]
+    return [leg for leg in legends if text in leg.texts or text is leg.get_title()]
 
 
 def compact(png: bytes) -> bytes:
@@ -89,156 +118,6 @@ def static_book() -> bool:
     return os.environ.get(STATIC_BOOK_ENV) == "1"
 
 
-def _cells(fig: Figure) -> list[tuple]:
-    """The panels of ``fig`` as ``(grid cell, axes sharing it)`` in reading order (row by row); a colorbar
-    follows its panel and a twin axes shares its panel's cell."""
-    cells: dict[tuple, list] = {}
-    for ax in fig.axes:
-        spec = ax.get_subplotspec()
-        if spec is None or getattr(ax, "_colorbar", None) is not None:
-            continue
-        key = (spec.rowspan.start, spec.colspan.start, spec.rowspan.stop, spec.colspan.stop, id(spec.get_gridspec()))
-        cells.setdefault(key, []).append(ax)
-    return sorted(cells.items(), key=lambda kv: kv[0][:2])
-
-
-def narrow_copy(fig: Figure, width: float = PHONE_WIDTH) -> Figure:
-    """A copy of ``fig`` laid out for a phone: its panels one under the other, ``width`` inches wide.
-
-    Each panel keeps its height in inches (scaled by at most the change of its width) and gets back the tick labels and
-    axis labels that a shared axis had hidden; legends go into one column (under the figure when they sat beside or
-    below a panel) and long titles are broken over lines. ``fig`` itself is not changed. A figure with a colorbar shared
-    by several panels, or whose panels are not on a grid (an inset, a hand-placed axes), is only narrowed.
-    """
-    copy = pickle.loads(pickle.dumps(fig))
-    old_w, old_h = copy.get_size_inches()
-    width = min(width, old_w)                                  # a figure already that narrow keeps its width
-    cells = _cells(copy)
-    rows = {key[0] for key, _ in cells}
-    shared_bars = any(len(getattr(ax, "_colorbar_info", {}).get("parents", ())) > 1
-                      for ax in copy.axes if getattr(ax, "_colorbar", None) is not None)
-    # At least one row holds two panels: stack them. Not when a colorbar serves several panels: constrained
-    # layout places it beside the whole group, which stacking scatters; such heat maps stay side by side.
-    if len(cells) > len(rows) and not shared_bars:
-        heights = []
-        for (r0, c0, r1, c1, _), axes in cells:
-            grid = axes[0].get_subplotspec().get_gridspec()
-            nrows, ncols = grid.get_geometry()
-            ratios = grid.get_height_ratios() or [1] * nrows
-            panel_h = old_h * sum(ratios[r0:r1]) / sum(ratios)
-            panel_w = old_w * (c1 - c0) / ncols
-            heights.append(panel_h * min(1.25, max(0.8, width / panel_w)))
-        grid = copy.add_gridspec(len(cells), 1, height_ratios=heights)
-        for i, (_, axes) in enumerate(cells):
-            for ax in axes:
-                ax.set_subplotspec(grid[i])
-        _relabel(cells)
-        _redraw_colorbars(copy)
-        new_h = sum(heights)
-    else:
-        new_h = old_h * min(1.25, max(0.8, width / old_w))
-    legends = [leg for leg in copy.legends if isinstance(leg, Legend)]
-    for leg in legends:                                        # a phone has room for one column of entries, below
-        leg.remove()
-        copy.legend(ncols=1, loc="outside lower center", **_entries(leg))
-    for ax in all_axes(copy):
-        leg = ax.get_legend()
-        if leg is None:
-            continue
-        anchor = getattr(leg._bbox_to_anchor, "_bbox", None)   # in axes coordinates, as it was given
-        outside = anchor is not None and (anchor.y0 < 0 or anchor.x0 >= 1 or anchor.x0 < 0)
-        if outside:                                            # beside or below the axes: below the figure,
-            leg.remove()                                       # where the layout makes room
-            copy.legend(ncols=1, loc="outside lower center", **_entries(leg))
-            legends.append(leg)
-        elif getattr(leg, "_ncols", 1) > 1:                    # inside the axes: in place, in one column
-            leg.remove()
-            ax.legend(ncols=1, loc=leg._loc, frameon=leg.get_frame_on(), **_entries(leg),
-                      **({"bbox_to_anchor": tuple(anchor.bounds[:2])} if anchor is not None else {}))
-    for ax in all_axes(copy):                                  # a log axis's minor labels collide when narrow
-        for axis in (ax.xaxis, ax.yaxis):
-            if axis.get_scale() == "log":
-                axis.set_minor_formatter(NullFormatter())
-    copy.set_size_inches(width, new_h + 0.4 * bool(legends))
-    _fit(copy)
-    return copy
-
-
-def all_axes(fig) -> list:
-    """Every axes of ``fig``, its subfigures' included (``fig.axes`` holds only its own)."""
-    return list(fig.axes) + [ax for sub in fig.subfigs for ax in all_axes(sub)]
-
-
-def _fit(fig: Figure) -> None:
-    """Lay ``fig`` out, then break each title wider than its panel (or the figure) over lines and give each
-    colorbar only the ticks its height has room for, and lay it out again."""
-    fig.draw_without_rendering()
-    renderer = fig._get_renderer()
-    room = fig.get_window_extent(renderer).width
-    titled = [(fig._suptitle, room)] if fig._suptitle is not None else []
-    titled += [(ax.title, ax.get_window_extent(renderer).width) for ax in all_axes(fig)]
-    for text, avail in titled:
-        wide = text.get_window_extent(renderer).width if text.get_text() else 0
-        if wide > 1.02 * avail:
-            text.set_text(_lines(text.get_text(), math.ceil(wide / avail)))
-    for ax in all_axes(fig):
-        bar = getattr(ax, "_colorbar", None)
-        if bar is not None:                                    # about one tick per 0.35 inch of its length
-            inches = max(ax.get_position().height * fig.get_figheight(), ax.get_position().width * fig.get_figwidth())
-            bar.locator = MaxNLocator(nbins=max(1, int(inches / 0.35)))
-    fig.draw_without_rendering()
-
-
-def _lines(text: str, n: int) -> str:
-    """``text`` broken at spaces into ``n`` lines of about equal length, never inside ``$math$`` (n >= 1)."""
-    words = []
-    for word in text.split(" "):
-        if words and words[-1].count("$") % 2:                 # still inside a formula: keep it whole
-            words[-1] += " " + word
-        else:
-            words.append(word)
-    target = sum(len(w) + 1 for w in words) / n
-    lines = [""]
-    for word in words:
-        if lines[-1] and len(lines[-1]) + len(word) > target and len(lines) < n:
-            lines.append(word)
-        else:
-            lines[-1] = f"{lines[-1]} {word}".strip()
-    return "\n".join(lines)
-
-
-def _redraw_colorbars(fig: Figure) -> None:
-    """Draw each colorbar again beside its panel's new place: the layout engine keeps a moved panel's old
-    colorbar where the panel was."""
-    for cax in [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is not None]:
-        bar, info = cax._colorbar, cax._colorbar_info
-        cax.remove()
-        fig.colorbar(bar.mappable, ax=info["parents"], shrink=info["shrink"], pad=info["pad"],
-                     fraction=info["fraction"], aspect=info["aspect"], location=info["location"])
-
-
-def _entries(leg: Legend) -> dict:
-    """What a legend shows (its handles, labels and text size), to draw it again in another layout."""
-    return {"handles": leg.legend_handles, "labels": [t.get_text() for t in leg.texts],
-            "fontsize": leg.texts[0].get_fontsize() if leg.texts else None}
-
-
-def _relabel(cells: list[tuple]) -> None:
-    """Stacked panels stand alone: each shows its tick labels, and takes the y label of its desktop row (drawn
-    once, on the row's first panel) and the x label of the panel below it when a shared axis had left it out."""
-    xlabel = next((ax.get_xlabel() for _, axes in cells for ax in axes if ax.get_xlabel()), "")
-    row_label = {}
-    for key, axes in cells:
-        row_label.setdefault(key[0], axes[0].get_ylabel())
-    for key, axes in cells:
-        ax = axes[0]
-        ax.tick_params(labelbottom=True, labelleft=True)
-        if not ax.get_ylabel():
-            ax.set_ylabel(row_label[key[0]])
-        if not ax.get_xlabel() and ax.get_shared_x_axes().get_siblings(ax) != [ax]:
-            ax.set_xlabel(xlabel)
-
-
 def data_uri(png: bytes) -> str:
     """``png`` inlined as a ``data:`` URI (the book moves each into a file of its own)."""
     return "data:image/png;base64," + base64.b64encode(png).decode()
@@ -250,10 +129,11 @@ def smallest_text_px(drawn: list, dpi: float) -> float:
 
 
 def renderings(fig: Figure, dpi: float | None = None) -> dict:
-    """Both renderings of ``fig`` (:func:`compact`), inlined: ``{"wide": (data URI, text_px), "narrow": (…)}``."""
+    """Both renderings of ``fig`` (:func:`compact`), inlined: ``{"wide": (data URI, text_px), "narrow": (…)}``;
+    the narrow one drawn again for :data:`~sts_lib.layout.PHONE` (a figure no drawing made is rendered as it is)."""
     dpi = dpi or fig.dpi
     wide, drawn = render(fig, dpi)
-    narrow, drawn_narrow = render(narrow_copy(fig), PHONE_DPI)
+    narrow, drawn_narrow = render(redraw(fig, PHONE), PHONE_DPI)
     return {"wide": (data_uri(compact(wide)), smallest_text_px(drawn, dpi)),
             "narrow": (data_uri(compact(narrow)), smallest_text_px(drawn_narrow, PHONE_DPI))}
 
@@ -276,5 +156,5 @@ def picture_html(shots: dict, alt: str = "", *, img_class: str = "",
 
 
 __all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "all_axes", "compact", "data_uri", "narrow_copy", "picture_html", "png_width", "render", "renderings",
+           "all_axes", "compact", "data_uri", "drawn_texts", "picture_html", "png_width", "render", "renderings",
            "smallest_text_px", "static_book"]

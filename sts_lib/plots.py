@@ -3,8 +3,8 @@
 Chapters call these and let Jupyter Book render the returned figure; tests check
 the returned object; :mod:`sts_lib.figures` builds the paper's figures on them. Each
 helper also accepts an existing ``ax`` (or axes) so a widget can redraw into the same figure.
-A new figure is drawn for the book's column (:mod:`sts_lib.readable`): at most
-:data:`~sts_lib.readable.COLUMN_WIDTH` inches wide, two panels a row, one legend of 9 pt text.
+Each is a :func:`~sts_lib.layout.drawing`: drawn for the book's column (two panels a row, the house
+style's sizes) and again, by the same function, for a phone's (:mod:`sts_lib.layout`).
 """
 
 from __future__ import annotations
@@ -14,24 +14,24 @@ from matplotlib.figure import Figure
 
 from .device import to_numpy
 from .history import HeldOut
-from .readable import COLUMN_WIDTH, LEGEND_SIZE
+from .layout import DESKTOP, colorbar, current, drawing, legend, new_figure, outer_labels, stacked
 from .readable import enlarge_text, readable_figures  # noqa: F401  (the chapters' set-up cell imports them from here)
-
-
-def _new(ncols: int = 1, width: float = 4.2, height: float = 3.2):
-    """A bare Figure (never pyplot's: the caller owns it, and a notebook shows it once) with a row of axes."""
-    fig = Figure(figsize=(width * ncols, height), layout="constrained")
-    return fig, list(fig.subplots(1, ncols, squeeze=False)[0])
 
 
 def two_over_one(fig: Figure | None = None, *, height: float = 5.0):
     """Three panels for the book's column: two side by side above one as wide as both.
 
-    Returns ``fig`` (a new bare Figure of width :data:`COLUMN_WIDTH` when None) and the axes
-    ``(top left, top right, bottom)``, in that order. This replaces a row of three panels, which
-    the column would show at about half size.
+    Returns ``fig`` (a new bare Figure, or ``fig`` cleared) and the axes ``(top left, top right, bottom)``, in
+    that order. This replaces a row of three panels, which the column would show at about half size. Where two
+    panels do not fit a row (a phone) the three are stacked.
     """
-    fig = fig if fig is not None else Figure(figsize=(COLUMN_WIDTH, height), layout="constrained")
+    if stacked(2):
+        width = current().width
+        top = height / 2 * min(1.25, max(0.8, width / (DESKTOP.width / 2)))
+        bottom = height / 2 * min(1.25, max(0.8, width / DESKTOP.width))
+        fig, axes = new_figure(3, 1, height=2 * top + bottom, width=width, height_ratios=[top, top, bottom], fig=fig)
+        return fig, tuple(axes)
+    fig, _ = new_figure(height=height, fig=fig, panels=0)
     gs = fig.add_gridspec(2, 2)
     return fig, (fig.add_subplot(gs[0, 0]), fig.add_subplot(gs[0, 1]), fig.add_subplot(gs[1, :]))
 
@@ -59,6 +59,7 @@ def seed_legend_handles(runs: dict, color, linestyle=None, marker=None) -> list:
     return handles
 
 
+@drawing
 def plot_training(hist, *, plateau: float | None = None, title: str | None = None) -> Figure:
     """Three panels: loss (log scale) and 1/loss side by side, cos(W, W*) and cos(V, V*) below them.
 
@@ -70,20 +71,21 @@ def plot_training(hist, *, plateau: float | None = None, title: str | None = Non
     if plateau is not None:
         ax1.axhline(plateau, ls="--", c="gray", label="uniform plateau")
     ax1.set(xlabel="step", ylabel="loss", title="loss")
-    ax1.legend(fontsize=LEGEND_SIZE)
+    ax1.legend()
     ax2.plot(steps, hist["inv_loss"])
     ax2.set(xlabel="step", ylabel="1 / loss", title="inverse loss (linear = O(1/t))")
     if "cos_W" in hist.metrics:
         ax3.plot(steps, hist["cos_W"], label="cos(W, W*)")
         ax3.plot(steps, hist["cos_V"], label="cos(V, V*)")
         ax3.set_ylim(-0.05, 1.05)
-        ax3.legend(fontsize=LEGEND_SIZE)
+        ax3.legend()
     ax3.set(xlabel="step", title="direction to ground truth")
     if title:
         fig.suptitle(title)
     return fig
 
 
+@drawing
 def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64, axes=None,
                   label: str | None = None, ticks: bool = True) -> Figure:
     """Heat maps of W ``(d+m, d+m)`` and V ``(d, d+m)`` with the token/PE blocks marked.
@@ -96,7 +98,7 @@ def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64,
     W, V = to_numpy(W, dtype=float), to_numpy(V, dtype=float)
     k = min(W.shape[0], max_size)
     if axes is None:
-        fig, axes = _new(2, width=COLUMN_WIDTH / 2, height=3.4)
+        fig, axes = new_figure(1, 2, height=3.4)
     fig = axes[0].figure
     for ax, M, name in ((axes[0], W[:k, :k], "W"), (axes[1], V[:, :k], "V")):
         lim = np.abs(M).max() or 1.0
@@ -110,12 +112,13 @@ def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64,
             ax.set_title(f"{name} {label}")
         if not ticks:
             ax.set(xticks=[], yticks=[])
-        fig.colorbar(im, ax=ax, shrink=0.8)
+        colorbar(fig, im, ax=ax, shrink=0.8)
     if title:
         fig.suptitle(title)
     return fig
 
 
+@drawing
 def plot_heatmap_grid(pairs: dict, d: int, *, title: str | None = None, max_size: int = 64) -> Figure:
     """:func:`plot_heatmaps` for several ``{label: (W, V)}`` pairs: a column per pair, W above V, two pairs a row.
 
@@ -127,8 +130,8 @@ def plot_heatmap_grid(pairs: dict, d: int, *, title: str | None = None, max_size
         raise ValueError("pairs must hold at least one (W, V) pair")
     ncols = min(len(pairs), 2)
     nrows = -(-len(pairs) // ncols)
-    fig = Figure(figsize=(COLUMN_WIDTH / 2 * ncols + 0.3 * (ncols == 1), 5.2 * nrows), layout="constrained")
-    axes = fig.subplots(2 * nrows, ncols, squeeze=False, gridspec_kw={"height_ratios": [4, 1] * nrows})
+    fig, axes = new_figure(2 * nrows, ncols, height=5.2 * nrows, width=DESKTOP.width / 2 * ncols + 0.3 * (ncols == 1),
+                           height_ratios=[4, 1] * nrows, squeeze=False)
     for k, (label, (W, V)) in enumerate(pairs.items()):
         row, col = divmod(k, ncols)
         plot_heatmaps(W, V, d, max_size=max_size, axes=(axes[2 * row, col], axes[2 * row + 1, col]), label=label,
@@ -149,6 +152,7 @@ def plot_heatmap_grid(pairs: dict, d: int, *, title: str | None = None, max_size
 RUN_STYLES = (("C9", "-", "o"), ("C6", "-.", "s"), ("C8", ":", "^"), ("C5", (0, (5, 1, 1, 1)), "D"))
 
 
+@drawing
 def plot_convergence(runs, *, title: str | None = None) -> Figure:
     """The paper's Figure 1 panels: held-out loss (log), 1/loss, cos(W, W*) and cos(V, V*) in a 2 x 2 grid.
 
@@ -158,8 +162,7 @@ def plot_convergence(runs, *, title: str | None = None) -> Figure:
     """
     if hasattr(runs, "metrics"):
         runs = {"run": runs}
-    fig = Figure(figsize=(COLUMN_WIDTH, 5.4), layout="constrained")
-    axes = fig.subplots(2, 2, sharex=True)
+    fig, axes = new_figure(2, 2, height=5.4, sharex=True)
     for k, (label, seeds) in enumerate(runs.items()):
         seeds = {0: seeds} if hasattr(seeds, "metrics") else seeds
         color, ls, marker = RUN_STYLES[k % len(RUN_STYLES)]
@@ -170,8 +173,9 @@ def plot_convergence(runs, *, title: str | None = None) -> Figure:
                 ax.plot(h.steps, y, color=color, ls=ls, marker=marker, markevery=0.12, ms=3.5, lw=1, label=name)
     axes[0, 0].set(yscale="log", title="held-out loss")
     axes[0, 1].set(title="1 / loss")
-    axes[1, 0].set(title="cos(W, W*)", xlabel="step", ylim=(0, 1.02))
-    axes[1, 1].set(title="cos(V, V*)", xlabel="step", ylim=(0, 1.02))
+    axes[1, 0].set(title="cos(W, W*)", ylim=(0, 1.02))
+    axes[1, 1].set(title="cos(V, V*)", ylim=(0, 1.02))
+    outer_labels(axes, xlabel="step")
     axes[0, 0].legend()
     if title:
         fig.suptitle(title)
@@ -188,6 +192,7 @@ def ood_title(key: str) -> str:
     return held.title if held else key
 
 
+@drawing
 def plot_ood(histories, *, axis: str = "T", keys: list[str] | None = None, floor: float | None = None,
              title: str | None = None, titles: list[str] | None = None, color=None, linestyle=None,
              marker=None, axes=None) -> Figure:
@@ -217,11 +222,9 @@ def plot_ood(histories, *, axis: str = "T", keys: list[str] | None = None, floor
     if new:
         ncols = min(len(keys), 2)
         nrows = -(-len(keys) // ncols)
-        fig = Figure(figsize=(COLUMN_WIDTH if ncols == 2 else 5.0, 2.7 * nrows + 0.3), layout="constrained")
-        grid = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+        fig, grid = new_figure(nrows, ncols, height=2.7 * nrows + 0.3, width=None if ncols == 2 else 5.0,
+                               sharex=True, sharey=True, squeeze=False, panels=len(keys))
         axes = list(grid.ravel()[:len(keys)])
-        for ax in grid.ravel()[len(keys):]:
-            ax.remove()
     fig = axes[0].figure
     color = color or (lambda label, i: f"C{i % 10}")
     titles = titles or [ood_title(k) for k in keys]
@@ -242,26 +245,23 @@ def plot_ood(histories, *, axis: str = "T", keys: list[str] | None = None, floor
                             label=f"{label}, mean of {len(hs)} seeds", **mk)
         if floor is not None:
             ax.axhline(floor, ls=":", c="gray", lw=1)
-        ax.set(title=panel, xlabel="step")
+        ax.set(title=panel)
     if new:
-        for k, ax in enumerate(axes):
-            if k % ncols == 0:
-                ax.set_ylabel("held-out loss")
-            if k + ncols < len(axes):
-                ax.set_xlabel("")                     # the panel below shows the shared step axis
-            else:
-                ax.xaxis.set_tick_params(labelbottom=True)   # nothing below it (an odd grid's last row)
+        outer_labels(grid, xlabel="step", ylabel="held-out loss")
     else:
-        axes[0].set_ylabel("held-out loss")
+        for ax in axes:
+            ax.set_xlabel("step")
+        for ax in axes if stacked(len(axes)) else axes[:1]:
+            ax.set_ylabel("held-out loss")
     handles = seed_legend_handles(runs, color, linestyle, marker)
     if not new:
-        axes[-1].legend(handles=handles, fontsize=LEGEND_SIZE)
+        axes[-1].legend(handles=handles)
     elif len(axes) < nrows * ncols:                   # the empty slot of an odd grid holds the legend
-        fig.legend(handles=handles, fontsize=LEGEND_SIZE, loc="center", bbox_to_anchor=(0.75, 0.5 / nrows))
+        legend(fig, handles=handles, place="slot", loc="center", bbox_to_anchor=(0.75, 0.5 / nrows))
     elif len(axes) == 1:
-        axes[0].legend(handles=handles, fontsize=LEGEND_SIZE)
+        axes[0].legend(handles=handles)
     else:
-        fig.legend(handles=handles, fontsize=LEGEND_SIZE, loc="outside lower center", ncols=min(len(handles), 3))
+        legend(fig, handles=handles, place="below", ncols=min(len(handles), 3))
     if title:
         fig.suptitle(title)
     return fig

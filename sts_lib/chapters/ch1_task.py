@@ -22,12 +22,12 @@ from matplotlib.patches import Rectangle
 
 from .._validate import check_choice, check_int, check_T_q
 from ..metrics import monte_carlo_errors
-from ..plots import COLUMN_WIDTH, LEGEND_SIZE
+from ..layout import colorbar, drawing, legend, new_figure
 from ..positional import pe_class, pe_for_task
 from ..probes import ray_model
 from ..task import Batch, STSTask
 from ..theory import mean_predictor_loss, uniform_plateau, zero_predictor_loss
-from .panel import Choice, FigurePanel, Ints, offered, reuse
+from .panel import Choice, FigurePanel, Ints, offered
 
 _CMAP = colormaps["RdBu_r"].with_extremes(bad="white")   # NaN = the gap before the query column
 PE_CHOICES = ("onehot", "stochastic_onehot", "near_orthogonal", "stochastic_random")
@@ -99,6 +99,7 @@ def _draw_heatmap(ax, img: np.ndarray, lim: float, y: list[int], T: int, gid: st
     return im
 
 
+@drawing
 def plot_instance(fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int = 4, seed: int = 0,
                   pe: str = "onehot", m: int = 16) -> Figure:
     """One sampled instance (see the module docstring), drawn into ``fig`` (cleared) or a new Figure.
@@ -116,13 +117,11 @@ def plot_instance(fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int 
     E = b.pe.to_dense()[0].numpy().T                  # (m_pe, T): column i is p_i
     y = b.y[0].tolist()
     xq, pq = b.x_query[0].numpy(), b.pe_query[0].numpy()
-    fig = reuse(fig, (COLUMN_WIDTH, 7.6))           # drawn for the book's column: three panels stacked
-    gs = fig.add_gridspec(3, 1, height_ratios=[1.0, 1.0, 1.15])
-    ax_x, ax_e, ax_t = fig.add_subplot(gs[0]), fig.add_subplot(gs[1]), fig.add_subplot(gs[2])
+    fig, (ax_x, ax_e, ax_t) = new_figure(3, 1, height=7.6, height_ratios=[1.0, 1.0, 1.15], fig=fig)
     im_x = _draw_heatmap(ax_x, _with_query(X, xq), 3.0, y, T, "tokens")
     im_e = _draw_heatmap(ax_e, _with_query(E, pq), max(1.0, float(np.abs(pq).max())), y, T, "pes")
-    fig.colorbar(im_x, ax=ax_x, shrink=0.9, pad=0.01)
-    fig.colorbar(im_e, ax=ax_e, shrink=0.9, pad=0.01)
+    colorbar(fig, im_x, ax=ax_x, shrink=0.9, pad=0.01)
+    colorbar(fig, im_e, ax=ax_e, shrink=0.9, pad=0.01)
     ax_x.set_title(f"tokens $x_i$ (rows: {d} coordinates); selected columns outlined")
     cls = pe_class(pe)
     kind = cls.label + (f", pool $N={b.pe.m}$" if cls.stochastic and cls.one_hot else "")
@@ -139,7 +138,7 @@ def plot_instance(fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int 
     top = max(float(np.abs(sel).max()), 0.5) * 1.15
     ax_t.set(xlabel="coordinate $k$", title="target vs. ignoring $y$", xlim=(-0.6, d - 0.4), ylim=(-top, top),
              xticks=k)
-    ax_t.legend(fontsize=LEGEND_SIZE, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=3, frameon=False)
+    legend(ax_t, place="beside", loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=3, frameon=False)
     fig.suptitle(f"STS$_q$ instance: $T={T}$, $q={q}$, $d={d}$, seed {seed};  $y = \\{{{', '.join(map(str, y))}\\}}$",
                  )
     return fig

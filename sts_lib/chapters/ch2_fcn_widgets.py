@@ -16,12 +16,12 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validate import check_float, check_int, check_T_q
-from ..plots import COLUMN_WIDTH, LEGEND_SIZE
+from ..layout import NOTE_SIZE, drawing, legend, new_figure
 from ..probes import width_for_error
 from ..theory import (bound_width_for_error, fcn_bayes_error, fcn_lower_bound, random_first_layer_error,
                       zero_predictor_loss)
 from .ch2_fcn import random_first_layer
-from .panel import FigurePanel, Ints, new_figure, offered, reuse
+from .panel import FigurePanel, Ints, offered
 
 
 def _bound_point(T: int, d: int, q: int, width: int, seed: int) -> dict:
@@ -34,6 +34,7 @@ def _bound_point(T: int, d: int, q: int, width: int, seed: int) -> dict:
             "random_sample": bayes / base}
 
 
+@drawing
 def plot_bound_explorer(fig: Figure | None = None, *, T: int = 10, d: int = 4, q: int = 3, width: int = 20,
                         seed: int = 0) -> Figure:
     """The bound, the random-layer curve and the chosen width for one ``(T, d, q)``, drawn into ``fig``
@@ -50,7 +51,7 @@ def plot_bound_explorer(fig: Figure | None = None, *, T: int = 10, d: int = 4, q
     grid = np.arange(0, 2 * Td + 1)
     base = zero_predictor_loss(d, q)
     pt = _bound_point(T, d, q, width, seed)
-    ax = reuse(fig, (6.4, 3.8)).add_subplot()
+    fig, ax = new_figure(height=3.8, width=6.4, fig=fig)
     ax.plot(grid, fcn_lower_bound(T, d, q, grid) / base, c="k", lw=2, label="lower bound, any FCN (derived here)",
             gid="bound")
     ax.plot(grid, random_first_layer_error(T, d, q, grid) / base, "--", c="0.5",
@@ -62,11 +63,11 @@ def plot_bound_explorer(fig: Figure | None = None, *, T: int = 10, d: int = 4, q
     ax.axvline(Td, ls=":", c="gray")
     ax.text(0.97, 0.95, f"$m_1={width}$, $Td={Td}$\nbound: {pt['bound']:.3f}\n"
             f"random layer: {max(pt['random_sample'], 0.0):.3f}\n(abs. bound {pt['bound'] * base:.3f})",
-            transform=ax.transAxes, ha="right", va="top", fontsize=9, bbox={"fc": "white", "ec": "0.8"})
+            transform=ax.transAxes, ha="right", va="top", fontsize=NOTE_SIZE, bbox={"fc": "white", "ec": "0.8"})
     ax.set(xlabel="first-layer width $m_1$", ylabel="error / (d/q)", xlim=(0, 2 * Td), ylim=(-0.02, 1.1))
-    ax.set_title(f"T={T}, d={d}, q={q}: relative error allowed by a width-$m_1$ first layer", fontsize=10)
-    ax.legend(fontsize=8, loc="lower left")
-    return ax.figure
+    ax.set_title(f"T={T}, d={d}, q={q}: relative error allowed by a width-$m_1$ first layer")
+    ax.legend(loc="lower left")
+    return fig
 
 
 def _bound_bounds(values: dict) -> dict:
@@ -109,6 +110,7 @@ def _check_rows(rows) -> list[dict]:
     return sorted(rows, key=lambda r: r["width"])
 
 
+@drawing
 def plot_width_sweep(rows: list[dict], *, transformer: dict | None = None, extra: list[dict] | None = None,
                      ax=None, title: str | None = None) -> Figure:
     """Measured relative error of trained FCNs against width, with the bound and the random-layer curve.
@@ -122,8 +124,7 @@ def plot_width_sweep(rows: list[dict], *, transformer: dict | None = None, extra
     T, d, q = rows[0]["T"], rows[0]["d"], rows[0]["q"]
     base = zero_predictor_loss(d, q)
     if ax is None:
-        fig = new_figure((6.4, 4.0))
-        ax = fig.add_subplot()
+        fig, ax = new_figure(height=4.0, width=6.4)
     else:
         fig = ax.figure
     w = np.array([r["width"] for r in rows])
@@ -144,13 +145,14 @@ def plot_width_sweep(rows: list[dict], *, transformer: dict | None = None, extra
         ax.scatter([transformer["width"]], [transformer["rel_error"]], marker="*", s=220, c="C3", zorder=5,
                    label=f"transformer, width $d+m$={transformer['width']}")
     ax.axvline(T * d, ls=":", c="gray")
-    ax.text(T * d, 0.55, " $m_1=Td$", color="gray", fontsize=9, rotation=90, va="center", ha="right")
+    ax.text(T * d, 0.55, " $m_1=Td$", color="gray", fontsize=NOTE_SIZE, rotation=90, va="center", ha="right")
     ax.set(xlabel="first-layer width $m_1$", ylabel="error / (d/q)", ylim=(-0.02, 1.12),
            title=title or f"T={T}, d={d}, q={q}")
-    ax.legend(fontsize=8, loc="upper right")
+    legend(ax, place="beside", loc="upper right")     # a phone's narrow panel: under it, off the Td label
     return fig
 
 
+@drawing
 def plot_width_scaling(sweeps: dict, *, rel_target: float | None = None, title: str | None = None) -> Figure:
     """Sweeps at several T, against width / (T d): trained FCN (solid) and the bound (dashed).
 
@@ -161,8 +163,9 @@ def plot_width_scaling(sweeps: dict, *, rel_target: float | None = None, title: 
     if not isinstance(sweeps, dict) or not sweeps:
         raise ValueError("sweeps must be a non-empty dict label -> rows of fcn_width_sweep")
     # Drawn for the book's column: with the right-hand panel, the two panels stack.
-    fig = new_figure((COLUMN_WIDTH, 7.2) if rel_target is not None else (COLUMN_WIDTH, 4.2))
-    axes = fig.subplots(2 if rel_target is not None else 1, 1, squeeze=False)[:, 0]
+    fig, axes = new_figure(2 if rel_target is not None else 1, 1, height=7.2 if rel_target is not None else 4.2,
+                           squeeze=False)
+    axes = axes[:, 0]
     ax = axes[0]
     xs, needed, bound_needed = [], [], []
     for i, (_label, rows) in enumerate(sweeps.items()):
@@ -191,6 +194,6 @@ def plot_width_scaling(sweeps: dict, *, rel_target: float | None = None, title: 
         ax2.plot([0, lim], [0, lim], ":", c="gray", label="width $= Td$")
         ax2.set(xlabel="$Td$", ylabel=f"width to reach error/(d/q) = {rel_target:g}", xlim=(0, lim),
                 ylim=(0, lim), title="width needed vs. $Td$")
-        ax2.legend(fontsize=LEGEND_SIZE)
-    ax.legend(fontsize=LEGEND_SIZE)
+        ax2.legend()
+    ax.legend()
     return fig

@@ -21,13 +21,14 @@ from matplotlib.ticker import MaxNLocator
 from .._validate import check_float, check_int, check_T_q
 from .ch3_dynamics import fit_inverse_loss_rate, snapshot_reports
 from ..models import TheoryTransformer
-from ..plots import COLUMN_WIDTH, LEGEND_SIZE, two_over_one
+from ..layout import NOTE_SIZE, drawing, legend, new_figure
+from ..plots import two_over_one
 from ..report import Markdown, table
 from ..task import STSTask
 from ..theory import (c_for_loss, loss_on_ray, optimal_gamma, predicted_inverse_slope, reduced_dynamics,
                       uniform_plateau)
 from ..train import TrainConfig, train
-from .panel import FigurePanel, Ints, LogFloats, new_figure, offered, reuse
+from .panel import FigurePanel, Ints, LogFloats, offered
 
 # The panel's defaults: a clean run (lr_W below the W_XE stability limit) that shows both phases.
 DEFAULTS = {"lr_W": 0.3, "lr_V": 1.0, "T": 12, "q": 3, "steps": 400}
@@ -58,20 +59,20 @@ def run_small(lr_W: float = 0.3, lr_V: float = 1.0, T: int = 12, q: int = 3, ste
             "params": {"lr_W": lr_W, "lr_V": lr_V, "T": T, "q": q, "steps": steps, "d": d}}
 
 
+@drawing
 def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
     """Loss (log-log, with the uniform plateau and the reduced model) and 1/loss with its tail fit side by
     side, and below them alpha, gamma against step (log x, with the reduced model and gamma*(alpha));
     drawn for the book's column into ``fig`` (cleared) or a new Figure."""
     p, hist, rep, red = run["params"], run["hist"], run["report"], run["reduced"]
-    fig = reuse(fig, (COLUMN_WIDTH, 5.4))
-    _, (ax1, ax2, ax3) = two_over_one(fig)
+    fig, (ax1, ax2, ax3) = two_over_one(fig, height=5.4)
     steps, loss = hist["step"], hist["loss"]
     pos = steps > 0
     ax1.loglog(steps[pos], loss[pos], label="trained (held-out)")
     ax1.loglog(red["step"][1:], red["loss"][1:], "k--", lw=1, label="reduced model [R]")
     ax1.axhline(uniform_plateau(p["d"], p["T"], p["q"]), c="gray", ls=":", label="uniform plateau")
     ax1.set(xlabel="step", ylabel="loss", title="loss")
-    ax1.legend(fontsize=LEGEND_SIZE)
+    ax1.legend()
     fit = run["fit"]
     ax2.plot(steps, 1.0 / loss, label="1 / loss")
     tail = steps >= fit["start"]
@@ -80,7 +81,7 @@ def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
     ax2.set(xlabel="step", ylabel="1 / loss",
             title=f"1/loss (predicted slope {predicted_inverse_slope(p['lr_W'], p['T']):.3g})")
     ax2.xaxis.set_major_locator(MaxNLocator(nbins=4))      # four-digit steps: few enough ticks not to touch
-    ax2.legend(fontsize=LEGEND_SIZE)
+    ax2.legend()
     s = rep["step"] > 0
     ax3.semilogx(rep["step"][s], rep["alpha"][s], c="C0", label=r"$\alpha$ (gap of $W_{EE}$)")
     ax3.semilogx(rep["step"][s], rep["gamma"][s], c="C1", label=r"$\gamma$ (scale of $V_X$)")
@@ -89,7 +90,7 @@ def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
     ax3.semilogx(rep["step"][s], optimal_gamma(rep["alpha"][s], p["T"], p["q"]), c="C1", ls=":", lw=1,
                  label=r"$\gamma^*(\alpha)$")
     ax3.set(xlabel="step", title="value first, then attention")
-    ax3.legend(fontsize=LEGEND_SIZE, ncols=2)
+    legend(ax3, ncols=2)
     fig.suptitle(rf"T={p['T']}, q={p['q']}, d={p['d']}; learning rates $\eta_W$={p['lr_W']:.3g}, "
                  rf"$\eta_V$={p['lr_V']:.3g}")
     fig.sts_alt = describe_dynamics(run)      # the static book's alt text for this very picture
@@ -156,36 +157,36 @@ def dynamics_widget(*, device=None, **params) -> FigurePanel:
 
 
 # -- the chapter's fixed figures ---------------------------------------------------------
+@drawing
 def plot_ray_loss(d: int, T: int, q: int, c_mc, loss_mc, *, c_max: float = 10.0,
                   targets=(1e-1, 1e-2, 1e-3)) -> Figure:
     """L(c) along W = c W*, V = V* (closed form, log scale) with Monte-Carlo points and the
     scales c at which ``targets`` are reached (:func:`sts_lib.theory.c_for_loss`)."""
     c = np.linspace(0.0, c_max, 200)
-    fig = new_figure((5.6, 3.4))
-    ax = fig.add_subplot()
+    fig, ax = new_figure(height=3.4, width=5.6)
     ax.semilogy(c, loss_on_ray(c, d, T, q), label=r"closed form $\mathcal{L}(c)$ [R]")
     ax.semilogy(c_mc, loss_mc, "o", c="C3", label="Monte Carlo (measured)")
     for tgt in targets:
         ct = c_for_loss(tgt, d, T, q)
         ax.plot([ct, ct], [tgt / 3, tgt], c="gray", lw=0.8)
-        ax.annotate(f"L={tgt:g} at c={ct:.2f}", (ct, tgt), fontsize=LEGEND_SIZE, xytext=(3, 3),
+        ax.annotate(f"L={tgt:g} at c={ct:.2f}", (ct, tgt), fontsize=NOTE_SIZE, xytext=(3, 3),
                     textcoords="offset points")
     ax.set(xlabel=r"scale $c$ of $W = cW^\star$", ylabel="loss",
            title=f"loss along the ground-truth ray (d={d}, T={T}, q={q})")
-    ax.legend(fontsize=LEGEND_SIZE)
+    ax.legend()
     return fig
 
 
+@drawing
 def plot_symmetry(report: dict) -> Figure:
     """Over training: the share of ||W||^2 + ||V||^2 outside W_EE and V_X, and the relative
     distance of W_EE to alpha I + beta 11^T and of V_X to gamma I (log scale)."""
     s = report["step"] > 0
-    fig = new_figure((5.6, 3.4))
-    ax = fig.add_subplot()
+    fig, ax = new_figure(height=3.4, width=5.6)
     for key, label in (("off_share", "share of norm outside $W_{EE}$, $V_X$"),
                        ("ee_residual", r"$\|W_{EE}-\alpha I-\beta 11^\top\| / \|W_{EE}\|$"),
                        ("vx_residual", r"$\|V_X-\gamma I\| / \|V_X\|$")):
         ax.loglog(report["step"][s], np.maximum(report[key][s], 1e-12), label=label)
     ax.set(xlabel="step", title="distance to the symmetric family (measured)")
-    ax.legend(fontsize=LEGEND_SIZE)
+    ax.legend()
     return fig

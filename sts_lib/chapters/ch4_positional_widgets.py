@@ -25,13 +25,14 @@ from ..theory import coherence_reference, loss_on_ray, max_unselected_score
 from ..probes import score_margin
 from ..report import Markdown, plain, table
 from ..results import per_seed
-from ..plots import COLUMN_WIDTH, LEGEND_SIZE
+from ..layout import colorbar, drawing, legend, new_figure, stacked
 from . import ch4_width_law as wlaw
-from .panel import Choice, FigurePanel, Ints, new_figure, reuse
+from .panel import Choice, FigurePanel, Ints
 
 DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "stochastic_random"}
 
 
+@drawing
 def score_histogram(fig: Figure | None = None, *, m: int = 64, T: int = 64, q: int = 3,
                     sampler: str = "stochastic_random", n: int | None = None, seed: int = 0) -> Figure:
     """Histogram of the selected and unselected scores <p_i, sum_y p_j> over ``n`` sequences, drawn
@@ -51,8 +52,7 @@ def score_histogram(fig: Figure | None = None, *, m: int = 64, T: int = 64, q: i
     s, mask = query_scores(pe, T, q, n=n, generator=make_generator(seed))
     sel, unsel = s[mask == 1], s[mask == 0]
     margin = score_margin(s, mask)
-    fig = reuse(fig, (COLUMN_WIDTH, 4.2))           # drawn for the book's column (and a panel frame)
-    ax = fig.add_subplot()
+    fig, ax = new_figure(height=4.2, fig=fig)      # drawn for the book's column (and a panel frame)
     lo, hi = float(s.min()) - 0.05, float(s.max()) + 0.05
     bins = np.linspace(lo, hi, 60)
     ax.hist(unsel.numpy(), bins=bins, density=True, alpha=0.6, label=f"unselected ({T - q} per sequence)")
@@ -64,7 +64,7 @@ def score_histogram(fig: Figure | None = None, *, m: int = 64, T: int = 64, q: i
            title=f"{kind.label}: m={pe.m}, T={T}, q={q}\n"
                  f"margin > 0 in {float((margin > 0).double().mean()):.1%} of {n} sequences")
     # The legend goes below the axes: inside, it covered the peak of the unselected scores.
-    ax.legend(fontsize=LEGEND_SIZE, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)
+    legend(ax, place="beside", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)
     return fig
 
 
@@ -88,14 +88,14 @@ def positional_widget(**params) -> FigurePanel:
 
 
 # -- the chapter's fixed figures ---------------------------------------------------------
+@drawing
 def plot_pe_samples(samplers: dict, T: int, *, seed: int = 0) -> Figure:
     """For each sampler (title -> PE), one row: the PEs of two sequences (rows = positions) and the Gram
     matrix <p_i, p_j> of the first. Fresh draws per sequence are visible as different rows. Drawn for the
     book's column, one sampler a row, so that a phone's one-column rendering keeps each sampler together."""
     T = check_int("T", T, low=2)
     g = make_generator(seed)
-    fig = new_figure((COLUMN_WIDTH, 2.6 * len(samplers) + 0.3))
-    axes = fig.subplots(len(samplers), 3, squeeze=False)
+    fig, axes = new_figure(len(samplers), 3, height=2.6 * len(samplers) + 0.3, squeeze=False)
     for j, (name, pe) in enumerate(samplers.items()):
         P = pe.sample(2, T, generator=g).to_dense()
         lim = float(P.abs().max())
@@ -103,23 +103,23 @@ def plot_pe_samples(samplers: dict, T: int, *, seed: int = 0) -> Figure:
             axes[j][i].imshow(P[i].numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto",
                               interpolation="nearest")
             axes[j][i].set(title=f"{name}:\nsequence {i + 1}" if i == 0 else f"sequence {i + 1}",
-                           ylabel="position i" if i == 0 else "", xlabel="coordinate")
+                           ylabel="position i" if i == 0 or stacked(3) else "", xlabel="coordinate")
         for ax in axes[j]:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
             ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
         G = (P[0] @ P[0].T).numpy()
         im = axes[j][2].imshow(G, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
         axes[j][2].set(title=r"Gram $\langle p_i,p_j\rangle$, seq. 1", xlabel="j", ylabel="i")
-    fig.colorbar(im, ax=axes[-1][2], shrink=0.8)
+    colorbar(fig, im, ax=axes[-1][2], shrink=0.8)
     return fig
 
 
+@drawing
 def plot_coherence(ms, measured: dict) -> Figure:
     """Measured max |<p_i, p_j>| against m (one curve per T) with sqrt(2 log T / m) and
     sqrt(2 log(T(T-1)) / m)."""
     ms = np.asarray(ms, dtype=float)
-    fig = new_figure((5.8, 3.6))
-    ax = fig.subplots()
+    fig, ax = new_figure(height=3.6, width=5.8)
     for k, (T, vals) in enumerate(measured.items()):
         ref = coherence_reference(T, ms)
         ax.loglog(ms, vals, "o-", c=f"C{k}", label=f"T={T} measured")
@@ -129,10 +129,11 @@ def plot_coherence(ms, measured: dict) -> Figure:
     ax.plot([], [], "k--", lw=1, label=r"$\sqrt{2\log(T(T-1))/m}$")
     ax.set(xlabel="PE dimension m", ylabel=r"max$_{i\neq j}|\langle p_i,p_j\rangle|$",
            title="coherence of fresh random unit vectors")
-    ax.legend(fontsize=7, ncol=2)
+    legend(ax, ncols=2)
     return fig
 
 
+@drawing
 def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95) -> Figure:
     """Top: P(margin > 0) against m for each (T, q). Bottom: the smallest m reaching ``prob`` against q log T
     (filled), the line through the origin fitted to it, and the heuristic's prediction scaled by its own fit
@@ -141,14 +142,13 @@ def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95)
     Ts = sorted({T for T, _ in curves} | {r["T"] for r in rows})
     color = {q: f"C{k}" for k, q in enumerate(qs)}
     marker = dict(zip(Ts, "osD^v<>"))
-    fig = new_figure((COLUMN_WIDTH, 6.4))
-    a1, a2 = fig.subplots(2, 1)
+    fig, (a1, a2) = new_figure(2, 1, height=6.4)
     for (T, q), rates in curves.items():
         a1.semilogx(ms, rates, marker=marker[T], ms=4, c=color[q], ls="-" if T == Ts[0] else "--",
                     label=f"T={T}, q={q}")
     a1.axhline(prob, c="gray", ls=":", lw=1)
     a1.set(xlabel="PE dimension m", ylabel="P(margin > 0)", title="selection succeeds once m is large enough")
-    a1.legend(fontsize=LEGEND_SIZE, ncols=2, loc="lower right")
+    legend(a1, ncols=2, loc="lower right")
     x = np.array([r["q_log_T"] for r in rows])
     y = np.array([r["m_star"] for r in rows])
     fit = fit_through_origin(x, y)
@@ -163,18 +163,18 @@ def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95)
                    label=f"{hfit['slope']:.2f} x heuristic ($R^2$ {hfit['r2']:.2f})")
     handles = [Line2D([], [], c=color[q], lw=0, marker="o", label=f"q={q}") for q in qs]
     handles += [Line2D([], [], c="0.3", lw=0, marker=marker[T], label=f"T={T}") for T in Ts]
-    a2.legend(handles=a2.get_legend_handles_labels()[0] + handles, fontsize=LEGEND_SIZE, ncols=2, loc="upper left")
+    legend(a2, handles=a2.get_legend_handles_labels()[0] + handles, ncols=2, loc="upper left")
     a2.set(xlabel=r"$q\log T$", ylabel=f"smallest m with\nP(margin > 0) >= {prob:g}",
            title="the width needed grows with q log T, but not in proportion")
     return fig
 
 
+@drawing
 def plot_ray_floors(cs, curves: dict, *, d: int, T: int, q: int) -> Figure:
     """Loss along W = c W* for random PEs of several widths (label -> losses over ``cs``),
     against the exact one-hot curve, which has no floor."""
     cs = np.asarray(cs, dtype=float)
-    fig = new_figure((5.8, 4.1))
-    ax = fig.subplots()
+    fig, ax = new_figure(height=4.1, width=5.8)
     ax.semilogy(cs, loss_on_ray(cs, d, T, q), "k-", label="one-hot (fixed or pool): closed form")
     for k, (label, losses) in enumerate(curves.items()):
         losses = np.asarray(losses)
@@ -184,15 +184,15 @@ def plot_ray_floors(cs, curves: dict, *, d: int, T: int, q: int) -> Figure:
     ax.set(xlabel=r"scale $c$ of $W=cW^\star$", ylabel="loss (measured)", ylim=(1e-4, 3),
            title=f"random PEs have a loss floor at finite c\n(d={d}, T={T}, q={q})")
     # Below the axes: inside them the legend covered the curves' floors (and, on a phone, stuck out of the axes).
-    ax.legend(fontsize=LEGEND_SIZE, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)
+    legend(ax, place="beside", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)
     return fig
 
 
+@drawing
 def plot_sampler_runs(hists: dict, *, T_test: int) -> Figure:
     """Held-out loss, 1/loss and the loss at length ``T_test`` for each trained sampler (name -> History), drawn
     for the book's column: two panels a row, the legend in the fourth cell."""
-    fig = new_figure((COLUMN_WIDTH, 5.6))
-    (a1, a2), (a3, a4) = fig.subplots(2, 2)
+    fig, ((a1, a2), (a3, a4)) = new_figure(2, 2, height=5.6, panels=3 if stacked(2) else 4)
     for k, (name, h) in enumerate(hists.items()):
         style = {"c": f"C{k}", "ls": ("-", "--", "-.", ":")[k % 4], "label": name}
         a1.semilogy(h["step"], h["loss"], **style)
@@ -201,8 +201,11 @@ def plot_sampler_runs(hists: dict, *, T_test: int) -> Figure:
     a1.set(xlabel="step", ylabel="loss", title="training length (held-out)")
     a2.set(xlabel="step", title="1 / loss")
     a3.set(xlabel="step", ylabel="loss", title=f"length generalisation: T = {T_test}")
-    a4.axis("off")
-    a4.legend(*a1.get_legend_handles_labels(), fontsize=LEGEND_SIZE, loc="center", title="sampler")
+    if a4 is None:                                   # stacked: the legend goes under the three panels
+        legend(fig, *a1.get_legend_handles_labels(), place="below", title="sampler")
+    else:
+        a4.axis("off")
+        a4.legend(*a1.get_legend_handles_labels(), loc="center", title="sampler")
     return fig
 
 

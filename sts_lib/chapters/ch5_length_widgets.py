@@ -19,11 +19,12 @@ from matplotlib.ticker import LogLocator
 from .._validate import check_choice, check_int
 from ..device import make_generator, to_numpy
 from ..figures import pe_colors, pe_markers
-from ..plots import COLUMN_WIDTH, LEGEND_SIZE, plot_ood
+from ..layout import drawing, legend, new_figure
+from ..plots import plot_ood
 from ..positional import PE_COLORS
 from ..history import History
 from .ch5_length import LengthRun, measured_loss, predicted_loss
-from .panel import Choice, FigurePanel, Ints, offered, reuse
+from .panel import Choice, FigurePanel, Ints, offered
 
 def run_color(run: LengthRun) -> str:
     """The colour of the run's PE kind (``run.task.pe.name``) in :data:`sts_lib.positional.PE_COLORS`."""
@@ -54,6 +55,7 @@ class LengthExplorer:
         self.measured = {n: [measured_loss(r, L, batch=2048) for L in self.lengths] for n, r in runs.items()}
         self.predicted = {n: [predicted_loss(r, L) for L in self.lengths] for n, r in runs.items()}
 
+    @drawing
     def draw(self, fig: Figure | None = None, *, pe: str | None = None, T_test: int | None = None) -> Figure:
         """Loss against T_test (the run ``pe`` in bold) above the attention of run ``pe`` on one sequence of
         length ``T_test``, drawn into ``fig`` (cleared) or a new Figure. Defaults: the last run, the pool size."""
@@ -61,7 +63,7 @@ class LengthExplorer:
         T_test = check_int("T_test", self.pool if T_test is None else T_test, low=self.T, high=self.pool)
         # Two rows, the book's column shows it at full size; 4.6 in (was 6.2), so that on a phone its controls and
         # its picture share one screen (issue 32).
-        fig = reuse(fig, (COLUMN_WIDTH, 4.6))
+        fig, _ = new_figure(height=4.6, fig=fig, panels=0)
         top, bottom = fig.subfigures(2, 1)              # the legend beside the top panel leaves the bottom wide
         ax, ax_attn = top.subplots(), bottom.subplots()
         for _i, (name, vals) in enumerate(self.measured.items()):
@@ -74,7 +76,7 @@ class LengthExplorer:
         ax.set(xlabel=r"test length $T_{\mathrm{test}}$", ylabel="held-out loss", title=f"trained at T={self.T}")
         # Minor labels at 2 and 5 only: at this height 3 and 4 x 10^-1 ran together.
         ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
-        ax.legend(fontsize=LEGEND_SIZE, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        legend(ax, place="beside", loc="upper left", bbox_to_anchor=(1.01, 1.0))
         _draw_attention(ax_attn, self.runs[pe], T_test, self.seed)
         return fig
 
@@ -104,7 +106,7 @@ def _draw_attention(ax, run: LengthRun, T_test: int, seed: int) -> None:
         ax.axvspan(run.task.T - 0.5, T_test - 0.5, color="C1", alpha=0.12, label="positions unseen in training")
     ax.set(xlabel="position", ylabel="attention", ylim=(0, 1.02),
            title=f"{run.name}, one sequence, $T_{{\\mathrm{{test}}}}$ = {T_test}")
-    ax.legend(fontsize=LEGEND_SIZE, loc="upper left")
+    ax.legend(loc="upper left")
 
 
 def length_widget(runs: dict[str, LengthRun], explorer: LengthExplorer | None = None) -> FigurePanel:

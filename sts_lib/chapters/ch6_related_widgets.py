@@ -18,8 +18,8 @@ from matplotlib.figure import Figure
 
 from .._validate import check_choice
 from .ch6_scan_snap import ScanSnapHistory, token_groups
-from ..plots import COLUMN_WIDTH, LEGEND_SIZE
-from .panel import Choice, FigurePanel, new_figure, reuse
+from ..layout import drawing, legend, new_figure
+from .panel import Choice, FigurePanel
 
 
 def _draw_run(axes, hist: ScanSnapHistory, label: str = "") -> None:
@@ -51,35 +51,34 @@ def _draw_run(axes, hist: ScanSnapHistory, label: str = "") -> None:
                Line2D([], [], color=colors[-1], lw=1.2, label=f"distinct token {dist[-1]} (most frequent)"),
                Line2D([], [], color="k", ls="--", lw=1.5,
                       label=f"the {len(g['common'])} common tokens\n(attention: all together;\nlogit: their mean)")]
-    a3.figure.legend(handles=handles, fontsize=LEGEND_SIZE, loc="center", bbox_to_anchor=(0.75, 0.27),
-                     title="class 0 (top panels)", title_fontsize=LEGEND_SIZE)
+    legend(a3.figure, handles=handles, place="slot", loc="center", bbox_to_anchor=(0.75, 0.27),
+           title="class 0 (top panels)")
 
 
+@drawing
 def plot_scan_snap(hist: ScanSnapHistory, *, label: str = "", fig: Figure | None = None) -> Figure:
     """Attention on the distinct tokens (lighter = more frequent) and the common tokens, the logits z
     against log-time, and the entropy over the distinct tokens, for one run, two panels a row (the
     legend beside the entropy); drawn into ``fig`` (cleared) or a new Figure."""
-    fig = reuse(fig, (COLUMN_WIDTH, 5.6))
-    axes = fig.subplots(2, 2)
-    axes[1, 1].remove()
+    fig, axes = new_figure(2, 2, height=5.6, panels=3, fig=fig)
     _draw_run([axes[0, 0], axes[0, 1], axes[1, 0]], hist, label)
     return fig
 
 
+@drawing
 def plot_ratio_sweep(sweep: dict[float, ScanSnapHistory]) -> Figure:
     """Left: entropy over distinct tokens against time, one curve per eta_Y/eta_Z.
     Right: final entropy and final common-token attention against the ratio."""
     if not sweep:
         raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
-    fig = new_figure((COLUMN_WIDTH, 3.6))
-    a1, a2 = fig.subplots(1, 2)
+    fig, (a1, a2) = new_figure(1, 2, height=3.6)
     ratios = sorted(sweep)
     colors = cm.plasma(np.linspace(0.1, 0.85, len(ratios)))
     for c, r in zip(colors, ratios):
         h = sweep[r]
         a1.plot(np.maximum(h.steps, 1), h.entropy("distinct"), color=c, label=rf"$\eta_Y/\eta_Z$ = {r:g}")
     a1.set(xscale="log", xlabel="step", ylabel="entropy (nats)", title="entropy over\ndistinct tokens")
-    a1.legend(fontsize=LEGEND_SIZE)
+    a1.legend()
     H = [sweep[r].entropy("distinct")[-1] for r in ratios]
     C = [sweep[r].common_mass()[-1] for r in ratios]
     a2.plot(ratios, H, "o-", c="C3", label="final entropy (distinct)")
@@ -88,24 +87,25 @@ def plot_ratio_sweep(sweep: dict[float, ScanSnapHistory]) -> Figure:
     b2 = a2.twinx()
     b2.plot(ratios, C, "s--", c="k", label="final common-token attention")
     b2.set_ylabel("attention on common tokens")
-    a2.legend(handles=a2.get_lines() + b2.get_lines(), fontsize=LEGEND_SIZE, loc="lower right")
+    a2.legend(handles=a2.get_lines() + b2.get_lines(), loc="lower right")
     return fig
 
 
+@drawing
 def plot_nope_sts(curves: dict[str, dict], *, plateau: float, best_symmetric: float | None = None) -> Figure:
     """Held-out loss of the STS_q theory transformer with and without token PEs, against the plateau."""
-    fig = new_figure((5.6, 3.4))
-    ax = fig.subplots()
+    fig, ax = new_figure(height=3.4, width=5.6)
     for i, (label, c) in enumerate(curves.items()):
         ax.semilogy(c["step"], c["loss"], label=label, c=f"C{i}")
     ax.axhline(plateau, ls="--", c="gray", label="uniform plateau d(T-q)/(qT)")
     if best_symmetric is not None:
         ax.axhline(best_symmetric, ls=":", c="k", label="best symmetric predictor (same batch)")
     ax.set(xlabel="step", ylabel="held-out loss", title="STS_q without token PEs")
-    ax.legend(fontsize=LEGEND_SIZE)
+    ax.legend()
     return fig
 
 
+@drawing
 def plot_sweep_run(fig: Figure | None = None, *, sweep: dict[float, ScanSnapHistory],
                    ratio: float | None = None) -> Figure:
     """:func:`plot_scan_snap` of the sweep's run at eta_Y / eta_Z = ``ratio`` (a key of ``sweep``; default

@@ -1,7 +1,7 @@
 """The course's one widget idiom, ``FigurePanel(draw, controls)``, and the one rule for who owns a figure.
 
 **Figures.** Every function of the library that draws returns a bare matplotlib ``Figure``
-(:func:`new_figure`), never one registered with pyplot. The caller owns it and nothing global
+(:func:`sts_lib.layout.new_figure`), never one registered with pyplot. The caller owns it and nothing global
 remembers it: drawing has no side effect, a script or a test leaks no figures, and a notebook shows
 a figure exactly once, as the value of its cell (``plot_x(...)`` on the last line) or with
 ``display(fig)`` where a cell shows several things in order. No cell needs ``plt.close``.
@@ -12,7 +12,10 @@ a figure exactly once, as the value of its cell (``plot_x(...)`` on the last lin
   made before, it clears that same Figure object and draws ``values`` into it. The result depends on
   ``values`` alone (the same values give the same figure data, whatever was drawn before), so the
   static book and a build without a kernel can call it over a grid of values. Data a panel needs
-  besides its controls (trained runs, a sweep) is bound with ``functools.partial``.
+  besides its controls (trained runs, a sweep) is bound with ``functools.partial``. It is a
+  :func:`~sts_lib.layout.drawing` and builds its figure with ``new_figure(..., fig=fig)``, which clears
+  ``fig`` when given: so it computes everything that can fail first, and a rejected setting leaves the
+  figure as it was; the static book calls it again for a phone's column.
 * ``controls``: name -> :class:`Ints`, :class:`LogFloats` or :class:`Choice`, each with its values,
   default and label; :func:`value_grid` lists the settings they span.
 
@@ -33,30 +36,6 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from .static_panel import clamp, figure_png, setting_grid, static_book, static_grid, static_html
-
-
-def new_figure(figsize: tuple[float, float]) -> Figure:
-    """A bare constrained-layout Figure (never pyplot's; see the module docstring).
-
-    >>> from matplotlib import pyplot as plt
-    >>> fig = new_figure((4, 3))
-    >>> fig.get_size_inches().tolist(), plt.get_fignums()
-    ([4.0, 3.0], [])
-    """
-    return Figure(figsize=figsize, layout="constrained")
-
-
-def reuse(fig: Figure | None, figsize: tuple[float, float]) -> Figure:
-    """``fig`` cleared and resized to ``figsize`` (a redraw in place), or a new figure when ``fig`` is None.
-
-    A draw function computes everything that can fail first and only then calls this, so a
-    rejected setting leaves the figure as it was.
-    """
-    if fig is None:
-        return new_figure(figsize)
-    fig.clear()
-    fig.set_size_inches(figsize)
-    return fig
 
 
 # -- the controls a panel declares ------------------------------------------------------------
@@ -346,5 +325,5 @@ class FigurePanel:
             self.update(**{name: change["new"]})
 
 
-__all__ = ["Choice", "FigurePanel", "Ints", "LogFloats", "clamp", "figure_png", "offered", "new_figure", "reuse",
+__all__ = ["Choice", "FigurePanel", "Ints", "LogFloats", "clamp", "figure_png", "offered",
            "value_grid"]

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from matplotlib.figure import Figure
-from matplotlib.text import Text
 
-from ..phone import (PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, narrow_copy, picture_html, render,
+from ..layout import PHONE, redraw
+from ..phone import (PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, drawn_texts, picture_html, render,
                      smallest_text_px, static_book)
 
 ENV = STATIC_BOOK_ENV         # set to "1" by the book build (book/_ext/sts_panels.py)
@@ -51,11 +51,11 @@ def figure_png(fig: Figure, dpi: int = 100) -> bytes:
 
 def _frame_pictures(fig: Figure, dpi: int) -> dict:
     """A frame's two pictures as ``data:`` URIs, each with its smallest text in image pixels: ``src``/``px``
-    as a live panel draws it, ``narrow``/``narrow_px`` drawn for a phone (:mod:`sts_lib.phone`)."""
+    as a live panel draws it, ``narrow``/``narrow_px`` drawn again by the panel's draw function for a phone
+    (:func:`sts_lib.layout.redraw`)."""
     wide = figure_png(fig, dpi)
-    narrow, drawn = render(narrow_copy(fig), PHONE_DPI)
-    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    return {"src": data_uri(compact(wide)), "px": round(min(sizes, default=0) * dpi / 72, 2),
+    narrow, drawn = render(redraw(fig, PHONE), PHONE_DPI)
+    return {"src": data_uri(compact(wide)), "px": round(smallest_text_px(drawn_texts(fig), dpi), 2),
             "narrow": data_uri(compact(narrow)), "narrow_px": round(smallest_text_px(drawn, PHONE_DPI), 2)}
 
 

@@ -309,6 +309,15 @@ def _library_figures(data):
             {T: [{"T": T, "d": 5, "q": 3, "width": m, "rel_error": 1 / (1 + m / (5 * T))} for m in (8, 32, 128, 512)]
              for T in (4, 8, 16)}, rel_target=0.25),
         "ch2.bound_explorer": lambda: w2.plot_bound_explorer(T=20, d=5, q=3, width=50),
+        "ch2.plot_width_sweep": lambda: w2.plot_width_sweep(
+            [{"T": 10, "d": 4, "q": 3, "width": m, "rel_error": 1 / (1 + m / 40), "error_se": 0.01}
+             for m in (4, 16, 64)],
+            transformer={"width": 14, "rel_error": 0.02},
+            extra=[{"T": 10, "d": 4, "q": 3, "width": 64, "rel_error": 0.4, "depth": 3}]),
+        "ch4.plot_coherence": lambda: wpos.plot_coherence([8, 32, 128], {20: [0.9, 0.6, 0.3], 200: [1.0, 0.8, 0.45]}),
+        "ch4.plot_ray_floors": lambda: wpos.plot_ray_floors(
+            [0.5, 2.0, 8.0], {"random PE, m=16": [1.0, 0.2, 0.3], "random PE, m=64": [1.0, 0.1, 0.05]}, d=5, T=20, q=3),
+        "ch6.plot_scan_snap": lambda: wrel.plot_scan_snap(data["sweep"][10.0], label="(ratio 10)"),
         "ch4.plot_margin_sweep": lambda: wpos.plot_margin_sweep(
             [8, 16, 32], {(16, 2): [0.7, 0.95, 1.0], (256, 8): [0.0, 0.3, 0.9]},
             [{"T": 16, "q": 2, "m_star": 15, "q_log_T": 5.5, "heuristic": 24}, {"T": 256, "q": 8, "m_star": 210,
@@ -375,17 +384,19 @@ def test_every_library_figure_is_readable_in_the_book_column(name, small_data):
     assert readable.fits_column(fig)
 
 
-# -- drawn again for a phone (issue 23) ------------------------------------------------------------------
+# -- drawn again for a phone (issue 23; issue 31: by the same draw function) --------------------------------------
 # A 390 px phone shows an image at most PHONE_COLUMN_PX (314) CSS px wide (a panel; a figure gets 357): the desktop
-# picture's 9 pt text would be about 6 px there. The static book shows each figure's narrow copy instead
-# (sts_lib.phone), whose smallest text must be shown at MIN_PHONE_TEXT_PX or more, with nothing overlapping.
-from sts_lib import phone  # noqa: E402
+# picture's 9 pt text would be about 6 px there. The static book shows each figure drawn again by its own function
+# for the phone's column (sts_lib.layout.redraw), whose smallest text must be shown at MIN_PHONE_TEXT_PX or more,
+# with nothing overlapping.
+from sts_lib import layout, phone  # noqa: E402
 
 
 @pytest.mark.parametrize("name", _FIGURE_NAMES)
 def test_every_library_figure_has_a_readable_phone_rendering(name, small_data):
     fig = _drawn(_library_figures(small_data)[name]())
-    narrow = phone.narrow_copy(fig)
+    narrow = layout.redraw(fig, layout.PHONE)
+    assert narrow is not fig, f"{name}: no drawing made it, so it cannot be drawn for a phone"
     report = readable.text_report(narrow, column_px=phone.PHONE_COLUMN_PX, dpi=phone.PHONE_DPI)
     px, text = report["sizes"][0]
     keep = os.environ.get("STS_KEEP_PHONE_FIGURES")          # a folder: look at them
@@ -396,24 +407,48 @@ def test_every_library_figure_has_a_readable_phone_rendering(name, small_data):
                                            f"{report['png_width']} px wide in a {phone.PHONE_COLUMN_PX} px column)")
     assert not report["overlaps"], f"{name}: texts overlap on a phone: {report['overlaps']}"
     # Panels keep room to be read: a legend left beside a panel (or two panels left side by side) would squeeze it.
-    inches = [ax.get_window_extent().width / narrow.dpi for ax in phone.all_axes(narrow)
-              if getattr(ax, "_colorbar", None) is None and ax.get_visible() and ax.axison]
+    bars = {id(bar.ax) for bar in getattr(narrow, "sts_colorbars", [])}
+    inches = [ax.get_window_extent().width / narrow.dpi for ax in layout.all_axes(narrow)
+              if id(ax) not in bars and ax.get_visible() and ax.axison]
     assert min(inches, default=9) >= 1.5, f"{name}: a panel is {min(inches):.2f} in wide on a phone"
-    assert narrow is not fig and fig.get_size_inches()[0] >= narrow.get_size_inches()[0]
+    assert fig.get_size_inches()[0] >= narrow.get_size_inches()[0]
+
+
+def test_every_drawing_of_the_library_is_drawn_by_these_tests(small_data):
+    """The list above is checked against the drawings the library declares (sts_lib.layout.DRAWINGS, every module
+    imported), so a new plotter is measured in the column and on a phone without editing a list by hand."""
+    import importlib
+    import pkgutil
+
+    import sts_lib
+    for info in pkgutil.walk_packages(sts_lib.__path__, "sts_lib."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    drawn = {fig.sts_redraw.func for fig in (make() for make in _library_figures(small_data).values())}
+    public = {name: fn for name, fn in layout.DRAWINGS.items() if not name.rsplit(".", 1)[-1].startswith("_")}
+    missing = sorted(name for name, fn in public.items() if fn not in drawn)
+    assert not missing, f"drawings no test draws: {missing}"
+    assert len(public) >= 30
 
 
 def test_phone_rendering_stacks_panels_and_fails_a_figure_drawn_too_small():
-    fig = Figure(figsize=(7.2, 3.0), layout="constrained")
-    axes = fig.subplots(1, 2, sharey=True)
-    for ax in axes:
-        ax.plot([0, 1], label="curve")
-    axes[0].set_ylabel("loss")
-    narrow = phone.narrow_copy(fig)
-    boxes = [ax.get_subplotspec().get_topmost_subplotspec().rowspan.start for ax in narrow.axes]
-    assert boxes == [0, 1] and narrow.axes[1].get_ylabel() == "loss"          # stacked, the shared label repeated
-    assert fig.axes[0].get_subplotspec().colspan.start != fig.axes[1].get_subplotspec().colspan.start  # unchanged
-    tiny = Figure(figsize=(7.2, 3.0))
+    @layout.drawing
+    def two(fig=None):
+        fig, axes = layout.new_figure(1, 2, height=3.0, sharey=True, fig=fig)
+        for ax in axes:
+            ax.plot([0, 1], label="curve")
+        layout.outer_labels(axes, ylabel="loss")
+        return fig
+
+    fig = two()
+    narrow = layout.redraw(fig, layout.PHONE)
+    rows = [ax.get_subplotspec().rowspan.start for ax in narrow.axes]
+    assert rows == [0, 1] and narrow.axes[1].get_ylabel() == "loss"           # stacked, each with its label
+    assert fig.axes[1].get_ylabel() == "" and fig.axes[0].get_subplotspec().colspan.start != \
+        fig.axes[1].get_subplotspec().colspan.start                             # the desktop one unchanged
+    assert narrow.get_size_inches()[0] == pytest.approx(layout.PHONE.width)
+    tiny = Figure(figsize=(7.2, 3.0))                                          # a reader's own figure: as it is
     tiny.add_subplot().set_title("six points", fontsize=6)
-    px = readable.text_report(phone.narrow_copy(tiny), column_px=phone.PHONE_COLUMN_PX,
-                              dpi=phone.PHONE_DPI)["sizes"][0][0]
+    assert layout.redraw(tiny, layout.PHONE) is tiny
+    px = readable.text_report(tiny, column_px=phone.PHONE_COLUMN_PX, dpi=phone.PHONE_DPI)["sizes"][0][0]
     assert px < phone.MIN_PHONE_TEXT_PX                                         # the check above can fail

@@ -20,13 +20,14 @@ from panel_html import parse
 _NO_WIDGETS_SCRIPT = r"""
 import json, sys
 from sts_lib.chapters.ch1_task import instance_explorer
-from sts_lib.chapters.panel import FigurePanel, Ints, reuse
+from sts_lib.chapters.panel import FigurePanel, Ints
+from sts_lib.layout import new_figure
 from sts_lib.chapters.static_panel import StaticPanel
 
 def draw(fig=None, *, n):
     if n == 0:
         raise ValueError("n must be positive")
-    ax = reuse(fig, (3, 2)).add_subplot()
+    fig, ax = new_figure(height=2, width=3, fig=fig)
     ax.plot(range(n))
     return ax.figure
 

@@ -8,7 +8,8 @@ from matplotlib.figure import Figure
 from sts_lib.theory import fcn_lower_bound, zero_predictor_loss
 from sts_lib.chapters.ch2_fcn_widgets import bound_explorer, plot_bound_explorer, plot_width_scaling, plot_width_sweep
 from sts_lib.chapters.ch1_task import PE_CHOICES, instance_explorer, plateau_check, plot_instance, sample_instance
-from sts_lib.chapters.panel import Choice, FigurePanel, Ints, LogFloats, figure_png, reuse, value_grid
+from sts_lib.chapters.panel import Choice, FigurePanel, Ints, LogFloats, figure_png, value_grid
+from sts_lib.layout import new_figure
 from sts_lib.task import STSTask
 
 
@@ -34,7 +35,7 @@ def _toy_draw(fig=None, *, n, kind="line"):
     """A pure draw function: n points, as a line or as dots."""
     if n == 0:
         raise ValueError("n must be positive")
-    ax = reuse(fig, (3, 2)).add_subplot()
+    fig, ax = new_figure(height=2, width=3, fig=fig)
     ax.plot(np.arange(n), np.arange(n) ** 2, "-" if kind == "line" else "o", gid="data")
     return ax.figure
 

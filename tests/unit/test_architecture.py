@@ -310,3 +310,61 @@ def test_the_house_style_linter_finds_nothing(tmp_path):
     bad = subprocess.run([*ruff, "--config", str(root / "pyproject.toml"), str(planted)], capture_output=True,
                          text=True)
     assert bad.returncode == 1 and "F401" in bad.stdout and "E501" in bad.stdout
+
+
+# -- one figure constructor, one style, nothing of matplotlib or IPython patched or reached into (issue 31) --------
+LAYOUT = "sts_lib.layout"
+
+
+def _drawing_faults(source: str, module: str = "planted") -> list[str]:
+    """What breaks the drawing rules in ``source``: a ``Figure(...)`` made outside :mod:`sts_lib.layout`; a text
+    size written as a number (``fontsize=9``: sizes come from ``layout.STYLE``); an attribute of matplotlib or
+    IPython set (a global patch, ``Text.draw = ...``); a private attribute of another object read or written
+    (``leg._loc``, ``getattr(ax, "_colorbar")``)."""
+    tree = ast.parse(source)
+    foreign = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+               for a in n.names if ((n.module or "") if isinstance(n, ast.ImportFrom) else a.name)
+               .split(".")[0] in ("matplotlib", "IPython", "matplotlib_inline")}
+    ours = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+            and (n.level or (n.module or "").startswith("sts_lib")) for a in n.names}
+    faults = []
+    if not foreign:                                  # a module that does not draw (torch's privates are not ours)
+        return faults
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "Figure" and module != LAYOUT:
+            faults.append(f"{module}:{node.lineno} makes a Figure (use sts_lib.layout.new_figure)")
+        if isinstance(node, ast.Call):
+            faults += [f"{module}:{node.lineno} sets {k.arg}={ast.unparse(k.value)} (sizes live in layout.STYLE)"
+                       for k in node.keywords if k.arg in ("fontsize", "size", "title_fontsize")
+                       and isinstance(k.value, ast.Constant) and not isinstance(k.value.value, str)]
+            if ast.unparse(node.func) in ("getattr", "setattr", "hasattr") and len(node.args) > 1 and \
+                    isinstance(node.args[1], ast.Constant) and str(node.args[1].value).startswith("_") and \
+                    not str(node.args[1].value).startswith("__"):
+                faults.append(f"{module}:{node.lineno} reaches {node.args[1].value!r} of another object")
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                root = target
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(target, ast.Attribute) and isinstance(root, ast.Name) and root.id in foreign:
+                    faults.append(f"{module}:{node.lineno} patches {ast.unparse(target)}")
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            owner = node.value.id if isinstance(node.value, ast.Name) else None
+            if owner not in ("self", "cls") and owner not in ours:
+                faults.append(f"{module}:{node.lineno} reaches {ast.unparse(node)}")
+    return faults
+
+
+def test_figures_are_made_in_one_place_and_nothing_is_patched():
+    bad = [f for m in MODULES for f in _drawing_faults(MODULES[m].read_text(), m)]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_drawing_rules_can_fail():
+    planted = ("from matplotlib.figure import Figure\nfrom matplotlib.text import Text\n"
+               "fig = Figure(figsize=(3, 2))\nfig.text(0, 0, 'x', fontsize=7)\nText.draw = print\n"
+               "loc = fig.legends[0]._loc\nbar = getattr(fig.axes[0], '_colorbar', None)\n")
+    faults = _drawing_faults(planted)
+    assert sorted(f.split(" ", 1)[1].split(" (")[0] for f in faults) == [
+        "makes a Figure", "patches Text.draw", "reaches '_colorbar' of another object", "reaches fig.legends[0]._loc",
+        "sets fontsize=7"], faults

@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from sts_lib.chapters.panel import Choice, FigurePanel, Ints, LogFloats, reuse
+from sts_lib.chapters.panel import Choice, FigurePanel, Ints, LogFloats
+from sts_lib.layout import new_figure
 from sts_lib.chapters.static_panel import ENV, StaticPanel, clamp, figure_png, static_grid, static_html
 from sts_lib.phone import compact
 
@@ -26,8 +27,7 @@ def draw_line(fig=None, *, T: int = 4, q: int = 1, kind: str = "a"):
     """A toy panel figure whose picture depends on every value (the oracle for the frames)."""
     if kind == "bad" and q > 2:
         raise ValueError(f"kind 'bad' rejects q={q} > 2")
-    fig = reuse(fig, (3, 2))
-    ax = fig.add_subplot()
+    fig, ax = new_figure(height=2, width=3, fig=fig)
     ax.plot(range(T), [q * i for i in range(T)], c="C0" if kind == "a" else "C1")
     ax.set_title(f"T={T} q={q} {kind}")
     return fig
@@ -152,8 +152,8 @@ def test_a_frames_alt_text_is_what_its_figure_says_it_shows():
     """A draw function may describe the very picture it drew (``fig.sts_alt``); that, not the panel's template,
     becomes the frame's alt text, so two settings that draw different things are described differently."""
     def draw(fig=None, *, q: int = 1):
-        fig = reuse(fig, (3, 2))
-        fig.add_subplot().plot(range(4), [q * i for i in range(4)])
+        fig, ax = new_figure(height=2, width=3, fig=fig)
+        ax.plot(range(4), [q * i for i in range(4)])
         fig.sts_alt = f"A line of slope {q}, {'steep' if q > 2 else 'flat'}."
         return fig
     panel = FigurePanel(draw, {"q": Ints(1, 4, 1)}, alt="A toy line whose slope is q, over four points.")
