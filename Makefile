@@ -36,8 +36,10 @@ $(VENV)/.stamp-torch:
 	$(PY) -c "import torch" 2>/dev/null || $(PIP) install -q "$(TORCH_SPEC)"
 	touch $@
 
-$(VENV)/.stamp-install: $(VENV)/.stamp-torch pyproject.toml constraints.txt
+# book/_ext is a distribution of its own only to register its myst-nb output renderer (book/_ext/pyproject.toml).
+$(VENV)/.stamp-install: $(VENV)/.stamp-torch pyproject.toml constraints.txt book/_ext/pyproject.toml
 	$(PIP) install -q -c constraints.txt -e ".[book,test,widgets,grading]"
+	$(PIP) install -q --no-build-isolation --no-deps -e book/_ext
 	touch $@
 
 venv install: $(VENV)/.stamp-install

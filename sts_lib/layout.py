@@ -98,11 +98,13 @@ def drawing(fn):
             _ACTIVE.reset(token)
             ours = _MADE.get()
             _MADE.reset(made)
-        if _MADE.get() is not None:                        # an enclosing drawing made them too
-            _MADE.get().extend(ours)
+        enclosing = _MADE.get()
+        if enclosing is not None:                          # an enclosing drawing made them too, and finishes them
+            enclosing.extend(ours)
         if isinstance(fig, Figure) and any(fig is f for f in ours):
             fig.sts_redraw = functools.partial(draw, *args, **kwargs)
-            _finish(fig, layout)
+            if enclosing is None:
+                _finish(fig, layout)
         return fig
 
     DRAWINGS[f"{fn.__module__}.{fn.__qualname__}"] = draw

@@ -4,18 +4,17 @@ A figure drawn for the book's column (:data:`sts_lib.layout.DESKTOP`, two panels
 390 px phone at about half its width, so its 9 pt text would be 6 px. Every figure of the course is a
 :func:`~sts_lib.layout.drawing`, so :func:`renderings` asks the function that drew it to draw it again for
 the phone's column (:data:`sts_lib.layout.PHONE`: its panels one under the other) and renders both.
-:func:`picture_html` puts both renderings in one ``<picture>``: the browser downloads only the one for its
-width (:data:`PHONE_MEDIA`), and each carries the smallest text it draws (``data-text-px``, in image pixels),
-from which the browser test computes the size a reader sees. :func:`render` measures that text from the
-drawn figure's own artists. The static book's display hook (:func:`sts_lib.readable.readable_figures`) and
-its panels' frames (:mod:`sts_lib.chapters.static_panel`) use these functions; a live notebook shows the
-desktop picture only.
+:func:`picture_data` gives both renderings as data (:data:`MIME_PICTURE`), each with the smallest text it
+draws in image pixels; the book's extension shows them in one ``<picture>``, from which the browser downloads
+only the one for its width (:data:`PHONE_MEDIA`), and the browser test computes the size a reader sees.
+:func:`render` measures that text from the drawn figure's own artists. The static book's display hook
+(:func:`sts_lib.readable.readable_figures`) and its panels' frames (:mod:`sts_lib.chapters.static_panel`) use
+these functions; a live notebook shows the desktop picture only.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import io
 import os
 import struct
@@ -39,6 +38,9 @@ MIN_PHONE_TEXT_PX = 9.0
 #: Set to "1" by the book build (book/_ext/sts_panels.py) before any chapter runs: the static book shows
 #: every figure in both renderings and its panels as precomputed frames; a live notebook does neither.
 STATIC_BOOK_ENV = "STS_STATIC_PANELS"
+#: The notebook output type of a figure in the static book: its two renderings as data, which the book's extension
+#: (``book/_ext/sts_panels.py``) alone writes as a ``<picture>``.
+MIME_PICTURE = "application/vnd.sts.picture+json"
 #: The windows that get the phone rendering: up to 576 px, where the desktop picture would show its
 #: smallest (9 pt) text below about 9 px.
 PHONE_MEDIA = "(max-width: 36em)"
@@ -129,32 +131,24 @@ def smallest_text_px(drawn: list, dpi: float) -> float:
 
 
 def renderings(fig: Figure, dpi: float | None = None) -> dict:
-    """Both renderings of ``fig`` (:func:`compact`), inlined: ``{"wide": (data URI, text_px), "narrow": (…)}``;
-    the narrow one drawn again for :data:`~sts_lib.layout.PHONE` (a figure no drawing made is rendered as it is)."""
+    """Both renderings of ``fig`` (:func:`compact`), inlined: ``{"wide": {"src": data URI, "text_px": px},
+    "narrow": {…}}``; the narrow one drawn again for :data:`~sts_lib.layout.PHONE` (a figure no drawing made
+    is rendered as it is)."""
     dpi = dpi or fig.dpi
     wide, drawn = render(fig, dpi)
     narrow, drawn_narrow = render(redraw(fig, PHONE), PHONE_DPI)
-    return {"wide": (data_uri(compact(wide)), smallest_text_px(drawn, dpi)),
-            "narrow": (data_uri(compact(narrow)), smallest_text_px(drawn_narrow, PHONE_DPI))}
+    return {"wide": {"src": data_uri(compact(wide)), "text_px": round(smallest_text_px(drawn, dpi), 2)},
+            "narrow": {"src": data_uri(compact(narrow)),
+                       "text_px": round(smallest_text_px(drawn_narrow, PHONE_DPI), 2)}}
 
 
-def picture_html(shots: dict, alt: str = "", *, img_class: str = "",
-                 title: str = "Open the figure at full size") -> str:
-    """A ``<picture>`` of two renderings, ``{"wide": (src, text_px), "narrow": (src, text_px)}`` (sources as
-    URLs or :func:`data_uri`): the phone rendering for :data:`PHONE_MEDIA`, else the desktop one, in a link
-    that opens it at full size. ``alt`` is the picture's text alternative; a static panel's frame gives its
-    image a class of its own.
-    """
-    (wide, wide_px), (narrow, narrow_px) = shots["wide"], shots["narrow"]
-    cls = f' class="{img_class}"' if img_class else ""
-    # In a link from the start: a script that wrapped the picture later would move it while its image loads,
-    # and the browser aborts and requests it again. The page's script points the link at the shown rendering.
-    return (f'<a class="sts-figure-link" href="{wide}" target="_blank" rel="noopener" title="{title}">'
-            f'<picture class="sts-picture"><source media="{PHONE_MEDIA}" srcset="{narrow}" '
-            f'data-text-px="{narrow_px:.2f}"><img{cls} src="{wide}" alt="{html.escape(alt)}" '
-            f'data-text-px="{wide_px:.2f}"></picture></a>')
+def picture_data(fig: Figure) -> dict:
+    """What the static book shows for ``fig`` (:data:`MIME_PICTURE`): its two renderings and its alt text
+    (``fig.sts_alt``; the cell's own alt text, when it gives one, wins in the book)."""
+    return {**renderings(fig), "alt": getattr(fig, "sts_alt", "") or "", "media": PHONE_MEDIA}
 
 
 __all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "all_axes", "compact", "data_uri", "drawn_texts", "picture_html", "png_width", "render", "renderings",
+           "MIME_PICTURE", "all_axes", "compact", "data_uri", "drawn_texts", "picture_data", "png_width", "render",
+           "renderings",
            "smallest_text_px", "static_book"]

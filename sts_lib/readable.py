@@ -7,7 +7,7 @@ notebook shows it and gives the displayed size of every text, so a test can hold
 (:mod:`sts_lib.layout`), which keeps them above it; :func:`readable_figures`, which the chapters' set-up
 cell calls, registers how a notebook shows a Figure (IPython's own formatter registry, nothing patched):
 a figure drawn for the column as it is, any other with its text enlarged. In the static book it also
-shows the figure drawn again for a phone (:mod:`sts_lib.phone`).
+gives the figure drawn again for a phone, as data the book renders (:mod:`sts_lib.phone`).
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def enlarge_text(fig, min_size: float = 10.5, factor: float = 1.25) -> None:
 
 def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
     """In IPython, show every Figure through :func:`figure_bundle`: registered with IPython's mime-bundle
-    formatter (``for_type``), which ``%matplotlib inline`` leaves in place, so nothing of IPython or matplotlib
-    is patched. The chapters' set-up cell calls this. Returns False outside IPython (nothing changes there).
+    formatter (``for_type``), which ``%matplotlib inline`` leaves in place; nothing of IPython or matplotlib is
+    patched. The chapters' set-up cell calls this. Returns False outside IPython (nothing changes there).
     """
     try:
         from IPython import get_ipython
@@ -95,12 +95,6 @@ def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
     if shell is None:
         return False
     dpi = PRINT_DPI if phone.static_book() else None
-    if dpi:       # the PNG formatter a later `%matplotlib inline` sets prints at that resolution too
-        try:
-            from matplotlib_inline.config import InlineBackend
-            InlineBackend.instance(parent=shell).print_figure_kwargs.update({"dpi": dpi})
-        except ImportError:                          # no inline backend: nothing will replace the formatter
-            pass
     png = shell.display_formatter.formatters["image/png"]
     shell.display_formatter.mimebundle_formatter.for_type(
         Figure, partial(figure_bundle, min_size=min_size, factor=factor, dpi=dpi, png_formatter=png))
@@ -112,21 +106,20 @@ def figure_bundle(fig, *, min_size: float = 10.5, factor: float = 1.25, dpi: flo
     """What a notebook shows for ``fig``: its PNG (``bbox_inches="tight"``, at ``dpi``, default the figure's),
     after :func:`enlarge_text` when its text would be shown too small in the column (:func:`fits_column`,
     decided once per figure); under the book build also the desktop and the phone picture in one
-    ``<picture>`` (:func:`sts_lib.phone.picture_html`), which the book prefers to the PNG (the PDF keeps the PNG).
-    Where ``png_formatter`` (IPython's) has its own entry for Figure (``%matplotlib inline`` registers one), the
-    PNG is left to it, so that it is not drawn twice; this has enlarged the figure's text before it runs.
+    picture as data (:func:`sts_lib.phone.picture_data`), which the book prefers to the PNG (the PDF keeps the PNG).
+    ``png_formatter``: IPython's PNG formatter, whose entry for Figure (the inline backend registers one when
+    pyplot is imported, or on ``%matplotlib inline``) would replace this PNG with one at the screen's resolution:
+    the entry is dropped (the formatter's public ``pop``), so the PNG is this one.
     """
     if getattr(fig, "sts_enlarge", None) is None:     # decided once, so a redraw looks the same
         fig.sts_enlarge = not fits_column(fig)
     if fig.sts_enlarge:
         enlarge_text(fig, min_size, factor)
-    out = {}
-    try:
-        png_formatter.lookup(fig)
-    except (AttributeError, KeyError):              # no formatter, or none for Figure: the PNG is ours to make
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi or fig.dpi, bbox_inches="tight")
-        out["image/png"] = base64.b64encode(buf.getvalue()).decode()
+    if png_formatter is not None:
+        png_formatter.pop(Figure, None)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi or fig.dpi, bbox_inches="tight")
+    out = {"image/png": base64.b64encode(buf.getvalue()).decode()}
     if phone.static_book():
-        out["text/html"] = phone.picture_html(phone.renderings(fig), alt=getattr(fig, "sts_alt", "") or "")
+        out[phone.MIME_PICTURE] = phone.picture_data(fig)
     return out

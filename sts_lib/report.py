@@ -7,10 +7,10 @@ role (:data:`sts_lib.claims.ROLES`: a statement of the paper, a guaranteed consi
 diagnostic, or one of our own checks), so nothing here parses claim ids or keeps tables of metric
 names. Only the paper's statements are counted as reproduced or not; the other roles are shown as
 what they are. :func:`in_words` turns the claims into a short summary, :func:`claims_markdown` into a
-narrow table with the verdict first (a phone keeps it in view), and :func:`claims_dropdown` wraps that
-table in a closed ``<details>`` block. Numbers are written plainly (:func:`plain`: no exponents, step
-counts as integers, no ``-1`` sentinels). All return :class:`Markdown`, a ``str`` that Jupyter and
-myst-nb render (the book parses outputs as MyST).
+narrow table with the verdict first (a phone keeps it in view), and :func:`claims_dropdown` folds that
+table under a line that counts the claims (a MyST dropdown in the book). Numbers are written plainly
+(:func:`plain`: no exponents, step counts as integers, no ``-1`` sentinels). All return :class:`Markdown`, a
+``str`` that Jupyter and myst-nb render (the book parses outputs as MyST).
 """
 
 from __future__ import annotations
@@ -174,8 +174,24 @@ def claims_markdown(doc: dict, select: Callable[[str], bool] | None = None) -> M
                  [(verdict(r), r["name"], _measured(r), _needs(r)) for r in chosen], note=why)
 
 
-def claims_dropdown(doc: dict, title: str | None = None) -> Markdown:
-    """:func:`claims_markdown` inside a closed ``<details>`` block whose summary line counts the claims.
+class Dropdown(Markdown):
+    """Markdown folded under a title: a MyST ``dropdown`` in the book (which renders it, in print as a heading and
+    its text), a ``<details>`` block in a live notebook (where Jupyter renders no MyST). ``str()`` is the book's."""
+
+    def __new__(cls, title: str, body: str):
+        out = super().__new__(cls, f":::{{dropdown}} {title}\n:class-container: sts-claims\n\n{body}\n:::")
+        out.title, out.body = title, body
+        return out
+
+    def _repr_markdown_(self) -> str:
+        from .phone import static_book
+        if static_book():
+            return str(self)
+        return f"<details>\n<summary>{self.title}</summary>\n\n{self.body}\n\n</details>"
+
+
+def claims_dropdown(doc: dict, title: str | None = None) -> Dropdown:
+    """:func:`claims_markdown` folded (:class:`Dropdown`) under a line that counts the claims.
 
     ``title`` names the figure (default :func:`title_of`).
     """
@@ -184,9 +200,8 @@ def claims_dropdown(doc: dict, title: str | None = None) -> Markdown:
     n_paper = sum(r["role"] == "paper" for r in rows)
     spread = (f"Measured: the mean over the {seeds} seeds, with their range when they differ. "
               "A claim counts only when it holds on every seed." if seeds > 1 else "One seed.")
-    return Markdown(f'<details class="sts-claims">\n<summary>All {len(rows)} claims for {what} ({n_paper} of them '
-                    f"the paper's): verdict, measured value, threshold</summary>\n\n{spread}\n\n"
-                    f"{claims_markdown(doc)}\n\n</details>")
+    return Dropdown(f"All {len(rows)} claims for {what} ({n_paper} of them the paper's): verdict, measured value, "
+                    "threshold", f"{spread}\n\n{claims_markdown(doc)}")
 
 
 def title_of(doc: dict) -> str:
@@ -259,5 +274,5 @@ def summary_markdown(docs: dict[str, dict]) -> Markdown:
     return table(["experiment", "the paper's statements", "other checks", "seeds", "what it checks"], rows)
 
 
-__all__ = ["Markdown", "claims_dropdown", "claims_markdown", "in_words", "plain", "summary_markdown", "table",
-           "title_of", "verdict"]
+__all__ = ["Dropdown", "Markdown", "claims_dropdown", "claims_markdown", "in_words", "plain", "summary_markdown",
+           "table", "title_of", "verdict"]

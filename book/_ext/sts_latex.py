@@ -9,15 +9,9 @@ build's, ``_build/.jupyter_cache``: a chapter executed by ``make book`` is not e
 
 The extension (``_config.yml``'s ``local_extensions``):
 
-1. A static panel in the PDF (:class:`PanelFirstFrame`). Under the book build a panel cell outputs
-   text/html only (:mod:`sts_lib.chapters.static_panel`: native controls and every frame inlined as a
-   ``data:`` PNG) beside its text/plain ``repr``; myst-nb's LaTeX priority list has no text/html, so
-   it would print that ``repr``. Before myst-nb picks one output of each bundle (priority 4), this
-   post-transform gives a panel's bundle an image/png: the panel's first picture, written next to the
-   ``.tex`` file, with its alt text and a line naming its setting. HTML builds are untouched.
-2. Dropdowns of Markdown outputs in the PDF (:class:`DetailsSummary`). A claims table comes inside a
-   closed ``<details>`` block (:func:`sts_lib.report.claims_dropdown`); LaTeX drops raw HTML, which
-   would drop the summary line with it. It becomes a bold paragraph; the table is Markdown and stays.
+1. A static panel in the PDF: ``sts_panels.StsOutputs`` prints its first picture with a line for paper.
+2. A claims table's dropdown in the PDF: a MyST ``dropdown`` (:func:`sts_lib.report.claims_dropdown`), which
+   sphinx-design prints as a heading over its table.
 3. The front page's title in the PDF (:class:`IntroTitle`). Sphinx's LaTeX writer takes the first title of
    the root page as the document's title and drops it (the book's title comes from ``_config.yml``), so the
    introduction would start under the table of contents with no heading; it gets an unnumbered chapter
@@ -45,10 +39,6 @@ The extension (``_config.yml``'s ``local_extensions``):
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import html
-import re
 import shutil
 import subprocess
 import sys
@@ -61,85 +51,6 @@ from sphinx.util import texescape
 PDF_NAME = "sts-course.pdf"          # _config.yml's latex: latex_documents: targetname, with .pdf
 # The API reference is HTML only (its own pages, 158 of the 367 PDF pages): the course PDF leaves it out.
 HTML_ONLY = ("book/appendix/api", "book/appendix/api_tools")
-_PANEL = 'class="sts-static-panel"'
-_FIRST_IMG = re.compile(r'<img\b[^>]*\bclass="sts-panel-img"[^>]*>')
-_ATTR = r'\b{}="([^"]*)"'
-_CAPTION = re.compile(r'<figcaption\b[^>]*>(.*?)</figcaption>', re.S)
-_STATUS = re.compile(r'<p class="sts-panel-status"[^>]*>(.*?)</p>', re.S)
-_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.S)
-_TAG = re.compile(r"<[^>]+>")
-
-
-def panel_first_frame(panel_html: str) -> tuple[bytes | None, str, str]:
-    """(PNG bytes or None, alt text, caption) of the picture a static panel shows first; with no picture
-    (the first setting is one its draw function rejects), the PNG is None and the caption is its message.
-
-    >>> png, alt, caption = panel_first_frame('<div class="sts-static-panel"><p class="sts-panel-status"></p>'
-    ...     '<img class="sts-panel-img" src="data:image/png;base64,AAEC" alt="A &amp; B">'
-    ...     '<figcaption class="sts-panel-caption">T = 20</figcaption></div>')
-    >>> png, alt, caption
-    (b'\\x00\\x01\\x02', 'A & B', 'T = 20')
-    >>> panel_first_frame('<div class="sts-static-panel"><p class="sts-panel-status">q must be at most T</p>'
-    ...                   '<figcaption>T = 2</figcaption></div>')
-    (None, '', 'q must be at most T')
-    """
-    tag = _FIRST_IMG.search(panel_html)
-    src = re.search(_ATTR.format("src"), tag.group(0)) if tag else None
-    if src and src.group(1).startswith("data:image/png;base64,"):
-        alt = re.search(_ATTR.format("alt"), tag.group(0))
-        caption = _CAPTION.search(panel_html)
-        return (base64.b64decode(src.group(1).split(",", 1)[1]), html.unescape(alt.group(1)) if alt else "",
-                html.unescape(_TAG.sub("", caption.group(1))).strip() if caption else "")
-    status = _STATUS.search(panel_html)
-    return None, "", html.unescape(_TAG.sub("", status.group(1))).strip() if status else ""
-
-
-class PanelFirstFrame(SphinxPostTransform):
-    """In a LaTeX build, a static panel's output bundle gets an image/png: its first picture (see the module
-    docstring, item 1). Runs before myst-nb picks one output of each bundle (priority 4)."""
-
-    default_priority = 3
-    formats = ("latex",)
-
-    def run(self, **kwargs) -> None:
-        outdir = Path(self.app.outdir)
-        for bundle in list(self.document.findall(nodes.container)):
-            if bundle.get("nb_element") != "mime_bundle":
-                continue
-            by_type = {child.get("mime_type"): child for child in bundle.children}
-            html_out = by_type.get("text/html")
-            if html_out is None or "image/png" in by_type or _PANEL not in html_out.astext():
-                continue
-            png, alt, caption = panel_first_frame(html_out.astext())
-            shown = nodes.container(mime_type="image/png")
-            line = "Interactive in the HTML edition and the notebook; "
-            if png is not None:
-                name = "sts-panel-" + hashlib.sha1(png).hexdigest()[:16] + ".png"
-                if not (outdir / name).exists():
-                    (outdir / name).write_bytes(png)
-                shown += nodes.image(uri=name, candidates={"*": name}, alt=alt)
-                line += f"shown at its first setting: {caption}."
-            else:
-                line += f"its first setting shows no picture: {caption}"
-            shown += nodes.paragraph("", "", nodes.emphasis("", line))
-            bundle.insert(0, shown)
-
-
-class DetailsSummary(SphinxPostTransform):
-    """In a LaTeX build, the ``<summary>`` of a ``<details>`` block in a Markdown output becomes a bold
-    paragraph (see the module docstring, item 2)."""
-
-    default_priority = 5
-    formats = ("latex",)
-
-    def run(self, **kwargs) -> None:
-        for raw in list(self.document.findall(nodes.raw)):
-            if "html" not in raw.get("format", "").split():
-                continue
-            found = _SUMMARY.search(raw.astext())
-            if found:
-                text = " ".join(html.unescape(_TAG.sub("", found.group(1))).split())
-                raw.replace_self(nodes.paragraph("", "", nodes.strong("", text)))
 
 
 class PrintedTables(SphinxPostTransform):
@@ -329,8 +240,6 @@ def _bbm_shim(app) -> None:
 
 def setup(app):
     app.connect("builder-inited", _bbm_shim)
-    app.add_post_transform(PanelFirstFrame)
-    app.add_post_transform(DetailsSummary)
     app.add_post_transform(IntroTitle)
     app.add_post_transform(PrintedTables)
     app.add_post_transform(ProofTitles)

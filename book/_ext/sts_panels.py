@@ -1,103 +1,178 @@
-"""Sphinx extension: the course's panels answer in the static book, and every picture has a phone rendering.
+"""Sphinx extension and myst-nb output renderer: the course's figures and panels, written from their data.
 
-A chapter's panel cell calls ``panel.show()`` (:mod:`sts_lib.chapters.panel`). In a notebook that
-is the live ipywidgets panel. Under the book build this extension sets ``STS_STATIC_PANELS=1``
-before any notebook is executed (the kernels inherit the environment), and ``show()`` then draws
-the panel over its declared grid with its own draw function and returns plain HTML controls plus
-every frame inlined as a ``data:`` PNG (:mod:`sts_lib.chapters.static_panel`).
+A chapter's panel cell calls ``panel.show()`` (:mod:`sts_lib.chapters.panel`). In a notebook that is the
+live ipywidgets panel. Under the book build this extension sets ``STS_STATIC_PANELS=1`` before any notebook
+is executed (the kernels inherit the environment), and ``show()`` then draws the panel over its declared
+grid with its own draw function and outputs it as data: ``application/vnd.sts.panel+json`` (controls,
+frames as ``data:`` PNGs, alt texts, text sizes; :mod:`sts_lib.chapters.static_panel`) beside an image/png
+of its first picture. Under the same switch every figure a chapter shows also outputs
+``application/vnd.sts.picture+json``: its desktop rendering and one drawn for a phone (:mod:`sts_lib.phone`).
 
-Inlined, a panel's 20-60 frames would weigh a few MB per page. The ``html-page-context`` hook
-(:func:`externalise_frames`) moves each frame into ``_panels/<sha1>.png`` of the output folder
-(content-addressed, so an unchanged frame keeps its name and the browser's cache) and leaves a
-URL in its place; ``static/sts-static-panels.js`` swaps the picture when a control moves, so the
-browser fetches a frame only when a reader asks for it. The script and its stylesheet are added
-to the pages that hold a panel, and only to them.
-
-Under the same switch every figure a chapter shows is also output as HTML: a ``<picture>`` of the
-desktop rendering and one drawn for a phone (:mod:`sts_lib.phone`). :class:`PhonePictures` keeps that
-output for the HTML builders, with the alt text the cell gives its image, and the PNG for the others
-(the PDF); its two images are moved into files like a panel's frames.
+This module alone turns that data into the page: :class:`StsOutputs` is myst-nb's renderer for the two types
+(its ``myst_nb.mime_renderers`` entry point, declared in ``book/_ext/pyproject.toml``, which the Makefile
+installs), and the HTML visitors below write the markup, with the class names of :data:`CLASSES` that the
+stylesheets and scripts in ``static/`` read. No HTML is parsed back. Each picture is written once into
+``_panels/<sha1>.png`` of the output folder (content-addressed, so an unchanged frame keeps its name and the
+browser's cache) and the page holds its URL; ``static/sts-static-panels.js`` swaps a panel's picture when a
+control moves, so the browser fetches a frame only when a reader asks for it. The script and its stylesheet
+are added to the pages that hold a panel, and only to them. In the PDF (any builder but HTML) a panel prints
+its first picture with a line for paper, and a figure its PNG (myst-nb's priority list picks it).
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import html
+import json
 import os
-import re
+import posixpath
 from pathlib import Path
 
 from docutils import nodes
-from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx import addnodes
 
-ENV = "STS_STATIC_PANELS"   # read by sts_lib.chapters.static_panel.static_book
-_DATA_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
-_PANEL = 'class="sts-static-panel"'
-_PICTURE = 'class="sts-picture"'
-_ALT = re.compile(r'(<img[^>]*? alt=")[^"]*(")')
+from sts_lib.chapters.static_panel import MIME_PANEL
+from sts_lib.phone import MIME_PICTURE, PHONE_MEDIA, STATIC_BOOK_ENV as ENV
+#: The class names of the markup, which static/*.css and static/*.js read (and the browser tests look for).
+CLASSES = {
+    "link": "sts-figure-link", "picture": "sts-picture", "panel": "sts-static-panel",
+    "controls": "sts-panel-controls", "control": "sts-panel-control", "note": "sts-panel-note",
+    "status": "sts-panel-status", "figure": "sts-panel-figure", "img": "sts-panel-img",
+    "caption": "sts-panel-caption", "data": "sts-panel-data",
+}
+_HTML = ("html", "dirhtml", "singlehtml")
 
 
-def externalise_frames(body: str, write) -> str:
-    """``body`` with every inlined PNG of a static panel replaced by ``write(png_bytes) -> url``.
+class sts_picture(nodes.General, nodes.Element):    # noqa: N801 (docutils names nodes in lower case)
+    """A figure's two renderings (``node["data"]``: :func:`sts_lib.phone.picture_data`), with its alt text."""
 
-    Only pages that hold a panel are touched; the first frame and the frames in the panel's data
-    script are the same files, so a frame is written once.
 
-    >>> names = []
-    >>> out = externalise_frames('<div class="sts-static-panel"><img src="data:image/png;base64,AAEC">'
-    ...                          '"src":"data:image/png;base64,AAEC"</div>', lambda b: names.append(b) or "f.png")
-    >>> out, names
-    ('<div class="sts-static-panel"><img src="f.png">"src":"f.png"</div>', [b'\\x00\\x01\\x02', b'\\x00\\x01\\x02'])
-    >>> externalise_frames('<img src="data:image/png;base64,AAEC">', lambda b: "x")   # not ours: unchanged
-    '<img src="data:image/png;base64,AAEC">'
+class sts_panel(nodes.General, nodes.Element):      # noqa: N801
+    """A static panel (``node["data"]``: :class:`sts_lib.chapters.static_panel.StaticPanel`'s data)."""
+
+
+class StsOutputs:
+    """myst-nb's renderer for the course's two output types (a ``MimeRenderPlugin``): the HTML builders prefer a
+    figure's picture data to its PNG; every builder prefers a panel's data (the PDF prints its first picture)."""
+
+    mime_priority_overrides = [(b, MIME_PICTURE, 1) for b in _HTML] + [("*", MIME_PANEL, 1)]
+
+    @staticmethod
+    def handle_mime(renderer, data, inline: bool):
+        if inline or data.mime_type not in (MIME_PICTURE, MIME_PANEL):
+            return None
+        content = json.loads(data.content) if isinstance(data.content, (str, bytes)) else dict(data.content)
+        if data.mime_type == MIME_PICTURE:
+            options = renderer.renderer.get_cell_level_config("render_image_options", data.cell_metadata,
+                                                              line=data.line) or {}
+            return [sts_picture("", data=content, alt=options.get("alt") or content.get("alt", ""))]
+        first = _first(content)
+        paper = nodes.container(classes=["sts-panel-print"])
+        line = "Interactive in the HTML edition and the notebook; "
+        if "src" in first:
+            png = first["src"].split(",", 1)[1]
+            paper += renderer.render_image(dataclasses.replace(data, mime_type="image/png", content=png))
+            for image in paper.findall(nodes.image):
+                image["alt"] = first["alt"]
+            line += f"shown at its first setting: {first['caption']}."
+        else:
+            line += f"its first setting shows no picture: {first.get('error', '')}"
+        paper += nodes.paragraph("", "", nodes.emphasis("", line))
+        on_paper = addnodes.only(expr="not format_html")
+        on_paper += paper
+        on_screen = addnodes.only(expr="format_html")
+        on_screen += sts_panel("", data=content)
+        return [on_screen, on_paper]
+
+
+def _first(data: dict) -> dict:
+    """The frame a panel shows first: the frame of every control's default position."""
+    return data["frames"][data["lookup"][",".join(str(c["default"]) for c in data["controls"])]]
+
+
+def _file(translator, src: str) -> str:
+    """The URL, from the page being written, of the PNG ``src`` (a ``data:`` URI), written once to ``_panels/``."""
+    png = base64.b64decode(src.split(",", 1)[1])
+    name = hashlib.sha1(png).hexdigest()[:20] + ".png"
+    folder = Path(translator.builder.outdir) / "_panels"
+    folder.mkdir(exist_ok=True)
+    if not (folder / name).exists():
+        (folder / name).write_bytes(png)
+    here = posixpath.dirname(translator.builder.get_target_uri(translator.builder.current_docname))
+    return posixpath.relpath(f"_panels/{name}", here or ".")
+
+
+def picture_markup(wide: tuple, narrow: tuple, alt: str, media: str, *, img_class: str = "",
+                   title: str = "Open the figure at full size") -> str:
+    """A ``<picture>`` of two renderings, ``(url, smallest text in image px)`` each: the phone one for ``media``,
+    else the desktop one, in a link that opens it at full size.
+
+    >>> picture_markup(("w.png", 12.5), ("n.png", 9.4), "A & B", "(max-width: 36em)")[:60]
+    '<a class="sts-figure-link" href="w.png" target="_blank" rel="'
     """
-    if _PANEL not in body and _PICTURE not in body:
-        return body
-    return _DATA_URI.sub(lambda m: write(base64.b64decode(m.group(1))), body)
+    cls = f' class="{img_class}"' if img_class else ""
+    # In a link from the start: a script that wrapped the picture later would move it while its image loads,
+    # and the browser aborts and requests it again. The page's script points the link at the shown rendering.
+    return (f'<a class="{CLASSES["link"]}" href="{wide[0]}" target="_blank" rel="noopener" title="{title}">'
+            f'<picture class="{CLASSES["picture"]}"><source media="{media}" srcset="{narrow[0]}" '
+            f'data-text-px="{narrow[1]:.2f}"><img{cls} src="{wide[0]}" alt="{html.escape(alt)}" '
+            f'data-text-px="{wide[1]:.2f}"></picture></a>')
 
 
-class PhonePictures(SphinxPostTransform):
-    """In an HTML build, a figure's output bundle keeps its ``<picture>`` (desktop and phone renderings) and
-    drops its PNG, after giving the picture the alt text that the cell's metadata gives the PNG
-    (``mystnb: image: alt:``). Runs before myst-nb picks one output of each bundle (priority 4)."""
+def visit_picture(self, node) -> None:
+    data = node["data"]
+    wide, narrow = data["wide"], data["narrow"]
+    self.body.append(picture_markup((_file(self, wide["src"]), wide["text_px"]),
+                                    (_file(self, narrow["src"]), narrow["text_px"]), node["alt"], data["media"]))
+    raise nodes.SkipNode
 
-    default_priority = 3
-    formats = ("html",)
 
-    def run(self, **kwargs) -> None:
-        for bundle in list(self.document.findall(nodes.container)):
-            if bundle.get("nb_element") != "mime_bundle":
-                continue
-            by_type = {child.get("mime_type"): child for child in bundle.children}
-            html_out, png_out = by_type.get("text/html"), by_type.get("image/png")
-            if html_out is None or png_out is None or _PICTURE not in html_out.astext():
-                continue
-            image = next(png_out.findall(nodes.image), None)
-            alt = image.get("alt") if image is not None else None
-            if alt:
-                raw = next(html_out.findall(nodes.raw))
-                text = _ALT.sub(lambda m: m.group(1) + html.escape(alt) + m.group(2), raw.astext(), count=1)
-                raw.replace_self(nodes.raw("", text, format="html", classes=raw["classes"]))
-            bundle.remove(png_out)
+def panel_markup(data: dict, url, media: str = PHONE_MEDIA) -> str:
+    """A static panel's markup from its data; ``url(src)`` gives the address of a picture (a ``data:`` URI)."""
+    frames = [{**f, **({"src": url(f["src"]), "narrow": url(f["narrow"])} if "src" in f else {})}
+              for f in data["frames"]]
+    first = _first({**data, "frames": frames})
+    pid, rows = data["id"], []
+    for j, c in enumerate(data["controls"]):
+        cid, label = f"{pid}-{c['name']}", html.escape(c["label"])
+        if c["menu"]:
+            opts = "".join(f'<option value="{i}"{" selected" if i == c["default"] else ""}>{html.escape(lab)}</option>'
+                           for i, lab in enumerate(c["labels"]))
+            field = f'<select id="{cid}" data-control="{j}">{opts}</select>'
+        else:
+            shown = html.escape(c["labels"][c["default"]])
+            field = (f'<input type="range" id="{cid}" data-control="{j}" min="0" max="{len(c["labels"]) - 1}" '
+                     f'step="1" value="{c["default"]}" aria-valuetext="{shown}"><output for="{cid}">{shown}</output>')
+        rows.append(f'<div class="{CLASSES["control"]}"><label for="{cid}">{label}</label>{field}</div>')
+    picture = (picture_markup((first["src"], first["px"]), (first["narrow"], first["narrow_px"]), first["alt"], media,
+                              img_class=CLASSES["img"], title="Open this picture at full size")
+               if "src" in first else "")
+    script = {"mode": data["mode"], "controls": [{k: c[k] for k in ("name", "tex", "labels", "default")}
+                                                 for c in data["controls"]],
+              "frames": frames, "lookup": data["lookup"]}
+    payload = json.dumps(script, separators=(",", ":")).replace("</", "<\\/")
+    return (f'<div class="{CLASSES["panel"]}" id="{pid}" role="group" aria-label="{html.escape(data["label"])}">'
+            f'<div class="{CLASSES["controls"]}">{"".join(rows)}</div>'
+            f'<p class="{CLASSES["note"]}">{html.escape(data["note"])}</p>'
+            f'<p class="{CLASSES["status"]}" aria-live="polite">{html.escape(first.get("error", ""))}</p>'
+            f'<figure class="{CLASSES["figure"]}">{picture}<figcaption class="{CLASSES["caption"]}" '
+            f'aria-live="polite">{html.escape(first["caption"])}</figcaption></figure>'
+            f'<script type="application/json" class="{CLASSES["data"]}">{payload}</script></div>')
+
+
+def visit_panel(self, node) -> None:
+    self.body.append(panel_markup(node["data"], lambda src: _file(self, src)))
+    raise nodes.SkipNode
+
+
+def _skip(self, node) -> None:
+    raise nodes.SkipNode
 
 
 def _page_context(app, pagename, templatename, context, doctree):
-    body = context.get("body") or ""
-    if _PANEL not in body and _PICTURE not in body:
-        return
-    folder = Path(app.outdir) / "_panels"
-    folder.mkdir(exist_ok=True)
-
-    def write(png: bytes) -> str:
-        name = hashlib.sha1(png).hexdigest()[:20] + ".png"
-        path = folder / name
-        if not path.exists():
-            path.write_bytes(png)
-        return context["pathto"]("_panels/" + name, 1)
-
-    context["body"] = externalise_frames(body, write)
-    if _PANEL in body:
+    if doctree is not None and next(doctree.findall(sts_panel), None) is not None:
         app.add_js_file("sts-static-panels.js", defer="defer")
         app.add_css_file("sts-static-panels.css")
 
@@ -105,7 +180,9 @@ def _page_context(app, pagename, templatename, context, doctree):
 def setup(app):
     # Before any notebook runs: jupyter-cache's kernels inherit this process's environment.
     os.environ[ENV] = "1"
+    skip = (_skip, None)
+    app.add_node(sts_picture, html=(visit_picture, None), latex=skip, text=skip, man=skip, texinfo=skip)
+    app.add_node(sts_panel, html=(visit_panel, None), latex=skip, text=skip, man=skip, texinfo=skip)
     # After sts_book (900) has deduplicated the page's scripts.
     app.connect("html-page-context", _page_context, priority=950)
-    app.add_post_transform(PhonePictures)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from .._validate import check_choice
 from .ch6_scan_snap import ScanSnapHistory, token_groups
-from ..layout import drawing, legend, new_figure
+from ..layout import drawing, legend, new_figure, stacked
 from .panel import Choice, FigurePanel
 
 
@@ -60,7 +60,9 @@ def plot_scan_snap(hist: ScanSnapHistory, *, label: str = "", fig: Figure | None
     """Attention on the distinct tokens (lighter = more frequent) and the common tokens, the logits z
     against log-time, and the entropy over the distinct tokens, for one run, two panels a row (the
     legend beside the entropy); drawn into ``fig`` (cleared) or a new Figure."""
-    fig, axes = new_figure(2, 2, height=5.6, panels=3, fig=fig)
+    # Stacked on a phone, three panels and the legend under them: 2.5 in each, so that the panel's controls and its
+    # picture share a 844 px screen.
+    fig, axes = new_figure(2, 2, height=4.8 if stacked(2) else 5.6, panels=3, fig=fig)
     _draw_run([axes[0, 0], axes[0, 1], axes[1, 0]], hist, label)
     return fig
 

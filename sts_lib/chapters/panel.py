@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
-from .static_panel import clamp, figure_png, setting_grid, static_book, static_grid, static_html
+from .static_panel import clamp, figure_png, setting_grid, static_book, static_data, static_grid
 
 
 # -- the controls a panel declares ------------------------------------------------------------
@@ -315,10 +315,10 @@ class FigurePanel:
     def show(self):
         """What a notebook cell shows: the live widget, or, under the book build, the static panel.
 
-        The rendered book has no kernel, so there :func:`~sts_lib.chapters.static_panel.static_html`
+        The rendered book has no kernel, so there :func:`~sts_lib.chapters.static_panel.static_data`
         draws the panel over its static grid instead (see that module), and no widget is built.
         """
-        return static_html(self, alt=self.alt) if static_book() else self.widget
+        return static_data(self, alt=self.alt) if static_book() else self.widget
 
     def _on_change(self, name: str, change) -> None:
         if not self._busy:

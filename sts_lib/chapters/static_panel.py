@@ -2,7 +2,7 @@
 
 Readers of the rendered book never start a kernel, so a live panel would be dead there. Here the
 panel's own draw function is called once per setting of a declared grid, at build time, and the
-pictures are shipped with plain HTML controls (``<input type=range>``, ``<select>``) that a small
+pictures are shipped with native controls (a range input or a menu, written by the book) that a small
 script (``book/_ext/static/sts-static-panels.js``) maps to a picture: one source for every picture
 (no formula is written again in JavaScript), native controls (keyboard, screen readers), alt text on
 every frame, and nothing that needs the network.
@@ -14,9 +14,10 @@ is clamped by the panel's ``bounds`` exactly as the live panel clamps it (:func:
 ``T`` below ``q`` shows the picture for ``q = T``, and the caption says so. A setting the draw
 function rejects carries its error message instead of a picture, as the live panel reports it.
 
-:func:`static_html` returns the HTML fragment with every frame inlined as a ``data:`` PNG; the book's
-extension (``book/_ext/sts_panels.py``) moves the frames into files that the browser loads on demand,
-so a page carries only the first picture. :func:`static_book` says whether the current process was
+:func:`static_data` returns the panel as data (:class:`StaticPanel`: controls, every frame inlined as a ``data:``
+PNG, alt texts, text sizes), a notebook output of its own type (:data:`MIME_PANEL`); the book's extension
+(``book/_ext/sts_panels.py``) alone writes its markup and moves its frames into files that the browser loads on
+demand, so a page carries only the first picture. :func:`static_book` says whether the current process was
 started by the book build (the extension sets ``STS_STATIC_PANELS=1``); ``FigurePanel.show()`` then
 returns the static panel instead of the live widget.
 """
@@ -24,7 +25,6 @@ returns the static panel instead of the live widget.
 from __future__ import annotations
 
 import hashlib
-import html
 import io
 import itertools
 import json
@@ -36,10 +36,12 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from ..layout import PHONE, redraw
-from ..phone import (PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, drawn_texts, picture_html, render,
+from ..phone import (PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, drawn_texts, render,
                      smallest_text_px, static_book)
 
 ENV = STATIC_BOOK_ENV         # set to "1" by the book build (book/_ext/sts_panels.py)
+#: The notebook output type of a static panel: its data (JSON), which the book's extension alone renders.
+MIME_PANEL = "application/vnd.sts.panel+json"
 
 
 def figure_png(fig: Figure, dpi: int = 100) -> bytes:
@@ -128,13 +130,29 @@ def _caption(values: dict, panel) -> str:
 
 @dataclass
 class StaticPanel:
-    """The static HTML of a panel (see the module docstring); displays itself in a notebook."""
+    """A panel drawn over its static grid, as data (see the module docstring); a notebook output of its own type.
 
-    html: str          # the fragment: controls, the first picture, the data script
+    ``data``: ``{"id", "label", "note", "mode", "controls", "frames", "lookup"}``: the panel's stable id, its
+    accessible name, the note of what was precomputed, how the grid moves (``"all"`` or ``"one"``), each control
+    (``name``, ``label``, ``tex``, ``labels``, ``default`` position, ``menu``), each frame (``caption``, ``alt``,
+    ``shown`` readouts, and ``src``/``px``, ``narrow``/``narrow_px``: its two pictures as ``data:`` PNGs with
+    their smallest text in image pixels, or ``error``) and the frame of every position.
+    """
+
+    data: dict
     n_frames: int      # pictures drawn (distinct settings after clamping, errors included)
 
-    def _repr_html_(self) -> str:
-        return self.html
+    def first(self) -> dict:
+        """The frame the panel shows first."""
+        return self.data["frames"][self.data["lookup"][",".join(str(c["default"]) for c in self.data["controls"])]]
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """:data:`MIME_PANEL` (the book renders it: ``book/_ext/sts_panels.py``), the first picture as PNG for
+        any other reader, and a line of text."""
+        out = {MIME_PANEL: self.data, "text/plain": f"<static panel: {self.n_frames} pictures; {self.data['label']}>"}
+        if "src" in self.first():
+            out["image/png"] = self.first()["src"].split(",", 1)[1]
+        return out
 
 
 def _short(text: str, limit: int = 100) -> str:
@@ -149,8 +167,8 @@ def _short(text: str, limit: int = 100) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPanel:
-    """Draw ``panel`` over its static grid; return the HTML with native controls and every frame inlined.
+def static_data(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPanel:
+    """Draw ``panel`` over its static grid; return its data, every frame inlined (:class:`StaticPanel`).
 
     ``alt`` describes the figure in words; each frame's alt text is what its figure says it shows (a draw
     function may set ``fig.sts_alt``, computed from what it drew), else ``alt``, plus its setting.
@@ -178,46 +196,23 @@ def static_html(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPa
             index_of[key] = len(frames)
             frames.append(frame)
         lookup[",".join(map(str, pos))] = index_of[key]
-    first = frames[lookup[",".join(map(str, positions[0]))]]
-    controls = [{"name": k, "tex": panel.controls[k].tex or k, "labels": [lab for _, lab in options[j]],
-                 "default": positions[0][j]} for j, k in enumerate(names)]
-    data = {"mode": mode, "controls": controls, "frames": frames, "lookup": lookup}
-    offered = "; ".join(f"{html.escape(panel.controls[k].label or k)} ∈ "
-                        f"{{{', '.join(html.escape(lab) for _, lab in options[j])}}}" for j, k in enumerate(names))
+    controls = [{"name": k, "label": panel.controls[k].label or k, "tex": panel.controls[k].tex or k,
+                 "labels": [lab for _, lab in options[j]], "default": positions[0][j],
+                 "menu": hasattr(panel.controls[k], "options") and not panel.controls[k].slider}
+                for j, k in enumerate(names)]
+    offered = "; ".join(f"{panel.controls[k].label or k} ∈ {{{', '.join(lab for _, lab in options[j])}}}"
+                        for j, k in enumerate(names))
     how = ("every combination" if mode == "all"
            else "one control at a time: moving one resets the others to their starting values")
-    note = (f"<p class=\"sts-panel-note\">Works without a kernel: {len(frames)} pictures were drawn when this page "
-            f"was built by the same function as the notebook's live panel, for {offered} ({how}). "
-            f"Run the notebook (e.g. on Colab) to explore any other value.</p>")
+    note = (f"Works without a kernel: {len(frames)} pictures were drawn when this page was built by the same "
+            f"function as the notebook's live panel, for {offered} ({how}). Run the notebook (e.g. on Colab) to "
+            f"explore any other value.")
     # A stable id (same page, same id on every build), distinct per panel of a page.
     pid = "sts-panel-" + hashlib.sha1(f"{alt}{offered}".encode()).hexdigest()[:10]
-    rows = []
-    for j, k in enumerate(names):
-        label = html.escape(panel.controls[k].label or k)
-        cid = f"{pid}-{k}"
-        labels = controls[j]["labels"]
-        if hasattr(panel.controls[k], "options") and not panel.controls[k].slider:   # a menu
-            opts = "".join(f"<option value=\"{i}\"{' selected' if i == positions[0][j] else ''}>"
-                           f"{html.escape(lab)}</option>" for i, lab in enumerate(labels))
-            field = f"<select id=\"{cid}\" data-control=\"{j}\">{opts}</select>"
-        else:
-            field = (f"<input type=\"range\" id=\"{cid}\" data-control=\"{j}\" min=\"0\" max=\"{len(labels) - 1}\" "
-                     f"step=\"1\" value=\"{positions[0][j]}\" "
-                     f"aria-valuetext=\"{html.escape(labels[positions[0][j]])}\">"
-                     f"<output for=\"{cid}\">{html.escape(labels[positions[0][j]])}</output>")
-        rows.append(f"<div class=\"sts-panel-control\"><label for=\"{cid}\">{label}</label>{field}</div>")
-    picture = (picture_html({"wide": (first["src"], first["px"]), "narrow": (first["narrow"], first["narrow_px"])},
-                            first["alt"], img_class="sts-panel-img", title="Open this picture at full size")
-               if "src" in first else "")
-    payload = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
-    fragment = (f"<div class=\"sts-static-panel\" id=\"{pid}\" role=\"group\" "
-                f"aria-label=\"{html.escape(_short(alt))}\">"
-                f"<div class=\"sts-panel-controls\">{''.join(rows)}</div>{note}"
-                f"<p class=\"sts-panel-status\" aria-live=\"polite\">{html.escape(first.get('error', ''))}</p>"
-                f"<figure class=\"sts-panel-figure\">{picture}<figcaption class=\"sts-panel-caption\" "
-                f"aria-live=\"polite\">{html.escape(first['caption'])}</figcaption>"
-                f"</figure><script type=\"application/json\" class=\"sts-panel-data\">{payload}</script></div>")
-    return StaticPanel(fragment, len(frames))
+    data = {"id": pid, "label": _short(alt), "note": note, "mode": mode, "controls": controls, "frames": frames,
+            "lookup": lookup}
+    return StaticPanel(data, len(frames))
 
 
-__all__ = ["ENV", "StaticPanel", "clamp", "figure_png", "setting_grid", "static_book", "static_grid", "static_html"]
+__all__ = ["ENV", "MIME_PANEL", "StaticPanel", "clamp", "figure_png", "setting_grid", "static_book", "static_data",
+           "static_grid"]

@@ -1,8 +1,19 @@
-"""Reading a static panel's HTML back: its JSON payload and a frame's PNG (shared by the unit and integration tiers)."""
+"""A static panel's page as the book writes it (book/_ext/sts_panels.py, frames left inline), and reading it back:
+its JSON payload and a frame's PNG (shared by the unit and integration tiers)."""
 
 import base64
 import json
 import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "book" / "_ext"))
+from sts_panels import panel_markup  # noqa: E402
+
+
+def page(static_panel) -> str:
+    """The markup the book writes for ``static_panel`` (a StaticPanel), its pictures left as ``data:`` URIs."""
+    return panel_markup(static_panel.data, lambda src: src)
 
 
 def parse(panel_html: str) -> dict:

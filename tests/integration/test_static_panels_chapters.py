@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sts_lib.chapters.static_panel import ENV, static_html
+from sts_lib.chapters.static_panel import ENV, static_data
 
-from panel_html import parse
 
 
 # Run in a fresh interpreter: build, update and show panels, then report which widget modules were imported.
@@ -71,8 +70,8 @@ def test_the_chapters_cheap_panels_fit_their_grid(builder):
     panel = {"ch1": lambda: ch1_task.instance_explorer(T=10, q=3, d=4),
              "ch2": lambda: ch2_fcn_widgets.bound_explorer(T=20, d=5, q=3, width=50),
              "ch4": ch4_positional_widgets.positional_widget}[builder]()
-    out = static_html(panel, alt=panel.alt)
-    data = parse(out.html)
+    out = static_data(panel, alt=panel.alt)
+    data = out.data
     assert 10 <= out.n_frames <= 64
     assert all("src" in f or "error" in f for f in data["frames"])
     assert len({f.get("src") for f in data["frames"] if "src" in f}) == sum("src" in f for f in data["frames"])

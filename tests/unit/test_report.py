@@ -134,7 +134,9 @@ def test_step_differences_never_average_a_sentinel():
 def test_dropdown_is_closed_and_counts_the_papers_claims():
     doc = _doc({"a": _claim("A", {0: 0.5}), "b": _claim("B", {0: 0.5}, role="ours")})
     drop = report.claims_dropdown(doc)
-    assert drop.startswith('<details class="sts-claims">') and "<details open" not in drop
+    assert drop.startswith(":::{dropdown} All 2 claims") and ":class-container: sts-claims" in drop
+    assert ":open:" not in drop and drop.endswith(":::")                       # closed, a MyST dropdown in the book
+    assert drop._repr_markdown_().startswith("<details>\n<summary>All 2 claims")  # a live notebook folds it too
     assert "All 2 claims for `x` (1 of them the paper's)" in drop
     assert str(report.claims_markdown(doc)) in drop
 

@@ -15,10 +15,10 @@ import pytest
 
 from sts_lib.chapters.panel import Choice, FigurePanel, Ints, LogFloats
 from sts_lib.layout import new_figure
-from sts_lib.chapters.static_panel import ENV, StaticPanel, clamp, figure_png, static_grid, static_html
+from sts_lib.chapters.static_panel import ENV, MIME_PANEL, StaticPanel, clamp, figure_png, static_data, static_grid
 from sts_lib.phone import compact
 
-from panel_html import parse, png_of
+from panel_html import page, parse, png_of
 
 pytest.importorskip("ipywidgets")
 
@@ -51,7 +51,7 @@ def tiny_panel(**kw) -> FigurePanel:
 def toy_html() -> str:
     """The toy panel's static HTML, built once for the module."""
     panel = toy_panel()
-    return static_html(panel, alt=panel.alt).html
+    return page(static_data(panel, alt=panel.alt))
 
 
 def test_small_grid_offers_every_combination_and_starts_at_the_panel_setting():
@@ -117,9 +117,10 @@ def test_static_values_choose_the_offer_and_bad_ones_fail_when_the_panel_is_buil
 
 def test_html_has_native_labelled_controls_alt_text_and_a_note_of_what_is_precomputed(toy_html):
     panel = toy_panel()
-    tiny = static_html(tiny_panel(), alt=panel.alt)
-    assert isinstance(tiny, StaticPanel) and tiny._repr_html_() == tiny.html
-    assert static_html(tiny_panel(), alt=panel.alt).html == tiny.html          # the same page on every build
+    tiny = static_data(tiny_panel(), alt=panel.alt)
+    bundle = tiny._repr_mimebundle_()
+    assert isinstance(tiny, StaticPanel) and bundle[MIME_PANEL] == tiny.data and "image/png" in bundle
+    assert page(static_data(tiny_panel(), alt=panel.alt)) == page(tiny)          # the same page on every build
     text = toy_html
     assert len(re.findall(r'<input type="range"', text)) == 2 and text.count("<select") == 1
     for cid in re.findall(r'id="(sts-panel-[0-9a-f]+-\w+)"', text):
@@ -128,13 +129,13 @@ def test_html_has_native_labelled_controls_alt_text_and_a_note_of_what_is_precom
     note = re.search(r'<p class="sts-panel-note">(.*?)</p>', text).group(1)
     assert "without a kernel" in note and "T ∈ {2, 3, 4, 5}" in html.unescape(note) and "notebook" in note
     with pytest.raises(ValueError, match="alt"):
-        static_html(panel, alt="a line")
+        static_data(panel, alt="a line")
 
 
 def test_a_closing_script_tag_in_a_label_cannot_end_the_data_script():
     panel = FigurePanel(lambda fig=None, c="x": draw_line(fig), {"c": Choice((("</script><b>", "x"), ("y", "y")), "x")},
                         alt="A toy figure with a hostile option label.")
-    text = static_html(panel, alt=panel.alt).html
+    text = page(static_data(panel, alt=panel.alt))
     assert text.count("</script>") == 1
     assert [lab for lab in parse(text)["controls"][0]["labels"]] == ["</script><b>", "y"]
 
@@ -145,7 +146,7 @@ def test_show_is_the_live_widget_in_a_notebook_and_the_static_panel_under_the_bo
     assert panel.show() is panel.widget
     monkeypatch.setenv(ENV, "1")
     shown = panel.show()
-    assert isinstance(shown, StaticPanel) and 'class="sts-static-panel"' in shown.html
+    assert isinstance(shown, StaticPanel) and 'class="sts-static-panel"' in page(shown)
 
 
 def test_a_frames_alt_text_is_what_its_figure_says_it_shows():
@@ -157,8 +158,8 @@ def test_a_frames_alt_text_is_what_its_figure_says_it_shows():
         fig.sts_alt = f"A line of slope {q}, {'steep' if q > 2 else 'flat'}."
         return fig
     panel = FigurePanel(draw, {"q": Ints(1, 4, 1)}, alt="A toy line whose slope is q, over four points.")
-    data = parse(static_html(panel, alt=panel.alt).html)
+    data = static_data(panel, alt=panel.alt).data
     alts = [f["alt"] for f in data["frames"]]
     assert alts[0] == "A line of slope 1, flat. Setting: q = 1." and "steep" in alts[-1]
-    html_text = static_html(tiny_panel(), alt="A toy line whose slope is q, over T points. More words here.").html
+    html_text = page(static_data(tiny_panel(), alt="A toy line whose slope is q, over T points. More words here."))
     assert 'aria-label="A toy line whose slope is q, over T points."' in html_text     # a sentence, never cut mid-word
