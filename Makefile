@@ -39,7 +39,7 @@ $(VENV)/.stamp-torch:
 # book/_ext is a distribution of its own only to register its myst-nb output renderer (book/_ext/pyproject.toml).
 $(VENV)/.stamp-install: $(VENV)/.stamp-torch pyproject.toml constraints.txt book/_ext/pyproject.toml
 	$(PIP) install -q -c constraints.txt -e ".[book,test,widgets,grading]"
-	$(PIP) install -q --no-build-isolation --no-deps -e book/_ext
+	$(PIP) install -q --no-deps -e book/_ext
 	touch $@
 
 venv install: $(VENV)/.stamp-install
