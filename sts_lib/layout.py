@@ -222,6 +222,8 @@ def legend(where, *args, place: str = "inside", ncols: int = 1, **kwargs):
     the book's column takes at most its ``legend_columns`` and puts every legend but an "inside" one under the
     figure. Other keywords go to ``legend``.
     """
+    if place not in ("inside", "beside", "slot", "below"):
+        raise ValueError(f"place must be 'inside', 'below', 'beside' or 'slot', got {place!r}")
     layout = current()
     ncols = max(1, min(ncols, layout.legend_columns))
     fig = where if isinstance(where, Figure) else where.figure
@@ -234,8 +236,6 @@ def legend(where, *args, place: str = "inside", ncols: int = 1, **kwargs):
             root = fig.get_figure(root=True)
             root.set_figheight(root.get_figheight() + 0.2 * rows + 0.1)
         return leg
-    if place not in ("inside", "beside", "slot", "below"):
-        raise ValueError(f"place must be 'inside', 'below', 'beside' or 'slot', got {place!r}")
     return where.legend(*args, ncols=ncols, **kwargs)
 
 
@@ -294,7 +294,6 @@ def _finish(fig: Figure, layout: Layout) -> None:
     for ax in all_axes(fig):
         if ax.get_title():
             _fit_text(ax.title, ax.get_window_extent().width)
-    fig.draw_without_rendering()
 
 
 def _fit_text(text, room: float) -> None:

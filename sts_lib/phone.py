@@ -48,26 +48,21 @@ PHONE_MEDIA = "(max-width: 36em)"
 
 def render(fig, dpi: float | None = None) -> tuple[bytes, list]:
     """``fig`` as the PNG a notebook shows (``bbox_inches="tight"`` at ``dpi``, default the figure's own), and
-    every text drawn in it as ``(font size in pt, text, window extent)`` (:func:`drawn_texts`)."""
-    dpi, own = dpi or fig.dpi, fig.dpi
+    every text drawn in it (:func:`drawn_texts`)."""
     buf = io.BytesIO()
-    fig.set_dpi(dpi)               # so that the texts' places, read after the drawing, are in the PNG's pixels
-    try:
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-        # Laid out again as the figure itself: the tight crop moved the axis labels, which are placed in pixels.
-        fig.draw_without_rendering()
-        drawn = drawn_texts(fig)
-    finally:
-        fig.set_dpi(own)
-    return buf.getvalue(), drawn
+    fig.savefig(buf, format="png", dpi=dpi or fig.dpi, bbox_inches="tight")
+    return buf.getvalue(), drawn_texts(fig)
 
 
-def drawn_texts(fig) -> list:
-    """Every text a drawing of ``fig`` shows, as ``(font size in pt, text, window extent)``: visible and not
-    empty, its legend or axes visible too, and a tick label only where its tick lies inside the axis's view
-    (an axis keeps labels for ticks beyond its limits, which are not drawn). Read from the figure's artists
-    after it was drawn, at the figure's own dpi."""
+def drawn_texts(fig) -> list[Text]:
+    """Every text a drawing of ``fig`` shows: visible and not empty, its axes and any legend holding it visible
+    too, and a tick label only where its tick lies inside the axis's view (an axis keeps labels for ticks beyond
+    its limits, which are not drawn). Read from the figure's artists after it was drawn."""
     ticks, hidden, out = set(), set(), []
+    legends = list(fig.legends) + [ax.get_legend() for ax in all_axes(fig) if ax.get_legend() is not None]
+    for leg in legends:
+        if not leg.get_visible():                          # a hidden legend draws none of its texts
+            hidden.update(id(t) for t in [*leg.texts, leg.get_title()])
     for ax in all_axes(fig):
         for axis in (ax.xaxis, ax.yaxis):
             drawn = ax.get_visible() and ax.axison and axis.get_visible()
@@ -80,23 +75,13 @@ def drawn_texts(fig) -> list:
                 if drawn and tick.get_visible() and lo - slack <= tick.get_loc() <= hi + slack:
                     out += [label for label in (tick.label1, tick.label2) if _shown(label)]
     out += [t for t in fig.findobj(Text) if id(t) not in ticks and id(t) not in hidden and _shown(t)]
-    return [(t.get_fontsize(), t.get_text(), t.get_window_extent()) for t in out]
+    return out
 
 
 def _shown(text: Text) -> bool:
-    """Whether ``text`` is drawn: it, its axes and any legend holding it visible, with something to show."""
-    if not (text.get_visible() and text.get_text().strip()):
-        return False
-    if text.axes is not None and not text.axes.get_visible():
-        return False
-    return all(leg.get_visible() for leg in _holders(text))
-
-
-def _holders(text: Text) -> list:
-    """The legends holding ``text`` (a removed or hidden legend draws nothing)."""
-    fig = text.get_figure(root=True)
-    legends = list(fig.legends) + [ax.get_legend() for ax in all_axes(fig) if ax.get_legend() is not None]
-    return [leg for leg in legends if text in leg.texts or text is leg.get_title()]
+    """Whether ``text`` and its axes are visible, with something to show."""
+    return bool(text.get_visible() and text.get_text().strip()
+                and (text.axes is None or text.axes.get_visible()))
 
 
 def compact(png: bytes) -> bytes:
@@ -126,8 +111,8 @@ def data_uri(png: bytes) -> str:
 
 
 def smallest_text_px(drawn: list, dpi: float) -> float:
-    """The smallest text of a rendering (``render``'s list), in the image's own pixels (0 when none)."""
-    return min((size * dpi / 72 for size, _, _ in drawn), default=0.0)
+    """The smallest of the texts ``drawn`` (``render``'s list), in the pixels of an image at ``dpi`` (0: none)."""
+    return min((t.get_fontsize() * dpi / 72 for t in drawn), default=0.0)
 
 
 def renderings(fig: Figure, dpi: float | None = None) -> dict:

@@ -43,8 +43,16 @@ def text_report(fig, *, column_px: float = BOOK_COLUMN_PX, dpi: float | None = N
     pairs, smallest first, and the pairs of drawn texts whose boxes overlap by more than a pixel each way.
     A figure is readable in the book when ``sizes[0][0] >= MIN_TEXT_PX`` and nothing overlaps.
     """
-    dpi = dpi or fig.dpi
-    png, items = render(fig, dpi)
+    dpi, own = dpi or fig.dpi, fig.dpi
+    png, texts = render(fig, dpi)
+    # The texts' boxes in the PNG's pixels: laid out again at its resolution as the figure itself, since the
+    # tight crop moved the axis labels, which are placed in pixels.
+    fig.set_dpi(dpi)
+    try:
+        fig.draw_without_rendering()
+        items = [(t.get_fontsize(), t.get_text(), t.get_window_extent()) for t in texts]
+    finally:
+        fig.set_dpi(own)
     width = png_width(png)
     scale = min(1.0, column_px / width)
     overlaps = []

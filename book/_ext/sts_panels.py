@@ -33,7 +33,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx import addnodes
 
-from sts_lib.chapters.static_panel import MIME_PANEL
+from sts_lib.chapters.static_panel import MIME_PANEL, first_frame
 from sts_lib.phone import MIME_PICTURE, PHONE_MEDIA, STATIC_BOOK_ENV as ENV
 #: The class names of the markup, which static/*.css and static/*.js read (and the browser tests look for).
 CLASSES = {
@@ -68,7 +68,7 @@ class StsOutputs:
             options = renderer.renderer.get_cell_level_config("render_image_options", data.cell_metadata,
                                                               line=data.line) or {}
             return [sts_picture("", data=content, alt=options.get("alt") or content.get("alt", ""))]
-        first = _first(content)
+        first = first_frame(content)
         paper = nodes.container(classes=["sts-panel-print"])
         line = "Interactive in the HTML edition and the notebook; "
         if "src" in first:
@@ -85,11 +85,6 @@ class StsOutputs:
         on_screen = addnodes.only(expr="format_html")
         on_screen += sts_panel("", data=content)
         return [on_screen, on_paper]
-
-
-def _first(data: dict) -> dict:
-    """The frame a panel shows first: the frame of every control's default position."""
-    return data["frames"][data["lookup"][",".join(str(c["default"]) for c in data["controls"])]]
 
 
 def _file(translator, src: str) -> str:
@@ -133,7 +128,7 @@ def panel_markup(data: dict, url, media: str = PHONE_MEDIA) -> str:
     """A static panel's markup from its data; ``url(src)`` gives the address of a picture (a ``data:`` URI)."""
     frames = [{**f, **({"src": url(f["src"]), "narrow": url(f["narrow"])} if "src" in f else {})}
               for f in data["frames"]]
-    first = _first({**data, "frames": frames})
+    first = first_frame({**data, "frames": frames})
     pid, rows = data["id"], []
     for j, c in enumerate(data["controls"]):
         cid, label = f"{pid}-{c['name']}", html.escape(c["label"])

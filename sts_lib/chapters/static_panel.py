@@ -142,17 +142,19 @@ class StaticPanel:
     data: dict
     n_frames: int      # pictures drawn (distinct settings after clamping, errors included)
 
-    def first(self) -> dict:
-        """The frame the panel shows first."""
-        return self.data["frames"][self.data["lookup"][",".join(str(c["default"]) for c in self.data["controls"])]]
-
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """:data:`MIME_PANEL` (the book renders it: ``book/_ext/sts_panels.py``), the first picture as PNG for
         any other reader, and a line of text."""
         out = {MIME_PANEL: self.data, "text/plain": f"<static panel: {self.n_frames} pictures; {self.data['label']}>"}
-        if "src" in self.first():
-            out["image/png"] = self.first()["src"].split(",", 1)[1]
+        first = first_frame(self.data)
+        if "src" in first:
+            out["image/png"] = first["src"].split(",", 1)[1]
         return out
+
+
+def first_frame(data: dict) -> dict:
+    """The frame a panel's data (:attr:`StaticPanel.data`) shows first: that of every control's default position."""
+    return data["frames"][data["lookup"][",".join(str(c["default"]) for c in data["controls"])]]
 
 
 def _short(text: str, limit: int = 100) -> str:
@@ -214,5 +216,5 @@ def static_data(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPa
     return StaticPanel(data, len(frames))
 
 
-__all__ = ["ENV", "MIME_PANEL", "StaticPanel", "clamp", "figure_png", "setting_grid", "static_book", "static_data",
-           "static_grid"]
+__all__ = ["ENV", "MIME_PANEL", "StaticPanel", "clamp", "figure_png", "first_frame", "setting_grid", "static_book",
+           "static_data", "static_grid"]
