@@ -81,19 +81,28 @@ class LengthConfig:
 
 @dataclass
 class LengthRun:
-    """One trained model with its task and training history; ``name`` is a label, ``task.pe`` the identity."""
+    """One trained model with its task and training history; its PE (``task.pe``) is its identity."""
 
-    name: str
-    task: STSTask
-    model: TheoryTransformer
-    history: History
+    task: STSTask                # the task it was trained on, PE included
+    model: TheoryTransformer     # the trained model
+    history: History             # its training history (held-out losses included)
+
+    @property
+    def kind(self) -> str:
+        """The PE's kind, one of :data:`~sts_lib.positional.PE_KINDS`: what the runs are keyed by."""
+        return self.task.pe.name
+
+    @property
+    def label(self) -> str:
+        """The PE's name for a reader (:data:`~sts_lib.positional.PE_LABELS`): what tables and legends show."""
+        return PE_LABELS[self.kind]
 
 
 def train_length_runs(cfg: LengthConfig | None = None, kinds=LENGTH_PES, *, progress: bool = False,
                       device=None) -> dict[str, LengthRun]:
     """Train one zero-initialised theory transformer per PE kind in ``kinds`` on D_{T,q}, on ``device``
-    (None: :func:`sts_lib.get_device`); the runs are keyed by ``PE_LABELS[kind]``. The readers below
-    take the models from any device."""
+    (None: :func:`sts_lib.get_device`); the runs are keyed by kind (``runs["onehot"]``), and each shows its
+    :attr:`LengthRun.label`. The readers below take the models from any device."""
     cfg = LengthConfig() if cfg is None else cfg
     runs = {}
     for kind in kinds:
@@ -102,8 +111,7 @@ def train_length_runs(cfg: LengthConfig | None = None, kinds=LENGTH_PES, *, prog
         tc = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, log_every=cfg.log_every,
                          eval_batch=cfg.eval_batch, eval_lengths=cfg.eval_lengths, eval_qs=cfg.eval_qs,
                          seed=cfg.seed)
-        label = PE_LABELS[kind]
-        runs[label] = LengthRun(label, task, model, train(model, task, tc, progress=progress, device=device))
+        runs[kind] = LengthRun(task, model, train(model, task, tc, progress=progress, device=device))
     return runs
 
 
@@ -171,8 +179,8 @@ def final_losses(runs: dict[str, LengthRun]) -> Markdown:
     the note gives the runs' total training time."""
     first = next(iter(runs.values()))
     lengths = first.history.config["train"]["eval_lengths"]
-    rows = [(name, f"{r.history.last('loss'):.4f}", *(f"{r.history.last(HeldOut.length(L).key):.3f}" for L in lengths))
-            for name, r in runs.items()]
+    rows = [(r.label, f"{r.history.last('loss'):.4f}",
+             *(f"{r.history.last(HeldOut.length(L).key):.3f}" for L in lengths)) for r in runs.values()]
     seconds = sum(r.history.wall_time for r in runs.values())
     return table(["PE", f"$T={first.task.T}$", *(f"$T'={L}$" for L in lengths)], rows,
                  note=f"Final held-out losses; the {len(runs)} runs trained in {seconds:.1f} s.")
@@ -207,11 +215,11 @@ def q_table(runs: dict[str, LengthRun], qs) -> Markdown:
     """Measured loss of each run at its training length and each subset size in ``qs`` (closed form beside it)."""
     T = next(iter(runs.values())).task.T
     rows = []
-    for name, r in runs.items():
+    for r in runs.values():
         cells = []
         for q in qs:
             pred = predicted_loss(r, T, q)
             cells.append(f"{measured_loss(r, T, q):.4f}" + (f" ({pred:.4f})" if math.isfinite(pred) else ""))
-        rows.append((name, *cells))
+        rows.append((r.label, *cells))
     return table(["PE", *(f"$q'={q}$" for q in qs)], rows,
                  note=f"The loss at $T$ = {T}: measured, with the closed form in brackets where one applies.")

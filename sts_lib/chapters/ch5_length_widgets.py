@@ -27,8 +27,8 @@ from .ch5_length import LengthRun, measured_loss, predicted_loss
 from .panel import Choice, FigurePanel, Ints, offered
 
 def run_color(run: LengthRun) -> str:
-    """The colour of the run's PE kind (``run.task.pe.name``) in :data:`sts_lib.positional.PE_COLORS`."""
-    return PE_COLORS[run.task.pe.name]
+    """The colour of the run's PE kind (:attr:`~sts_lib.chapters.ch5_length.LengthRun.kind`) in :data:`sts_lib.positional.PE_COLORS`."""
+    return PE_COLORS[run.kind]
 
 
 def plot_ood_panels(histories: dict[str, History], **kw) -> Figure:
@@ -40,8 +40,9 @@ def plot_ood_panels(histories: dict[str, History], **kw) -> Figure:
 
 class LengthExplorer:
     """What the length panel draws from, evaluated once: each run's measured and closed-form loss at
-    the test lengths ``lengths`` (default T, T+5, ..., the pool size). :meth:`draw` is the panel's pure
-    draw function; nothing here changes after construction.
+    the test lengths ``lengths`` (default T, T+5, ..., the pool size), keyed like ``runs`` (by PE kind, as
+    :func:`~sts_lib.chapters.ch5_length.train_length_runs` keys them). :meth:`draw` is the panel's pure draw
+    function; nothing here changes after construction.
     """
 
     def __init__(self, runs: dict[str, LengthRun], *, lengths=None, seed: int = 3):
@@ -57,8 +58,9 @@ class LengthExplorer:
 
     @drawing
     def draw(self, fig: Figure | None = None, *, pe: str | None = None, T_test: int | None = None) -> Figure:
-        """Loss against T_test (the run ``pe`` in bold) above the attention of run ``pe`` on one sequence of
-        length ``T_test``, drawn into ``fig`` (cleared) or a new Figure. Defaults: the last run, the pool size."""
+        """Loss against T_test (the run ``pe``, a key of the runs, in bold) above the attention of run ``pe`` on one
+        sequence of length ``T_test``, drawn into ``fig`` (cleared) or a new Figure. Defaults: the last run, the
+        pool size."""
         pe = check_choice("pe", list(self.runs)[-1] if pe is None else pe, self.runs)
         T_test = check_int("T_test", self.pool if T_test is None else T_test, low=self.T, high=self.pool)
         # Two rows, the book's column shows it at full size; 4.6 in (was 6.2), so that on a phone its controls and
@@ -66,12 +68,13 @@ class LengthExplorer:
         fig, _ = new_figure(height=4.6, fig=fig, panels=0)
         top, bottom = fig.subfigures(2, 1)              # the legend beside the top panel leaves the bottom wide
         ax, ax_attn = top.subplots(), bottom.subplots()
-        for _i, (name, vals) in enumerate(self.measured.items()):
-            c = run_color(self.runs[name])
-            ax.semilogy(self.lengths, vals, "-", marker=self.runs[name].task.pe.marker, c=c,
-                        lw=2.5 if name == pe else 1, label=f"{name} (measured)")
-            if np.isfinite(self.predicted[name]).any():
-                ax.semilogy(self.lengths, self.predicted[name], "--", c=c, lw=1, label=f"{name} (closed form)")
+        for key, vals in self.measured.items():
+            run = self.runs[key]
+            c = run_color(run)
+            ax.semilogy(self.lengths, vals, "-", marker=run.task.pe.marker, c=c,
+                        lw=2.5 if key == pe else 1, label=f"{run.label} (measured)")
+            if np.isfinite(self.predicted[key]).any():
+                ax.semilogy(self.lengths, self.predicted[key], "--", c=c, lw=1, label=f"{run.label} (closed form)")
         ax.axvline(T_test, c="k", lw=0.8, ls=":")
         ax.set(xlabel=r"test length $T_{\mathrm{test}}$", ylabel="held-out loss", title=f"trained at T={self.T}")
         # Minor labels at 2 and 5 only: at this height 3 and 4 x 10^-1 ran together.
@@ -105,7 +108,7 @@ def _draw_attention(ax, run: LengthRun, T_test: int, seed: int) -> None:
     if not run.task.pe.stochastic and T_test > run.task.T:
         ax.axvspan(run.task.T - 0.5, T_test - 0.5, color="C1", alpha=0.12, label="positions unseen in training")
     ax.set(xlabel="position", ylabel="attention", ylim=(0, 1.02),
-           title=f"{run.name}, one sequence, $T_{{\\mathrm{{test}}}}$ = {T_test}")
+           title=f"{run.label}, one sequence, $T_{{\\mathrm{{test}}}}$ = {T_test}")
     ax.legend(loc="upper left")
 
 
@@ -113,7 +116,8 @@ def length_widget(runs: dict[str, LengthRun], explorer: LengthExplorer | None = 
     """A PE menu and a T_test slider over :meth:`LengthExplorer.draw` (``explorer``, or one evaluated
     from ``runs``), which redraws the panel's one figure in place. Display ``panel.widget``."""
     ex = explorer or LengthExplorer(runs)
-    controls = {"pe": Choice(tuple(ex.runs), list(ex.runs)[-1], label="PE"),
+    # The menu shows each run's label and passes its key (the PE kind).
+    controls = {"pe": Choice(tuple((r.label, key) for key, r in ex.runs.items()), list(ex.runs)[-1], label="PE"),
                 "T_test": Ints(ex.T, ex.pool, ex.pool, label="test length", tex="T_{\\text{test}}")}
     # The static book: every PE with every other test length (all combinations when they fit).
     # T + 1 too: the text's "one new position".

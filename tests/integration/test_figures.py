@@ -181,30 +181,26 @@ def test_quick_scale_documents_draw(quick_docs):
 
 
 # -- PE identity by kind ----------------------------------------------------------------------------
-def _symmetric_run(label: str, pe) -> wlen.LengthRun:
-    """A run labelled ``label`` with PE ``pe``, its model of exactly the symmetric form (alpha 3, beta -0.2,
-    gamma 1.1)."""
+def _symmetric_run(pe) -> wlen.LengthRun:
+    """A run with PE ``pe``, its model of exactly the symmetric form (alpha 3, beta -0.2, gamma 1.1)."""
     d, T, slots = 5, 20, 40 if pe.stochastic else 20
     model = sts.TheoryTransformer(d, pe.m)
     with torch.no_grad():
         model.W[d:d + slots, d:d + slots] = 3.0 * torch.eye(slots) - 0.2
         model.V[:, :d] = 1.1 * torch.eye(d)
-    return wlen.LengthRun(label, sts.STSTask(d=d, T=T, q=3, pe=pe), model, History())
+    return wlen.LengthRun(sts.STSTask(d=d, T=T, q=3, pe=pe), model, History())
 
 
 @pytest.mark.parametrize("kind", ["stochastic_onehot", "onehot"])
-def test_renaming_a_run_does_not_change_its_prediction(kind):
-    pe = wlen.LengthConfig().pe(kind)
-    for T_test, q_test in ((20, 3), (40, 3), (20, 5)):
-        named = wlen.predicted_loss(_symmetric_run(PE_LABELS[kind], pe), T_test, q_test)
-        renamed = wlen.predicted_loss(_symmetric_run("my favourite PE", pe), T_test, q_test)
-        assert named == renamed
-    assert math.isfinite(wlen.predicted_loss(_symmetric_run("x", pe), 40))
+def test_a_run_is_its_pe_kind(kind):
+    """A run has no name of its own: its key and its label are its PE's, and the closed form follows the PE."""
+    run = _symmetric_run(wlen.LengthConfig().pe(kind))
+    assert (run.kind, run.label) == (kind, PE_LABELS[kind])
+    assert all(math.isfinite(wlen.predicted_loss(run, T_test, q_test)) for T_test, q_test in ((20, 3), (40, 3)))
 
 
-def test_a_pe_without_a_closed_form_predicts_nan_whatever_its_label():
-    pe = wlen.LengthConfig().pe("near_orthogonal")
-    assert math.isnan(wlen.predicted_loss(_symmetric_run("stochastic one-hot", pe), 40))
+def test_a_pe_without_a_closed_form_predicts_nan():
+    assert math.isnan(wlen.predicted_loss(_symmetric_run(wlen.LengthConfig().pe("near_orthogonal")), 40))
 
 
 def test_colours_follow_the_recorded_kind_not_the_label():
@@ -284,7 +280,7 @@ def small_data():
     pes = {kind: wlen.LengthConfig().pe(kind) for kind in ("onehot", "stochastic_onehot")}
     return {"run": wdyn.run_small(steps=60, T=8, q=2, device="cpu"), "sweep": sweep,
             "W": torch.randn(25, 25, generator=gen), "V": torch.randn(5, 25, generator=gen),
-            "length_runs": {PE_LABELS[k]: _symmetric_run(PE_LABELS[k], pe) for k, pe in pes.items()}}
+            "length_runs": {k: _symmetric_run(pe) for k, pe in pes.items()}}
 
 
 def _library_figures(data):
@@ -336,7 +332,7 @@ def _library_figures(data):
         "ch5.plot_ood_panels": lambda: wlenw.plot_ood_panels({PE_LABELS[k]: _history(keys=q4, pe=k) for k in kinds},
                                                              axis="q", title="held-out loss at other q"),
         "ch5.LengthExplorer.draw": lambda: wlenw.LengthExplorer(data["length_runs"], lengths=[20, 30, 40]).draw(
-            pe="fixed one-hot", T_test=40),
+            pe="onehot", T_test=40),
         "ch6.plot_sweep_run": lambda: wrel.plot_sweep_run(sweep=data["sweep"], ratio=10.0),
         "ch6.plot_ratio_sweep": lambda: wrel.plot_ratio_sweep(data["sweep"]),
         "ch6.plot_nope_sts": lambda: wrel.plot_nope_sts(

@@ -92,7 +92,7 @@ def test_closed_form_bad_input():
 
 # -- what training does to unseen positions -------------------------------------------------
 def test_fixed_onehot_unseen_slots_stay_exactly_zero(runs):
-    r = runs["fixed one-hot"]
+    r = runs["onehot"]
     d, T = r.task.d, r.task.T
     W = r.model.W.detach()
     assert W.abs().max() > 0.1                                   # it did train
@@ -103,12 +103,12 @@ def test_fixed_onehot_unseen_slots_stay_exactly_zero(runs):
 
 
 def test_stochastic_slots_all_trained_and_near_orthogonal_in_span(runs):
-    st = runs["stochastic one-hot"]
+    st = runs["stochastic_onehot"]
     p = probes.symmetric_params(st.model)
     assert p["alpha"] > 0.5 and p["gamma"] > 0.5
     diag = st.model.W.detach()[st.task.d:, st.task.d:].diagonal()
     assert diag.min() > 0.5 * diag.mean()                         # every slot of the pool was trained
-    near = runs["fixed near-orthogonal"]
+    near = runs["near_orthogonal"]
     assert wlen.span_residual(near.model, near.task.pe, near.task.T) < 1e-4
 
 
@@ -116,23 +116,24 @@ def test_predicted_loss_reads_the_right_slots(runs):
     """predicted_loss on models of exactly the symmetric form agrees with Monte Carlo (the trained models are
     compared in the chapter, after 1000 steps; 120 steps are too few for the form to hold)."""
     d, T = 5, 20
-    for name, slots in (("fixed one-hot", T), ("stochastic one-hot", 40)):
-        task = runs[name].task
-        run = wlen.LengthRun(name, task, _symmetric_model(d, 40, 3.0, -0.2, 1.1, slots), runs[name].history)
+    for kind, slots in (("onehot", T), ("stochastic_onehot", 40)):
+        task = runs[kind].task
+        run = wlen.LengthRun(task, _symmetric_model(d, 40, 3.0, -0.2, 1.1, slots), runs[kind].history)
         for T_test in (20, 40):
             assert wlen.measured_loss(run, T_test, batch=20000) == pytest.approx(wlen.predicted_loss(run, T_test),
                                                                                   rel=0.04)
-    assert math.isnan(wlen.predicted_loss(runs["fixed near-orthogonal"], 40))
+    assert math.isnan(wlen.predicted_loss(runs["near_orthogonal"], 40))
 
 
 def test_history_logs_the_ood_metrics(runs):
-    h = runs["stochastic one-hot"].history
+    h = runs["stochastic_onehot"].history
     assert {"loss_T30", "loss_T40", "loss_q5"} <= set(h.metrics)
     assert h.last("loss_T40") < h["loss_T40"][0]
 
 
-def test_runs_are_labelled_by_kind_and_built_by_make_pe(runs):
-    assert {n: r.task.pe.name for n, r in runs.items()} == {sts.PE_LABELS[k]: k for k in wlen.LENGTH_PES}
+def test_runs_are_keyed_by_kind_and_built_by_make_pe(runs):
+    assert {k: r.task.pe.name for k, r in runs.items()} == {k: k for k in wlen.LENGTH_PES}
+    assert {k: r.label for k, r in runs.items()} == {k: sts.PE_LABELS[k] for k in wlen.LENGTH_PES}
     near = wlen.LengthConfig().pe("near_orthogonal")
     assert (near.m, near.max_len) == (64, 40)
     assert torch.equal(near.table, sts.NearOrthogonalPE(64, 40, kind="rademacher", seed=0).table)
@@ -143,10 +144,10 @@ def test_chapter_tables(runs):
     lines = wlen.final_losses(runs).splitlines()
     assert lines[0] == "| PE | $T=20$ | $T'=30$ | $T'=40$ |" and len(lines) == 7
     assert lines[-1].startswith("Final held-out losses; the 3 runs trained in ")
-    h = runs["fixed one-hot"].history
+    h = runs["onehot"].history
     assert lines[2] == (f"| fixed one-hot | {h.last('loss'):.4f} | "
                         f"{h.last('loss_T30'):.3f} | {h.last('loss_T40'):.3f} |")
-    st = runs["stochastic one-hot"]
+    st = runs["stochastic_onehot"]
     leak = wlen.leak_table(st, (20, 40)).splitlines()
     assert len(leak) == 6 and leak[3].startswith("| 40 |")
     alpha = probes.symmetric_params(st.model)["alpha"]
@@ -154,13 +155,13 @@ def test_chapter_tables(runs):
     q = wlen.q_table(runs, (2, 4)).splitlines()
     assert q[0] == "| PE | $q'=2$ | $q'=4$ |" and len(q) == 7
     assert "(" not in q[3] and q[3].startswith("| fixed near-orthogonal |")   # no closed form for it
-    groups = wlen.score_table(runs["fixed one-hot"], 40, seen=20).splitlines()
+    groups = wlen.score_table(runs["onehot"], 40, seen=20).splitlines()
     assert groups[2].startswith("| selected, seen | +") and len(groups) == 6
 
 
 # -- plots and widgets ---------------------------------------------------------------------------
 def test_ood_panels(runs):
-    hs = {n: r.history for n, r in runs.items()}
+    hs = {r.label: r.history for r in runs.values()}
     fig = wlenw.plot_ood_panels(hs)
     assert isinstance(fig, Figure) and len(fig.axes) == 2
     assert len(wlenw.plot_ood_panels(hs, axis="q").axes) == 1
@@ -172,15 +173,15 @@ def test_ood_panels(runs):
 
 def test_length_explorer_draws_purely(runs):
     ex = wlenw.LengthExplorer(runs, lengths=[20, 30, 40])
-    fig = ex.draw(pe="fixed one-hot", T_test=40)
+    fig = ex.draw(pe="onehot", T_test=40)
     ax_loss, ax_attn = fig.axes
     assert "= 40" in ax_attn.get_title() and "fixed one-hot" in ax_attn.get_title()
-    assert ex.draw(fig, pe="fixed one-hot", T_test=25) is fig and len(fig.axes) == 2
+    assert ex.draw(fig, pe="onehot", T_test=25) is fig and len(fig.axes) == 2
     assert "= 25" in fig.axes[1].get_title()
     # pure: the same setting gives the same picture, whatever the figure showed before
-    assert figure_png(fig) == figure_png(ex.draw(pe="fixed one-hot", T_test=25))
+    assert figure_png(fig) == figure_png(ex.draw(pe="onehot", T_test=25))
     assert "stochastic one-hot" in ex.draw().axes[1].get_title()  # defaults: the last run, the pool size
-    assert "fixed one-hot" in ex.draw(pe="fixed one-hot", T_test=40).axes[1].get_title()
+    assert "fixed one-hot" in ex.draw(pe="onehot", T_test=40).axes[1].get_title()
     with pytest.raises(ValueError, match="pe must be one of"):
         ex.draw(pe="sinusoidal")
     with pytest.raises(ValueError, match="T_test must be <= 40"):
@@ -192,8 +193,8 @@ def test_length_widget_headless(runs):
     ex = wlenw.LengthExplorer(runs, lengths=[20, 40])
     panel = wlenw.length_widget(runs, ex)
     fig, before = panel.figure, panel.image.value
-    assert len(before) > 1000 and panel.values == {"pe": "stochastic one-hot", "T_test": 40}
-    panel.update(pe="fixed one-hot", T_test=30)
+    assert len(before) > 1000 and panel.values == {"pe": "stochastic_onehot", "T_test": 40}
+    panel.update(pe="onehot", T_test=30)
     assert panel.figure is fig and "fixed one-hot" in fig.axes[1].get_title() and panel.image.value != before
     panel.inputs["T_test"].value = 35                             # moving the slider redraws too
     assert "= 35" in fig.axes[1].get_title()
