@@ -27,7 +27,8 @@ from .ch5_length import LengthRun, measured_loss, predicted_loss
 from .panel import Choice, FigurePanel, Ints, offered
 
 def run_color(run: LengthRun) -> str:
-    """The colour of the run's PE kind (:attr:`~sts_lib.chapters.ch5_length.LengthRun.kind`) in :data:`sts_lib.positional.PE_COLORS`."""
+    """The colour of the run's PE kind (:attr:`~sts_lib.chapters.ch5_length.LengthRun.kind`) in
+    :data:`sts_lib.positional.PE_COLORS`."""
     return PE_COLORS[run.kind]
 
 
