@@ -25,6 +25,11 @@ RULES = {"<": lambda v, t: v < t, "<=": lambda v, t: v <= t,
          "within": lambda v, t: t[0] <= v <= t[1]}
 
 
+#: What a claim's value counts, which decides how a table prints it: '' a plain number; 'steps' a difference of
+#: step counts, where -1 means that only the stochastic PE got there (sts_lib.report prints it in words).
+UNITS = ("", "steps")
+
+
 class Role(NamedTuple):
     """What kind of evidence a claim is, and how its verdict reads."""
 
@@ -64,7 +69,8 @@ def _near(v: float, threshold, rule: str, noise: float) -> bool:
 
 
 def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "mean", role: str = "ours",
-          because: str = "", name: str = "", noise: float = 0.0, caveat: str = "", undecided: str = "") -> dict:
+          because: str = "", name: str = "", noise: float = 0.0, caveat: str = "", undecided: str = "",
+          unit: str = "") -> dict:
     """One measured claim over seeds: ``passed`` is computed here, never written by hand.
 
     ``require='mean'`` passes when the mean over seeds satisfies ``mean RULE threshold``;
@@ -75,7 +81,8 @@ def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "me
     within two of them of the threshold, so a reader knows its verdict could flip. ``caveat``: how far the
     verdict reaches, in words a summary shows beside the claim (stored only when given). ``undecided``: why the
     data cannot settle the claim (a slope still flattening), whatever the rule says; a statement it decides then
-    reads *not decided* (:mod:`sts_lib.statements`; stored only when given).
+    reads *not decided* (:mod:`sts_lib.statements`; stored only when given). ``unit``: what the value counts, one of
+    :data:`UNITS`, which decides how a table prints it (stored only when given).
 
     >>> c = claim("loss below 1%", {0: 0.004, 1: 0.008}, 0.01, "<")
     >>> c["value"], c["max"], c["passed"], c["role"]
@@ -95,6 +102,8 @@ def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "me
         raise ValueError(f"require must be 'mean' or 'all', got {require!r}")
     if role not in ROLES:
         raise ValueError(f"role must be one of {sorted(ROLES)}, got {role!r}")
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {list(UNITS)}, got {unit!r}")
     if role == "guaranteed" and not because.strip():
         raise ValueError("a 'guaranteed' claim must say because of which closed form or theorem it holds")
     threshold = _check_threshold(threshold, rule)
@@ -111,7 +120,7 @@ def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "me
                      "value": mean, "min": float(arr.min()), "max": float(arr.max()), "threshold": threshold,
                      "rule": rule, "require": require, "passed": passed, "near_threshold": bool(near),
                      "noise": float(noise)} | ({"caveat": caveat} if caveat else {})
-                    | ({"undecided": undecided} if undecided else {}))
+                    | ({"undecided": undecided} if undecided else {}) | ({"unit": unit} if unit else {}))
 
 
 class Measured(NamedTuple):
@@ -127,6 +136,7 @@ class Measured(NamedTuple):
     noise: float = 0.0    # relative standard error of the value from the finite test set (0: not estimated)
     caveat: str = ""      # how far the verdict reaches, e.g. "still falling at step 10,000: holds for this run only"
     undecided: str = ""   # why the data cannot settle it (e.g. "the slope is still flattening"): 'not decided'
+    unit: str = ""        # what the value counts, one of UNITS ('steps': a step difference); decides its printing
 
 
 def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
@@ -164,7 +174,7 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
         # Undecided only while no seed fails decisively: a seed whose failure the data do settle decides the claim.
         open_ = all(m is not None and m.undecided for m in fails)
         out[cid] = claim(first.text, vals, first.threshold, first.rule, require=require, role=first.role,
-                         because=first.because, name=first.name, noise=first.noise,
+                         because=first.because, name=first.name, noise=first.noise, unit=first.unit,
                          caveat=_caveat([m[cid].caveat for m in per_seed.values() if cid in m], len(per_seed)),
                          undecided=_caveat([m[cid].undecided for m in per_seed.values() if cid in m], len(per_seed))
                          if open_ else "")
@@ -190,4 +200,4 @@ def paper_tally(doc: dict) -> tuple[int, int]:
     return sum(bool(c.get("passed")) for c in rows), len(rows)
 
 
-__all__ = ["ROLES", "RULES", "Measured", "Role", "claim", "over_seeds", "paper_tally"]
+__all__ = ["ROLES", "RULES", "UNITS", "Measured", "Role", "claim", "over_seeds", "paper_tally"]

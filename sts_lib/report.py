@@ -72,8 +72,9 @@ def _steps(v) -> str:
 
 
 def _is_steps(row: dict) -> bool:
-    """A difference of step counts (the "quicker" claims), whose -1 means only the stochastic PE got there."""
-    return "steps_to_5pct_minus" in row["id"]
+    """A difference of step counts (the claim's unit, :data:`sts_lib.claims.UNITS`), whose -1 means only the
+    stochastic PE got there."""
+    return row["unit"] == "steps"
 
 
 def _measured(row: dict) -> str:

@@ -154,14 +154,14 @@ def per_seed(doc: dict, section: str, key: str) -> dict[int, object]:
 
 def claims_table(doc: dict) -> list[dict]:
     """One row per claim: id, name, text, role, because, value (mean over seeds), min, max, per_seed,
-    threshold, rule, passed, near_threshold, caveat and undecided (``""`` when none)."""
+    threshold, rule, passed, near_threshold, caveat, undecided and unit (``""`` when none)."""
     return [{"id": cid, "name": c.get("name") or c.get("text", cid), "text": c.get("text", ""),
              "role": c.get("role", "ours"), "because": c.get("because", ""), "value": c.get("value"),
              "min": c.get("min"), "max": c.get("max"),
              "per_seed": {int(s): v for s, v in c.get("per_seed", {}).items()},
              "threshold": c.get("threshold"), "rule": c.get("rule"), "passed": bool(c.get("passed")),
              "near_threshold": bool(c.get("near_threshold")), "caveat": c.get("caveat", ""),
-             "undecided": c.get("undecided", "")}
+             "undecided": c.get("undecided", ""), "unit": c.get("unit", "")}
             for cid, c in doc.get("claims", {}).items()]
 
 # The claim records (ROLES, Measured, claim, over_seeds, ...) are importable from here too; documented in

@@ -309,7 +309,7 @@ def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefi
                 claims[f"{prefix}q{qt}.{tag}stochastic_steps_to_5pct_minus_{rival}"] = Measured(
                     diff, 0.0, "<=", f"q_test={qt}: steps for the stochastic PE ({rate}) to reach 5% of its initial "
                     f"loss minus the {_NAME[rival]}'s (<= 0: stochastic is at least as quick; -1 when only the "
-                    "stochastic PE gets there)", role=role,
+                    "stochastic PE gets there)", role=role, unit="steps",
                     name=f"{where}: extra steps to 5% of the initial loss, stochastic "
                          f"({'equal effective rate' if tag else 'one rate'}) vs {_NAME[rival]}")
     above = above_q(q_tests, q)

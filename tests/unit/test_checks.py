@@ -168,6 +168,14 @@ def test_a_guaranteed_claim_must_say_why_and_roles_are_checked():
         claim("x", {0: 1.0}, 0.5, ">", role="guaranteed")
     with pytest.raises(ValueError, match="role must be one of"):
         claim("x", {0: 1.0}, 0.5, ">", role="proven")
+    with pytest.raises(ValueError, match="unit must be one of"):
+        claim("x", {0: 1.0}, 0.5, ">", unit="seconds")
+
+
+def test_over_seeds_keeps_the_unit():
+    from sts_lib.results import Measured
+    c = over_seeds({0: {"c": Measured(-1.0, 0.0, "<=", "x", unit="steps")}})["c"]
+    assert c["unit"] == "steps" and "unit" not in over_seeds({0: {"c": Measured(1.0, 0.0, "<=", "x")}})["c"]
 
 
 def test_near_threshold_marks_split_seeds_and_values_within_noise():

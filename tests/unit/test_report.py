@@ -22,13 +22,14 @@ def _doc(claims: dict, seeds=(0, 1), experiment="x") -> dict:
     return {"experiment": experiment, "seeds": list(seeds), "claims": claims}
 
 
-def _claim(name, per_seed: dict, passed=True, rule="<", threshold=1.0, role="paper", because="", near=False):
+def _claim(name, per_seed: dict, passed=True, rule="<", threshold=1.0, role="paper", because="", near=False,
+           unit=""):
     vals = [v for v in per_seed.values() if v is not None]
     mean = sum(vals) / len(vals) if vals else None
     return {"name": name, "text": name, "role": role, "because": because, "value": mean,
             "min": min(vals, default=None), "max": max(vals, default=None),
             "per_seed": {str(s): v for s, v in per_seed.items()}, "threshold": threshold, "rule": rule,
-            "passed": passed, "near_threshold": near}
+            "passed": passed, "near_threshold": near} | ({"unit": unit} if unit else {})
 
 
 def _cells(row: str) -> list[str]:
@@ -126,9 +127,26 @@ def test_the_committed_near_orthogonal_floors_say_they_hold_within_the_run_only(
 
 def test_step_differences_never_average_a_sentinel():
     doc = _doc({"q6.stochastic_steps_to_5pct_minus_fixed": _claim("extra steps", {0: -1, 1: 400.0}, passed=False,
-                                                                  rule="<=", threshold=0.0)})
+                                                                  unit="steps", rule="<=", threshold=0.0)})
     (cells,) = _table_rows(report.claims_markdown(doc))
     assert cells[2] == "only the stochastic PE gets there on 1 of 2 seeds, else +400"
+
+
+def test_a_claim_is_printed_by_its_unit_never_by_its_id():
+    """The unit decides: a step difference under any id prints as one, and the same id without the unit prints
+    a plain mean (which is what a claim that forgot its unit shows: this test fails if the id is read)."""
+    steps = _claim("extra steps", {0: -1, 1: 400.0}, unit="steps", rule="<=", threshold=0.0)
+    (cells,) = _table_rows(report.claims_markdown(_doc({"anything": steps})))
+    assert cells[2].startswith("only the stochastic PE gets there")
+    plain = _claim("extra steps", {0: -1, 1: 400.0}, rule="<=", threshold=0.0)
+    (cells,) = _table_rows(report.claims_markdown(_doc({"q6.stochastic_steps_to_5pct_minus_fixed": plain})))
+    assert "stochastic" not in cells[2]
+
+
+def test_the_committed_step_differences_carry_their_unit():
+    for name in ("fig4-q-generalization", "fig5-adam"):
+        rows = [r for r in results.claims_table(DOCS[name]) if "steps_to_5pct" in r["id"]]
+        assert rows and all(r.get("unit") == "steps" for r in rows)
 
 
 def test_dropdown_is_closed_and_counts_the_papers_claims():

@@ -49,7 +49,7 @@ def test_round_trip(tmp_path, no_env):
     (row,) = R.claims_table(doc)
     assert row == {"id": "r.loss", "name": "loss small", "text": "loss small", "role": "ours", "because": "",
                    "value": 0.625, "min": 0.5, "max": 0.75, "per_seed": {0: 0.5, 1: 0.75}, "threshold": 1.0,
-                   "rule": "<", "passed": True, "near_threshold": False, "caveat": "", "undecided": ""}
+                   "rule": "<", "passed": True, "near_threshold": False, "caveat": "", "undecided": "", "unit": ""}
     assert R.result_path("demo", root=tmp_path).with_suffix(".png") == tmp_path / "demo.png"
     assert R.list_results(root=tmp_path) == ["demo"]
 
