@@ -36,6 +36,7 @@ _HOMES = {
                    "PositionalEncoding", "StochasticCodebookPE", "StochasticOneHotPE", "StochasticRandomPE",
                    "make_pe", "pe_class", "pe_for_task"),
     "results": ("load_result",),
+    "session": ("start",),
     "task": ("Batch", "OneHotQuery", "STSTask", "sample_subsets", "sts_loss"),
     "theory": ("c_for_loss", "fcn_bayes_error", "fcn_lower_bound", "loss_on_ray", "reduced_loss", "uniform_plateau",
                "zero_predictor_loss"),
@@ -92,6 +93,6 @@ __all__ = [
     "evaluate", "fcn_bayes_error", "fcn_lower_bound", "get_device", "ground_truth", "load_result", "loss_on_ray",
     "make_generator", "make_pe", "pe_class", "pe_for_task", "module_device", "set_default_device", "to_cpu", "to_numpy",
     "monte_carlo_error", "monte_carlo_errors", "plot_heatmaps",
-    "plot_ood", "plot_training", "reduced_loss", "results", "sample_subsets", "sts_loss", "train",
+    "plot_ood", "plot_training", "reduced_loss", "results", "sample_subsets", "start", "sts_loss", "train",
     "transformer_metrics", "uniform_plateau", "weight_metrics", "zero_predictor_loss",
 ]

@@ -15,7 +15,6 @@ from matplotlib.figure import Figure
 from .device import to_numpy
 from .history import HeldOut
 from .layout import DESKTOP, colorbar, current, drawing, legend, new_figure, outer_labels, stacked
-from .readable import enlarge_text, readable_figures  # noqa: F401  (the chapters' set-up cell imports them from here)
 
 
 def two_over_one(fig: Figure | None = None, *, height: float = 5.0):

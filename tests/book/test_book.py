@@ -596,12 +596,12 @@ def test_book_extension_docstring_fixes():
 
 
 def test_figure_text_is_enlarged_once_for_narrow_columns():
-    """The chapters' set-up cell calls sts_lib.plots.readable_figures(): small legends become legible."""
+    """The chapters' set-up cell (sts_lib.start) calls readable_figures(): small legends become legible."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sts_lib.plots import enlarge_text, readable_figures
+    from sts_lib.readable import enlarge_text, readable_figures
 
     fig, ax = plt.subplots()
     ax.plot([0, 1], label="curve")

@@ -9,7 +9,7 @@ chapters keep modules of at most 350 lines.
 
 The book's cells are calls (``book/src/*.md``, every ``{code-cell}``): no cell defines a function
 (``def``, ``lambda``) or a class, and none runs over 20 non-blank lines (the hidden set-up cell,
-20 lines, included); the logic a cell needs lives in a tested module. Widgets and figures have one
+12 lines, included); the logic a cell needs lives in a tested module. Widgets and figures have one
 idiom each (:mod:`sts_lib.chapters.panel`): every panel is a ``FigurePanel(draw, controls)``, so
 ipywidgets is used only in ``panel.py``, and no module creates a figure through pyplot.
 """

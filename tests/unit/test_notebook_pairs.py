@@ -78,10 +78,15 @@ def test_first_code_cell_installs_sts_lib(notebook):
     first = code[0]
     # The address is the course's home as configured (_config.yml's repository), never a copy of it here.
     for needle in ("import sts_lib", "except ImportError", '"pip", "install"', f"@ {read_home(ROOT).pip_url}\"",
-                   "raise RuntimeError", "describe_device()"):
+                   "raise RuntimeError", "DEVICE = sts_lib.start()"):
         assert needle in first, (f"the first code cell of {notebook.name} must be the set-up cell (install "
-                                 f"sts_lib if missing, print the device); it lacks {needle!r}. Fix the source "
-                                 f"book/src/{notebook.stem}.md, then {FIX}")
+                                 f"sts_lib if missing, then DEVICE = sts_lib.start()); it lacks {needle!r}. Fix the "
+                                 f"source book/src/{notebook.stem}.md, then {FIX}")
+    # The guarded install and one call: nothing else (what a session needs is sts_lib.session.start's).
+    lines = [ln for ln in first.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", ":tags:"))]
+    assert len(lines) <= 12 and lines[-1].startswith("DEVICE = sts_lib.start()"), (
+        f"the set-up cell of {notebook.name} has {len(lines)} lines of code, or does more after start(): "
+        "the guarded install, then DEVICE = sts_lib.start(), at most 12 lines")
 
 
 # -- the book's exercise pages are generated from exercises/source ------------------------------
