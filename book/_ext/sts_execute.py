@@ -1,0 +1,98 @@
+"""Execute the book's chapters into the execution cache before the book is built, several at a time.
+
+The book executes each chapter notebook once and keeps its outputs in the jupyter-cache that myst-nb reads
+(``execute_notebooks: cache`` in ``_config.yml``; the cache is ``_build/.jupyter_cache``). myst-nb executes a
+notebook while Sphinx reads it, one after another, and Jupyter Book 1's ``build`` command offers no parallel read;
+so a cold build ran the nine chapters in series on one core (about 280 s of its 330). This script fills the same
+cache first with jupyter-cache's own worker (``ExecutionWorkerLocalMProc``: the notebook's folder as the working
+directory, the same hash of code cells and kernel), on ``--jobs`` processes, longest chapter first; the build then
+finds every chapter cached and executes nothing. It only adds: a chapter already cached is not run again, and one
+that fails here is left to the build, which runs it again and reports the error where it always has. Every kernel
+runs with ``STS_STATIC_PANELS=1``, as under the build (:data:`sts_lib.phone.STATIC_BOOK_ENV`).
+
+Usage (``make book`` runs it): ``python book/_ext/sts_execute.py [--jobs N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from jupyter_cache import get_cache
+from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / "_build" / ".jupyter_cache"
+STATIC_BOOK_ENV = "STS_STATIC_PANELS"     # sts_lib.phone.STATIC_BOOK_ENV (not imported: this runs before torch)
+
+
+def toc_notebooks(root: Path = ROOT) -> list[Path]:
+    """The notebooks the book executes: every ``_toc.yml`` entry with an ``.ipynb`` file (the other pages are
+    plain MyST with nothing to run), in the order of the contents."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [toc["root"]] + [ch["file"] for part in toc.get("parts", []) for ch in part.get("chapters", [])]
+    return [root / f"{f}.ipynb" for f in files if (root / f"{f}.ipynb").is_file()]
+
+
+def _expected_seconds(cache, path: Path) -> float:
+    """How long the notebook is expected to run: its last execution's time when the cache still holds one (of an
+    older version too), else its code's size in characters / 100 (the chapters run 6-55 s; a rough order)."""
+    for record in cache.list_cache_records():
+        if record.uri == str(path) and record.data.get("execution_seconds"):
+            return float(record.data["execution_seconds"])
+    nb = json.loads(path.read_text())
+    return sum(len("".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "code") / 100
+
+
+def execute(notebooks: list[Path], *, jobs: int, timeout: int, cache_path: Path = CACHE) -> dict[str, list[str]]:
+    """Execute the ``notebooks`` not yet in the cache at ``cache_path``, ``jobs`` at a time; returns their paths by
+    outcome (``succeeded``, ``excepted``: a cell raised, ``errored``: could not run or cache)."""
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    cache = get_cache(str(cache_path))
+    todo = []
+    for path in notebooks:
+        record = cache.add_nb_to_project(str(path))
+        try:
+            cache.match_cache_notebook(cache.get_project_notebook(record.pk).nb)
+        except KeyError:                                     # not cached: to run
+            todo.append((record, _expected_seconds(cache, path)))
+    todo.sort(key=lambda item: -item[1])                     # longest first: the two cores finish together
+    os.environ[STATIC_BOOK_ENV] = "1"                        # the kernels inherit it, as under the build
+    data = [ProcessData(record.pk, record.uri, cache, timeout, False) for record, _ in todo]
+    out: dict[str, list[str]] = {"succeeded": [], "excepted": [], "errored": []}
+    if data:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(data))) as pool:
+            for code, uri in pool.imap_unordered(ExecutionWorkerLocalMProc(), data, chunksize=1):
+                out[("succeeded", "excepted", "errored")[code]].append(uri)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="notebooks run at once (the cores)")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    parser.add_argument("--timeout", type=int, default=config["execute"]["timeout"],
+                        help="seconds a cell may run (default: _config.yml's execute: timeout)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    start = time.perf_counter()
+    notebooks = toc_notebooks()
+    out = execute(notebooks, jobs=args.jobs, timeout=args.timeout)
+    ran = sum(len(v) for v in out.values())
+    print(f"sts_execute: {len(notebooks) - ran} of {len(notebooks)} chapters cached already; ran {ran} on "
+          f"{args.jobs} processes in {time.perf_counter() - start:.0f} s ({len(out['succeeded'])} succeeded"
+          + "".join(f", {len(out[k])} {k}: {', '.join(Path(u).name for u in out[k])}" for k in ("excepted", "errored")
+                    if out[k]) + ")")
+    return 0                                                 # a failure is the build's to report
+
+
+if __name__ == "__main__":
+    sys.exit(main())

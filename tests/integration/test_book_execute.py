@@ -1,0 +1,51 @@
+"""book/_ext/sts_execute.py fills the execution cache that the book build reads (issue 31: a cold `make book` ran the
+chapters in series): the toc's notebooks, each run once on a pool of processes, with the build's environment; a cached
+notebook is not run again, a failing one is reported and left uncached, and what it caches is what myst-nb matches."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_cache import get_cache
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("sts_execute", ROOT / "book" / "_ext" / "sts_execute.py")
+sts_execute = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sts_execute)
+
+
+def _notebook(path: Path, *sources: str) -> Path:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_the_book_executes_the_toc_chapters():
+    names = [p.name for p in sts_execute.toc_notebooks()]
+    assert names[0] == "00_introduction.ipynb" and "08_reproduction.ipynb" in names and len(names) == 9
+
+
+def test_chapters_run_once_in_parallel_with_the_build_environment(tmp_path):
+    good = _notebook(tmp_path / "good.ipynb", "import os", "print(os.environ.get('STS_STATIC_PANELS'), os.getcwd())")
+    other = _notebook(tmp_path / "other.ipynb", "x = 1 + 1", "x")
+    bad = _notebook(tmp_path / "bad.ipynb", "raise ValueError('planted')")
+    cache_path = tmp_path / "cache"
+    out = sts_execute.execute([good, other, bad], jobs=2, timeout=60, cache_path=cache_path)
+    assert sorted(Path(u).name for u in out["succeeded"]) == ["good.ipynb", "other.ipynb"]
+    assert [Path(u).name for u in out["excepted"]] == ["bad.ipynb"] and not out["errored"]
+
+    cache = get_cache(str(cache_path))
+    # What myst-nb does on reading the page: match the notebook as read from its file, and merge the outputs.
+    _, merged = cache.merge_match_into_notebook(nbformat.read(good, as_version=4))
+    assert merged.cells[1].outputs[0]["text"].strip() == f"1 {tmp_path}"    # the build's env; the notebook's folder
+    with pytest.raises(KeyError):
+        cache.match_cache_notebook(nbformat.read(bad, as_version=4))        # the failure is left to the build
+
+    again = sts_execute.execute([good, other, bad], jobs=2, timeout=60, cache_path=cache_path)
+    assert not again["succeeded"] and [Path(u).name for u in again["excepted"]] == ["bad.ipynb"]   # cached: not rerun
+    with pytest.raises(ValueError, match="jobs must be >= 1"):
+        sts_execute.execute([good], jobs=0, timeout=60, cache_path=cache_path)
