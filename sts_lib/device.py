@@ -165,14 +165,27 @@ def to_numpy(x, dtype=None) -> np.ndarray:
     return np.asarray(x, dtype=dtype)
 
 
-def describe_device(device: torch.device | str | None = None) -> str:
-    """A one-line description of the device in use, printed by the first cell of every chapter."""
+def device_label(device: torch.device | str | None = None) -> str:
+    """The device's name as a result document records it: ``cuda (its GPU's name)`` (``cuda:1 (...)`` with an
+    index), ``cpu (N threads)``, or the device itself.
+
+    >>> device_label("cpu") == f"cpu ({torch.get_num_threads()} threads)"
+    True
+    """
     device = get_device(device)
     if device.type == "cuda":
-        return f"device: {device} = GPU {torch.cuda.get_device_name(device)} (torch {torch.__version__})"
+        return f"{device} ({torch.cuda.get_device_name(device)})"
     if device.type == "cpu":
-        gpu = "a GPU is available: sts.set_default_device('cuda')" if torch.cuda.is_available() else "no GPU found"
-        return f"device: cpu, {torch.get_num_threads()} threads (torch {torch.__version__}); {gpu}"
-    if device.type == "mps":
-        return f"device: mps = Apple GPU (torch {torch.__version__})"
-    return f"device: {device} (torch {torch.__version__})"
+        return f"cpu ({torch.get_num_threads()} threads)"
+    return str(device)
+
+
+def describe_device(device: torch.device | str | None = None) -> str:
+    """A one-line description of the device in use (:func:`device_label`, torch's version and, on the CPU, whether
+    a GPU could be used), printed by the first cell of every chapter."""
+    device = get_device(device)
+    line = f"device: {device_label(device)}, torch {torch.__version__}"
+    if device.type == "cpu":
+        line += "; " + ("a GPU is available: sts.set_default_device('cuda')" if torch.cuda.is_available()
+                        else "no GPU found")
+    return line

@@ -28,9 +28,10 @@ import yaml
 from jupyter_cache import get_cache
 from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
 
+from sts_lib.phone import STATIC_BOOK_ENV
+
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "_build" / ".jupyter_cache"
-STATIC_BOOK_ENV = "STS_STATIC_PANELS"     # sts_lib.phone.STATIC_BOOK_ENV (not imported: this runs before torch)
 
 
 def toc_notebooks(root: Path = ROOT) -> list[Path]:

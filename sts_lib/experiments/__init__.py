@@ -29,7 +29,7 @@ from collections.abc import Callable
 import torch
 
 from .._validate import check_choice, check_int
-from ..device import get_device
+from ..device import device_label, get_device
 from ..results import save_result
 from . import baseline, convergence, generalization, pe_samplers, theory_checks, variants, width, width_law
 from ._provenance import ANALYSIS_VERSION, command_line, config_hash, device_key, read_json, versions
@@ -132,7 +132,7 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
            "wall_time": time.perf_counter() - t0, "compute_time": ctx.stats["compute_time"],
            "seed_times": ctx.stats["seed_times"],
            "subruns": {"trained": ctx.stats["trained"], "cached": ctx.stats["cached"]},
-           "device": _device_name(device), "versions": versions(), "command": command_line(argv)}
+           "device": device_label(device), "versions": versions(), "command": command_line(argv)}
     save_result(doc, json_path)
     doc = read_json(json_path)
     _save_png(exp.figure(doc), png_path)
@@ -143,14 +143,6 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
     log(f"[{name}] wrote {json_path} and {png_path}: {n_pass}/{len(doc['claims'])} claims pass "
         f"(every seed), {doc['wall_time']:.1f} s")
     return doc
-
-
-def _device_name(device: torch.device) -> str:
-    if device.type == "cuda":
-        return f"cuda ({torch.cuda.get_device_name(device)})"
-    if device.type == "cpu":
-        return f"cpu ({torch.get_num_threads()} threads)"
-    return device.type
 
 
 def _save_png(fig, path: Path) -> None:

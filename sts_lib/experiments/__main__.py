@@ -15,7 +15,8 @@ matplotlib.use("Agg")   # files only; never open a window
 
 import torch  # noqa: E402
 
-from . import EXPERIMENTS, LANES, SCALES, in_lane, run_experiment  # noqa: E402
+from ..device import get_device  # noqa: E402
+from . import EXPERIMENTS, LANES, SCALES, _check_seeds, in_lane, run_experiment  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -84,25 +85,26 @@ def main(argv: list[str] | None = None) -> int:
         if name not in EXPERIMENTS:
             run_parser.error(f"argument NAME: unknown experiment {name!r}; choose from "
                              f"{', '.join(EXPERIMENTS)} or 'all'")
-    if args.seed is not None and args.seed < 0:
-        run_parser.error(f"argument --seed: must be >= 0, got {args.seed}")
-    seeds = None if args.seed is None else [args.seed]
-    if args.seeds is not None:
+    # The library's own checks (experiments._check_seeds, device.get_device), their messages under the argument's name.
+    seeds = None
+    try:
         if args.seed is not None:
-            run_parser.error("argument --seeds: give --seed or --seeds, not both")
-        try:
-            seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
-        except ValueError:
-            run_parser.error(f"argument --seeds: comma-separated integers, got {args.seeds!r}")
-        if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
-            run_parser.error(f"argument --seeds: distinct integers >= 0, got {args.seeds!r}")
+            seeds = _check_seeds([args.seed])
+        if args.seeds is not None:
+            if args.seed is not None:
+                raise ValueError("give --seed or --seeds, not both")
+            try:
+                parsed = [int(x) for x in args.seeds.split(",") if x.strip()]
+            except ValueError:
+                raise ValueError(f"comma-separated integers, got {args.seeds!r}") from None
+            seeds = _check_seeds(parsed)
+    except ValueError as err:
+        run_parser.error(f"argument --{'seeds' if args.seeds is not None else 'seed'}: {err}")
     if args.device is not None:
-        dev = args.device
-        if dev not in ("cpu", "cuda") and not dev.startswith("cuda:"):
-            run_parser.error(f"argument --device: must be 'cpu' or 'cuda', got {dev!r}")
-        if dev.startswith("cuda") and not torch.cuda.is_available():
-            run_parser.error("argument --device: 'cuda' was requested but torch.cuda.is_available() is False "
-                             "(no GPU or a CPU-only torch); use --device cpu")
+        try:
+            get_device(args.device)
+        except ValueError as err:
+            run_parser.error(f"argument --device: {err}")
     if args.threads is not None:
         if args.threads < 1:
             run_parser.error(f"argument --threads: must be >= 1, got {args.threads}")

@@ -261,6 +261,8 @@ def test_interrupted_run_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     (["run", "fig1-convergence", "--seeds", "1,1"], "argument --seeds"),
     (["run", "fig1-convergence", "--seeds", "a,b"], "argument --seeds"),
     (["run", "fig1-convergence", "--device", "tpu"], "argument --device"),
+    (["run", "fig1-convergence", "--device", "meta"], "argument --device"),
+    (["run", "fig1-convergence", "--seed", "1", "--seeds", "2"], "argument --seeds"),
     (["frobnicate"], "argument command"),
 ])
 def test_bad_arguments_exit_naming_the_argument(args, where, capsys):
