@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 from collections.abc import Callable
 
-
 from .._validate import check_choice, check_int
 from ..device import device_label, get_device
 from ..results import save_result
