@@ -65,7 +65,8 @@ def in_lane(lane: str) -> list[str]:
     return [name for name, e in EXPERIMENTS.items() if e.lane == lane]
 
 
-def _check_seeds(seeds) -> list[int]:
+def check_seeds(seeds) -> list[int]:
+    """``seeds`` as distinct ints >= 0 (at least one), or a ValueError naming what is wrong."""
     seeds = [check_int("seeds[i]", s, low=0) for s in seeds]
     if not seeds:
         raise ValueError("seeds must name at least one seed")
@@ -85,7 +86,7 @@ def experiment_config(name: str, scale: str = "quick", seeds=None) -> dict:
         seeds = EXPERIMENTS[name].seeds_at(scale)
     elif isinstance(seeds, int):
         seeds = [seeds]
-    return {"experiment": name, **EXPERIMENTS[name].config(scale, _check_seeds(seeds))}
+    return {"experiment": name, **EXPERIMENTS[name].config(scale, check_seeds(seeds))}
 
 
 def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "results", device=None,
@@ -149,5 +150,6 @@ def _save_png(fig, path: Path) -> None:
     plt.close(fig)
 
 
-__all__ = ["DEFAULT_SEEDS", "EXPERIMENTS", "Experiment", "LANES", "MODULES", "SCALES", "experiment_config", "in_lane",
+__all__ = ["DEFAULT_SEEDS", "EXPERIMENTS", "Experiment", "LANES", "MODULES", "SCALES", "check_seeds",
+           "experiment_config", "in_lane",
            "run_experiment"]

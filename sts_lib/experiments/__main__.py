@@ -16,7 +16,7 @@ matplotlib.use("Agg")   # files only; never open a window
 import torch  # noqa: E402
 
 from ..device import get_device  # noqa: E402
-from . import EXPERIMENTS, LANES, SCALES, _check_seeds, in_lane, run_experiment  # noqa: E402
+from . import EXPERIMENTS, LANES, SCALES, check_seeds, in_lane, run_experiment  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,11 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         if name not in EXPERIMENTS:
             run_parser.error(f"argument NAME: unknown experiment {name!r}; choose from "
                              f"{', '.join(EXPERIMENTS)} or 'all'")
-    # The library's own checks (experiments._check_seeds, device.get_device), their messages under the argument's name.
+    # The library's own checks (experiments.check_seeds, device.get_device), their messages under the argument's name.
     seeds = None
     try:
         if args.seed is not None:
-            seeds = _check_seeds([args.seed])
+            seeds = check_seeds([args.seed])
         if args.seeds is not None:
             if args.seed is not None:
                 raise ValueError("give --seed or --seeds, not both")
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                 parsed = [int(x) for x in args.seeds.split(",") if x.strip()]
             except ValueError:
                 raise ValueError(f"comma-separated integers, got {args.seeds!r}") from None
-            seeds = _check_seeds(parsed)
+            seeds = check_seeds(parsed)
     except ValueError as err:
         run_parser.error(f"argument --{'seeds' if args.seeds is not None else 'seed'}: {err}")
     if args.device is not None:
