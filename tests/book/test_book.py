@@ -52,7 +52,8 @@ def test_book_builds_without_warnings(build):
                              + "\n--- end of log ---\n" + log[-3000:])
     # book/_ext/sts_execute.py ran every chapter first (one per core), so the build itself executed none: its
     # notebooks matched the cache (a mismatch, say a hash that differs from myst-nb's, would run them in series again).
-    assert "Executing notebook" not in log and log.count("Using cached notebook") == 9, log[-3000:]
+    # A warm build re-reads only changed pages, so the count of cache hits is at most the chapters'.
+    assert "Executing notebook" not in log and log.count("Using cached notebook") <= 9, log[-3000:]
 
 
 @pytest.mark.slow
