@@ -26,19 +26,11 @@ import math
 
 import numpy as np
 
-from .fits import last_part, multi_fit
+from .fits import multi_fit, tail
 from .metrics import weight_blocks
 from .positional import pe_class
 from .theory import population_gd_at_lengths, reduced_dynamics
 from .history import PLAIN_STEPS
-
-
-def _last_part(steps, values, frac: float) -> tuple[np.ndarray, np.ndarray]:
-    steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
-    if steps.shape != values.shape or steps.ndim != 1:
-        raise ValueError(f"steps and values must be 1-d arrays of one length, got {steps.shape} and {values.shape}")
-    keep = last_part(steps, frac) & (steps > 0) & np.isfinite(values) & (values > 0)
-    return steps[keep], values[keep]
 
 
 def loss_exponent(steps, loss, *, frac: float = 0.5) -> dict:
@@ -52,7 +44,7 @@ def loss_exponent(steps, loss, *, frac: float = 0.5) -> dict:
     >>> [round(loss_exponent(t, c * t ** k)["exponent"], 3) for c, k in ((3.0, -1.0), (1.0, -0.5), (9.0, -2.0))]
     [-1.0, -0.5, -2.0]
     """
-    s, v = _last_part(steps, loss, frac)
+    s, v = tail(steps, loss, frac, name="loss", log_domain=True)
     if s.size < 4 or np.ptp(s) == 0:
         return {"exponent": float("nan"), "ci95": [float("nan")] * 2, "r2": float("nan"), "n": int(s.size)}
     if np.ptp(v) == 0:                                            # a flat curve: exponent 0, exactly

@@ -111,6 +111,37 @@ def last_part(steps, frac: float = 0.5) -> np.ndarray:
     return steps >= steps[-1] * (1 - frac)
 
 
+def tail(steps, values, frac: float = 0.5, *, name: str = "values", log_domain: bool = False,
+         min_points: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(steps, values)`` over the last ``frac`` of the run (:func:`last_part`), as float arrays, checked.
+
+    ``steps`` and ``values`` (called ``name`` in errors) must be 1-d and of one length. ``log_domain=True`` keeps only
+    the points a log-log fit can take (step > 0, value finite and > 0) and drops the rest; otherwise a non-finite
+    value in the range is an error. Fewer than ``min_points`` points in the range is an error that says what to do.
+    The one "last part of a run, validated" behind :mod:`sts_lib.checks` and the chapters' fits.
+
+    >>> tail([0, 10, 20, 30], [4.0, 3.0, 0.0, 1.0], log_domain=True)
+    (array([30.]), array([1.]))
+    >>> tail([0, 10, 20, 30], [4.0, 3.0, 2.0, 1.0], min_points=3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the last 50% of the run holds 2 points; a fit needs at least 3 (log more often or ...)
+    """
+    steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
+    if steps.ndim != 1 or steps.shape != values.shape:
+        raise ValueError(f"steps and {name} must be 1-d arrays of one length, got shapes {steps.shape} and "
+                         f"{values.shape}")
+    keep = last_part(steps, frac)
+    if log_domain:
+        keep &= (steps > 0) & np.isfinite(values) & (values > 0)
+    if keep.sum() < min_points:
+        raise ValueError(f"the last {frac:.0%} of the run holds {int(keep.sum())} points; "
+                         f"a fit needs at least {min_points} (log more often or fit a larger part of the run)")
+    if not np.isfinite(values[keep]).all():
+        raise ValueError(f"{name} contains non-finite values in the fitted range")
+    return steps[keep], values[keep]
+
+
 def inverse_loss_fit(steps, loss, *, frac: float = 0.5) -> Fit:
     """The line 1/loss = slope * step + intercept over the last ``frac`` of the run (:func:`last_part`).
 
@@ -183,4 +214,4 @@ def multi_fit(columns: dict, y) -> MultiFit:
                     r2=1.0 - float(resid @ resid) / ss_tot if ss_tot > 0 else float("nan"), n=int(n))
 
 
-__all__ = ["Fit", "MultiFit", "inverse_loss_fit", "last_part", "linear_fit", "multi_fit"]
+__all__ = ["Fit", "MultiFit", "inverse_loss_fit", "last_part", "linear_fit", "multi_fit", "tail"]

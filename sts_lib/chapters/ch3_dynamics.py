@@ -19,7 +19,8 @@ import torch
 
 from .._validate import check_float, check_int
 from ..device import make_generator, to_cpu
-from ..fits import inverse_loss_fit, last_part, linear_fit
+from ..fits import inverse_loss_fit, linear_fit
+from ..fits import tail as tail_of
 from ..models import TheoryTransformer, ground_truth
 # ray_loss_mc is sts_lib.probes'; chapter 3's cells read it as dyn.ray_loss_mc.
 from ..probes import identity_cosine, symmetric_params
@@ -28,22 +29,6 @@ from ..theory import optimal_gamma, zero_init_value_gradient
 
 
 # -- fits (lines by sts_lib.fits.linear_fit: R^2 is nan for a flat curve) --------------------------
-def _tail(steps, values, tail: float, name: str) -> tuple[np.ndarray, np.ndarray]:
-    steps = np.asarray(steps, dtype=float)
-    values = np.asarray(values, dtype=float)
-    if steps.ndim != 1 or steps.shape != values.shape:
-        raise ValueError(f"steps and {name} must be 1-d arrays of the same length, "
-                         f"got shapes {steps.shape} and {values.shape}")
-    tail = check_float("tail", tail, low=0.0, high=1.0, strict_low=True)
-    keep = last_part(steps, tail)
-    if keep.sum() < 3:
-        raise ValueError(f"the last {tail:.0%} of the run holds {int(keep.sum())} points; "
-                         "a fit needs at least 3 (log more often or raise tail)")
-    if not np.isfinite(values[keep]).all():
-        raise ValueError(f"{name} contains non-finite values in the fitted range")
-    return steps[keep], values[keep]
-
-
 def fit_inverse_loss_rate(steps, loss, tail: float = 0.5) -> dict[str, float]:
     """Fit 1/loss = slope * step + intercept on the last ``tail`` fraction of the run.
 
@@ -58,7 +43,8 @@ def fit_inverse_loss_rate(steps, loss, tail: float = 0.5) -> dict[str, float]:
     >>> round(fit["slope"], 6), round(fit["r2"], 6)
     (0.2, 1.0)
     """
-    x, loss = _tail(steps, loss, tail, "loss")
+    x, loss = tail_of(steps, loss, check_float("tail", tail, low=0.0, high=1.0, strict_low=True), name="loss",
+                      min_points=3)
     if (loss <= 0).any():
         raise ValueError("loss must be > 0 to take its inverse")
     fit = inverse_loss_fit(x, loss, frac=1.0)            # x is already the last ``tail`` of the run
@@ -76,7 +62,8 @@ def fit_log_growth(steps, values, tail: float = 0.5) -> dict[str, float]:
     >>> round(fit["slope"], 6), round(fit["r2"], 6)
     (0.5, 1.0)
     """
-    x, values = _tail(steps, values, tail, "values")
+    x, values = tail_of(steps, values, check_float("tail", tail, low=0.0, high=1.0, strict_low=True),
+                        min_points=3)
     if (x <= 0).any():
         raise ValueError("steps in the fitted range must be > 0 to take log(step)")
     fit = linear_fit(x, values, log_x=True)
