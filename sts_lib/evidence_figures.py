@@ -64,7 +64,8 @@ def width_law(doc: dict) -> Figure:
     ax1.set(xlabel="ln T (log scale)", ylabel=f"m needed (relative error {target})",
             title="width against ln T\nlines: population GD; open markers: trained")
     ax2.set(xlabel="q (log scale)", ylabel="m needed", title=f"width against q\nat T = {T_mid}")
-    legend(ax1, ncols=2)
+    # Eight q's: inside the panel in the book's column; on a phone, where it covered the curves, under the figure.
+    legend(ax1, *ax1.get_legend_handles_labels(), place="beside", ncols=2)
     ax2.legend()
     fig.suptitle(f"The width the learned solution needs, seeds {doc['seeds']}")
     return fig
