@@ -22,9 +22,10 @@ import torch
 
 from ._validate import check_float, check_int
 from .device import make_generator, to_cpu
-from .metrics import cosine
-from .models import TheoryTransformer, ground_truth
+from .metrics import cosine, monte_carlo_error
+from .models import FCN, TheoryTransformer, ground_truth
 from .task import STSTask, sts_loss
+from .theory import fcn_lower_bound, zero_predictor_loss
 
 
 # -- the ground-truth ray ---------------------------------------------------------------------------
@@ -137,6 +138,28 @@ def score_margin(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return sel - unsel
 
 
+def width_row(model: torch.nn.Module, task: STSTask, *, n: int, seed: int, device=None) -> dict:
+    """How a trained model of a width sweep measures: its Monte Carlo ``error`` and ``error_se``
+    (:func:`~sts_lib.metrics.monte_carlo_error`, ``n`` samples from ``seed``), ``rel_error`` (error / (d/q),
+    1 = the zero predictor) and ``params``; for an :class:`~sts_lib.models.FCN` also its width's lower ``bound``
+    (:func:`~sts_lib.theory.fcn_lower_bound`) and ``rel_bound``. The one row behind chapter 2's sweeps and the
+    ``fcn-width`` experiment's points, FCN and transformer alike.
+
+    >>> from sts_lib.models import FCN
+    >>> row = width_row(FCN(6, 2, 4, generator=make_generator(0)), STSTask(d=2, T=6, q=2), n=1024, seed=0)
+    >>> sorted(row), row["bound"] <= row["error"] + 4 * row["error_se"]
+    (['bound', 'error', 'error_se', 'params', 'rel_bound', 'rel_error'], True)
+    """
+    err, se = monte_carlo_error(model, task, n=n, seed=seed, device=device)
+    base = zero_predictor_loss(task.d, task.q)
+    row = {"error": err, "error_se": se, "rel_error": err / base,
+           "params": sum(p.numel() for p in model.parameters())}
+    if isinstance(model, FCN):
+        bound = fcn_lower_bound(task.T, task.d, task.q, model.width)
+        row |= {"bound": bound, "rel_bound": bound / base}
+    return row
+
+
 def width_for_error(rows: list[dict], rel_target: float, *, log: bool = False, width: str = "width") -> float:
     """Smallest width at which the measured relative error (``row["rel_error"]``) reaches ``rel_target``.
 
@@ -190,4 +213,4 @@ def relabel_gap(M: torch.Tensor, *, n_perms: int = 8, generator: torch.Generator
 
 
 __all__ = ["identity_cosine", "ray_loss_mc", "relabel_gap", "ray_model", "score_margin", "shift_free_cosine",
-           "symmetric_params", "width_for_error"]
+           "symmetric_params", "width_for_error", "width_row"]

@@ -23,10 +23,9 @@ import torch
 from .._validate import check_choice, check_float, check_int, check_T_q
 from ..device import EVAL_SEED, SEED_STRIDE, get_device, make_generator
 from ..fast.ensemble import train_ensemble
-from ..metrics import monte_carlo_error
 from ..models import FCN, TheoryTransformer
 from ..positional import pe_for_task
-from ..probes import width_for_error
+from ..probes import width_for_error, width_row
 from ..report import Markdown, table
 from ..results import per_seed
 from ..task import STSTask
@@ -231,7 +230,6 @@ def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: i
     seed = check_int("seed", seed, low=0)
     device = get_device(device)
     task = STSTask(d=d, T=T, q=q)
-    base = zero_predictor_loss(d, q)
     nets = [FCN(T, d, width, depth=depth, hidden=hidden, generator=make_generator(seed + SEED_STRIDE * i))
             for i, width in enumerate(widths)]
     cfg = TrainConfig(steps=steps, batch_size=batch_size, optimizer=optimizer, lr=lr,
@@ -247,12 +245,9 @@ def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: i
     wall = (time.perf_counter() - t0) / len(nets)
     rows = []
     for width, net, hist in zip(widths, nets, hists):
-        err, se = monte_carlo_error(net, task, n=eval_samples, seed=eval_seed, device=device)
-        bound = fcn_lower_bound(T, d, q, width)
         rows.append({"T": T, "d": d, "q": q, "width": width, "depth": depth, "steps": steps,
-                     "error": err, "error_se": se, "rel_error": err / base, "bound": bound,
-                     "rel_bound": bound / base, "train_error": hist.last("train_loss"),
-                     "params": sum(p.numel() for p in net.parameters()), "wall_time": wall})
+                     **width_row(net, task, n=eval_samples, seed=eval_seed, device=device),
+                     "train_error": hist.last("train_loss"), "wall_time": wall})
     return rows
 
 
@@ -282,7 +277,5 @@ def transformer_baseline(T: int, d: int, q: int, *, pe: str = "onehot", steps: i
     t0 = time.perf_counter()
     train(model, task, cfg, device=device, progress=False)
     wall = time.perf_counter() - t0
-    err, se = monte_carlo_error(model, task, n=eval_samples, seed=eval_seed, device=device)
-    return {"T": T, "d": d, "q": q, "pe": pe, "m": task.m, "width": d + task.m, "error": err, "error_se": se,
-            "rel_error": err / zero_predictor_loss(d, q),
-            "params": sum(p.numel() for p in model.parameters()), "wall_time": wall}
+    return {"T": T, "d": d, "q": q, "pe": pe, "m": task.m, "width": d + task.m,
+            **width_row(model, task, n=eval_samples, seed=eval_seed, device=device), "wall_time": wall}

@@ -31,10 +31,9 @@ import torch
 from ..device import EVAL_SEED, SEED_STRIDE, make_generator
 from ..fits import linear_fit
 from ..loop import PlateauSchedule
-from ..metrics import monte_carlo_error
 from ..models import FCN, TheoryTransformer
 from ..positional import StochasticRandomPE, make_pe
-from ..probes import width_for_error
+from ..probes import width_for_error, width_row
 from ..results import Measured
 from ..task import STSTask
 from ..train import History, TrainConfig, train
@@ -108,9 +107,9 @@ def _train_random_pe(T: int, q: int, d: int, m: int, p: dict, seed: int, device,
     model = TheoryTransformer(d, m, position_only=True)
     run, _ = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
                                   rule=p["rule"], seed=seed, device=device, checkpoint=ckpt)
-    err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=EVAL_SEED, device=device)
-    return {"T": T, "q": q, "d": d, "m": m, "pe": "stochastic_random", "width": d + m, "error": err,
-            "error_se": se, "rel_error": err / zero_predictor_loss(d, q), **run}
+    row = width_row(model, task, n=p["eval_samples"], seed=EVAL_SEED, device=device)
+    row.pop("params")         # never stored for these points: the cached rows have none, and a document mixes no shapes
+    return {"T": T, "q": q, "d": d, "m": m, "pe": "stochastic_random", "width": d + m, **row, **run}
 
 
 def _m_sweep(T: int, q: int, d: int, target: float, grid: list[int], p: dict, seed: int,
@@ -139,12 +138,8 @@ def _fcn_point(T: int, d: int, q: int, width: int, fc: dict, max_steps: int, see
     net = FCN(T, d, width, depth=fc["depth"], generator=make_generator(seed + 1 + SEED_STRIDE * width))
     run, _ = train_to_convergence(net, task, lr=fc["lr"], batch_size=fc["batch_size"], max_steps=max_steps,
                                   rule=fc["rule"], seed=seed, device=device, checkpoint=ckpt)
-    err, se = monte_carlo_error(net, task, n=fc["eval_samples"], seed=EVAL_SEED, device=device)
-    bound = fcn_lower_bound(T, d, q, width)
-    base = zero_predictor_loss(d, q)
-    return {"T": T, "d": d, "q": q, "width": width, "depth": fc["depth"], "error": err, "error_se": se,
-            "rel_error": err / base, "bound": bound, "rel_bound": bound / base,
-            "params": sum(p.numel() for p in net.parameters()), **run}
+    return {"T": T, "d": d, "q": q, "width": width, "depth": fc["depth"],
+            **width_row(net, task, n=fc["eval_samples"], seed=EVAL_SEED, device=device), **run}
 
 
 def _onehot_point(T: int, d: int, q: int, p: dict, seed: int, device, ckpt) -> dict:
@@ -152,9 +147,9 @@ def _onehot_point(T: int, d: int, q: int, p: dict, seed: int, device, ckpt) -> d
     model = TheoryTransformer(d, T)
     run, _ = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
                                   rule=p["rule"], seed=seed, device=device, checkpoint=ckpt)
-    err, se = monte_carlo_error(model, task, n=p["eval_samples"], seed=EVAL_SEED, device=device)
-    return {"T": T, "d": d, "q": q, "pe": "onehot", "m": T, "width": d + T, "error": err, "error_se": se,
-            "rel_error": err / zero_predictor_loss(d, q), **run}
+    row = width_row(model, task, n=p["eval_samples"], seed=EVAL_SEED, device=device)
+    row.pop("params")         # never stored for these points: the cached rows have none, and a document mixes no shapes
+    return {"T": T, "d": d, "q": q, "pe": "onehot", "m": T, "width": d + T, **row, **run}
 
 
 def _fcn_seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
