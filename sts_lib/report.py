@@ -191,6 +191,23 @@ class Dropdown(Markdown):
         return f"<details>\n<summary>{self.title}</summary>\n\n{self.body}\n\n</details>"
 
 
+def claim_lines(doc: dict) -> list[str]:
+    """One line per claim of ``doc`` for a terminal (the experiments' command line prints them): PASS or FAIL, the
+    role, the id, the measured value as the tables print it, what it needs, and the seeds.
+
+    >>> from sts_lib.claims import Measured, over_seeds
+    >>> claim_lines({"claims": over_seeds({0: {"x": Measured(0.2, 0.5, "<", "small")}})})
+    ['  PASS  ours       x: 0.200, needs < 0.5 (1 seed; every seed must hold)']
+    """
+    out = []
+    for r in _rows(doc):
+        n = len(r["per_seed"])
+        near = ", near its threshold" if r["near_threshold"] else ""
+        out.append(f"  {'PASS' if r['passed'] else 'FAIL'}  {r['role']:10s} {r['id']}: {_measured(r)}, needs "
+                   f"{_needs(r)} ({n} seed{'s' if n != 1 else ''}; every seed must hold{near})")
+    return out
+
+
 def claims_dropdown(doc: dict, title: str | None = None) -> Dropdown:
     """:func:`claims_markdown` folded (:class:`Dropdown`) under a line that counts the claims.
 
@@ -275,5 +292,5 @@ def summary_markdown(docs: dict[str, dict]) -> Markdown:
     return table(["experiment", "the paper's statements", "other checks", "seeds", "what it checks"], rows)
 
 
-__all__ = ["Dropdown", "Markdown", "claims_dropdown", "claims_markdown", "in_words", "plain", "summary_markdown",
-           "table", "title_of", "verdict"]
+__all__ = ["Dropdown", "Markdown", "claim_lines", "claims_dropdown", "claims_markdown", "in_words", "plain",
+           "summary_markdown", "table", "title_of", "verdict"]

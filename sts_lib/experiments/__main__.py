@@ -15,6 +15,7 @@ matplotlib.use("Agg")   # files only; never open a window
 
 import torch  # noqa: E402
 
+from .. import report  # noqa: E402
 from ..device import get_device  # noqa: E402
 from . import EXPERIMENTS, LANES, SCALES, check_seeds, in_lane, run_experiment  # noqa: E402
 
@@ -114,14 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"=== {i}/{len(names)}: {name}", flush=True)
         doc = run_experiment(name, scale=args.scale, out=args.out, device=args.device, seeds=seeds,
                              force=args.force, analyse=args.analyse, progress=not args.no_progress, argv=argv)
-        for key, c in doc["claims"].items():
-            fmt = lambda v: "nan" if v is None else f"{v:.4g}"   # noqa: E731
-            thr = c["threshold"]
-            thr = f"[{thr[0]:g}, {thr[1]:g}]" if isinstance(thr, list) else f"{thr:g}"
-            near = ", near its threshold" if c.get("near_threshold") else ""
-            print(f"  {'PASS' if c['passed'] else 'FAIL'}  {c.get('role', 'ours'):10s} {key}: {fmt(c['value'])} "
-                  f"[{fmt(c['min'])}, {fmt(c['max'])}] {c['rule']} {thr} ({len(c['per_seed'])} seeds, every seed must "
-                  f"hold{near})")
+        print("\n".join(report.claim_lines(doc)))
     # A failed claim is a scientific result, not an error: the exit status is 0 either way.
     return 0
 
