@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ._validate import check_float
+
 
 @dataclass(frozen=True)
 class Fit:
@@ -111,11 +113,12 @@ def last_part(steps, frac: float = 0.5) -> np.ndarray:
     return steps >= steps[-1] * (1 - frac)
 
 
-def tail(steps, values, frac: float = 0.5, *, name: str = "values", log_domain: bool = False,
+def tail(steps, values, frac: float = 0.5, *, name: str = "values", frac_name: str = "frac", log_domain: bool = False,
          min_points: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``(steps, values)`` over the last ``frac`` of the run (:func:`last_part`), as float arrays, checked.
 
-    ``steps`` and ``values`` (called ``name`` in errors) must be 1-d and of one length. ``log_domain=True`` keeps only
+    ``frac`` (called ``frac_name`` in errors) is in (0, 1]; ``steps`` and ``values`` (called ``name``) must be 1-d
+    and of one length. ``log_domain=True`` keeps only
     the points a log-log fit can take (step > 0, value finite and > 0) and drops the rest; otherwise a non-finite
     value in the range is an error. Fewer than ``min_points`` points in the range is an error that says what to do.
     The one "last part of a run, validated" behind :mod:`sts_lib.checks` and the chapters' fits.
@@ -127,6 +130,7 @@ def tail(steps, values, frac: float = 0.5, *, name: str = "values", log_domain: 
     ...
     ValueError: the last 50% of the run holds 2 points; a fit needs at least 3 (log more often or ...)
     """
+    frac = check_float(frac_name, frac, low=0.0, high=1.0, strict_low=True)
     steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
     if steps.ndim != 1 or steps.shape != values.shape:
         raise ValueError(f"steps and {name} must be 1-d arrays of one length, got shapes {steps.shape} and "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from .device import describe_device, get_device, set_default_device
+from .readable import readable_figures
 
 __all__ = ["start"]
 
@@ -36,8 +37,6 @@ def start(device: str | torch.device | None = None, *, threads: int | None = 1, 
     dev = set_default_device(device) if device is not None else get_device()
     if threads is not None:
         torch.set_num_threads(threads)
-    from .readable import readable_figures        # matplotlib only now: a script that never draws never pays for it
-
     readable_figures()
     if not quiet:
         print(describe_device(dev))

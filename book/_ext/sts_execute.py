@@ -42,35 +42,42 @@ def toc_notebooks(root: Path = ROOT) -> list[Path]:
     return [root / f"{f}.ipynb" for f in files if (root / f"{f}.ipynb").is_file()]
 
 
-def _expected_seconds(cache, path: Path) -> float:
-    """How long the notebook is expected to run: its last execution's time when the cache still holds one (of an
-    older version too), else its code's size in characters / 100 (the chapters run 6-55 s; a rough order)."""
-    for record in cache.list_cache_records():
-        if record.uri == str(path) and record.data.get("execution_seconds"):
-            return float(record.data["execution_seconds"])
+def _expected_seconds(path: Path, last: dict[str, float]) -> float:
+    """How long the notebook is expected to run: its last execution's time when the cache still holds one (``last``,
+    by path; of an older version too), else its code's size in characters / 100 (the chapters run 6-55 s; a rough
+    order)."""
+    if last.get(str(path)):
+        return last[str(path)]
     nb = json.loads(path.read_text())
     return sum(len("".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "code") / 100
 
 
+def _as_under_the_build() -> None:
+    """In each worker, before its kernels start: the environment the build gives its kernels (they inherit it)."""
+    os.environ[STATIC_BOOK_ENV] = "1"
+
+
 def execute(notebooks: list[Path], *, jobs: int, timeout: int, cache_path: Path = CACHE) -> dict[str, list[str]]:
     """Execute the ``notebooks`` not yet in the cache at ``cache_path``, ``jobs`` at a time; returns their paths by
-    outcome (``succeeded``, ``excepted``: a cell raised, ``errored``: could not run or cache)."""
+    outcome (``succeeded``, ``excepted``: a cell raised, ``errored``: could not run or cache). The caller's own
+    environment is left as it was: only the workers set the build's."""
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     cache = get_cache(str(cache_path))
+    last = {r.uri: float(r.data["execution_seconds"]) for r in cache.list_cache_records()
+            if r.data.get("execution_seconds")}
     todo = []
     for path in notebooks:
         record = cache.add_nb_to_project(str(path))
         try:
             cache.match_cache_notebook(cache.get_project_notebook(record.pk).nb)
         except KeyError:                                     # not cached: to run
-            todo.append((record, _expected_seconds(cache, path)))
+            todo.append((record, _expected_seconds(path, last)))
     todo.sort(key=lambda item: -item[1])                     # longest first: the two cores finish together
-    os.environ[STATIC_BOOK_ENV] = "1"                        # the kernels inherit it, as under the build
     data = [ProcessData(record.pk, record.uri, cache, timeout, False) for record, _ in todo]
     out: dict[str, list[str]] = {"succeeded": [], "excepted": [], "errored": []}
     if data:
-        with multiprocessing.get_context("fork").Pool(min(jobs, len(data))) as pool:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(data)), initializer=_as_under_the_build) as pool:
             for code, uri in pool.imap_unordered(ExecutionWorkerLocalMProc(), data, chunksize=1):
                 out[("succeeded", "excepted", "errored")[code]].append(uri)
     return out

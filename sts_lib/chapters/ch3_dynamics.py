@@ -43,8 +43,7 @@ def fit_inverse_loss_rate(steps, loss, tail: float = 0.5) -> dict[str, float]:
     >>> round(fit["slope"], 6), round(fit["r2"], 6)
     (0.2, 1.0)
     """
-    x, loss = tail_of(steps, loss, check_float("tail", tail, low=0.0, high=1.0, strict_low=True), name="loss",
-                      min_points=3)
+    x, loss = tail_of(steps, loss, tail, name="loss", frac_name="tail", min_points=3)
     if (loss <= 0).any():
         raise ValueError("loss must be > 0 to take its inverse")
     fit = inverse_loss_fit(x, loss, frac=1.0)            # x is already the last ``tail`` of the run
@@ -62,8 +61,7 @@ def fit_log_growth(steps, values, tail: float = 0.5) -> dict[str, float]:
     >>> round(fit["slope"], 6), round(fit["r2"], 6)
     (0.5, 1.0)
     """
-    x, values = tail_of(steps, values, check_float("tail", tail, low=0.0, high=1.0, strict_low=True),
-                        min_points=3)
+    x, values = tail_of(steps, values, tail, frac_name="tail", min_points=3)
     if (x <= 0).any():
         raise ValueError("steps in the fitted range must be > 0 to take log(step)")
     fit = linear_fit(x, values, log_x=True)

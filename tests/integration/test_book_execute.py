@@ -5,6 +5,7 @@ notebook is not run again, a failing one is reported and left uncached, and what
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import nbformat
@@ -34,7 +35,9 @@ def test_chapters_run_once_in_parallel_with_the_build_environment(tmp_path):
     other = _notebook(tmp_path / "other.ipynb", "x = 1 + 1", "x")
     bad = _notebook(tmp_path / "bad.ipynb", "raise ValueError('planted')")
     cache_path = tmp_path / "cache"
+    before = os.environ.get("STS_STATIC_PANELS")
     out = sts_execute.execute([good, other, bad], jobs=2, timeout=60, cache_path=cache_path)
+    assert os.environ.get("STS_STATIC_PANELS") == before          # the caller's environment is left as it was
     assert sorted(Path(u).name for u in out["succeeded"]) == ["good.ipynb", "other.ipynb"]
     assert [Path(u).name for u in out["excepted"]] == ["bad.ipynb"] and not out["errored"]
 
