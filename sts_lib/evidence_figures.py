@@ -18,7 +18,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
 from .history import HeldOut
-from .layout import DESKTOP, drawing, legend, new_figure, stacked
+from .layout import DESKTOP, drawing, legend, new_figure, palette, stacked
 from .results import histories, per_seed
 from .statements import FIXED_PE_FLOOR
 
@@ -47,13 +47,13 @@ def width_law(doc: dict) -> Figure:
                      lw=0.9, label=f"q = {q}" if s == min(doc["seeds"]) else None)
             tr = [p for p in points if p["q"] == q and p["source"] == "trained" and p["m_needed"] is not None]
             ax1.plot([math.log(p["T"]) for p in tr], [p["m_needed"] for p in tr], ls="", marker=mk, mfc="none",
-                     mec="k", ms=7, mew=0.9)
+                     mec=palette().ink, ms=7, mew=0.9)
         T_mid = sorted(fam["Ts"])[len(fam["Ts"]) // 2]
         for j, t in enumerate(sorted(fam["targets"], reverse=True)):
             sel = sorted((p for p in points if p["T"] == T_mid and p["target"] == t and p["source"] == "population-gd"),
                          key=lambda p: p["q"])
             ax2.plot([p["q"] for p in sel], [_or_nan(p["m_needed"]) for p in sel], ls=_DASHES[j % 4],
-                     marker=_MARKERS[j], c="0.2", ms=3, lw=0.9,
+                     marker=_MARKERS[j], c=palette().ink, ms=3, lw=0.9,
                      label=f"relative error {t}" if s == min(doc["seeds"]) else None)
     for ax, ticks, labels in ((ax1, [math.log(T) for T in fam["Ts"]], [f"ln {T}" for T in fam["Ts"]]),
                               (ax2, qs, [str(q) for q in qs])):
@@ -84,7 +84,7 @@ def nearorth_baseline(doc: dict) -> Figure:
             c = f"C{k}"
             ax.plot(h["step"][1:], h[key][1:], c=c, ls=_DASHES[k % 4], lw=1, label=f"table {s}")
             ax.axhline(fams[s][str(Tt)]["min_loss"], c=c, ls=":", lw=0.8)
-        ax.axhline(FIXED_PE_FLOOR, c="k", lw=1.2, ls="-", alpha=0.5)
+        ax.axhline(FIXED_PE_FLOOR, c=palette().ink, lw=1.2, ls="-", alpha=0.5)
         ax.set_xscale("log")
         # The dip near 0.15 is the point: show the run from step 2000 on, down to 0.1.
         top = max(float(np.max(h[key][h["step"] >= 2000])) for h in histories(doc, run).values())
@@ -93,8 +93,8 @@ def nearorth_baseline(doc: dict) -> Figure:
     for ax in np.atleast_1d(axes) if stacked(len(Ts)) else np.atleast_1d(axes)[:1]:
         ax.set_ylabel("held-out loss")
     handles = np.atleast_1d(axes)[0].get_legend_handles_labels()[0] + [
-        Line2D([], [], c="0.4", ls=":", lw=0.8, label="dotted: the interpolant family's minimum"),
-        Line2D([], [], c="k", alpha=0.5, lw=1.2, label="the caption's 0.15")]
+        Line2D([], [], c=palette().guide, ls=":", lw=0.8, label="dotted: the interpolant family's minimum"),
+        Line2D([], [], c=palette().ink, alpha=0.5, lw=1.2, label="the caption's 0.15")]
     legend(fig, handles=handles, place="below", ncols=3)
     fig.suptitle("Fixed near-orthogonal PE, trained at T = 200: past the minimum")
     return fig
@@ -171,7 +171,7 @@ def small_width(doc: dict) -> Figure:
             ys = [f["rel_error_T"]] + [f["rel_error_at"][str(t)] for t in cfg["T_tests"]]
             ax.plot(xs, ys, marker=_MARKERS[k % len(_MARKERS)], ls=_DASHES[k % 4], c=f"C{k}", lw=0.9, ms=3,
                     label=f"m = {m}" if s == min(doc["seeds"]) else None)
-    ax.axvline(cfg["T"], c="0.6", lw=0.8)
+    ax.axvline(cfg["T"], c=palette().muted, lw=0.8)
     ax.set(yscale="log", xlabel=f"sequence length (solution found at T = {cfg['T']}, grey)",
            ylabel="relative error")
     fig.suptitle("Random PEs of width m, longer sequences")

@@ -20,7 +20,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter, StrMethodFormatter
 
 from .checks import population_gd_of
-from .layout import DESKTOP, drawing, legend, new_figure, stacked
+from .layout import DESKTOP, drawing, legend, new_figure, palette, stacked
 from .plots import ood_title, plot_convergence, plot_heatmap_grid, plot_ood, seed_legend_handles
 from .positional import PE_COLORS, PE_KINDS, PE_LABELS, pe_class
 from .results import histories, history, per_seed
@@ -104,9 +104,9 @@ def convergence(doc: dict) -> Figure:
     exact = [e for e in (population_gd_of(next(iter(h.values()))) for h in runs.values()) if e]
     for k, e in enumerate(exact):
         steps, loss = e["loss"]
-        fig.axes[0].plot(steps[1:], loss[1:], c="k", ls=(0, (4, 2)), lw=0.9, zorder=5,
+        fig.axes[0].plot(steps[1:], loss[1:], c=palette().ink, ls=(0, (4, 2)), lw=0.9, zorder=5,
                          label=None if k else "population GD (exact)")
-        fig.axes[1].plot(steps[1:], 1 / loss[1:], c="k", ls=(0, (4, 2)), lw=0.9, zorder=5)
+        fig.axes[1].plot(steps[1:], 1 / loss[1:], c=palette().ink, ls=(0, (4, 2)), lw=0.9, zorder=5)
     fig.axes[0].legend()
     return fig
 
@@ -178,8 +178,8 @@ def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None, log_ste
             for ax, key in zip(row, keys):
                 if key in curves:
                     steps, values = curves[key]
-                    ax.plot(steps[1:], values[1:], c="k", ls=dash, lw=0.9, zorder=5)
-        handles.append(Line2D([], [], c="k", ls=dash, lw=0.9, label=label))
+                    ax.plot(steps[1:], values[1:], c=palette().ink, ls=dash, lw=0.9, zorder=5)
+        handles.append(Line2D([], [], c=palette().ink, ls=dash, lw=0.9, label=label))
     legend(fig, handles=handles, place="below", ncols=2 if overlay else 3)
     fig.suptitle(title)
     return fig
@@ -245,12 +245,12 @@ def fcn_width(doc: dict) -> Figure:
             first = (lambda text: text) if i == 0 else (lambda text: None)   # noqa: E731
             ax.plot([p["width"] for p in pts], [p["rel_error"] for p in pts], "o-", c=fcn_c, lw=1, ms=3,
                     label=first("trained FCN"))
-            ax.plot([p["width"] for p in pts], [p["rel_bound"] for p in pts], c="k", lw=1, ls="--",
+            ax.plot([p["width"] for p in pts], [p["rel_bound"] for p in pts], c=palette().ink, lw=1, ls="--",
                     label=first("lower bound (any FCN)"))
             ax.plot([p["width"] for p in tf], [p["rel_error"] for p in tf], "s-", c=tf_c, lw=1, ms=3,
                     label=first("transformer, random PE (width d+m)"))
             ax.plot([oh["width"]], [oh["rel_error"]], "*", c=oh_c, ms=9, label=first("transformer, one-hot PE (d+T)"))
-        ax.axhline(target, ls=":", c="gray", lw=1)
+        ax.axhline(target, ls=":", c=palette().guide, lw=1)
         ax.set(title=f"T = {T} (Td = {d * int(T)})", xscale="log", xlabel="first-layer width",
                ylabel="relative error" if k % 2 == 0 or stacked(2) else None)
         ax.xaxis.set_minor_formatter(NullFormatter())
@@ -259,7 +259,8 @@ def fcn_width(doc: dict) -> Figure:
         Td = [r["Td"] for r in summary]
         first = (lambda text: text) if i == 0 else (lambda text: None)   # noqa: E731
         ax.plot(Td, [r["fcn_width_at_target"] for r in summary], "o-", c=fcn_c, lw=1, ms=3, label=first("trained FCN"))
-        ax.plot(Td, [r["bound_width_at_target"] for r in summary], "k--", lw=1, label=first("lower bound"))
+        ax.plot(Td, [r["bound_width_at_target"] for r in summary], "--", c=palette().ink, lw=1,
+                label=first("lower bound"))
         ax.plot(Td, [r["tf_random_width_at_target"] for r in summary], "s-", c=tf_c, lw=1, ms=3,
                 label=first("transformer, random PE"))
         ax.plot(Td, [r["tf_onehot_width"] for r in summary], "*-", c=oh_c, lw=1, label=first("transformer, one-hot PE"))
@@ -311,13 +312,13 @@ def pe_samplers(doc: dict) -> Figure:
             if final.get("closed_form_floor"):
                 row[0].axhline(final["closed_form_floor"], c=color(label, i), ls="--", lw=0.8)
         plateau = next(iter(per_seed(doc, "final", next(iter(runs.values()))[0]).values()))["plateau"]
-        row[0].axhline(plateau, c="gray", ls=":", lw=0.8)
+        row[0].axhline(plateau, c=palette().guide, ls=":", lw=0.8)
         row[1].get_legend().remove()
         if not stacked(2):
             row[1].set_ylabel("")
     handles = list(entries.values()) + list(kinds_of_line.values()) + [
-        Line2D([], [], c="0.45", ls="--", lw=0.8, label="dashed: closed-form floor (left)"),
-        Line2D([], [], c="gray", ls=":", lw=0.8, label="dotted: uniform plateau (left)")]
+        Line2D([], [], c=palette().guide, ls="--", lw=0.8, label="dashed: closed-form floor (left)"),
+        Line2D([], [], c=palette().guide, ls=":", lw=0.8, label="dotted: uniform plateau (left)")]
     for ax in axes[:-1].ravel() if not stacked(2) else ():
         ax.set_xlabel("")
     legend(fig, handles=handles, place="below", ncols=2)

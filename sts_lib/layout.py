@@ -7,8 +7,10 @@ text size of its own (:data:`STYLE`, applied while it draws, sets every one). Th
 for sets the rest: the width, how many panels share a row, how many columns a legend may take. The book's
 column (:data:`DESKTOP`) is the default; a phone's (:data:`PHONE`) is the same function called again,
 ``redraw(fig, PHONE)``: its panels one under the other, each with its own tick and axis labels, legends in one
-column under the figure, long titles broken over lines. Nothing is copied from a drawn figure and no
-matplotlib internal is touched, so a new figure needs no phone code of its own.
+column under the figure, long titles broken over lines. The dark theme's (:data:`DESKTOP_DARK`,
+:data:`PHONE_DARK`) likewise: a layout carries a :class:`Palette`, whose neutral colours a drawing takes from
+:func:`palette` (never a literal black or grey) and whose rcParams it is drawn under. Nothing is copied from a
+drawn figure and no matplotlib internal is touched, so a new figure needs no phone or dark code of its own.
 
 >>> @drawing
 ... def two_panels(n):
@@ -31,16 +33,19 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
+from .theme import DARK, LIGHT, Palette
+
 
 @dataclass(frozen=True)
 class Layout:
-    """Where a figure is shown: the column's width and what fits in it."""
+    """Where a figure is shown: the column's width and what fits in it, and the page's theme."""
 
-    name: str                 # "desktop", "phone", "print"
+    name: str                 # "desktop", "phone", "print", "desktop-dark", "phone-dark"
     width: float              # the column's width in inches: a figure is at most this wide
     columns: int              # panels side by side; a grid with more columns is stacked one panel a row
     legend_columns: int       # the most columns a legend may take
     dpi: float                # the resolution its picture is rendered at
+    palette: Palette = LIGHT  # the page's theme: its background and neutral colours
 
 
 #: The book's column at a 1280 px window: 7.2 in at the book's 100 dpi is about its 688 CSS px, so a figure is
@@ -50,6 +55,9 @@ DESKTOP = Layout("desktop", width=7.2, columns=2, legend_columns=4, dpi=100)
 PHONE = Layout("phone", width=3.7, columns=1, legend_columns=1, dpi=150)
 #: The PDF's: the desktop layout at a resolution that prints at 200 ppi or more.
 PRINT = replace(DESKTOP, name="print", dpi=200)
+#: The book's column and a phone's in the dark theme: the same layouts, drawn with the :data:`DARK` palette.
+DESKTOP_DARK = replace(DESKTOP, name="desktop-dark", palette=DARK)
+PHONE_DARK = replace(PHONE, name="phone-dark", palette=DARK)
 
 #: The house style: every text size of every figure (rcParams, applied while a :func:`drawing` draws): 10 pt text,
 #: 12 pt titles, 9 pt legends (matplotlib's "small", 8.3 pt, would be shown at about 10.6 px in the book's column).
@@ -79,6 +87,20 @@ def current() -> Layout:
     return _ACTIVE.get() or DESKTOP
 
 
+def palette() -> Palette:
+    """The neutral colours of the theme being drawn for (:data:`LIGHT` outside a drawing).
+
+    >>> @drawing
+    ... def guide_line():
+    ...     fig, ax = new_figure(height=2.0)
+    ...     ax.axhline(1.0, c=palette().guide)
+    ...     return fig
+    >>> guide_line().axes[0].lines[0].get_color(), guide_line(layout=DESKTOP_DARK).axes[0].lines[0].get_color()
+    ('gray', '0.62')
+    """
+    return current().palette
+
+
 def drawing(fn):
     """Make ``fn`` (data -> Figure) a figure of the course: it draws for a layout, under :data:`STYLE`.
 
@@ -92,7 +114,7 @@ def drawing(fn):
         layout = layout or current()
         token, made = _ACTIVE.set(layout), _MADE.set([])
         try:
-            with mpl.rc_context(STYLE):
+            with mpl.rc_context({**STYLE, **dict(layout.palette.rc)}):
                 fig = fn(*args, **kwargs)
         finally:
             _ACTIVE.reset(token)
@@ -305,5 +327,6 @@ def _fit_text(text, room: float) -> None:
         text.set_text(wrap(words, n))
 
 
-__all__ = ["DESKTOP", "DRAWINGS", "Layout", "NOTE_SIZE", "PHONE", "PRINT", "STYLE", "all_axes", "colorbar", "current",
-           "drawing", "legend", "new_figure", "outer_labels", "redraw", "stacked", "wrap"]
+__all__ = ["DARK", "DESKTOP", "DESKTOP_DARK", "DRAWINGS", "LIGHT", "Layout", "NOTE_SIZE", "PHONE", "PHONE_DARK",
+           "PRINT", "Palette", "STYLE", "all_axes", "colorbar", "current", "drawing", "legend", "new_figure",
+           "outer_labels", "palette", "redraw", "stacked", "wrap"]

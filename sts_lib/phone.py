@@ -3,10 +3,12 @@
 A figure drawn for the book's column (:data:`sts_lib.layout.DESKTOP`, two panels a row) is shown on a
 390 px phone at about half its width, so its 9 pt text would be 6 px. Every figure of the course is a
 :func:`~sts_lib.layout.drawing`, so :func:`renderings` asks the function that drew it to draw it again for
-the phone's column (:data:`sts_lib.layout.PHONE`: its panels one under the other) and renders both.
-:func:`picture_data` gives both renderings as data (:data:`MIME_PICTURE`), each with the smallest text it
-draws in image pixels; the book's extension shows them in one ``<picture>``, from which the browser downloads
-only the one for its width (:data:`PHONE_MEDIA`), and the browser test computes the size a reader sees.
+the phone's column (:data:`sts_lib.layout.PHONE`: its panels one under the other), and both again in the
+dark theme (:data:`sts_lib.layout.DESKTOP_DARK`, :data:`sts_lib.layout.PHONE_DARK`), and renders them.
+:func:`picture_data` gives the renderings as data (:data:`MIME_PICTURE`), each with the smallest text it
+draws in image pixels; the book's extension shows each theme's pair in one ``<picture>``, from which the
+browser downloads only the one for its width (:data:`PHONE_MEDIA`), and the dark one only on a dark page;
+the browser test computes the size a reader sees.
 :func:`render` measures that text from the drawn figure's own artists. The static book's display hook
 (:func:`sts_lib.readable.readable_figures`) and its panels' frames (:mod:`sts_lib.chapters.static_panel`) use
 these functions; a live notebook shows the desktop picture only.
@@ -22,7 +24,7 @@ import struct
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from .layout import PHONE, all_axes, redraw
+from .layout import DESKTOP_DARK, PHONE, PHONE_DARK, all_axes, redraw
 
 
 #: The phone rendering's width in inches: in the narrowest column a picture gets on a 390 px phone (a panel's,
@@ -36,9 +38,9 @@ PHONE_COLUMN_PX = 314
 #: The smallest figure text a phone reader is shown, in CSS px.
 MIN_PHONE_TEXT_PX = 9.0
 #: Set to "1" by the book build (book/_ext/sts_panels.py) before any chapter runs: the static book shows
-#: every figure in both renderings and its panels as precomputed frames; a live notebook does neither.
+#: every figure in all its renderings and its panels as precomputed frames; a live notebook does neither.
 STATIC_BOOK_ENV = "STS_STATIC_PANELS"
-#: The notebook output type of a figure in the static book: its two renderings as data, which the book's extension
+#: The notebook output type of a figure in the static book: its renderings as data, which the book's extension
 #: (``book/_ext/sts_panels.py``) alone writes as a ``<picture>``.
 MIME_PICTURE = "application/vnd.sts.picture+json"
 #: The windows that get the phone rendering: up to 576 px, where the desktop picture would show its
@@ -115,25 +117,50 @@ def smallest_text_px(drawn: list, dpi: float) -> float:
     return min((t.get_fontsize() * dpi / 72 for t in drawn), default=0.0)
 
 
-def renderings(fig: Figure, dpi: float | None = None) -> dict:
-    """Both renderings of ``fig`` (:func:`compact`), inlined: ``{"wide": {"src": data URI, "text_px": px},
-    "narrow": {…}}``; the narrow one drawn again for :data:`~sts_lib.layout.PHONE` (a figure no drawing made
-    is rendered as it is)."""
+def halved(png: bytes) -> bytes:
+    """``png`` at half its width and height (each pixel the mean of a 2 x 2 block): a picture rendered at twice
+    a resolution, at that resolution."""
+    from PIL import Image          # matplotlib's own dependency
+
+    out = io.BytesIO()
+    Image.open(io.BytesIO(png)).convert("RGB").reduce(2).save(out, "PNG")
+    return out.getvalue()
+
+
+def _entry(png: bytes, drawn: list, dpi: float) -> dict:
+    return {"src": data_uri(compact(png)), "text_px": round(smallest_text_px(drawn, dpi), 2)}
+
+
+def renderings(fig: Figure, dpi: float | None = None, *, double: bytes | None = None) -> dict:
+    """Every rendering of ``fig`` (:func:`compact`), inlined: ``{"wide": {"src": data URI, "text_px": px},
+    "narrow": {…}, "dark": {"wide": {…}, "narrow": {…}}}``. The narrow one is drawn again for
+    :data:`~sts_lib.layout.PHONE`, and the dark pair for :data:`~sts_lib.layout.DESKTOP_DARK` and
+    :data:`~sts_lib.layout.PHONE_DARK`, by the function that drew ``fig``; a figure no drawing made is rendered
+    as it is, and has no dark pair.
+
+    ``double``: ``fig`` already rendered at twice ``dpi`` (the PDF's picture, :func:`render`), whose halving is
+    the wide rendering, rather than rendering ``fig`` once more (the fast path of the book build; the same
+    picture within a pixel's rounding of the crop).
+    """
     dpi = dpi or fig.dpi
-    wide, drawn = render(fig, dpi)
-    narrow, drawn_narrow = render(redraw(fig, PHONE), PHONE_DPI)
-    return {"wide": {"src": data_uri(compact(wide)), "text_px": round(smallest_text_px(drawn, dpi), 2)},
-            "narrow": {"src": data_uri(compact(narrow)),
-                       "text_px": round(smallest_text_px(drawn_narrow, PHONE_DPI), 2)}}
+    if double is not None:
+        wide, drawn = halved(double), drawn_texts(fig)
+    else:
+        wide, drawn = render(fig, dpi)
+    out = {"wide": _entry(wide, drawn, dpi), "narrow": _entry(*render(redraw(fig, PHONE), PHONE_DPI), PHONE_DPI)}
+    dark = redraw(fig, DESKTOP_DARK)
+    if dark is not fig:
+        out["dark"] = {"wide": _entry(*render(dark, dpi), dpi),
+                       "narrow": _entry(*render(redraw(fig, PHONE_DARK), PHONE_DPI), PHONE_DPI)}
+    return out
 
 
-def picture_data(fig: Figure) -> dict:
-    """What the static book shows for ``fig`` (:data:`MIME_PICTURE`): its two renderings and its alt text
-    (``fig.sts_alt``; the cell's own alt text, when it gives one, wins in the book)."""
-    return {**renderings(fig), "alt": getattr(fig, "sts_alt", "") or "", "media": PHONE_MEDIA}
+def picture_data(fig: Figure, *, double: bytes | None = None) -> dict:
+    """What the static book shows for ``fig`` (:data:`MIME_PICTURE`): its renderings (:func:`renderings`; ``double``
+    as there) and its alt text (``fig.sts_alt``; the cell's own alt text, when it gives one, wins in the book)."""
+    return {**renderings(fig, double=double), "alt": getattr(fig, "sts_alt", "") or "", "media": PHONE_MEDIA}
 
 
 __all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "MIME_PICTURE", "all_axes", "compact", "data_uri", "drawn_texts", "picture_data", "png_width", "render",
-           "renderings",
-           "smallest_text_px", "static_book"]
+           "MIME_PICTURE", "all_axes", "compact", "data_uri", "drawn_texts", "halved", "picture_data", "png_width",
+           "render", "renderings", "smallest_text_px", "static_book"]

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from .device import to_numpy
 from .history import HeldOut
-from .layout import DESKTOP, colorbar, current, drawing, legend, new_figure, outer_labels, stacked
+from .layout import DESKTOP, colorbar, current, drawing, legend, new_figure, outer_labels, palette, stacked
 
 
 def two_over_one(fig: Figure | None = None, *, height: float = 5.0):
@@ -52,8 +52,8 @@ def seed_legend_handles(runs: dict, color, linestyle=None, marker=None) -> list:
                       lw=1.8 if multi else 1.5, label=label) for i, label in enumerate(runs)]
     if multi:
         n = sorted(set(c for c in counts if c > 1))
-        handles += [Line2D([], [], color="0.45", lw=0.7, alpha=0.7, label="thin: one seed"),
-                    Line2D([], [], color="0.45", lw=1.8,
+        handles += [Line2D([], [], color=palette().guide, lw=0.7, alpha=0.7, label="thin: one seed"),
+                    Line2D([], [], color=palette().guide, lw=1.8,
                            label=f"thick: mean of {n[0] if len(n) == 1 else 'the'} seeds")]
     return handles
 
@@ -68,7 +68,7 @@ def plot_training(hist, *, plateau: float | None = None, title: str | None = Non
     steps = hist["step"]
     ax1.semilogy(steps, hist["loss"], label="held-out loss")
     if plateau is not None:
-        ax1.axhline(plateau, ls="--", c="gray", label="uniform plateau")
+        ax1.axhline(plateau, ls="--", c=palette().guide, label="uniform plateau")
     ax1.set(xlabel="step", ylabel="loss", title="loss")
     ax1.legend()
     ax2.plot(steps, hist["inv_loss"])
@@ -102,9 +102,9 @@ def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64,
     for ax, M, name in ((axes[0], W[:k, :k], "W"), (axes[1], V[:, :k], "V")):
         lim = np.abs(M).max() or 1.0
         im = ax.imshow(M, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest")
-        ax.axvline(d - 0.5, c="k", lw=0.8)
+        ax.axvline(d - 0.5, c=palette().ink, lw=0.8)
         if name == "W":
-            ax.axhline(d - 0.5, c="k", lw=0.8)
+            ax.axhline(d - 0.5, c=palette().ink, lw=0.8)
         if label is None:
             ax.set_title(f"{name} (X | E blocks{f', first {k:d}' if k < W.shape[0] else ''})")
         else:
@@ -243,7 +243,7 @@ def plot_ood(histories, *, axis: str = "T", keys: list[str] | None = None, floor
                 ax.semilogy(hs[0]["step"], np.mean([h[key] for h in hs], axis=0), color=c, ls=ls, lw=1.8,
                             label=f"{label}, mean of {len(hs)} seeds", **mk)
         if floor is not None:
-            ax.axhline(floor, ls=":", c="gray", lw=1)
+            ax.axhline(floor, ls=":", c=palette().guide, lw=1)
         ax.set(title=panel)
     if new:
         outer_labels(grid, xlabel="step", ylabel="held-out loss")

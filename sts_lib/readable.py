@@ -128,6 +128,7 @@ def figure_bundle(fig, *, min_size: float = 10.5, factor: float = 1.25, dpi: flo
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi or fig.dpi, bbox_inches="tight")
     out = {"image/png": base64.b64encode(buf.getvalue()).decode()}
-    if phone.static_book():
-        out[phone.MIME_PICTURE] = phone.picture_data(fig)
+    if phone.static_book():   # the PDF's picture at twice the screen's resolution is the book column's, halved
+        double = buf.getvalue() if dpi == 2 * fig.dpi else None
+        out[phone.MIME_PICTURE] = phone.picture_data(fig, double=double)
     return out

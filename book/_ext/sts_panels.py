@@ -6,7 +6,8 @@ is executed (the kernels inherit the environment), and ``show()`` then draws the
 grid with its own draw function and outputs it as data: ``application/vnd.sts.panel+json`` (controls,
 frames as ``data:`` PNGs, alt texts, text sizes; :mod:`sts_lib.chapters.static_panel`) beside an image/png
 of its first picture. Under the same switch every figure a chapter shows also outputs
-``application/vnd.sts.picture+json``: its desktop rendering and one drawn for a phone (:mod:`sts_lib.phone`).
+``application/vnd.sts.picture+json``: its desktop rendering and one drawn for a phone, and the same two in the
+dark theme (:mod:`sts_lib.phone`).
 
 This module alone turns that data into the page: :class:`StsOutputs` is myst-nb's renderer for the two types
 (its ``myst_nb.mime_renderers`` entry point, declared in ``book/_ext/pyproject.toml``, which the Makefile
@@ -46,7 +47,7 @@ _HTML = ("html", "dirhtml", "singlehtml")
 
 
 class sts_picture(nodes.General, nodes.Element):    # noqa: N801 (docutils names nodes in lower case)
-    """A figure's two renderings (``node["data"]``: :func:`sts_lib.phone.picture_data`), with its alt text."""
+    """A figure's renderings (``node["data"]``: :func:`sts_lib.phone.picture_data`), with its alt text."""
 
 
 class sts_panel(nodes.General, nodes.Element):      # noqa: N801
@@ -100,27 +101,42 @@ def _file(translator, src: str) -> str:
 
 
 def picture_markup(wide: tuple, narrow: tuple, alt: str, media: str, *, img_class: str = "",
-                   title: str = "Open the figure at full size") -> str:
+                   title: str = "Open the figure at full size", theme: str = "") -> str:
     """A ``<picture>`` of two renderings, ``(url, smallest text in image px)`` each: the phone one for ``media``,
     else the desktop one, in a link that opens it at full size.
 
-    >>> picture_markup(("w.png", 12.5), ("n.png", 9.4), "A & B", "(max-width: 36em)")[:60]
-    '<a class="sts-figure-link" href="w.png" target="_blank" rel="'
+    ``theme``: "" (shown in every theme), "light" or "dark" (one of a figure's two pictures, shown in that
+    theme: pydata-sphinx-theme's ``only-light``/``only-dark``). A dark picture's addresses wait in
+    ``data-src``/``data-srcset``, which ``static/sts-book.js`` moves into place once the page is dark, so a
+    light page never downloads it.
+
+    >>> picture_markup(("w.png", 12.5), ("n.png", 9.4), "A & B", "(max-width: 36em)")[:70]
+    '<a class="sts-figure-link" href="w.png" target="_blank" rel="noopener"'
+    >>> dark = picture_markup(("w.png", 12.5), ("n.png", 9.4), "A & B", "(max-width: 36em)", theme="dark")
+    >>> 'class="sts-figure-link only-dark"' in dark, ' src=' in dark, 'data-src="w.png"' in dark
+    (True, False, True)
     """
-    cls = f' class="{img_class}"' if img_class else ""
+    only = f"only-{theme}" if theme else ""
+    classes = " ".join(filter(None, (img_class, only)))
+    cls = f' class="{classes}"' if classes else ""
+    lazy = "data-" if theme == "dark" else ""
     # In a link from the start: a script that wrapped the picture later would move it while its image loads,
     # and the browser aborts and requests it again. The page's script points the link at the shown rendering.
-    return (f'<a class="{CLASSES["link"]}" href="{wide[0]}" target="_blank" rel="noopener" title="{title}">'
-            f'<picture class="{CLASSES["picture"]}"><source media="{media}" srcset="{narrow[0]}" '
-            f'data-text-px="{narrow[1]:.2f}"><img{cls} src="{wide[0]}" alt="{html.escape(alt)}" '
+    return (f'<a class="{" ".join(filter(None, (CLASSES["link"], only)))}" href="{wide[0]}" target="_blank" '
+            f'rel="noopener" title="{title}">'
+            f'<picture class="{CLASSES["picture"]}"><source media="{media}" {lazy}srcset="{narrow[0]}" '
+            f'data-text-px="{narrow[1]:.2f}"><img{cls} {lazy}src="{wide[0]}" alt="{html.escape(alt)}" '
             f'data-text-px="{wide[1]:.2f}"></picture></a>')
 
 
 def visit_picture(self, node) -> None:
     data = node["data"]
-    wide, narrow = data["wide"], data["narrow"]
-    self.body.append(picture_markup((_file(self, wide["src"]), wide["text_px"]),
-                                    (_file(self, narrow["src"]), narrow["text_px"]), node["alt"], data["media"]))
+    themes = [("light" if "dark" in data else "", data)] + ([("dark", data["dark"])] if "dark" in data else [])
+    for theme, pair in themes:
+        wide, narrow = pair["wide"], pair["narrow"]
+        self.body.append(picture_markup((_file(self, wide["src"]), wide["text_px"]),
+                                        (_file(self, narrow["src"]), narrow["text_px"]), node["alt"], data["media"],
+                                        theme=theme))
     raise nodes.SkipNode
 
 

@@ -22,14 +22,14 @@ from matplotlib.patches import Rectangle
 
 from .._validate import check_choice, check_int, check_T_q
 from ..metrics import monte_carlo_errors
-from ..layout import colorbar, drawing, legend, new_figure
+from ..layout import colorbar, drawing, legend, new_figure, palette
 from ..positional import pe_class, pe_for_task
 from ..probes import ray_model
 from ..task import Batch, STSTask
 from ..theory import mean_predictor_loss, uniform_plateau, zero_predictor_loss
 from .panel import Choice, FigurePanel, Ints, offered
 
-_CMAP = colormaps["RdBu_r"].with_extremes(bad="white")   # NaN = the gap before the query column
+_CMAP = colormaps["RdBu_r"]   # its NaN (the gap before the query column) is drawn in the page's colour
 PE_CHOICES = ("onehot", "stochastic_onehot", "near_orthogonal", "stochastic_random")
 
 
@@ -85,8 +85,8 @@ def _with_query(block: np.ndarray, query: np.ndarray) -> np.ndarray:
 def _draw_heatmap(ax, img: np.ndarray, lim: float, y: list[int], T: int, gid: str):
     """One (rows, T + 2) block with the selected columns (gold) and the query column (green) outlined."""
     rows, cols = img.shape
-    im = ax.imshow(img, cmap=_CMAP, aspect="auto", interpolation="nearest", vmin=-lim, vmax=lim,
-                   extent=(-0.5, cols - 0.5, rows - 0.5, -0.5))
+    im = ax.imshow(img, cmap=_CMAP.with_extremes(bad=palette().paper), aspect="auto", interpolation="nearest",
+                   vmin=-lim, vmax=lim, extent=(-0.5, cols - 0.5, rows - 0.5, -0.5))
     im.set_gid(gid)
     for i in y:
         ax.add_patch(Rectangle((i - 0.5, -0.5), 1, rows, fill=False, ec="gold", lw=2.2))
@@ -130,11 +130,11 @@ def plot_instance(fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int 
     # Right panel: each coordinate k, the selected tokens' values, the target and the plain mean.
     k = np.arange(d)
     sel = X[:, y]                                     # (d, q)
-    ax_t.plot(np.repeat(k, q), sel.reshape(-1), ".", c="0.6", ms=7, label="selected tokens $x_i$, $i\\in y$")
+    ax_t.plot(np.repeat(k, q), sel.reshape(-1), ".", c=palette().muted, ms=7, label="selected tokens $x_i$, $i\\in y$")
     ax_t.plot(k, b.target[0].numpy(), "D", c="C3", ms=8, label="target $\\frac{1}{q}\\sum_{i\\in y} x_i$",
               gid="target")
-    ax_t.plot(k, X.mean(1), "o", mfc="none", mec="k", ms=8, label="mean of all $T$ tokens")
-    ax_t.axhline(0, c="0.8", lw=0.8, zorder=0)
+    ax_t.plot(k, X.mean(1), "o", mfc="none", mec=palette().ink, ms=8, label="mean of all $T$ tokens")
+    ax_t.axhline(0, c=palette().faint, lw=0.8, zorder=0)
     top = max(float(np.abs(sel).max()), 0.5) * 1.15
     ax_t.set(xlabel="coordinate $k$", title="target vs. ignoring $y$", xlim=(-0.6, d - 0.4), ylim=(-top, top),
              xticks=k)

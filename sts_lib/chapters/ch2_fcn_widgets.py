@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validate import check_float, check_int, check_T_q
-from ..layout import NOTE_SIZE, drawing, legend, new_figure
+from ..layout import NOTE_SIZE, drawing, legend, new_figure, palette
 from ..probes import width_for_error
 from ..theory import (bound_width_for_error, fcn_bayes_error, fcn_lower_bound, random_first_layer_error,
                       zero_predictor_loss)
@@ -52,18 +52,19 @@ def plot_bound_explorer(fig: Figure | None = None, *, T: int = 10, d: int = 4, q
     base = zero_predictor_loss(d, q)
     pt = _bound_point(T, d, q, width, seed)
     fig, ax = new_figure(height=3.8, width=6.4, fig=fig)
-    ax.plot(grid, fcn_lower_bound(T, d, q, grid) / base, c="k", lw=2, label="lower bound, any FCN (derived here)",
-            gid="bound")
-    ax.plot(grid, random_first_layer_error(T, d, q, grid) / base, "--", c="0.5",
+    ax.plot(grid, fcn_lower_bound(T, d, q, grid) / base, c=palette().ink, lw=2,
+            label="lower bound, any FCN (derived here)", gid="bound")
+    ax.plot(grid, random_first_layer_error(T, d, q, grid) / base, "--", c=palette().guide,
             label="Gaussian random first layer (expected)")
     ax.plot([width], [pt["random_sample"]], "X", c="C1", ms=11, label="one sampled random layer (exact)",
             gid="sample")
-    ax.plot([width], [pt["bound"]], "o", c="k", ms=8, gid="mark")
+    ax.plot([width], [pt["bound"]], "o", c=palette().ink, ms=8, gid="mark")
     ax.axvline(width, c="C0", lw=1, alpha=0.6)
-    ax.axvline(Td, ls=":", c="gray")
+    ax.axvline(Td, ls=":", c=palette().guide)
     ax.text(0.97, 0.95, f"$m_1={width}$, $Td={Td}$\nbound: {pt['bound']:.3f}\n"
             f"random layer: {max(pt['random_sample'], 0.0):.3f}\n(abs. bound {pt['bound'] * base:.3f})",
-            transform=ax.transAxes, ha="right", va="top", fontsize=NOTE_SIZE, bbox={"fc": "white", "ec": "0.8"})
+            transform=ax.transAxes, ha="right", va="top", fontsize=NOTE_SIZE,
+            bbox={"fc": palette().paper, "ec": palette().faint})
     ax.set(xlabel="first-layer width $m_1$", ylabel="error / (d/q)", xlim=(0, 2 * Td), ylim=(-0.02, 1.1))
     ax.set_title(f"T={T}, d={d}, q={q}: relative error allowed by a width-$m_1$ first layer")
     ax.legend(loc="lower left")
@@ -130,8 +131,8 @@ def plot_width_sweep(rows: list[dict], *, transformer: dict | None = None, extra
     w = np.array([r["width"] for r in rows])
     top = int(max(w.max(), T * d))
     grid = np.arange(0, top + 1)
-    ax.plot(grid, fcn_lower_bound(T, d, q, grid) / base, c="k", lw=2, label="lower bound (any FCN)")
-    ax.plot(grid, random_first_layer_error(T, d, q, grid) / base, "--", c="0.5",
+    ax.plot(grid, fcn_lower_bound(T, d, q, grid) / base, c=palette().ink, lw=2, label="lower bound (any FCN)")
+    ax.plot(grid, random_first_layer_error(T, d, q, grid) / base, "--", c=palette().guide,
             label="random first layer, Bayes-optimal rest")
     err = np.array([r["rel_error"] for r in rows])
     se = np.array([r.get("error_se", 0.0) / base for r in rows])
@@ -144,8 +145,8 @@ def plot_width_sweep(rows: list[dict], *, transformer: dict | None = None, extra
     if transformer is not None:
         ax.scatter([transformer["width"]], [transformer["rel_error"]], marker="*", s=220, c="C3", zorder=5,
                    label=f"transformer, width $d+m$={transformer['width']}")
-    ax.axvline(T * d, ls=":", c="gray")
-    ax.text(T * d, 0.55, " $m_1=Td$", color="gray", fontsize=NOTE_SIZE, rotation=90, va="center", ha="right")
+    ax.axvline(T * d, ls=":", c=palette().guide)
+    ax.text(T * d, 0.55, " $m_1=Td$", color=palette().guide, fontsize=NOTE_SIZE, rotation=90, va="center", ha="right")
     ax.set(xlabel="first-layer width $m_1$", ylabel="error / (d/q)", ylim=(-0.02, 1.12),
            title=title or f"T={T}, d={d}, q={q}")
     legend(ax, place="beside", loc="upper right")     # a phone's narrow panel: under it, off the Td label
@@ -182,16 +183,16 @@ def plot_width_scaling(sweeps: dict, *, rel_target: float | None = None, title: 
             bound_needed.append(bound_width_for_error(T, d, q, rel_target))
     ax.set(xlabel="first-layer width / $(Td)$", ylabel="error / (d/q)", ylim=(-0.02, 1.1),
            title=title or "trained FCNs (solid) and the bound (dashed)")
-    ax.axvline(1.0, ls=":", c="gray")
+    ax.axvline(1.0, ls=":", c=palette().guide)
     if rel_target is not None:
         rel_target = check_float("rel_target", rel_target, low=0.0, strict_low=True)
         ax.axhline(rel_target, c="C3", lw=0.8)
         ax2 = axes[1]
         xs_a = np.array(xs, dtype=float)
         ax2.plot(xs_a, needed, "o-", c="C3", label="trained FCN (measured)")
-        ax2.plot(xs_a, bound_needed, "s--", c="k", label="required by the bound")
+        ax2.plot(xs_a, bound_needed, "s--", c=palette().ink, label="required by the bound")
         lim = max(np.nanmax(needed) if np.isfinite(needed).any() else 0, xs_a.max()) * 1.15
-        ax2.plot([0, lim], [0, lim], ":", c="gray", label="width $= Td$")
+        ax2.plot([0, lim], [0, lim], ":", c=palette().guide, label="width $= Td$")
         ax2.set(xlabel="$Td$", ylabel=f"width to reach error/(d/q) = {rel_target:g}", xlim=(0, lim),
                 ylim=(0, lim), title="width needed vs. $Td$")
         ax2.legend()

@@ -21,7 +21,7 @@ from matplotlib.ticker import MaxNLocator
 from .._validate import check_float, check_int, check_T_q
 from .ch3_dynamics import fit_inverse_loss_rate, snapshot_reports
 from ..models import TheoryTransformer
-from ..layout import NOTE_SIZE, drawing, legend, new_figure
+from ..layout import NOTE_SIZE, drawing, legend, new_figure, palette
 from ..plots import two_over_one
 from ..report import Markdown, table
 from ..task import STSTask
@@ -69,8 +69,8 @@ def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
     steps, loss = hist["step"], hist["loss"]
     pos = steps > 0
     ax1.loglog(steps[pos], loss[pos], label="trained (held-out)")
-    ax1.loglog(red["step"][1:], red["loss"][1:], "k--", lw=1, label="reduced model [R]")
-    ax1.axhline(uniform_plateau(p["d"], p["T"], p["q"]), c="gray", ls=":", label="uniform plateau")
+    ax1.loglog(red["step"][1:], red["loss"][1:], "--", c=palette().ink, lw=1, label="reduced model [R]")
+    ax1.axhline(uniform_plateau(p["d"], p["T"], p["q"]), c=palette().guide, ls=":", label="uniform plateau")
     ax1.set(xlabel="step", ylabel="loss", title="loss")
     ax1.legend()
     fit = run["fit"]
@@ -85,8 +85,8 @@ def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
     s = rep["step"] > 0
     ax3.semilogx(rep["step"][s], rep["alpha"][s], c="C0", label=r"$\alpha$ (gap of $W_{EE}$)")
     ax3.semilogx(rep["step"][s], rep["gamma"][s], c="C1", label=r"$\gamma$ (scale of $V_X$)")
-    ax3.semilogx(red["step"][1:], red["alpha"][1:], "k--", lw=1, label="reduced model [R]")
-    ax3.semilogx(red["step"][1:], red["gamma"][1:], "k--", lw=1)
+    ax3.semilogx(red["step"][1:], red["alpha"][1:], "--", c=palette().ink, lw=1, label="reduced model [R]")
+    ax3.semilogx(red["step"][1:], red["gamma"][1:], "--", c=palette().ink, lw=1)
     ax3.semilogx(rep["step"][s], optimal_gamma(rep["alpha"][s], p["T"], p["q"]), c="C1", ls=":", lw=1,
                  label=r"$\gamma^*(\alpha)$")
     ax3.set(xlabel="step", title="value first, then attention")
@@ -168,7 +168,7 @@ def plot_ray_loss(d: int, T: int, q: int, c_mc, loss_mc, *, c_max: float = 10.0,
     ax.semilogy(c_mc, loss_mc, "o", c="C3", label="Monte Carlo (measured)")
     for tgt in targets:
         ct = c_for_loss(tgt, d, T, q)
-        ax.plot([ct, ct], [tgt / 3, tgt], c="gray", lw=0.8)
+        ax.plot([ct, ct], [tgt / 3, tgt], c=palette().guide, lw=0.8)
         ax.annotate(f"L={tgt:g} at c={ct:.2f}", (ct, tgt), fontsize=NOTE_SIZE, xytext=(3, 3),
                     textcoords="offset points")
     ax.set(xlabel=r"scale $c$ of $W = cW^\star$", ylabel="loss",

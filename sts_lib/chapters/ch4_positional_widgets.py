@@ -25,7 +25,7 @@ from ..theory import coherence_reference, loss_on_ray, max_unselected_score
 from ..probes import score_margin
 from ..report import Markdown, plain, table
 from ..results import per_seed
-from ..layout import colorbar, drawing, legend, new_figure, stacked
+from ..layout import colorbar, drawing, legend, new_figure, palette, stacked
 from . import ch4_width_law as wlaw
 from .panel import Choice, FigurePanel, Ints
 
@@ -125,8 +125,8 @@ def plot_coherence(ms, measured: dict) -> Figure:
         ax.loglog(ms, vals, "o-", c=f"C{k}", label=f"T={T} measured")
         ax.loglog(ms, ref["paper_scale"], c=f"C{k}", ls=":", lw=1)
         ax.loglog(ms, ref["union_bound"], c=f"C{k}", ls="--", lw=1)
-    ax.plot([], [], "k:", lw=1, label=r"$\sqrt{2\log T/m}$")
-    ax.plot([], [], "k--", lw=1, label=r"$\sqrt{2\log(T(T-1))/m}$")
+    ax.plot([], [], ":", c=palette().ink, lw=1, label=r"$\sqrt{2\log T/m}$")
+    ax.plot([], [], "--", c=palette().ink, lw=1, label=r"$\sqrt{2\log(T(T-1))/m}$")
     ax.set(xlabel="PE dimension m", ylabel=r"max$_{i\neq j}|\langle p_i,p_j\rangle|$",
            title="coherence of fresh random unit vectors")
     legend(ax, ncols=2)
@@ -146,7 +146,7 @@ def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95)
     for (T, q), rates in curves.items():
         a1.semilogx(ms, rates, marker=marker[T], ms=4, c=color[q], ls="-" if T == Ts[0] else "--",
                     label=f"T={T}, q={q}")
-    a1.axhline(prob, c="gray", ls=":", lw=1)
+    a1.axhline(prob, c=palette().guide, ls=":", lw=1)
     a1.set(xlabel="PE dimension m", ylabel="P(margin > 0)", title="selection succeeds once m is large enough")
     legend(a1, ncols=2, loc="lower right")
     x = np.array([r["q_log_T"] for r in rows])
@@ -155,14 +155,15 @@ def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95)
     for r in rows:
         a2.scatter(r["q_log_T"], r["m_star"], c=color[r["q"]], marker=marker[r["T"]], zorder=3)
     grid = np.linspace(0, x.max() * 1.05, 50)
-    a2.plot(grid, fit["slope"] * grid, "k--", lw=1, label=f"{fit['slope']:.2f} q log T ($R^2$ {fit['r2']:.2f})")
+    a2.plot(grid, fit["slope"] * grid, "--", c=palette().ink, lw=1,
+            label=f"{fit['slope']:.2f} q log T ($R^2$ {fit['r2']:.2f})")
     if all("heuristic" in r for r in rows):
         h = np.array([r["heuristic"] for r in rows])
         hfit = fit_through_origin(h, y)
-        a2.scatter(x, hfit["slope"] * h, facecolors="none", edgecolors="k", s=45, zorder=2,
+        a2.scatter(x, hfit["slope"] * h, facecolors="none", edgecolors=palette().ink, s=45, zorder=2,
                    label=f"{hfit['slope']:.2f} x heuristic ($R^2$ {hfit['r2']:.2f})")
     handles = [Line2D([], [], c=color[q], lw=0, marker="o", label=f"q={q}") for q in qs]
-    handles += [Line2D([], [], c="0.3", lw=0, marker=marker[T], label=f"T={T}") for T in Ts]
+    handles += [Line2D([], [], c=palette().ink, lw=0, marker=marker[T], label=f"T={T}") for T in Ts]
     legend(a2, handles=a2.get_legend_handles_labels()[0] + handles, ncols=2, loc="upper left")
     a2.set(xlabel=r"$q\log T$", ylabel=f"smallest m with\nP(margin > 0) >= {prob:g}",
            title="the width needed grows with q log T, but not in proportion")
@@ -175,7 +176,7 @@ def plot_ray_floors(cs, curves: dict, *, d: int, T: int, q: int) -> Figure:
     against the exact one-hot curve, which has no floor."""
     cs = np.asarray(cs, dtype=float)
     fig, ax = new_figure(height=4.1, width=5.8)
-    ax.semilogy(cs, loss_on_ray(cs, d, T, q), "k-", label="one-hot (fixed or pool): closed form")
+    ax.semilogy(cs, loss_on_ray(cs, d, T, q), "-", c=palette().ink, label="one-hot (fixed or pool): closed form")
     for k, (label, losses) in enumerate(curves.items()):
         losses = np.asarray(losses)
         ax.semilogy(cs, losses, c=f"C{k}", label=label)

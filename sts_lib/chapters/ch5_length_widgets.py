@@ -19,7 +19,7 @@ from matplotlib.ticker import LogLocator
 from .._validate import check_choice, check_int
 from ..device import make_generator, to_numpy
 from ..figures import pe_colors, pe_markers
-from ..layout import drawing, legend, new_figure
+from ..layout import drawing, legend, new_figure, palette
 from ..plots import plot_ood
 from ..positional import PE_COLORS
 from ..history import History
@@ -76,7 +76,7 @@ class LengthExplorer:
                         lw=2.5 if key == pe else 1, label=f"{run.label} (measured)")
             if np.isfinite(self.predicted[key]).any():
                 ax.semilogy(self.lengths, self.predicted[key], "--", c=c, lw=1, label=f"{run.label} (closed form)")
-        ax.axvline(T_test, c="k", lw=0.8, ls=":")
+        ax.axvline(T_test, c=palette().ink, lw=0.8, ls=":")
         ax.set(xlabel=r"test length $T_{\mathrm{test}}$", ylabel="held-out loss", title=f"trained at T={self.T}")
         # Minor labels at 2 and 5 only: at this height 3 and 4 x 10^-1 ran together.
         ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
@@ -102,7 +102,7 @@ def _draw_attention(ax, run: LengthRun, T_test: int, seed: int) -> None:
         a = to_numpy(run.model.attention(b)[0])
     sel = b.mask[0].bool().numpy()
     pos = np.arange(T_test)
-    ax.bar(pos[~sel], a[~sel], color="0.6", label="not selected")
+    ax.bar(pos[~sel], a[~sel], color=palette().muted, label="not selected")
     ax.bar(pos[sel], a[sel], color="C3", label="selected (y)")
     # Mark the selected positions too, so a selected token that gets no attention is still visible.
     ax.plot(pos[sel], np.full(sel.sum(), 0.03), "v", c="C3", ms=7)

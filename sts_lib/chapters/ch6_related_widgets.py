@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from .._validate import check_choice
 from .ch6_scan_snap import ScanSnapHistory, token_groups
-from ..layout import drawing, legend, new_figure, stacked
+from ..layout import drawing, legend, new_figure, palette, stacked
 from .panel import Choice, FigurePanel
 
 
@@ -36,20 +36,21 @@ def _draw_run(axes, hist: ScanSnapHistory, label: str = "") -> None:
         name = {0: f"distinct {tok} (rarest)", len(dist) - 1: f"distinct {tok} (most frequent)"}.get(i)
         a1.plot(steps, hist.attention[:, 0, tok], color=c, lw=1.2, label=name)
         a2.plot(steps, hist.z[:, tok], color=c, lw=1.2, label=name)
-    a1.plot(steps, hist.attention[:, 0, g["common"].numpy()].sum(-1), "k--", lw=1.5, label="all 10 common tokens")
-    a2.plot(steps, hist.z[:, g["common"].numpy()].mean(-1), "k--", lw=1.5, label="common tokens (mean)")
+    a1.plot(steps, hist.attention[:, 0, g["common"].numpy()].sum(-1), "--", c=palette().ink, lw=1.5,
+            label="all 10 common tokens")
+    a2.plot(steps, hist.z[:, g["common"].numpy()].mean(-1), "--", c=palette().ink, lw=1.5, label="common tokens (mean)")
     a1.set(xscale="log", xlabel="step", ylabel=r"attention ($T\to\infty$)", ylim=(0, 1.05),
            title=f"class 0 attention {label}".strip())
     a2.set(xscale="log", xlabel="step (log scale)", ylabel="attention logit z", title="logits z (log-time axis)")
     a3.plot(steps, hist.entropy("distinct"), c="C3")
-    a3.axhline(np.log(len(dist)), ls=":", c="gray", lw=1)
+    a3.axhline(np.log(len(dist)), ls=":", c=palette().guide, lw=1)
     a3.set(xscale="log", xlabel="step", ylabel="entropy (nats)", ylim=(0, np.log(len(dist)) * 1.05),
            title="entropy over distinct tokens")
     n = len(dist)
     handles = [Line2D([], [], color=colors[0], lw=1.2, label=f"distinct token {dist[0]} (rarest)"),
                Line2D([], [], color=colors[n // 2], lw=1.2, label="lighter: more frequent"),
                Line2D([], [], color=colors[-1], lw=1.2, label=f"distinct token {dist[-1]} (most frequent)"),
-               Line2D([], [], color="k", ls="--", lw=1.5,
+               Line2D([], [], color=palette().ink, ls="--", lw=1.5,
                       label=f"the {len(g['common'])} common tokens\n(attention: all together;\nlogit: their mean)")]
     legend(a3.figure, handles=handles, place="slot", loc="center", bbox_to_anchor=(0.75, 0.27),
            title="class 0 (top panels)")
@@ -87,7 +88,7 @@ def plot_ratio_sweep(sweep: dict[float, ScanSnapHistory]) -> Figure:
     a2.set(xscale="log", xlabel=r"$\eta_Y/\eta_Z$ ($\eta_Z$ fixed)", ylabel="entropy (nats)",
            title="at the end of training,\nagainst the learning-rate ratio")
     b2 = a2.twinx()
-    b2.plot(ratios, C, "s--", c="k", label="final common-token attention")
+    b2.plot(ratios, C, "s--", c=palette().ink, label="final common-token attention")
     b2.set_ylabel("attention on common tokens")
     a2.legend(handles=a2.get_lines() + b2.get_lines(), loc="lower right")
     return fig
@@ -99,9 +100,9 @@ def plot_nope_sts(curves: dict[str, dict], *, plateau: float, best_symmetric: fl
     fig, ax = new_figure(height=3.4, width=5.6)
     for i, (label, c) in enumerate(curves.items()):
         ax.semilogy(c["step"], c["loss"], label=label, c=f"C{i}")
-    ax.axhline(plateau, ls="--", c="gray", label="uniform plateau d(T-q)/(qT)")
+    ax.axhline(plateau, ls="--", c=palette().guide, label="uniform plateau d(T-q)/(qT)")
     if best_symmetric is not None:
-        ax.axhline(best_symmetric, ls=":", c="k", label="best symmetric predictor (same batch)")
+        ax.axhline(best_symmetric, ls=":", c=palette().ink, label="best symmetric predictor (same batch)")
     ax.set(xlabel="step", ylabel="held-out loss", title="STS_q without token PEs")
     ax.legend()
     return fig

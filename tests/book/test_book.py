@@ -15,8 +15,9 @@ of view, images without descriptive alt text, raw dictionaries or bare FAIL line
 claims table, a figure shown twice, and any serious or critical accessibility violation that
 axe-core finds (at 1280 px in the light and the dark theme, at 390 px in the light one). Each page is loaded
 as on a first visit (browser cache off) and weighed: the bytes of the HTML and of every script, style sheet,
-font and image it requests, as served; a page over 3 MB fails. One full-page screenshot per page and width
-goes to ``_build/screenshots/{desktop,phone}/``, with the weights in ``page-weights.json`` next to them.
+font and image it requests, as served; a page over 3 MB fails. One screenshot per page and width (its first
+screen; the whole page with ``STS_SCREENSHOTS=full``) goes to ``_build/screenshots/{desktop,phone}/``, with the
+weights in ``page-weights.json`` next to them.
 
 Without Chromium or Playwright the browser test is skipped, unless the environment variable
 ``CI`` is set: then it fails (``.ci/run`` installs Chromium).
@@ -25,6 +26,7 @@ Without Chromium or Playwright the browser test is skipped, unless the environme
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -140,8 +142,15 @@ _INSPECT_JS = r"""
     mjxErrors: Array.from(document.querySelectorAll('mjx-merror, [data-mjx-error]'))
       .map(n => n.getAttribute('data-mjx-error') || n.textContent).slice(0, 5),
     rawTex: raw,
-    brokenImages: Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)
-      .map(i => i.getAttribute('src')),
+    // An image the page does not show (the other theme's picture; a dark one has no address until the page is
+    // dark) is not broken: what is shown must be.
+    brokenImages: Array.from(document.images).filter(i => i.getClientRects().length)
+      .filter(i => !i.complete || i.naturalWidth === 0).map(i => i.getAttribute('src')),
+    // A figure that shows its light picture on a dark page (sts_lib.phone draws every figure for both themes).
+    lightInDark: document.documentElement.dataset.theme !== 'dark' ? [] :
+      Array.from(document.querySelectorAll('article .cell_output picture img'))
+        .filter(i => i.getClientRects().length && !i.classList.contains('only-dark'))
+        .map(i => (i.getAttribute('alt') || i.getAttribute('src') || '').slice(0, 60)),
     // A static panel's control or readout that runs past the panel's edge (a phone cannot see its value).
     panelOverflow: Array.from(document.querySelectorAll('.sts-static-panel')).flatMap(p => {
       const edge = p.getBoundingClientRect().right + 0.5;
@@ -207,6 +216,7 @@ _INSPECT_JS = r"""
     const seen = new Map(), dupes = [];
     for (const img of article.querySelectorAll('.cell_output img')) {
       const src = img.getAttribute('src');
+      if (!img.getClientRects().length) continue;                  // not shown (the other theme's picture)
       if (seen.has(src)) dupes.push(src); else seen.set(src, 1);
     }
     // Code cells, printed outputs and code blocks (issue 17, item 6): no line hidden past the edge of the
@@ -364,10 +374,11 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
                                timeout=PAGE_TIMEOUT_MS)
         page.evaluate("() => document.fonts.ready.then(() => true)")
         page.evaluate("() => window.scrollTo(0, 0)")
-        # A full-page screenshot is for a person to look at. Of the two long API pages (generated from the
-        # docstrings) it takes tens of seconds on a busy two-core machine: their first screen is enough.
-        api = "/appendix/api" in url
-        page.screenshot(path=str(shot), full_page=not api, timeout=4 * PAGE_TIMEOUT_MS)
+        # A screenshot is for a person to look at, not a check: the first screen by default (0.1 s), the whole
+        # page with STS_SCREENSHOTS=full (about 2 s a page at 1280 px, a quarter of this pass). The two long API
+        # pages (generated from the docstrings) take tens of seconds whole: their first screen is always enough.
+        full = FULL_SCREENSHOTS and "/appendix/api" not in url
+        page.screenshot(path=str(shot), full_page=full, timeout=4 * PAGE_TIMEOUT_MS)
         # Then every dropdown is opened (claims tables, solutions, hidden outputs), so that the checks
         # below see what a reader sees after opening them, and their images load.
         page.evaluate(_OPEN_DROPDOWNS_JS)
@@ -377,15 +388,30 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
         # the rendering step), as they would for a reader who opens one.
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         report = page.evaluate(_INSPECT_JS, width)
-        # Accessibility: axe-core on the page as a reader has it, in the light and the dark theme at a desktop
-        # width (the theme switch re-styles the same page) and in the light theme on a phone.
-        problems += _axe_violations(page, ("light", "dark") if width >= 600 else ("light",))
+        # A first visit's weight: what the page fetched in the light theme (a reader who turns the page dark
+        # fetches its dark pictures then, in place of nothing).
         weights = {}
         for resp in responses:
             try:
                 weights[resp.url] = weights.get(resp.url, 0) + len(resp.body())
             except Exception:  # a redirect or an aborted request has no body
                 pass
+        # Accessibility: axe-core on the page as a reader has it, in the light and the dark theme at a desktop
+        # width (the theme switch re-styles the same page) and in the light theme on a phone.
+        problems += _axe_violations(page, ("light", "dark") if width >= 600 else ("light",))
+        # The figures on a dark page (at both widths): each shows its dark picture, which loads, fits and is
+        # legible as shown, as the light ones above.
+        page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; "
+                      "document.documentElement.dataset.mode = 'dark'; }")
+        page.wait_for_function("() => Array.from(document.images).filter(i => i.getClientRects().length)"
+                               ".every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        dark = page.evaluate(_INSPECT_JS, width)
+        problems += [f"dark theme: figure shows its light picture: {a}" for a in dark["lightInDark"]]
+        problems += [f"dark theme: image did not load: {src}" for src in dark["brokenImages"]]
+        problems += [f"dark theme: figure text below {9 if width < 600 else 11} px: {t}" for t in dark["smallText"]]
+        problems += [f"dark theme: figure wider than its box or the window: {w}" for w in dark["wideImages"]]
+        problems += [f"dark theme: figure shown twice on the page: {d}" for d in dark["duplicateImages"]]
     except Exception as exc:  # a timeout or a crash is a problem of this page, not of the test
         problems.append(f"could not check the page: {exc}")
         page.close()
@@ -432,10 +458,16 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
 AXE_CORE = ROOT / ".venv" / "axe" / "node_modules" / "axe-core" / "axe.min.js"   # npm's, pinned in the Makefile
 
 
+#: What the dark theme can change: colours, and which of a light/dark pair of pictures is shown (``only-dark``).
+#: Every other rule reads the page's structure (names, roles, labels, headings), which the theme switch leaves as
+#: it is, so the light pass has checked it; these rules are about two thirds of a pass's time.
+THEME_RULES = ("color-contrast", "link-in-text-block", "image-alt", "role-img-alt", "svg-img-alt")
+
+
 def _axe_violations(page, modes) -> list[str]:
     """Every serious or critical axe-core violation of ``page`` in each colour mode of ``modes``: npm's axe-core
     (`make test` installs the version the Makefile pins), run by the axe-playwright-python package; nothing is
-    fetched."""
+    fetched. The first mode runs every rule, each further one :data:`THEME_RULES`."""
     try:
         from axe_playwright_python.sync_playwright import Axe
     except ImportError:
@@ -445,11 +477,13 @@ def _axe_violations(page, modes) -> list[str]:
     axe, found = Axe(axe_script=AXE_CORE.read_text()), []
     # No transitions: the colours axe measures are the theme's, not a frame of a fade between two themes.
     page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
-    for mode in modes:
+    for k, mode in enumerate(modes):
         page.evaluate("m => { document.documentElement.dataset.theme = m; document.documentElement.dataset.mode = m; }",
                       mode)
         # preload off: axe would otherwise re-fetch every stylesheet (and resolve their @imports wrongly).
-        for v in axe.run(page, options={"resultTypes": ["violations"], "preload": False}).response["violations"]:
+        options = {"resultTypes": ["violations"], "preload": False,
+                   **({"runOnly": {"type": "rule", "values": list(THEME_RULES)}} if k else {})}
+        for v in axe.run(page, options=options).response["violations"]:
             if v["impact"] in ("serious", "critical"):
                 node = v["nodes"][0]
                 found.append(f"axe-core, {mode} theme: {v['id']} ({v['impact']}) on {len(v['nodes'])} element(s), "
@@ -457,6 +491,8 @@ def _axe_violations(page, modes) -> list[str]:
     return found
 
 
+#: STS_SCREENSHOTS=full: a full-page screenshot of every page (for a person to look at); else its first screen.
+FULL_SCREENSHOTS = os.environ.get("STS_SCREENSHOTS") == "full"
 # A desktop window and a phone (iPhone 12-14 width): the reader checks run at both.
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 
@@ -700,3 +736,65 @@ def test_axe_core_finds_a_planted_label_in_name_failure_that_the_book_script_fix
         browser.close()
     assert any("label-content-name-mismatch" in v and "on 2 element(s)" in v for v in before), before
     assert not after, after
+
+
+def test_the_dark_theme_pass_finds_what_only_the_dark_theme_shows():
+    """The dark pass runs only :data:`THEME_RULES`, and those catch what the theme switch can break: text that
+    passes in the light theme and is unreadable in the dark one, and a dark-only picture without alt text."""
+    from playwright.sync_api import sync_playwright
+
+    style = ('html[data-theme=dark] body { background: #111; } html[data-theme=dark] p { color: #333; } '
+             'html[data-theme=light] .only-dark, html:not([data-theme]) .only-dark { display: none; } '
+             'html[data-theme=dark] .only-light { display: none; }')
+    pixel = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
+             "awAAAABJRU5ErkJggg==")
+    body = (f'<main><h1>t</h1><p>Some text that only the dark theme makes unreadable.</p>'
+            f'<img class="only-light" src="{pixel}" alt="a described figure"><img class="only-dark" src="{pixel}">'
+            '</main>')
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_content(f'<html lang="en"><head><title>t</title><style>{style}</style></head><body>{body}</body>'
+                         '</html>')
+        light = _axe_violations(page, ("light",))
+        both = _axe_violations(page, ("light", "dark"))
+        browser.close()
+    assert not light, light
+    dark = [v for v in both if "dark theme" in v]
+    assert any("color-contrast" in v for v in dark) and any("image-alt" in v for v in dark), both
+
+
+def test_dark_pictures_load_only_on_a_dark_page_and_a_light_only_figure_is_reported():
+    """sts-book.js fetches a figure's dark picture only once the page is dark (a light page has no request for
+    it and does not count it as broken); on a dark page the check reports a figure that shows its light
+    picture."""
+    from playwright.sync_api import sync_playwright
+
+    pixel = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
+             "awAAAABJRU5ErkJggg==")
+    style = ('html[data-theme=light] .only-dark { display: none; } html[data-theme=dark] .only-light '
+             '{ display: none; } img { width: 20px; }')
+
+    def pair(alt, dark=True):   # a figure without a dark picture has one for every theme (sts_panels)
+        only = ' class="only-light"' if dark else ""
+        light = (f'<a class="sts-figure-link{" only-light" if dark else ""}" href="#"><picture><img{only} '
+                 f'src="{pixel}" alt="{alt}" data-text-px="20"></picture></a>')
+        return light + (f'<a class="sts-figure-link only-dark" href="#"><picture><img class="only-dark" '
+                        f'data-src="{pixel}" alt="{alt}" data-text-px="20"></picture></a>' if dark else "")
+    body = (f'<article><div class="cell_output">{pair("a figure drawn for both themes")}</div>'
+            f'<div class="cell_output">{pair("a figure drawn for the light theme only", dark=False)}</div></article>')
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.set_content(f'<html data-theme="light"><head><style>{style}</style></head><body>{body}</body></html>')
+        page.add_script_tag(path=str(ROOT / "book" / "_ext" / "static" / "sts-book.js"))
+        light = page.evaluate(_INSPECT_JS, 1280)
+        assert page.evaluate("() => document.querySelector('img.only-dark').getAttribute('src')") is None
+        page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
+        page.wait_for_function("() => document.querySelector('img.only-dark').complete")
+        dark = page.evaluate(_INSPECT_JS, 1280)
+        fetched = page.evaluate("() => document.querySelector('img.only-dark').getAttribute('src')")
+        browser.close()
+    assert not light["brokenImages"] and not light["lightInDark"], light
+    assert fetched == pixel and not dark["brokenImages"], dark["brokenImages"]
+    assert dark["lightInDark"] == ["a figure drawn for the light theme only"], dark["lightInDark"]

@@ -367,8 +367,19 @@ def test_text_report_measures_as_the_column_shows():
     assert readable.text_report(clash)["overlaps"] == [("one", "two")]
 
 
+# -- drawn for the book's column, then again for a phone (issue 23; issue 31: by the same draw function) -----------
+# A 390 px phone shows an image at most PHONE_COLUMN_PX (314) CSS px wide (a panel; a figure gets 357): the desktop
+# picture's 9 pt text would be about 6 px there. The static book shows each figure drawn again by its own function
+# for the phone's column (sts_lib.layout.redraw), whose smallest text must be shown at MIN_PHONE_TEXT_PX or more,
+# with nothing overlapping. One test per figure draws it once for each column (issue 31: each figure drawn once
+# per column).
+from matplotlib.colors import to_rgb  # noqa: E402
+
+from sts_lib import layout, phone  # noqa: E402
+
+
 @pytest.mark.parametrize("name", _FIGURE_NAMES)
-def test_every_library_figure_is_readable_in_the_book_column(name, small_data):
+def test_every_library_figure_is_readable_in_the_book_column_and_on_a_phone(name, small_data):
     fig = _drawn(_library_figures(small_data)[name]())
     report = readable.text_report(fig)
     px, text = report["sizes"][0]
@@ -379,18 +390,6 @@ def test_every_library_figure_is_readable_in_the_book_column(name, small_data):
     # The book's display hook (readable_figures) leaves such a figure as drawn: the same picture as its PNG.
     assert readable.fits_column(fig)
 
-
-# -- drawn again for a phone (issue 23; issue 31: by the same draw function) --------------------------------------
-# A 390 px phone shows an image at most PHONE_COLUMN_PX (314) CSS px wide (a panel; a figure gets 357): the desktop
-# picture's 9 pt text would be about 6 px there. The static book shows each figure drawn again by its own function
-# for the phone's column (sts_lib.layout.redraw), whose smallest text must be shown at MIN_PHONE_TEXT_PX or more,
-# with nothing overlapping.
-from sts_lib import layout, phone  # noqa: E402
-
-
-@pytest.mark.parametrize("name", _FIGURE_NAMES)
-def test_every_library_figure_has_a_readable_phone_rendering(name, small_data):
-    fig = _drawn(_library_figures(small_data)[name]())
     narrow = layout.redraw(fig, layout.PHONE)
     assert narrow is not fig, f"{name}: no drawing made it, so it cannot be drawn for a phone"
     report = readable.text_report(narrow, column_px=phone.PHONE_COLUMN_PX, dpi=phone.PHONE_DPI)
@@ -408,6 +407,38 @@ def test_every_library_figure_has_a_readable_phone_rendering(name, small_data):
               if id(ax) not in bars and ax.get_visible() and ax.axison]
     assert min(inches, default=9) >= 1.5, f"{name}: a panel is {min(inches):.2f} in wide on a phone"
     assert fig.get_size_inches()[0] >= narrow.get_size_inches()[0]
+
+    # Drawn again for a dark page: on the dark paper, no text and no line is left dark (a literal black or grey
+    # where the drawing should take the palette's ink or guide).
+    dark = layout.redraw(fig, layout.DESKTOP_DARK)
+    assert dark is not fig and to_hex(dark.get_facecolor()) == to_hex(layout.DARK.paper), name
+    assert not dark_marks(dark), f"{name}: drawn dark on the dark page: {dark_marks(dark)[:4]}"
+
+
+def dark_marks(fig) -> list[str]:
+    """The texts and lines of ``fig`` that would not show on a dark page: text darker than mid grey, a line
+    nearly black."""
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+
+    found = [f"text {t.get_text()[:30]!r} in {to_hex(t.get_color())}" for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and max(to_rgb(t.get_color())) < 0.5]
+    for line in fig.findobj(Line2D):
+        if line.get_visible() and line.get_linestyle() not in ("None", "", " ") and len(line.get_xdata()):
+            if max(to_rgb(line.get_color())) < 0.25:
+                found.append(f"line {line.get_label()[:30]!r} in {to_hex(line.get_color())}")
+    return found
+
+
+def test_a_literal_black_is_found_on_the_dark_page():
+    """The dark check above fails on a drawing that draws its reference line and note in black."""
+    @layout.drawing
+    def black(fig=None):
+        fig, ax = layout.new_figure(height=2.0, fig=fig)
+        ax.plot([0, 1], [0, 1], "k--", label="a closed form in black")
+        ax.text(0.5, 0.5, "a note in black", color="k")
+        return fig
+    assert len(dark_marks(layout.redraw(black(), layout.DESKTOP_DARK))) == 2
 
 
 def test_every_drawing_of_the_library_is_drawn_by_these_tests(small_data):

@@ -7,13 +7,30 @@
 //    sees that there is more, such a box gets the class sts-more-right (a shadow on its right edge)
 //    while part of it is hidden on the right, and sts-more-left while part is hidden on the left; it is
 //    made focusable, so that a keyboard reader can scroll it too.
+// 3. A figure has a light and a dark picture (sts_lib.phone; pydata-sphinx-theme shows the one of the page's
+//    theme). The dark one's addresses wait in data-src/data-srcset until the page is dark (the theme's data-theme
+//    on <html>, set at load and by its switch), so a light page never downloads the dark pictures.
 (function () {
   "use strict";
+  function darkPictures() {
+    if (document.documentElement.dataset.theme !== "dark") return;
+    Array.prototype.forEach.call(document.querySelectorAll("source[data-srcset]"), function (s) {
+      s.srcset = s.dataset.srcset;             // before the <img>'s src, so a phone fetches only its rendering
+      s.removeAttribute("data-srcset");
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("img[data-src]"), function (img) {
+      img.src = img.dataset.src;
+      img.removeAttribute("data-src");
+    });
+  }
+  new MutationObserver(darkPictures).observe(document.documentElement,
+                                             {attributes: true, attributeFilter: ["data-theme"]});
   var SKIP = ".sts-static-panel, a";
   function link(img) {
     var made = img.closest("a.sts-figure-link");
     if (made && !img.closest(".sts-static-panel")) {   // a <picture> in its link (sts_lib.phone): follow the shown rendering
-      var follow = function () { made.href = img.currentSrc || img.src; };
+      // (a dark picture not yet fetched has no address: its link keeps the one it was written with)
+      var follow = function () { made.href = img.currentSrc || img.src || made.href; };
       img.addEventListener("load", follow);
       if (img.complete) follow();
       return;
@@ -60,6 +77,7 @@
     });
   }
   function start() {
+    darkPictures();
     nameByText();
     Array.prototype.forEach.call(document.querySelectorAll("article .cell_output img"), link);
     // scroll events do not bubble, but a listener on the document sees them in the capture phase
