@@ -18,7 +18,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Palette:
     """The neutral colours of a theme, by role: every black, grey and white a drawing uses comes from here
-    (:func:`palette`), so the same draw function draws for a light page and a dark one. The data's own
+    (:func:`~sts_lib.layout.palette`), so the same draw function draws for a light page and a dark one. The data's own
     colours (``C0``-``C9``, a PE kind's colour, a colour map) are the same in both themes: a reader who
     switches theme finds each curve in the colour the text names."""
 

@@ -146,9 +146,10 @@ _INSPECT_JS = r"""
     // dark) is not broken: what is shown must be.
     brokenImages: Array.from(document.images).filter(i => i.getClientRects().length)
       .filter(i => !i.complete || i.naturalWidth === 0).map(i => i.getAttribute('src')),
-    // A figure that shows its light picture on a dark page (sts_lib.phone draws every figure for both themes).
+    // A figure that shows its light picture on a dark page (sts_lib.phone draws every figure for both themes; a
+    // static panel's frames are drawn once, light, on the panel's own light card).
     lightInDark: document.documentElement.dataset.theme !== 'dark' ? [] :
-      Array.from(document.querySelectorAll('article .cell_output picture img'))
+      Array.from(document.querySelectorAll('article .cell_output picture img:not(.sts-panel-img)'))
         .filter(i => i.getClientRects().length && !i.classList.contains('only-dark'))
         .map(i => (i.getAttribute('alt') || i.getAttribute('src') || '').slice(0, 60)),
     // A static panel's control or readout that runs past the panel's edge (a phone cannot see its value).
