@@ -150,8 +150,10 @@ _INSPECT_JS = r"""
     // static panel's frames are drawn once, light, on the panel's own light card).
     lightInDark: document.documentElement.dataset.theme !== 'dark' ? [] :
       Array.from(document.querySelectorAll('article .cell_output picture img:not(.sts-panel-img)'))
-        .filter(i => i.getClientRects().length && !i.classList.contains('only-dark'))
-        .map(i => (i.getAttribute('alt') || i.getAttribute('src') || '').slice(0, 60)),
+        .filter(i => i.getClientRects().length && (!i.classList.contains('only-dark') ||
+                     getComputedStyle(i).backgroundColor !== 'rgba(0, 0, 0, 0)'))
+        .map(i => (i.classList.contains('only-dark') ? 'on a light card: ' : '') +
+                  (i.getAttribute('alt') || i.getAttribute('src') || '').slice(0, 60)),
     // A static panel's control or readout that runs past the panel's edge (a phone cannot see its value).
     panelOverflow: Array.from(document.querySelectorAll('.sts-static-panel')).flatMap(p => {
       const edge = p.getBoundingClientRect().right + 0.5;
@@ -320,6 +322,11 @@ _INSPECT_JS = r"""
             clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
             duplicateImages: dupes, cutCode: cutCode.slice(0, 8), cutCodeCount: cutCode.length,
             wideImages: wideImages.slice(0, 8), hiddenVerdicts: hiddenVerdicts.slice(0, 8),
+            // Display equations that scroll sideways (shown, every dropdown open): issue 32 breaks long ones
+            // over lines (aligned, gathered), so that a phone reader sees each whole.
+            scrollingDisplays: Array.from(article.querySelectorAll('mjx-container[display="true"]'))
+              .filter(m => m.getClientRects().length && m.scrollWidth > m.clientWidth + 1)
+              .map(m => `${m.scrollWidth} px in ${m.clientWidth}: ${m.textContent.slice(0, 40)}`),
             pageScrollsSideways: pageWidth > vw + 1 ? pageWidth : 0};
   }
 }
@@ -451,6 +458,7 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
                         + ", ".join(f"{urllib.parse.urlsplit(u).path.rsplit('/', 1)[-1]} {n / 1e6:.2f} MB"
                                     for u, n in largest))
     measured = {"smallest_figure_text_px": report["smallestFigureText"],
+                "scrolling_displays": report["scrollingDisplays"],
                 "clipped_inline_math": report["clippedMathCount"],
                 "wrapped_printed_tables": len(report["wrappedTables"]), "printed_outputs": report["printedOutputs"]}
     return problems, weights, measured
@@ -492,6 +500,9 @@ def _axe_violations(page, modes) -> list[str]:
     return found
 
 
+#: Display equations of the whole book that may scroll sideways at a width (issue 32: "at most a handful"; 30 did
+#: at 390 px before they were broken over lines, none since).
+MAX_SCROLLING_DISPLAYS = 3
 #: STS_SCREENSHOTS=full: a full-page screenshot of every page (for a person to look at); else its first screen.
 FULL_SCREENSHOTS = os.environ.get("STS_SCREENSHOTS") == "full"
 # A desktop window and a phone (iPhone 12-14 width): the reader checks run at both.
@@ -556,6 +567,11 @@ def check_every_page(server: str, viewport: str) -> None:
           f"{sum(w.get('printed_outputs', 0) for w in weights.values())} printed outputs")
     print(f"\n{viewport}: first-load weight per page (MB): "
           + ", ".join(f"{rel} {w['bytes'] / 1e6:.2f}" for rel, w in weights.items()))
+    scrolling = [f"{rel}: {d}" for rel, w in weights.items() for d in w.get("scrolling_displays", [])]
+    print(f"\n{viewport}: {len(scrolling)} display equations scroll sideways" + "".join(f"\n  {d}" for d in scrolling))
+    if len(scrolling) > MAX_SCROLLING_DISPLAYS:
+        failures["(the whole book)"] = [f"{len(scrolling)} display equations scroll sideways (at most "
+                                         f"{MAX_SCROLLING_DISPLAYS}: break them over lines), e.g. {scrolling[:4]}"]
     report = "\n".join(f"{page}:\n  " + "\n  ".join(dict.fromkeys(ps)) for page, ps in failures.items())
     assert not failures, (f"{viewport} ({VIEWPORTS[viewport]['width']} px): {len(failures)} of {len(built)} pages "
                           f"have problems (screenshots in {shots}):\n{report}")
@@ -695,7 +711,9 @@ def test_reader_checks_fail_on_planted_problems():
            '<div class="sts-panel-control" style="width:380px"><label>a slider past the edge</label></div></div>'
            f'<img class="sts-panel-img" alt="a tall frame" src="{uri}" data-text-px="25" '
            'style="width:300px;height:900px">'
-           '<p class="sts-panel-caption">a tall panel</p></div>')
+           '<p class="sts-panel-caption">a tall panel</p></div>'
+           '<mjx-container display="true" style="display:block;overflow-x:auto;max-width:300px">'
+           '<span style="display:inline-block;width:600px">a long display</span></mjx-container>')
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 390, "height": 844})
@@ -712,6 +730,7 @@ def test_reader_checks_fail_on_planted_problems():
     assert bad["clippedMathCount"] == 2 and "wide" in bad["clippedMath"][0]
     assert bad["clippedMath"][1] == "60 px cut by its span.math: cut"        # inside the viewport, cut by its box
     assert len(bad["wrappedTables"]) == 1
+    assert not good["scrollingDisplays"] and bad["scrollingDisplays"] == ["600 px in 300: a long display"], bad
     assert not good["panelOverflow"] and bad["panelOverflow"][0].startswith("a slider past the edge (80 px)"), bad
     assert not good["panelTooTall"] and bad["panelTooTall"][0].startswith("a tall panel: 9"), bad["panelTooTall"]
     assert any(t.startswith("6.3 px") for t in bad["smallText"]), bad["smallText"]      # 12.5 px at half size
@@ -774,7 +793,7 @@ def test_dark_pictures_load_only_on_a_dark_page_and_a_light_only_figure_is_repor
     pixel = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
              "awAAAABJRU5ErkJggg==")
     style = ('html[data-theme=light] .only-dark { display: none; } html[data-theme=dark] .only-light '
-             '{ display: none; } img { width: 20px; }')
+             '{ display: none; } img { width: 20px; } .card img { background: #ccc; }')
 
     def pair(alt, dark=True):   # a figure without a dark picture has one for every theme (sts_panels)
         only = ' class="only-light"' if dark else ""
@@ -783,7 +802,8 @@ def test_dark_pictures_load_only_on_a_dark_page_and_a_light_only_figure_is_repor
         return light + (f'<a class="sts-figure-link only-dark" href="#"><picture><img class="only-dark" '
                         f'data-src="{pixel}" alt="{alt}" data-text-px="20"></picture></a>' if dark else "")
     body = (f'<article><div class="cell_output">{pair("a figure drawn for both themes")}</div>'
-            f'<div class="cell_output">{pair("a figure drawn for the light theme only", dark=False)}</div></article>')
+            f'<div class="cell_output">{pair("a figure drawn for the light theme only", dark=False)}</div>'
+            f'<div class="cell_output card">{pair("a dark figure on a light card")}</div></article>')
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -792,10 +812,11 @@ def test_dark_pictures_load_only_on_a_dark_page_and_a_light_only_figure_is_repor
         light = page.evaluate(_INSPECT_JS, 1280)
         assert page.evaluate("() => document.querySelector('img.only-dark').getAttribute('src')") is None
         page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
-        page.wait_for_function("() => document.querySelector('img.only-dark').complete")
+        page.wait_for_function("() => Array.from(document.querySelectorAll('img.only-dark')).every(i => i.complete)")
         dark = page.evaluate(_INSPECT_JS, 1280)
         fetched = page.evaluate("() => document.querySelector('img.only-dark').getAttribute('src')")
         browser.close()
     assert not light["brokenImages"] and not light["lightInDark"], light
     assert fetched == pixel and not dark["brokenImages"], dark["brokenImages"]
-    assert dark["lightInDark"] == ["a figure drawn for the light theme only"], dark["lightInDark"]
+    assert dark["lightInDark"] == ["a figure drawn for the light theme only", "on a light card: a dark figure on a "
+                                   "light card"], dark["lightInDark"]
