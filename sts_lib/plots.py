@@ -101,7 +101,7 @@ def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64,
     fig = axes[0].figure
     for ax, M, name in ((axes[0], W[:k, :k], "W"), (axes[1], V[:, :k], "V")):
         lim = np.abs(M).max() or 1.0
-        im = ax.imshow(M, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest")
+        im = ax.imshow(M, cmap=palette().diverging, vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest")
         ax.axvline(d - 0.5, c=palette().ink, lw=0.8)
         if name == "W":
             ax.axhline(d - 0.5, c=palette().ink, lw=0.8)

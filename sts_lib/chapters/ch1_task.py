@@ -29,7 +29,6 @@ from ..task import Batch, STSTask
 from ..theory import mean_predictor_loss, uniform_plateau, zero_predictor_loss
 from .panel import Choice, FigurePanel, Ints, offered
 
-_CMAP = colormaps["RdBu_r"]   # its NaN (the gap before the query column) is drawn in the page's colour
 PE_CHOICES = ("onehot", "stochastic_onehot", "near_orthogonal", "stochastic_random")
 
 
@@ -85,8 +84,10 @@ def _with_query(block: np.ndarray, query: np.ndarray) -> np.ndarray:
 def _draw_heatmap(ax, img: np.ndarray, lim: float, y: list[int], T: int, gid: str):
     """One (rows, T + 2) block with the selected columns (gold) and the query column (green) outlined."""
     rows, cols = img.shape
-    im = ax.imshow(img, cmap=_CMAP.with_extremes(bad=palette().paper), aspect="auto", interpolation="nearest",
-                   vmin=-lim, vmax=lim, extent=(-0.5, cols - 0.5, rows - 0.5, -0.5))
+    # NaN (the gap before the query column) is drawn in the page's colour
+    cmap = colormaps[palette().diverging].with_extremes(bad=palette().paper)
+    im = ax.imshow(img, cmap=cmap, aspect="auto", interpolation="nearest", vmin=-lim, vmax=lim,
+                   extent=(-0.5, cols - 0.5, rows - 0.5, -0.5))
     im.set_gid(gid)
     for i in y:
         ax.add_patch(Rectangle((i - 0.5, -0.5), 1, rows, fill=False, ec="gold", lw=2.2))

@@ -100,7 +100,7 @@ def plot_pe_samples(samplers: dict, T: int, *, seed: int = 0) -> Figure:
         P = pe.sample(2, T, generator=g).to_dense()
         lim = float(P.abs().max())
         for i in range(2):
-            axes[j][i].imshow(P[i].numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto",
+            axes[j][i].imshow(P[i].numpy(), cmap=palette().diverging, vmin=-lim, vmax=lim, aspect="auto",
                               interpolation="nearest")
             axes[j][i].set(title=f"{name}:\nsequence {i + 1}" if i == 0 else f"sequence {i + 1}",
                            ylabel="position i" if i == 0 or stacked(3) else "", xlabel="coordinate")
@@ -108,7 +108,7 @@ def plot_pe_samples(samplers: dict, T: int, *, seed: int = 0) -> Figure:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
             ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
         G = (P[0] @ P[0].T).numpy()
-        im = axes[j][2].imshow(G, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+        im = axes[j][2].imshow(G, cmap=palette().diverging, vmin=-1, vmax=1, interpolation="nearest")
         axes[j][2].set(title=r"Gram $\langle p_i,p_j\rangle$, seq. 1", xlabel="j", ylabel="i")
     colorbar(fig, im, ax=axes[-1][2], shrink=0.8)
     return fig

@@ -113,10 +113,14 @@ def read_home(root: str | Path | None = None) -> Home:
 
 
 def managed_sources(root: str | Path | None = None) -> list[Path]:
-    """The authored files that carry the home: every chapter source and exercise or project source."""
+    """The files that carry the home: every chapter source and exercise or project source, and the student and
+    solution notebooks built from the latter (the notebooks the book's Colab links open, committed): `make book`
+    (its ``notebooks`` step) rewrites the home in all of them, so a fork that changes the one setting and runs it
+    has nothing on the old home, without building the exercises again (which executes every solution)."""
     root = Path(root if root is not None else REPO)
-    return sorted((root / "book" / "src").glob("[0-9][0-9]_*.md")) + sorted(
-        p for p in (root / "exercises" / "source").glob("*.ipynb") if p.name.startswith(("ex", "pr")))
+    exercises = [p for folder in ("source", "student", "solutions")
+                 for p in (root / "exercises" / folder).glob("*.ipynb") if p.name.startswith(("ex", "pr"))]
+    return sorted([*(root / "book" / "src").glob("[0-9][0-9]_*.md"), *exercises])
 
 
 def written_home(text: str, name: str = "the text") -> Home:

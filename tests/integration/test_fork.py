@@ -2,12 +2,14 @@
 
 The project's files (what git tracks, and what it would track: ``git ls-files --cached --others
 --exclude-standard``) are copied to a temporary folder, ``_config.yml``'s ``repository: url/branch`` is set to
-another repository and branch, and the regeneration runs there as a fork would run it: ``make notebooks``
-(the sync, then jupytext's pairing) and the exercise build. Every file of the copy is then searched for the old
-home in each of its forms. The exercise build runs without executing the solution notebooks (``--no-execute``,
-saving about 30 s): execution only adds outputs, and the test checks that no stored output of the committed
-solutions holds any form of the home. Everything runs against the copy's own ``sts_lib`` (``PYTHONPATH``), so
-the working tree is never written.
+another repository and branch, and the regeneration runs there as a fork would run it: ``make notebooks``, the
+step of ``make book`` that writes sources (the sync, which also rewrites the built student and solution
+notebooks, the exercise pages and jupytext's pairing; executing the chapters and building the site write none),
+and nothing else: no ``make exercises`` (issue 32: a fork that ran only ``make book`` kept 18 exercise notebooks
+on the old home). Every file of the copy is then searched for the old home in each of its forms; the test also
+checks that no stored output of the committed solutions holds any form of the home, since the sync rewrites
+only the install and Colab lines. Everything runs against the copy's own ``sts_lib`` (``PYTHONPATH``), so the
+working tree is never written.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def test_a_fork_sets_its_home_once_and_no_file_keeps_the_old_one(tmp_path):
     old = read_home(ROOT)
     assert old != FORK
     forms = _old_forms(old)
-    for nb_path in sorted((ROOT / "exercises" / "solutions").glob("*.ipynb")):     # why --no-execute is enough
+    for nb_path in sorted((ROOT / "exercises" / "solutions").glob("*.ipynb")):     # outputs never name the home
         outputs = [str(o) for c in nbformat.read(str(nb_path), as_version=4).cells for o in c.get("outputs", [])]
         assert outputs and not any(f in o for o in outputs for f in forms), nb_path.name
     before = _digest(managed_sources(ROOT) + sorted((ROOT / "book").glob("*.ipynb")))
@@ -87,8 +89,7 @@ def test_a_fork_sets_its_home_once_and_no_file_keeps_the_old_one(tmp_path):
     # dated before the stamps as well.
     for name in ("pyproject.toml", "constraints.txt"):
         os.utime(copy / name, (0, 0))
-    steps = [["make", "--no-print-directory", "-o", ".venv/.stamp-install", "-o", ".venv/.stamp-torch", "notebooks"],
-             [sys.executable, "-m", "sts_lib.exercises", "build", "--no-execute"]]
+    steps = [["make", "--no-print-directory", "-o", ".venv/.stamp-install", "-o", ".venv/.stamp-torch", "notebooks"]]
     for cmd in steps:
         run = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, f"{' '.join(cmd)} failed:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"

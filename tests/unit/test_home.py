@@ -30,7 +30,7 @@ def _project(tmp_path: Path, url: str, branch: str = "main") -> Path:
 def test_every_source_follows_the_config():
     home = read_home(ROOT)
     sources = managed_sources(ROOT)
-    assert len(sources) >= 15                            # nine chapters, six exercise notebooks
+    assert len(sources) >= 30              # nine chapters; each exercise and project: source, student, solution
     assert all(written_home(p.read_text(), str(p)) == home for p in sources)
     assert sync(ROOT, check=True) == [], "a source is out of date with _config.yml: run `make notebooks`"
 
