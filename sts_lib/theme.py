@@ -20,9 +20,10 @@ from matplotlib import colormaps
 @dataclass(frozen=True)
 class Palette:
     """The neutral colours of a theme, by role: every black, grey and white a drawing uses comes from here
-    (:func:`~sts_lib.layout.palette`), so the same draw function draws for a light page and a dark one. The data's own
-    colours (``C0``-``C9``, a PE kind's colour, a colour map) are the same in both themes: a reader who
-    switches theme finds each curve in the colour the text names."""
+    (:func:`~sts_lib.layout.palette`), so the same draw function draws for a light page and a dark one. The
+    data's own colours (``C0``-``C9``, a PE kind's colour) are the same in both themes: a reader who switches
+    theme finds each curve in the colour the text names; a map of signed values keeps blue below zero and red
+    above, around a middle of the page's tone."""
 
     name: str                 # "light", "dark"
     paper: str                # the figure's and the axes' background
