@@ -118,10 +118,10 @@ def tail(steps, values, frac: float = 0.5, *, name: str = "values", frac_name: s
     """``(steps, values)`` over the last ``frac`` of the run (:func:`last_part`), as float arrays, checked.
 
     ``frac`` (called ``frac_name`` in errors) is in (0, 1]; ``steps`` and ``values`` (called ``name``) must be 1-d
-    and of one length. ``log_domain=True`` keeps only
-    the points a log-log fit can take (step > 0, value finite and > 0) and drops the rest; otherwise a non-finite
-    value in the range is an error. Fewer than ``min_points`` points in the range is an error that says what to do.
-    The one "last part of a run, validated" behind :mod:`sts_lib.checks` and the chapters' fits.
+    and of one length. ``log_domain=True`` keeps only the points a log-log fit can take (step > 0, value finite
+    and > 0) and drops the rest; otherwise a non-finite value in the range is an error. Fewer than ``min_points``
+    points in the range is an error that says what to do. The one "last part of a run, validated" behind
+    :mod:`sts_lib.checks` and the chapters' fits.
 
     >>> tail([0, 10, 20, 30], [4.0, 3.0, 0.0, 1.0], log_domain=True)
     (array([30.]), array([1.]))

@@ -138,12 +138,12 @@ def score_margin(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return sel - unsel
 
 
-def width_row(model: torch.nn.Module, task: STSTask, *, n: int, seed: int, device=None) -> dict:
+def width_row(model: torch.nn.Module, task: STSTask, *, n: int, seed: int, device=None, params: bool = True) -> dict:
     """How a trained model of a width sweep measures: its Monte Carlo ``error`` and ``error_se``
     (:func:`~sts_lib.metrics.monte_carlo_error`, ``n`` samples from ``seed``), ``rel_error`` (error / (d/q),
-    1 = the zero predictor) and ``params``; for an :class:`~sts_lib.models.FCN` also its width's lower ``bound``
-    (:func:`~sts_lib.theory.fcn_lower_bound`) and ``rel_bound``. The one row behind chapter 2's sweeps and the
-    ``fcn-width`` experiment's points, FCN and transformer alike.
+    1 = the zero predictor) and, with ``params``, its number of ``params``; for an :class:`~sts_lib.models.FCN`
+    also its width's lower ``bound`` (:func:`~sts_lib.theory.fcn_lower_bound`) and ``rel_bound``. The one row
+    behind chapter 2's sweeps and the ``fcn-width`` experiment's points, FCN and transformer alike.
 
     >>> from sts_lib.models import FCN
     >>> row = width_row(FCN(6, 2, 4, generator=make_generator(0)), STSTask(d=2, T=6, q=2), n=1024, seed=0)
@@ -152,8 +152,9 @@ def width_row(model: torch.nn.Module, task: STSTask, *, n: int, seed: int, devic
     """
     err, se = monte_carlo_error(model, task, n=n, seed=seed, device=device)
     base = zero_predictor_loss(task.d, task.q)
-    row = {"error": err, "error_se": se, "rel_error": err / base,
-           "params": sum(p.numel() for p in model.parameters())}
+    row = {"error": err, "error_se": se, "rel_error": err / base}
+    if params:
+        row["params"] = sum(p.numel() for p in model.parameters())
     if isinstance(model, FCN):
         bound = fcn_lower_bound(task.T, task.d, task.q, model.width)
         row |= {"bound": bound, "rel_bound": bound / base}

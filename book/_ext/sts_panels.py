@@ -131,8 +131,9 @@ def picture_markup(wide: tuple, narrow: tuple, alt: str, media: str, *, img_clas
 
 def visit_picture(self, node) -> None:
     data = node["data"]
-    themes = [("light" if "dark" in data else "", data)] + ([("dark", data["dark"])] if "dark" in data else [])
-    for theme, pair in themes:
+    # A figure drawn for both themes is two pictures, each shown in its theme; one without a dark pair, one picture.
+    pairs = [("light", data), ("dark", data["dark"])] if "dark" in data else [("", data)]
+    for theme, pair in pairs:
         wide, narrow = pair["wide"], pair["narrow"]
         self.body.append(picture_markup((_file(self, wide["src"]), wide["text_px"]),
                                         (_file(self, narrow["src"]), narrow["text_px"]), node["alt"], data["media"],

@@ -151,5 +151,4 @@ def _save_png(fig, path: Path) -> None:
 
 
 __all__ = ["DEFAULT_SEEDS", "EXPERIMENTS", "Experiment", "LANES", "MODULES", "SCALES", "check_seeds",
-           "experiment_config", "in_lane",
-           "run_experiment"]
+           "experiment_config", "in_lane", "run_experiment"]

@@ -107,8 +107,8 @@ def _train_random_pe(T: int, q: int, d: int, m: int, p: dict, seed: int, device,
     model = TheoryTransformer(d, m, position_only=True)
     run, _ = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
                                   rule=p["rule"], seed=seed, device=device, checkpoint=ckpt)
-    row = width_row(model, task, n=p["eval_samples"], seed=EVAL_SEED, device=device)
-    row.pop("params")         # never stored for these points: the cached rows have none, and a document mixes no shapes
+    # No params: these points never stored them (the cached rows have none, and a document mixes no shapes).
+    row = width_row(model, task, n=p["eval_samples"], seed=EVAL_SEED, device=device, params=False)
     return {"T": T, "q": q, "d": d, "m": m, "pe": "stochastic_random", "width": d + m, **row, **run}
 
 
@@ -147,8 +147,7 @@ def _onehot_point(T: int, d: int, q: int, p: dict, seed: int, device, ckpt) -> d
     model = TheoryTransformer(d, T)
     run, _ = train_to_convergence(model, task, lr=p["lr"], batch_size=p["batch_size"], max_steps=p["max_steps"],
                                   rule=p["rule"], seed=seed, device=device, checkpoint=ckpt)
-    row = width_row(model, task, n=p["eval_samples"], seed=EVAL_SEED, device=device)
-    row.pop("params")         # never stored for these points: the cached rows have none, and a document mixes no shapes
+    row = width_row(model, task, n=p["eval_samples"], seed=EVAL_SEED, device=device, params=False)   # as above
     return {"T": T, "d": d, "q": q, "pe": "onehot", "m": T, "width": d + T, **row, **run}
 
 
