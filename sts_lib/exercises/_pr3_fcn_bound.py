@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import torch
 
 from ..probes import width_for_error
 from ..theory.fcn import fcn_bayes_error, fcn_lower_bound, random_first_layer_error
@@ -47,21 +48,27 @@ def _width_at_error(t: Tester, fn):
           library_names=("fcn_lower_bound",))
 def _tight_layer(t: Tester, fn):
     cases = [(6, 3, 2, 8), (8, 2, 3, 5), (5, 4, 2, 12)]
-    results = []
-    for T, d, q, width in cases:
-        W = t.tensor(t.call(fn, T, d, q, width), "W", shape=(width, T * d), axes="(width, T*d)").double()
-        results.append(((T, d, q, width), fcn_bayes_error(W, T, d, q)))
+    layers = [t.tensor(t.call(fn, T, d, q, width), "W", shape=(width, T * d), axes="(width, T*d)").double()
+              for T, d, q, width in cases]
+    errors = [fcn_bayes_error(W, T, d, q) for W, (T, d, q, _) in zip(layers, cases)]
     t.award(1)
-    for (T, d, q, width), err in results:
-        rand = random_first_layer_error(T, d, q, width)
-        if not err < rand - 1e-9:
-            t.fail(f"at (T, d, q, width) = ({T}, {d}, {q}, {width}) your layer's Bayes error is {fmt(err)}, no better "
-                   f"than a Gaussian layer's {fmt(rand)}: which directions of vec X must every layer keep?")
+    # A Gaussian layer's error scatters around its mean: one draw in two beats the mean, but over 4,000
+    # draws none closed 0.57 of the gap to the bound and one in a thousand closed 0.48 (measured for these
+    # cases). Half the gap in every case is a margin no Gaussian layer earns by luck (about 1e-9 for three).
+    for (T, d, q, width), err in zip(cases, errors):
+        rand, bound = random_first_layer_error(T, d, q, width), fcn_lower_bound(T, d, q, width)
+        if not rand - err >= 0.5 * (rand - bound):
+            t.fail(f"at (T, d, q, width) = ({T}, {d}, {q}, {width}) your layer's Bayes error is {fmt(err)}: no better "
+                   f"than a Gaussian layer, whose mean is {fmt(rand)}, with the bound at {fmt(bound)} (close at least "
+                   "half of that gap): which directions of vec X must every layer keep?")
     t.award(1)
-    for (T, d, q, width), err in results:
+    for (T, d, q, width), W, err in zip(cases, layers, errors):
         bound = fcn_lower_bound(T, d, q, width)
         if not abs(err - bound) <= 1e-6 * max(bound, 1e-12) + 1e-9:
+            rank = int(torch.linalg.matrix_rank(W))
+            why = (f"its rank is {rank}, not the width {width}: the error counts the row space, so every row must add "
+                   "a direction" if rank < width else
+                   "keep all d sum directions 1 (x) e_k in the row space (the pair term then vanishes)")
             t.fail(f"at (T, d, q, width) = ({T}, {d}, {q}, {width}) your layer's Bayes error is {fmt(err)}, above the "
-                   f"bound {fmt(bound)} by {fmt(err - bound)}: keep all d sum directions 1 (x) e_k, and make the rest "
-                   "of the row space orthogonal to them")
+                   f"bound {fmt(bound)} by {fmt(err - bound)}: {why}")
     t.award(1)

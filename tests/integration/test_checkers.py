@@ -379,8 +379,9 @@ MISTAKES = [
     ("pr3.width_at_error", lambda w, e, t: _unsorted_width(w, e, t), 1, "any order"),
     ("pr3.width_at_error", lambda w, e, t: SOL["width_at_error"](w, e, t) if min(e) <= t else float(max(w)), 1,
      "return nan"),
-    ("pr3.tight_layer", lambda T, d, q, w: torch.randn(w, T * d, dtype=torch.float64), 1, "no better than a Gaussian"),
-    ("pr3.tight_layer", lambda T, d, q, w: _one_sum_direction(T, d, w), 2, "keep all d sum directions"),
+    ("pr3.tight_layer", lambda T, d, q, w: _gaussian_layer(T, d, w, seed=0), 1, "no better than a Gaussian"),
+    ("pr3.tight_layer", lambda T, d, q, w: _sum_directions(T, d, w, keep=d - 1), 2, "keep all d sum directions"),
+    ("pr3.tight_layer", lambda T, d, q, w: _sum_directions(T, d, w, keep=d, repeat_last=True), 2, "its rank is"),
 ]
 
 
@@ -419,11 +420,29 @@ def _unsorted_width(w, e, t):
     return float("nan")
 
 
-def _one_sum_direction(T, d, width):
-    first = torch.zeros(1, T * d, dtype=torch.float64)
-    first[0, 0::d] = 1.0
-    return torch.cat([first, torch.randn(width - 1, T * d, dtype=torch.float64,
-                                         generator=torch.Generator().manual_seed(3))])
+def _gaussian_layer(T, d, width, seed):
+    return torch.randn(width, T * d, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+
+
+def _sum_directions(T, d, width, keep, repeat_last=False):
+    """``keep`` of the d sum directions 1 (x) e_k, the other rows Gaussian and orthogonal to them; with
+    ``repeat_last`` the last row repeats the one before it (rank width - 1)."""
+    sums = torch.kron(torch.ones(1, T, dtype=torch.float64), torch.eye(d, dtype=torch.float64))[:keep] / T ** 0.5
+    rest = _gaussian_layer(T, d, width - keep, seed=3)
+    rest = rest - rest @ sums.T @ sums
+    W = torch.cat([sums, rest])
+    if repeat_last:
+        W[-1] = W[-2]
+    return W
+
+
+def test_no_gaussian_layer_earns_the_point_for_beating_one():
+    """Each call draws a fresh Gaussian layer, as a student's ``torch.randn`` would; one draw in two beats the
+    Gaussian mean, so a check against the mean alone gave 2 of 3 points to about one such layer in eight."""
+    for seed in range(40):
+        calls = iter(range(3))
+        res = run_check("pr3.tight_layer", lambda T, d, q, w: _gaussian_layer(T, d, w, seed=100 * seed + next(calls)))
+        assert res.points == 1 and "no better than a Gaussian" in res.message, (seed, res.line())
 
 
 @pytest.mark.parametrize("ex_id,fn,points,needle", MISTAKES, ids=[f"{m[0]}-{m[3]}" for m in MISTAKES])

@@ -171,7 +171,8 @@ def test_token_products_off_the_cpu_are_fused_whatever_d(device):
     calls = {}
     for d in (2, 7):
         X = torch.randn(2, 5, 6, d, generator=torch.Generator().manual_seed(d)).to(device)
-        v, a = torch.randn(2, 5, d).to(device), torch.rand(2, 5, 6).to(device)
+        g = torch.Generator().manual_seed(10 + d)
+        v, a = torch.randn(2, 5, d, generator=g).to(device), torch.rand(2, 5, 6, generator=g).to(device)
         with CallLog() as log:
             dot, pool = token_dot(X, v), token_pool(X, a)
         calls[d] = len(log.names)
