@@ -102,6 +102,32 @@ def test_student_edition_has_no_solutions(build):
 # modules to its two workers, runs every test of the built book on one worker: the book is built once.)
 # ---------------------------------------------------------------------------------------------
 
+def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
+    """Each chapter's panel as the build drew it: more than one setting and at most the static grid's limit of 64,
+    every setting a picture on disk (or the error the live panel would show), no two settings the same picture.
+    Chapter 1's explorer (21 settings, the dearest) is drawn over its grid here only, by the build."""
+    from panel_html import parse_all
+    from sts_lib.chapters.static_panel import static_grid
+    limit = static_grid.__defaults__[0]
+    problems, seen = [], 0
+    for name in PANEL_PAGES:
+        page = HTML / "book" / f"{name}.html"
+        for data in parse_all(page.read_text(encoding="utf-8")):
+            seen += 1
+            frames = data["frames"]
+            srcs = [f["src"] for f in frames if "src" in f]
+            if not 2 <= len(frames) <= limit:
+                problems.append(f"{name}: {len(frames)} settings (allowed 2 to {limit})")
+            if any("src" not in f and "error" not in f for f in frames):
+                problems.append(f"{name}: a setting with neither a picture nor an error")
+            if len(set(srcs)) != len(srcs):
+                problems.append(f"{name}: two settings show the same picture")
+            problems += [f"{name}: picture missing on disk: {s}" for s in srcs
+                         if not (page.parent / urllib.parse.unquote(s)).is_file()]
+    assert seen >= len(PANEL_PAGES), f"only {seen} panels found on {PANEL_PAGES}"
+    assert not problems, "\n".join(problems)
+
+
 PANEL_PAGES = ["01_task", "02_fcn_lower_bound", "03_gd_dynamics", "04_positional_encodings",
                "05_length_generalization", "06_related_results"]
 

@@ -16,9 +16,17 @@ def page(static_panel) -> str:
     return panel_markup(static_panel.data, lambda src: src)
 
 
+_PAYLOAD = re.compile(r'<script type="application/json" class="sts-panel-data">(.*?)</script>', re.S)
+
+
 def parse(panel_html: str) -> dict:
-    payload = re.search(r'<script type="application/json" class="sts-panel-data">(.*?)</script>', panel_html, re.S)
-    return json.loads(payload.group(1))
+    """The first panel's JSON payload in ``panel_html``."""
+    return json.loads(_PAYLOAD.search(panel_html).group(1))
+
+
+def parse_all(page_html: str) -> list[dict]:
+    """Every panel's JSON payload on a page, in page order."""
+    return [json.loads(m.group(1)) for m in _PAYLOAD.finditer(page_html)]
 
 
 def png_of(frame: dict) -> bytes:
