@@ -75,11 +75,10 @@ pdf-student: $(VENV)/.stamp-install notebooks
 
 # The tests come in four tiers (tests/README.md): unit (the inner loop: no notebook, no browser, no training
 # beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist
-# hands whole modules to the workers in the order they are collected, so the book build starts at once: the book is
-# built once, by one worker; tests/conftest.py says why), with nothing skipped.
+# hands whole modules to the workers: the book is built once, by one worker), with nothing skipped.
 PYTEST_WORKERS ?= 2
 test: $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp $(NBGRADER)/.stamp $(AXE)/.stamp
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 test-unit: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
 	$(PY) -m pytest tests/unit sts_lib --durations=15
 test-integration: $(VENV)/.stamp-install $(IW7)/.stamp

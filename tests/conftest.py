@@ -50,11 +50,8 @@ def quick_folder(tmp_path_factory, worker_id):
 
 
 # -- the book tier (tests/book): the book is built once per run and shared -----------------------------------
-# `make test` hands whole modules to its two pytest-xdist workers (--dist loadfile), in the order they are collected
-# (--no-loadscope-reorder: pytest-xdist 3 otherwise hands out the modules with the most tests first, which started
-# the build two minutes into the run and left the book tier's chain of tests to the end: 40-60 s of one worker
-# idle). tests/book/test_book.py is collected first (pyproject's testpaths), so one worker starts the build at
-# once, and test_book_late.py last,
+# `make test` hands whole modules to its two pytest-xdist workers (--dist loadfile): tests/book/test_book.py is
+# collected first (pyproject's testpaths), so one worker starts the build at once, and test_book_late.py last,
 # so the other worker takes it when its own modules are done; its `build` then waits for the first build (a
 # file lock) and finds everything cached. (xdist's loadgroup would group tests across modules, but with pytest 9
 # its xdist_group marker has no effect: xdist 3.8 renames item._nodeid, which pytest 9 no longer reads.) The
