@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
-from .static_panel import clamp, figure_png, setting_grid, static_book, static_data, static_grid
+from .static_panel import GRID_LIMIT, clamp, figure_png, setting_grid, static_book, static_data, static_grid
 
 
 # -- the controls a panel declares ------------------------------------------------------------
@@ -160,7 +160,8 @@ def offered(control, values) -> tuple:
     return tuple(sorted({v for v in values if v in control.values()} | {control.value}))
 
 
-def value_grid(controls: dict, bounds: Callable[[dict], dict] | None = None, *, limit: int = 64) -> list[dict]:
+def value_grid(controls: dict, bounds: Callable[[dict], dict] | None = None, *,
+               limit: int = GRID_LIMIT) -> list[dict]:
     """The settings a panel's controls span, defaults first: every combination when there are at most
     ``limit`` of them, else one control at a time from the defaults. Settings outside ``bounds``
     (a panel's dependent ranges, e.g. q <= T) are left out.
@@ -234,7 +235,7 @@ class FigurePanel:
         """The line under the controls: why the last setting was rejected (bold), else the note."""
         return self.note if self.error is None else f"<b>{html.escape(self.error)}</b>"
 
-    def grid(self, limit: int = 64) -> list[dict]:
+    def grid(self, limit: int = GRID_LIMIT) -> list[dict]:
         """:func:`value_grid` of this panel's controls and bounds."""
         return value_grid(self.controls, self.bounds, limit=limit)
 

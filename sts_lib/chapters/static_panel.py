@@ -42,6 +42,8 @@ from ..phone import (PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, drawn_texts,
 ENV = STATIC_BOOK_ENV         # set to "1" by the book build (book/_ext/sts_panels.py)
 #: The notebook output type of a static panel: its data (JSON), which the book's extension alone renders.
 MIME_PANEL = "application/vnd.sts.panel+json"
+#: The most settings a panel spans with every combination (:func:`setting_grid`); beyond it, each control moves alone.
+GRID_LIMIT = 64
 
 
 def figure_png(fig: Figure, dpi: int = 100) -> bytes:
@@ -90,7 +92,7 @@ def _labelled_values(name: str, control, offered, start) -> list[tuple]:
     return [(v, control.label_of(v)) for v in values]
 
 
-def setting_grid(values: dict, start: dict, limit: int = 64) -> tuple[str, list[dict]]:
+def setting_grid(values: dict, start: dict, limit: int = GRID_LIMIT) -> tuple[str, list[dict]]:
     """The one rule for which settings a panel spans: ``start`` first, then every combination of
     ``values`` (name -> the values offered) when there are at most ``limit``, mode ``"all"``; else each
     control moved alone from ``start``, mode ``"one"``. :func:`static_grid` and ``panel.value_grid`` use it.
@@ -109,7 +111,7 @@ def setting_grid(values: dict, start: dict, limit: int = 64) -> tuple[str, list[
     return mode, [start] + [c for c in combos if c != start]
 
 
-def static_grid(panel, limit: int = 64) -> tuple[str, list[tuple[int, ...]], list[list[tuple]]]:
+def static_grid(panel, limit: int = GRID_LIMIT) -> tuple[str, list[tuple[int, ...]], list[list[tuple]]]:
     """The raw control positions the static panel offers: ``(mode, positions, options)``.
 
     ``options[j]`` lists control j's ``(value, label)`` pairs; a position is a tuple of indices into
@@ -169,7 +171,7 @@ def _short(text: str, limit: int = 100) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def static_data(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPanel:
+def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dpi: int = 100) -> StaticPanel:
     """Draw ``panel`` over its static grid; return its data, every frame inlined (:class:`StaticPanel`).
 
     ``alt`` describes the figure in words; each frame's alt text is what its figure says it shows (a draw
@@ -216,5 +218,5 @@ def static_data(panel, *, alt: str, limit: int = 64, dpi: int = 100) -> StaticPa
     return StaticPanel(data, len(frames))
 
 
-__all__ = ["ENV", "MIME_PANEL", "StaticPanel", "clamp", "figure_png", "first_frame", "setting_grid", "static_book",
-           "static_data", "static_grid"]
+__all__ = ["ENV", "GRID_LIMIT", "MIME_PANEL", "StaticPanel", "clamp", "figure_png", "first_frame", "setting_grid",
+           "static_book", "static_data", "static_grid"]

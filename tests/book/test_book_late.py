@@ -102,13 +102,16 @@ def test_student_edition_has_no_solutions(build):
 # modules to its two workers, runs every test of the built book on one worker: the book is built once.)
 # ---------------------------------------------------------------------------------------------
 
+PANEL_PAGES = ["01_task", "02_fcn_lower_bound", "03_gd_dynamics", "04_positional_encodings",
+               "05_length_generalization", "06_related_results"]
+
+
 def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
-    """Each chapter's panel as the build drew it: more than one setting and at most the static grid's limit of 64,
+    """Each chapter's panel as the build drew it: more than one setting and at most the static grid's limit (64),
     every setting a picture on disk (or the error the live panel would show), no two settings the same picture.
     Chapter 1's explorer (21 settings, the dearest) is drawn over its grid here only, by the build."""
     from panel_html import parse_all
-    from sts_lib.chapters.static_panel import static_grid
-    limit = static_grid.__defaults__[0]
+    from sts_lib.chapters.static_panel import GRID_LIMIT as limit
     problems, seen = [], 0
     for name in PANEL_PAGES:
         page = HTML / "book" / f"{name}.html"
@@ -127,9 +130,6 @@ def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
     assert seen >= len(PANEL_PAGES), f"only {seen} panels found on {PANEL_PAGES}"
     assert not problems, "\n".join(problems)
 
-
-PANEL_PAGES = ["01_task", "02_fcn_lower_bound", "03_gd_dynamics", "04_positional_encodings",
-               "05_length_generalization", "06_related_results"]
 
 _STATE_JS = """panel => {
   const img = panel.querySelector('img.sts-panel-img');

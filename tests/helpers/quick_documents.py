@@ -5,8 +5,8 @@ The documents are written by the command line a user types (``python -m sts_lib.
 quick``) into one folder under the run's shared temporary root; a file lock per experiment lets the workers that
 ask make them together, from both ends of the list (:func:`make`), and read the rest as they are done. The
 experiments whose runner tests look at several seeds run at their quick seeds; the others at seed 0 (a figure
-needs one). Nothing reads them but these tests, and no test writes
-into the folder: a test that needs a fresh run (resume, bad arguments) trains its own tiny one.
+needs one). Nothing reads them but these tests, and no test writes into the folder: a test that needs a fresh run
+(resume, bad arguments) trains its own tiny one.
 """
 
 from __future__ import annotations
