@@ -1,0 +1,66 @@
+"""The book build's one-draw rendering (``sts_lib.phone.render``, ``fast=True``) against matplotlib's own
+``savefig(bbox_inches="tight")``: the same picture to within a pixel's alignment, and ``savefig`` itself where a
+crop of the figure could not show everything."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from matplotlib.figure import Figure
+from PIL import Image
+
+from sts_lib.phone import render
+
+
+def _figure(face: str = "white") -> Figure:
+    """Two panels, a colour bar, a legend under them and a title over them: what the course's figures hold."""
+    fig = Figure(figsize=(6.4, 3.2), layout="constrained", facecolor=face)
+    left, right = fig.subplots(1, 2)
+    left.plot([1, 10, 100], [3, 2, 1], "o-", label="a curve")
+    left.set_xscale("log")
+    left.set_xlabel("width")
+    image = right.imshow(np.arange(12.0).reshape(3, 4), cmap="RdBu_r")
+    fig.colorbar(image, ax=right, label="error")
+    fig.legend(loc="outside lower center")
+    fig.suptitle("The separation: error against width ($T d$)")
+    return fig
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)
+
+
+def _ink_box(img: np.ndarray, background) -> tuple[int, int, int, int]:
+    """The rows and columns holding anything but the background: (top, bottom, left, right)."""
+    ink = np.abs(img - np.asarray(background, dtype=float)).sum(axis=2) > 30
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    return rows[0], rows[-1], cols[0], cols[-1]
+
+
+def test_one_draw_cropped_is_savefigs_tight_picture():
+    for face, rgb, dpi in (("white", (255, 255, 255), 100), ("#121212", (18, 18, 18), 150)):
+        slow, slow_texts = render(_figure(face), dpi, fast=False)
+        fast, fast_texts = render(_figure(face), dpi, fast=True)
+        a, b = _pixels(slow), _pixels(fast)
+        assert abs(a.shape[0] - b.shape[0]) <= 1 and abs(a.shape[1] - b.shape[1]) <= 1, (a.shape, b.shape)
+        # The drawing sits where savefig puts it, with its padding in the figure's face colour. A legend anchored
+        # at the figure's edge may sit up to 2 pt apart: savefig moves it with the tight box it draws into, the
+        # crop leaves it where the layout put it.
+        assert np.allclose(_ink_box(a, rgb), _ink_box(b, rgb), atol=dpi / 30), (_ink_box(a, rgb), _ink_box(b, rgb))
+        assert (b[0, :] == rgb).all() and (b[:, -1] == rgb).all()
+        h, w = min(a.shape[0], b.shape[0]), min(a.shape[1], b.shape[1])
+        best = min(np.abs(a[2:h - 2, 2:w - 2] - np.roll(b, (dy, dx), (0, 1))[2:h - 2, 2:w - 2]).mean()
+                   for dy in (-1, 0, 1) for dx in (-1, 0, 1))
+        assert best < 8, best           # antialiasing at a sub-pixel offset; a misplaced panel is tens
+        assert [t.get_text() for t in slow_texts] == [t.get_text() for t in fast_texts]
+
+
+def test_a_text_outside_the_figure_is_rendered_by_savefig():
+    """A crop cannot show what lies past the figure's edge: that figure takes savefig's path, which widens the
+    picture to hold it (as a notebook shows it)."""
+    fig = _figure()
+    fig.text(1.15, 0.5, "a note outside the figure")
+    slow, fast = _pixels(render(fig, 100, fast=False)[0]), _pixels(render(fig, 100, fast=True)[0])
+    assert fast.shape == slow.shape and fast.shape[1] > 1.1 * 6.4 * 100
+    assert _ink_box(fast, (255, 255, 255)) == _ink_box(slow, (255, 255, 255))     # the note is drawn
