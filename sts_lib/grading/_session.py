@@ -38,7 +38,9 @@ from . import sandbox as sb
 from ._wire import MAX_BYTES, WireError, loads, safe_decode
 
 _GRACE = 5.0          # seconds a kernel gets to answer an interrupt before it is restarted
-_IMPORTS = "import numpy, torch, matplotlib.pyplot, sts_lib, sts_lib.exercises, sts_lib.grading._kernel"
+# What every exercise uses; not matplotlib (no exercise plots: a notebook that does pays its import, about 0.3 s,
+# in its own cell), which would add that to every kernel of a class.
+_IMPORTS = "import numpy, torch, sts_lib, sts_lib.exercises, sts_lib.grading._kernel"
 # In the sandbox the student's files are a read-only copy at /submission: copy them to the
 # writable working folder, so a notebook that opens its own data files finds them.
 _COPY_IN = ("def _sts_copy_in(src):\n    import os, shutil\n    for d, _, fs in os.walk(src):\n"
