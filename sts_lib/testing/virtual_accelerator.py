@@ -129,9 +129,10 @@ def _tensors(args, kwargs) -> list[torch.Tensor]:
     for a in (*args, *kwargs.values()):
         if isinstance(a, torch.Tensor):
             out.append(a)
+        elif isinstance(a, dict) or (isinstance(a, (list, tuple))
+                                     and any(isinstance(x, (list, tuple, dict)) for x in a)):
+            return [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
         elif isinstance(a, (list, tuple)):
-            if any(isinstance(x, (list, tuple, dict)) for x in a):
-                return [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
             out += [x for x in a if isinstance(x, torch.Tensor)]
     return out
 

@@ -25,6 +25,10 @@ def test_it_refuses_what_cuda_refuses(dev):
         torch.eye(3) @ x
     with pytest.raises(RuntimeError, match="same device"):
         torch.index_select(x, 0, torch.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="same device"):          # a CPU tensor inside a list argument
+        torch.cat([x, torch.ones(3, 2)])
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.stack((torch.ones(3, 2), x))
     with pytest.raises(TypeError, match="can't convert vgpu:0 device type tensor to numpy"):
         x.numpy()
     with pytest.raises(TypeError, match="to numpy"):
@@ -50,6 +54,12 @@ def test_it_allows_what_cuda_allows(dev):
     assert torch.ones(2).to(dev).device == dev and y.to(dev) is y
     assert torch.tensor([1.0, 2.0], device=dev).device == dev          # C++'s own host-to-device copy
     assert x[[2, 0]].tolist() == [[4.0, 5.0], [0.0, 1.0]]               # a Python list index
+    both = torch.cat([x, x])                                       # a list argument, and a list result
+    assert both.device == dev and both.cpu().tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]] * 2
+    parts = torch.split(both, 3)
+    assert all(p.device == dev for p in parts) and torch.equal(parts[1].cpu(), x.cpu())
+    values, where = both.max(dim=0)                                # a structseq result
+    assert values.device == dev and where.device == dev and where.cpu().tolist() == [2, 2]
     v = x[1]
     v.add_(10.0)                                                   # views alias as on a real device
     assert x[1].tolist() == [12.0, 13.0]
