@@ -119,11 +119,17 @@ def test_figure_3_columns_follow_runs_and_moments():
     doc = results.load_result("fig3-heatmaps")
     fig = _drawn(figures.heatmaps(doc, runs=["T20-sgd"]))
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert titles == ["W at initialisation, T=20, SGD", "W after training, T=20, SGD",      # W above V
-                      "V at initialisation, T=20, SGD", "V after training, T=20, SGD"]
+    assert titles == ["W at initialisation,\nT=20, SGD", "W after training,\nT=20, SGD",      # W above V
+                      "V at initialisation,\nT=20, SGD", "V after training,\nT=20, SGD"]
     final = _drawn(figures.heatmaps(doc, when=("final",)))              # every run, shortest T first
-    assert [ax.get_title() for ax in final.axes if ax.get_title()][:2] == ["W after training, T=20, SGD",
-                                                                           "W after training, T=200, SGD, batch 4096"]
+    assert [ax.get_title() for ax in final.axes if ax.get_title()][:2] == ["W after training,\nT=20, SGD",
+                                                                           "W after training,\nT=200, SGD, batch 4096"]
+    # Every title inside the figure: on one line, the T=200 run's ran 0.4 in past its left edge (clipped in the
+    # committed PNG, and a wider, smaller picture in the book).
+    full = figures.heatmaps(doc)
+    full.draw_without_rendering()
+    box = full.get_tightbbox()
+    assert 0 <= box.x0 and box.x1 <= full.get_figwidth(), (box.x0, box.x1, full.get_figwidth())
     assert "first 45 rows and columns" in final.get_suptitle()
     assert len(figures.heatmaps(doc).axes) == 24                   # 6 columns x (W, V) x (map, colour bar)
     with pytest.raises(ValueError, match="when"):
