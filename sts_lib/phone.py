@@ -48,18 +48,17 @@ MIME_PICTURE = "application/vnd.sts.picture+json"
 PHONE_MEDIA = "(max-width: 36em)"
 
 
-def render(fig, dpi: float | None = None, *, fast: bool = True, level: int = 1) -> tuple[bytes, list]:
+def render(fig, dpi: float | None = None, *, fast: bool = True) -> tuple[bytes, list]:
     """``fig`` as the PNG a notebook shows (``bbox_inches="tight"`` at ``dpi``, default the figure's own), and
     every text drawn in it (:func:`drawn_texts`).
 
     ``fast`` (the book build's path): one draw, cropped (:func:`_drawn_and_cropped`), rather than
     ``savefig``'s two (a draw to lay the figure out and measure it, then the drawing); the same picture to
     within a pixel's alignment, checked against ``savefig`` in the tests. It falls back to ``savefig`` when a
-    drawn text or artist lies outside the figure, which a crop cannot show. ``level``: its PNG's zlib level
-    (1, the fastest, where the picture is re-encoded, :func:`compact`; 6, ``savefig``'s, where it is kept).
+    drawn text or artist lies outside the figure, which a crop cannot show.
     """
     dpi = dpi or fig.dpi
-    png = _drawn_and_cropped(fig, dpi, level) if fast else None
+    png = _drawn_and_cropped(fig, dpi) if fast else None
     if png is None:
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
@@ -67,10 +66,11 @@ def render(fig, dpi: float | None = None, *, fast: bool = True, level: int = 1) 
     return png, drawn_texts(fig)
 
 
-def _drawn_and_cropped(fig: Figure, dpi: float, level: int) -> bytes | None:
+def _drawn_and_cropped(fig: Figure, dpi: float) -> bytes | None:
     """``fig`` drawn once at ``dpi`` on an Agg canvas and cropped to its tight box, padded by
     ``savefig.pad_inches`` (the padding beyond the figure in its face colour, as ``savefig`` fills it);
-    None when the tight box itself runs past the figure. A PNG at zlib's ``level``."""
+    None when the tight box itself runs past the figure. A PNG at zlib's fastest level: every caller
+    re-encodes it (:func:`compact`)."""
     import matplotlib as mpl
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgba
@@ -94,7 +94,7 @@ def _drawn_and_cropped(fig: Figure, dpi: float, level: int) -> bytes | None:
         shown = (max(0, x), max(0, y), min(full.width, x + w), min(full.height, y + h))
         out.paste(full.crop(shown), (shown[0] - x, shown[1] - y))
         buf = io.BytesIO()
-        out.save(buf, "PNG", compress_level=level)
+        out.save(buf, "PNG", compress_level=1)
         return buf.getvalue()
     finally:
         fig.set_dpi(own_dpi)

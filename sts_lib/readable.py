@@ -13,6 +13,7 @@ gives the figure drawn again for a phone, as data the book renders (:mod:`sts_li
 from __future__ import annotations
 
 import base64
+import io
 from functools import partial
 
 from matplotlib.figure import Figure
@@ -124,9 +125,10 @@ def figure_bundle(fig, *, min_size: float = 10.5, factor: float = 1.25, dpi: flo
         enlarge_text(fig, min_size, factor)
     if png_formatter is not None:
         png_formatter.pop(Figure, None)
-    png, _ = render(fig, dpi or fig.dpi, level=6)       # savefig(bbox_inches="tight")'s picture, in one draw
-    out = {"image/png": base64.b64encode(png).decode()}
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi or fig.dpi, bbox_inches="tight")
+    out = {"image/png": base64.b64encode(buf.getvalue()).decode()}
     if phone.static_book():   # the PDF's picture at twice the screen's resolution is the book column's, halved
-        double = png if dpi == 2 * fig.dpi else None
+        double = buf.getvalue() if dpi == 2 * fig.dpi else None
         out[phone.MIME_PICTURE] = phone.picture_data(fig, double=double)
     return out
