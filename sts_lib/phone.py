@@ -94,7 +94,7 @@ def _drawn_and_cropped(fig: Figure, dpi: float) -> bytes | None:
         shown = (max(0, x), max(0, y), min(full.width, x + w), min(full.height, y + h))
         out.paste(full.crop(shown), (shown[0] - x, shown[1] - y))
         buf = io.BytesIO()
-        out.save(buf, "PNG", compress_level=1)
+        out.save(buf, "PNG", compress_level=1, dpi=(dpi, dpi))   # its resolution, as savefig writes it
         return buf.getvalue()
     finally:
         fig.set_dpi(own_dpi)

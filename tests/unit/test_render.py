@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 from matplotlib.figure import Figure
 from PIL import Image
 
@@ -54,6 +55,8 @@ def test_one_draw_cropped_is_savefigs_tight_picture():
                    for dy in (-1, 0, 1) for dx in (-1, 0, 1))
         assert best < 8, best           # antialiasing at a sub-pixel offset; a misplaced panel is tens
         assert [t.get_text() for t in slow_texts] == [t.get_text() for t in fast_texts]
+        # the resolution it was drawn at, which LaTeX reads for a picture's natural size
+        assert Image.open(io.BytesIO(fast)).info["dpi"] == pytest.approx(Image.open(io.BytesIO(slow)).info["dpi"])
 
 
 def test_a_text_outside_the_figure_is_rendered_by_savefig():
