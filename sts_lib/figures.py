@@ -127,8 +127,8 @@ def heatmaps(doc: dict, runs=None, when=("init", "final")) -> Figure:
         if r["shown"] < r["D"]:
             crops.add(r["shown"])
         label = run_label(history(doc, run, seed))
-        for w in when:       # the moment over the run: one line, "W at initialisation, T=200, SGD, batch 4096",
-            # ran 0.4 in past the figure's edge in the book's column
+        for w in when:       # the moment above the run: on one line, "W at initialisation, T=200, SGD, batch
+            # 4096" ran 0.4 in past the figure's edge in the book's column
             pairs[f"{_WHEN[w]},\n{label}"] = (r["heatmaps"][w]["W"], r["heatmaps"][w]["V"])
     if len(ds) != 1:
         raise ValueError(f"the runs {runs} have different token dimensions d {sorted(ds)}; draw them separately")

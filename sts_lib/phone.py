@@ -21,6 +21,9 @@ import io
 import os
 import struct
 
+import matplotlib as mpl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
@@ -71,9 +74,6 @@ def _drawn_and_cropped(fig: Figure, dpi: float) -> bytes | None:
     ``savefig.pad_inches`` (the padding beyond the figure in its face colour, as ``savefig`` fills it);
     None when the tight box itself runs past the figure. A PNG at zlib's fastest level: every caller
     re-encodes it (:func:`compact`)."""
-    import matplotlib as mpl
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.colors import to_rgba
     from PIL import Image          # matplotlib's own dependency
 
     own_dpi, own_canvas = fig.dpi, fig.canvas

@@ -5,8 +5,8 @@ Book's own build function with the course's ``_config.yml``, the LaTeX builder, 
 latexmk with xelatex, each pass to an ``.xdv`` and the PDF made once) with its doctrees in
 ``_build/latex/.doctrees`` instead of the ``_build/.doctrees`` of the HTML build. Shared, each build found
 the other's environment changed and re-read every page, and two builds at once (``make book`` and ``make
-pdf``) broke each other's pickles. The execution cache is the HTML
-build's, ``_build/.jupyter_cache``: a chapter executed by ``make book`` is not executed again.
+pdf``) broke each other's pickles. The execution cache is the HTML build's, ``_build/.jupyter_cache``: a chapter
+executed by ``make book`` is not executed again.
 
 The extension (``_config.yml``'s ``local_extensions``):
 

@@ -121,6 +121,12 @@ def _check_generator(func, args, kwargs) -> None:
         raise RuntimeError(f"Expected a 'cpu' device type for generator but found '{NAME}' (in {func})")
 
 
+def _deep(items) -> bool:
+    """Whether ``items`` (a list or tuple) holds a container: past the one level :func:`_tensors` and
+    :func:`_map` walk themselves."""
+    return any(isinstance(x, (list, tuple, dict)) for x in items)
+
+
 def _tensors(args, kwargs) -> list[torch.Tensor]:
     """The tensors among an op's arguments. An aten schema nests them at most one level (``Tensor[]``,
     ``Tensor?[]``), so one level finds them all; anything deeper goes through torch's pytree, which walks any
@@ -129,8 +135,7 @@ def _tensors(args, kwargs) -> list[torch.Tensor]:
     for a in (*args, *kwargs.values()):
         if isinstance(a, torch.Tensor):
             out.append(a)
-        elif isinstance(a, dict) or (isinstance(a, (list, tuple))
-                                     and any(isinstance(x, (list, tuple, dict)) for x in a)):
+        elif isinstance(a, dict) or (isinstance(a, (list, tuple)) and _deep(a)):
             return [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
         elif isinstance(a, (list, tuple)):
             out += [x for x in a if isinstance(x, torch.Tensor)]
@@ -140,7 +145,7 @@ def _tensors(args, kwargs) -> list[torch.Tensor]:
 def _map(fn, x):
     """``fn`` on ``x``, or on each item of a list or tuple (one level, as :func:`_tensors`; a structseq or a
     deeper nesting through torch's pytree)."""
-    if type(x) in (list, tuple) and not any(isinstance(y, (list, tuple, dict)) for y in x):
+    if type(x) in (list, tuple) and not _deep(x):
         return type(x)(fn(y) for y in x)
     if isinstance(x, (list, tuple, dict)):
         return tree_map(fn, x)

@@ -131,7 +131,7 @@ def test_figure_3_columns_follow_runs_and_moments():
     box = full.get_tightbbox()
     assert 0 <= box.x0 and box.x1 <= full.get_figwidth(), (box.x0, box.x1, full.get_figwidth())
     assert "first 45 rows and columns" in final.get_suptitle()
-    assert len(figures.heatmaps(doc).axes) == 24                   # 6 columns x (W, V) x (map, colour bar)
+    assert len(full.axes) == 24                                    # 6 columns x (W, V) x (map, colour bar)
     with pytest.raises(ValueError, match="when"):
         figures.heatmaps(doc, when=("middle",))
     with pytest.raises(KeyError, match="no data"):
