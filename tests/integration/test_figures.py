@@ -31,11 +31,16 @@ from sts_lib.history import History
 COMMITTED = results.list_results()
 
 
-def _drawn(fig) -> Figure:
-    """Check that ``fig`` is a bare Figure that renders, and return it."""
+def _bare(fig) -> Figure:
+    """Check that ``fig`` is a bare Figure (never pyplot's), and return it."""
     assert isinstance(fig, Figure)
     assert fig not in [plt.figure(n) for n in plt.get_fignums()], "a figure function registered with pyplot"
-    fig.savefig(io.BytesIO(), format="png", dpi=30)
+    return fig
+
+
+def _drawn(fig) -> Figure:
+    """Check that ``fig`` is a bare Figure that renders, and return it."""
+    _bare(fig).savefig(io.BytesIO(), format="png", dpi=30)
     return fig
 
 
@@ -386,8 +391,8 @@ from sts_lib import layout, phone  # noqa: E402
 
 @pytest.mark.parametrize("name", _FIGURE_NAMES)
 def test_every_library_figure_is_readable_in_the_book_column_and_on_a_phone(name, small_data):
-    fig = _drawn(_library_figures(small_data)[name]())
-    report = readable.text_report(fig)
+    fig = _bare(_library_figures(small_data)[name]())
+    report = readable.text_report(fig)                      # renders it as the book does
     px, text = report["sizes"][0]
     assert px >= readable.MIN_TEXT_PX, (f"{name}: {text!r} is shown at {px:.1f} px (PNG {report['png_width']} px "
                                      f"wide in a {readable.BOOK_COLUMN_PX} px column); the floor is "
