@@ -36,8 +36,9 @@ def check_int(name: str, value, *, low: int | None = None, high: int | None = No
     return value
 
 
-def check_float(name: str, value, *, low: float | None = None, high: float | None = None,
-                strict_low: bool = False) -> float:
+def check_float(
+    name: str, value, *, low: float | None = None, high: float | None = None, strict_low: bool = False
+) -> float:
     """Return ``value`` as ``float`` if it is a finite real number in range."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
@@ -89,7 +90,8 @@ def check_generator(generator, device: torch.device) -> torch.Generator | None:
     if not _same_device(torch.device(generator.device), torch.device(device)):
         raise ValueError(
             f"generator is on device '{generator.device}' but device is '{device}'; "
-            "create it with sts.make_generator(seed, device)")
+            "create it with sts.make_generator(seed, device)"
+        )
     return generator
 
 
@@ -103,4 +105,5 @@ def check_init_generator(generator) -> None:
         raise ValueError(
             f"generator is on '{generator.device}', but a model's initial weights are drawn on the CPU "
             "(the same seed gives the same model on every device) and then moved with model.to(device); "
-            "pass a CPU generator, e.g. sts.make_generator(seed)")
+            "pass a CPU generator, e.g. sts.make_generator(seed)"
+        )

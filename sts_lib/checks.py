@@ -47,7 +47,7 @@ def loss_exponent(steps, loss, *, frac: float = 0.5) -> dict:
     s, v = tail(steps, loss, frac, name="loss", log_domain=True)
     if s.size < 4 or np.ptp(s) == 0:
         return {"exponent": float("nan"), "ci95": [float("nan")] * 2, "r2": float("nan"), "n": int(s.size)}
-    if np.ptp(v) == 0:                                            # a flat curve: exponent 0, exactly
+    if np.ptp(v) == 0:  # a flat curve: exponent 0, exactly
         return {"exponent": 0.0, "ci95": [0.0, 0.0], "r2": float("nan"), "n": int(s.size)}
     f = multi_fit({"log_t": np.log(s)}, np.log(v))
     return {"exponent": f.coef["log_t"], "ci95": f.ci95["log_t"], "r2": f.r2, "n": f.n}
@@ -130,8 +130,11 @@ def long_run(steps, values, level: float, *, tol: float = SLOPE_TOL) -> dict:
         verdict = "undecided"
     else:
         verdict = "converges"
-    step = float("inf") if verdict == "not falling" and not hit.size else \
-        steps_to_level(steps_a, values_a, level, frac=0.2)["step"]
+    step = (
+        float("inf")
+        if verdict == "not falling" and not hit.size
+        else steps_to_level(steps_a, values_a, level, frac=0.2)["step"]
+    )
     return out | {"verdict": verdict, "step": step}
 
 
@@ -158,8 +161,12 @@ def block_changes(first: dict, last: dict, d: int, *, untouched_tol: float = 1e-
         r0 = float(b0[name].pow(2).mean().sqrt()) if b0[name].numel() else 0.0
         r1 = float(b1[name].pow(2).mean().sqrt()) if b1[name].numel() else 0.0
         moved = float((b1[name] - b0[name]).abs().max()) if b0[name].numel() else 0.0
-        out[name] = {"rms_init": r0, "rms_final": r1, "ratio": r1 / r0 if r0 > 0 else float("inf"),
-                     "untouched": moved <= untouched_tol * max(r0, 1e-12)}
+        out[name] = {
+            "rms_init": r0,
+            "rms_final": r1,
+            "ratio": r1 / r0 if r0 > 0 else float("inf"),
+            "untouched": moved <= untouched_tol * max(r0, 1e-12),
+        }
     return out
 
 
@@ -177,13 +184,14 @@ def rank_correlation(x, y) -> float:
         order = np.argsort(a, kind="stable")
         r = np.empty(a.size)
         r[order] = np.arange(a.size, dtype=float)
-        for v in np.unique(a):                     # ties share their average rank
+        for v in np.unique(a):  # ties share their average rank
             r[a == v] = r[a == v].mean()
         return r
+
     rx, ry = ranks(x), ranks(y)
     if np.ptp(rx) == 0 or np.ptp(ry) == 0:
         return float("nan")
-    return round(float(np.corrcoef(rx, ry)[0, 1]), 9)   # with 4 points rho is a multiple of 0.2: keep 0.8 exact
+    return round(float(np.corrcoef(rx, ry)[0, 1]), 9)  # with 4 points rho is a multiple of 0.2: keep 0.8 exact
 
 
 def population_gd_of(hist, T_tests=()) -> dict | None:
@@ -196,16 +204,26 @@ def population_gd_of(hist, T_tests=()) -> dict | None:
     task, tr = hist.config.get("task"), hist.config.get("train")
     kind = pe_class(task["pe"]["name"]) if task else None
     if not task or not tr or tr["optimizer"] not in PLAIN_STEPS or not kind.one_hot:
-        return None                      # Adam, random PEs, or a History that records no settings
+        return None  # Adam, random PEs, or a History that records no settings
     pool = task["pe"]["max_len"] if kind.stochastic else None
     args = (task["d"], task["T"], task["q"])
     if hist.config["model"]["class"] == "PracticalTransformer":
         r = reduced_dynamics(*args, lr_W=tr["lr_W"], lr_V=tr["lr_V"], steps=tr["steps"], pool=pool, practical=True)
         return {"loss": (r["step"], r["loss"])}
-    r = population_gd_at_lengths(*args, T_tests, lr_W=tr["lr_W"], lr_V=tr["lr_V"], steps=tr["steps"], pool=pool,
-                                 every=max(tr["log_every"], 1))
+    r = population_gd_at_lengths(
+        *args, T_tests, lr_W=tr["lr_W"], lr_V=tr["lr_V"], steps=tr["steps"], pool=pool, every=max(tr["log_every"], 1)
+    )
     return {k: (r["step"], r[k]) for k in r if k.startswith("loss")}
 
 
-__all__ = ["FLAT_SLOPE", "SLOPE_TOL", "block_changes", "first_step_at_or_below", "long_run", "loss_exponent",
-           "population_gd_of", "rank_correlation", "steps_to_level"]
+__all__ = [
+    "FLAT_SLOPE",
+    "SLOPE_TOL",
+    "block_changes",
+    "first_step_at_or_below",
+    "long_run",
+    "loss_exponent",
+    "population_gd_of",
+    "rank_correlation",
+    "steps_to_level",
+]

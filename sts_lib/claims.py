@@ -20,9 +20,13 @@ import numpy as np
 
 from .files import jsonable
 
-RULES = {"<": lambda v, t: v < t, "<=": lambda v, t: v <= t,
-         ">": lambda v, t: v > t, ">=": lambda v, t: v >= t,
-         "within": lambda v, t: t[0] <= v <= t[1]}
+RULES = {
+    "<": lambda v, t: v < t,
+    "<=": lambda v, t: v <= t,
+    ">": lambda v, t: v > t,
+    ">=": lambda v, t: v >= t,
+    "within": lambda v, t: t[0] <= v <= t[1],
+}
 
 
 #: What a claim's value counts, which decides how a table prints it: '' a plain number; 'steps' a difference of
@@ -33,24 +37,38 @@ UNITS = ("", "steps")
 class Role(NamedTuple):
     """What kind of evidence a claim is, and how its verdict reads."""
 
-    key: str           # 'paper', 'guaranteed', 'diagnostic' or 'ours'
-    label: str         # how the book names the kind
-    meaning: str       # one sentence for the reader
-    holds: str         # the verdict when the claim passes
-    fails: str         # ... and when it fails
+    key: str  # 'paper', 'guaranteed', 'diagnostic' or 'ours'
+    label: str  # how the book names the kind
+    meaning: str  # one sentence for the reader
+    holds: str  # the verdict when the claim passes
+    fails: str  # ... and when it fails
 
 
 #: The four kinds of claim, one record each (issue 19: "every claim says what kind of evidence it is").
 #:
 #: :meta hide-value:
-ROLES = {r.key: r for r in (
-    Role("paper", "the paper's statement", "a statement of the paper that could fail in our setting",
-         "reproduced", "not reproduced"),
-    Role("guaranteed", "guaranteed here", "holds by a closed form or theorem in this setting (named in `because`); "
-         "a consistency check, not evidence for the paper", "consistent", "inconsistent (a bug)"),
-    Role("diagnostic", "diagnostic", "added after a failure was seen, to explain it", "holds", "fails"),
-    Role("ours", "our check", "a check of the course's own derivation or finding", "holds", "fails"),
-)}
+ROLES = {
+    r.key: r
+    for r in (
+        Role(
+            "paper",
+            "the paper's statement",
+            "a statement of the paper that could fail in our setting",
+            "reproduced",
+            "not reproduced",
+        ),
+        Role(
+            "guaranteed",
+            "guaranteed here",
+            "holds by a closed form or theorem in this setting (named in `because`); "
+            "a consistency check, not evidence for the paper",
+            "consistent",
+            "inconsistent (a bug)",
+        ),
+        Role("diagnostic", "diagnostic", "added after a failure was seen, to explain it", "holds", "fails"),
+        Role("ours", "our check", "a check of the course's own derivation or finding", "holds", "fails"),
+    )
+}
 
 
 def _check_threshold(threshold, rule: str):
@@ -68,9 +86,21 @@ def _near(v: float, threshold, rule: str, noise: float) -> bool:
     return any(abs(v - t) < 2 * noise * max(abs(v), abs(t)) for t in edges)
 
 
-def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "mean", role: str = "ours",
-          because: str = "", name: str = "", noise: float = 0.0, caveat: str = "", undecided: str = "",
-          unit: str = "") -> dict:
+def claim(
+    text: str,
+    per_seed: dict,
+    threshold,
+    rule: str,
+    *,
+    require: str = "mean",
+    role: str = "ours",
+    because: str = "",
+    name: str = "",
+    noise: float = 0.0,
+    caveat: str = "",
+    undecided: str = "",
+    unit: str = "",
+) -> dict:
     """One measured claim over seeds: ``passed`` is computed here, never written by hand.
 
     ``require='mean'`` passes when the mean over seeds satisfies ``mean RULE threshold``;
@@ -116,27 +146,43 @@ def claim(text: str, per_seed: dict, threshold, rule: str, *, require: str = "me
     passed = ok(mean) if require == "mean" else all(ok(v) for v in arr)
     finite = [v for v in arr if not math.isnan(v)]
     near = len({ok(v) for v in finite}) > 1 or any(_near(v, threshold, rule, float(noise)) for v in finite)
-    return jsonable({"name": name or text, "text": text, "role": role, "because": because, "per_seed": vals,
-                     "value": mean, "min": float(arr.min()), "max": float(arr.max()), "threshold": threshold,
-                     "rule": rule, "require": require, "passed": passed, "near_threshold": bool(near),
-                     "noise": float(noise)} | ({"caveat": caveat} if caveat else {})
-                    | ({"undecided": undecided} if undecided else {}) | ({"unit": unit} if unit else {}))
+    return jsonable(
+        {
+            "name": name or text,
+            "text": text,
+            "role": role,
+            "because": because,
+            "per_seed": vals,
+            "value": mean,
+            "min": float(arr.min()),
+            "max": float(arr.max()),
+            "threshold": threshold,
+            "rule": rule,
+            "require": require,
+            "passed": passed,
+            "near_threshold": bool(near),
+            "noise": float(noise),
+        }
+        | ({"caveat": caveat} if caveat else {})
+        | ({"undecided": undecided} if undecided else {})
+        | ({"unit": unit} if unit else {})
+    )
 
 
 class Measured(NamedTuple):
     """One seed's measurement of a claim, before :func:`over_seeds` combines the seeds into a :func:`claim`."""
 
-    value: float          # the measured number (nan: could not be measured, which fails)
-    threshold: float      # a number, or [low, high] for rule 'within'
-    rule: str             # '<', '<=', '>', '>=' or 'within'
-    text: str             # what is measured and why the threshold, one or two lines
-    role: str = "ours"    # a key of ROLES: 'paper', 'guaranteed', 'diagnostic' or 'ours'
-    because: str = ""     # for 'guaranteed': the closed form or theorem that makes it hold
-    name: str = ""        # the human name in the book's tables (default: text)
-    noise: float = 0.0    # relative standard error of the value from the finite test set (0: not estimated)
-    caveat: str = ""      # how far the verdict reaches, e.g. "still falling at step 10,000: holds for this run only"
-    undecided: str = ""   # why the data cannot settle it (e.g. "the slope is still flattening"): 'not decided'
-    unit: str = ""        # what the value counts, one of UNITS ('steps': a step difference); decides its printing
+    value: float  # the measured number (nan: could not be measured, which fails)
+    threshold: float  # a number, or [low, high] for rule 'within'
+    rule: str  # '<', '<=', '>', '>=' or 'within'
+    text: str  # what is measured and why the threshold, one or two lines
+    role: str = "ours"  # a key of ROLES: 'paper', 'guaranteed', 'diagnostic' or 'ours'
+    because: str = ""  # for 'guaranteed': the closed form or theorem that makes it hold
+    name: str = ""  # the human name in the book's tables (default: text)
+    noise: float = 0.0  # relative standard error of the value from the finite test set (0: not estimated)
+    caveat: str = ""  # how far the verdict reaches, e.g. "still falling at step 10,000: holds for this run only"
+    undecided: str = ""  # why the data cannot settle it (e.g. "the slope is still flattening"): 'not decided'
+    unit: str = ""  # what the value counts, one of UNITS ('steps': a step difference); decides its printing
 
 
 def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
@@ -168,16 +214,32 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
     for cid in ids:
         first = next(m[cid] for m in per_seed.values() if cid in m)
         vals = {s: (jsonable(float(m[cid].value)) if cid in m else None) for s, m in per_seed.items()}
-        fails = [m.get(cid) for s, m in per_seed.items()
-                 if cid not in m or vals[s] is None or math.isnan(vals[s])
-                 or not RULES[first.rule](vals[s], _check_threshold(first.threshold, first.rule))]
+        fails = [
+            m.get(cid)
+            for s, m in per_seed.items()
+            if cid not in m
+            or vals[s] is None
+            or math.isnan(vals[s])
+            or not RULES[first.rule](vals[s], _check_threshold(first.threshold, first.rule))
+        ]
         # Undecided only while no seed fails decisively: a seed whose failure the data do settle decides the claim.
         open_ = all(m is not None and m.undecided for m in fails)
-        out[cid] = claim(first.text, vals, first.threshold, first.rule, require=require, role=first.role,
-                         because=first.because, name=first.name, noise=first.noise, unit=first.unit,
-                         caveat=_caveat([m[cid].caveat for m in per_seed.values() if cid in m], len(per_seed)),
-                         undecided=_caveat([m[cid].undecided for m in per_seed.values() if cid in m], len(per_seed))
-                         if open_ else "")
+        out[cid] = claim(
+            first.text,
+            vals,
+            first.threshold,
+            first.rule,
+            require=require,
+            role=first.role,
+            because=first.because,
+            name=first.name,
+            noise=first.noise,
+            unit=first.unit,
+            caveat=_caveat([m[cid].caveat for m in per_seed.values() if cid in m], len(per_seed)),
+            undecided=_caveat([m[cid].undecided for m in per_seed.values() if cid in m], len(per_seed))
+            if open_
+            else "",
+        )
     return out
 
 

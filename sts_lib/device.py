@@ -39,7 +39,7 @@ EVAL_SEED = 12345
 #: prime, so no two models of a sweep share a seed): the FCN first layers of chapter 2's width sweep and
 #: of the fcn-width experiment (whose committed results were drawn with it).
 SEED_STRIDE = 7919
-_default: torch.device | None = None      # set by set_default_device; None: ENV_VAR, then auto
+_default: torch.device | None = None  # set by set_default_device; None: ENV_VAR, then auto
 
 
 def _resolve(prefer, origin: str) -> torch.device:
@@ -58,14 +58,17 @@ def _resolve(prefer, origin: str) -> torch.device:
         return dev
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise ValueError(f"{origin}={str(dev)!r} was requested but torch.cuda.is_available() is False; "
-                             "use 'cpu' or None (on Colab: Runtime > Change runtime type > GPU)")
+            raise ValueError(
+                f"{origin}={str(dev)!r} was requested but torch.cuda.is_available() is False; "
+                "use 'cpu' or None (on Colab: Runtime > Change runtime type > GPU)"
+            )
         if dev.index is not None and dev.index >= torch.cuda.device_count():
             raise ValueError(f"{origin}={str(dev)!r}: only {torch.cuda.device_count()} CUDA device(s) here")
         return dev
     backend = getattr(torch, dev.type, None)
-    if dev.type in ("meta",) or not (backend is not None and hasattr(backend, "is_available")
-                                     and backend.is_available()):
+    if dev.type in ("meta",) or not (
+        backend is not None and hasattr(backend, "is_available") and backend.is_available()
+    ):
         raise ValueError(f"{origin}={str(dev)!r} is not available here; allowed: {allowed}")
     return dev
 
@@ -186,6 +189,7 @@ def describe_device(device: torch.device | str | None = None) -> str:
     device = get_device(device)
     line = f"device: {device_label(device)}, torch {torch.__version__}"
     if device.type == "cpu":
-        line += "; " + ("a GPU is available: sts.set_default_device('cuda')" if torch.cuda.is_available()
-                        else "no GPU found")
+        line += "; " + (
+            "a GPU is available: sts.set_default_device('cuda')" if torch.cuda.is_available() else "no GPU found"
+        )
     return line

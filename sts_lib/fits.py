@@ -36,8 +36,8 @@ class Fit:
 
     slope: float
     intercept: float
-    r2: float          # 1 - SS_res / SS_tot about the mean of y; nan in the degenerate cases above
-    n: int             # number of points fitted
+    r2: float  # 1 - SS_res / SS_tot about the mean of y; nan in the degenerate cases above
+    n: int  # number of points fitted
 
     def predict(self, x) -> np.ndarray:
         """The line at ``x`` (in the fitted coordinates: pass log x for a ``log_x`` fit)."""
@@ -92,7 +92,7 @@ def linear_fit(x, y, *, through_origin: bool = False, log_x: bool = False, log_y
     ss_tot = float(((y - y.mean()) ** 2).sum())
     params = 1 if through_origin else 2
     # "Constant" is tested exactly: the rounding of y.mean() leaves SS_tot ~ 1e-30, not 0, for equal values.
-    r2 = 1.0 - float((resid ** 2).sum()) / ss_tot if n > params and np.ptp(y) > 0 and ss_tot > 0 else nan
+    r2 = 1.0 - float((resid**2).sum()) / ss_tot if n > params and np.ptp(y) > 0 and ss_tot > 0 else nan
     return Fit(slope, intercept, r2, n)
 
 
@@ -113,8 +113,16 @@ def last_part(steps, frac: float = 0.5) -> np.ndarray:
     return steps >= steps[-1] * (1 - frac)
 
 
-def tail(steps, values, frac: float = 0.5, *, name: str = "values", frac_name: str = "frac", log_domain: bool = False,
-         min_points: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def tail(
+    steps,
+    values,
+    frac: float = 0.5,
+    *,
+    name: str = "values",
+    frac_name: str = "frac",
+    log_domain: bool = False,
+    min_points: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
     """``(steps, values)`` over the last ``frac`` of the run (:func:`last_part`), as float arrays, checked.
 
     ``frac`` (called ``frac_name`` in errors) is in (0, 1]; ``steps`` and ``values`` (called ``name``) must be 1-d
@@ -133,14 +141,17 @@ def tail(steps, values, frac: float = 0.5, *, name: str = "values", frac_name: s
     frac = check_float(frac_name, frac, low=0.0, high=1.0, strict_low=True)
     steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
     if steps.ndim != 1 or steps.shape != values.shape:
-        raise ValueError(f"steps and {name} must be 1-d arrays of one length, got shapes {steps.shape} and "
-                         f"{values.shape}")
+        raise ValueError(
+            f"steps and {name} must be 1-d arrays of one length, got shapes {steps.shape} and {values.shape}"
+        )
     keep = last_part(steps, frac)
     if log_domain:
         keep &= (steps > 0) & np.isfinite(values) & (values > 0)
     if keep.sum() < min_points:
-        raise ValueError(f"the last {frac:.0%} of the run holds {int(keep.sum())} points; "
-                         f"a fit needs at least {min_points} (log more often or fit a larger part of the run)")
+        raise ValueError(
+            f"the last {frac:.0%} of the run holds {int(keep.sum())} points; "
+            f"a fit needs at least {min_points} (log more often or fit a larger part of the run)"
+        )
     if not np.isfinite(values[keep]).all():
         raise ValueError(f"{name} contains non-finite values in the fitted range")
     return steps[keep], values[keep]
@@ -170,16 +181,20 @@ def _t975(dof: int) -> float:
     """
     z = 1.959963984540054
     v = float(dof)
-    return z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2) \
-        + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3)
+    return (
+        z
+        + (z**3 + z) / (4 * v)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+    )
 
 
 @dataclass(frozen=True)
 class MultiFit:
     """A least-squares fit ``y = intercept + sum_k coef[k] * x_k`` with 95% intervals per coefficient."""
 
-    coef: dict         # name -> estimate ('intercept' included)
-    ci95: dict         # name -> [low, high]: estimate -/+ t(0.975, n - p) * standard error
+    coef: dict  # name -> estimate ('intercept' included)
+    ci95: dict  # name -> [low, high]: estimate -/+ t(0.975, n - p) * standard error
     r2: float
     n: int
 
@@ -213,9 +228,12 @@ def multi_fit(columns: dict, y) -> MultiFit:
     t = _t975(n - p)
     keys = ["intercept"] + names
     ss_tot = float(((y - y.mean()) ** 2).sum())
-    return MultiFit(coef={k: float(b) for k, b in zip(keys, beta)},
-                    ci95={k: [float(b - t * e), float(b + t * e)] for k, b, e in zip(keys, beta, se)},
-                    r2=1.0 - float(resid @ resid) / ss_tot if ss_tot > 0 else float("nan"), n=int(n))
+    return MultiFit(
+        coef={k: float(b) for k, b in zip(keys, beta)},
+        ci95={k: [float(b - t * e), float(b + t * e)] for k, b, e in zip(keys, beta, se)},
+        r2=1.0 - float(resid @ resid) / ss_tot if ss_tot > 0 else float("nan"),
+        n=int(n),
+    )
 
 
 __all__ = ["Fit", "MultiFit", "inverse_loss_fit", "last_part", "linear_fit", "multi_fit", "tail"]

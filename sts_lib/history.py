@@ -37,23 +37,23 @@ PLAIN_STEPS = ("sgd", "gd")
 class TrainConfig:
     """How to train. Plain data: no side effects, validated in ``__post_init__``."""
 
-    steps: int = 2000                     # number of optimiser steps
-    batch_size: int = 256                 # samples per step (fresh each step when dataset_size is None)
-    optimizer: str = "sgd"                # 'sgd' (plain steps), 'momentum' or 'adam' ('gd': deprecated alias
-                                          # of 'sgd', kept for the hashed specs of results/*.json; OPTIMIZERS)
-    lr: float = 0.1                       # learning rate of parameters without a role (e.g. the FCN)
-    lr_W: float | None = None             # learning rate of the attention matrix W (default: lr)
-    lr_V: float | None = None             # learning rate of the value matrix V (default: lr)
-    lr_decay_after: int | None = None     # None: constant rates; t0: from step t0 on, every rate is scaled by t0/step
-    momentum: float = 0.0                 # SGD momentum, > 0 exactly when optimizer='momentum'
-    dataset_size: int | None = None       # None: fresh online batches; else a fixed dataset of this size
-    log_every: int = 50                   # steps between metric logs (the only host syncs)
-    eval_batch: int = 1024                # size of each fixed held-out batch
-    eval_lengths: tuple = ()              # extra test lengths T_test, logged as HeldOut.length(T).key
-    eval_qs: tuple = ()                   # extra test subset sizes q_test, logged as HeldOut.subset(q).key
-    snapshot_every: int | None = None     # steps between W/V snapshots (None: first and last only)
-    seed: int = 0                         # seed of the training data stream
-    eval_seed: int = EVAL_SEED            # seed of the held-out batches (experiments: EVAL_SEED + seed)
+    steps: int = 2000  # number of optimiser steps
+    batch_size: int = 256  # samples per step (fresh each step when dataset_size is None)
+    optimizer: str = "sgd"  # 'sgd' (plain steps), 'momentum' or 'adam' ('gd': deprecated alias
+    # of 'sgd', kept for the hashed specs of results/*.json; OPTIMIZERS)
+    lr: float = 0.1  # learning rate of parameters without a role (e.g. the FCN)
+    lr_W: float | None = None  # learning rate of the attention matrix W (default: lr)
+    lr_V: float | None = None  # learning rate of the value matrix V (default: lr)
+    lr_decay_after: int | None = None  # None: constant rates; t0: from step t0 on, every rate is scaled by t0/step
+    momentum: float = 0.0  # SGD momentum, > 0 exactly when optimizer='momentum'
+    dataset_size: int | None = None  # None: fresh online batches; else a fixed dataset of this size
+    log_every: int = 50  # steps between metric logs (the only host syncs)
+    eval_batch: int = 1024  # size of each fixed held-out batch
+    eval_lengths: tuple = ()  # extra test lengths T_test, logged as HeldOut.length(T).key
+    eval_qs: tuple = ()  # extra test subset sizes q_test, logged as HeldOut.subset(q).key
+    snapshot_every: int | None = None  # steps between W/V snapshots (None: first and last only)
+    seed: int = 0  # seed of the training data stream
+    eval_seed: int = EVAL_SEED  # seed of the held-out batches (experiments: EVAL_SEED + seed)
 
     def __post_init__(self):
         self.steps = check_int("steps", self.steps, low=0)
@@ -95,8 +95,8 @@ class HeldOut:
     ('loss_T250', HeldOut(axis='q', value=5), None, 'q_test = 5')
     """
 
-    axis: str       # "T": a test length T_test; "q": a test subset size q_test
-    value: int      # that length or subset size
+    axis: str  # "T": a test length T_test; "q": a test subset size q_test
+    value: int  # that length or subset size
 
     def __post_init__(self):
         check_choice("axis", self.axis, ("T", "q"))
@@ -139,11 +139,11 @@ class HeldOut:
 class History:
     """What ``train`` returns: metrics at each logged step, W/V snapshots, config and timing."""
 
-    steps: list = field(default_factory=list)        # logged step numbers
-    metrics: dict = field(default_factory=dict)      # name -> list of floats, aligned with steps
-    snapshots: list = field(default_factory=list)    # dicts {'step', 'W', 'V'} (CPU tensors)
-    config: dict = field(default_factory=dict)       # task, training and model description
-    wall_time: float = 0.0                           # seconds spent in train()
+    steps: list = field(default_factory=list)  # logged step numbers
+    metrics: dict = field(default_factory=dict)  # name -> list of floats, aligned with steps
+    snapshots: list = field(default_factory=list)  # dicts {'step', 'W', 'V'} (CPU tensors)
+    config: dict = field(default_factory=dict)  # task, training and model description
+    wall_time: float = 0.0  # seconds spent in train()
     device: str = "cpu"
 
     def __getitem__(self, key: str) -> np.ndarray:
@@ -172,19 +172,30 @@ class History:
 
     def to_dict(self, snapshots: bool = False) -> dict:
         """A JSON-able dict (snapshots as nested lists only when asked: they are large)."""
-        out = {"steps": self.steps, "metrics": self.metrics, "config": self.config,
-               "wall_time": self.wall_time, "device": self.device}
+        out = {
+            "steps": self.steps,
+            "metrics": self.metrics,
+            "config": self.config,
+            "wall_time": self.wall_time,
+            "device": self.device,
+        }
         if snapshots:
-            out["snapshots"] = [{"step": s["step"], "W": s["W"].tolist(), "V": s["V"].tolist()}
-                                for s in self.snapshots]
+            out["snapshots"] = [{"step": s["step"], "W": s["W"].tolist(), "V": s["V"].tolist()} for s in self.snapshots]
         return out
 
     @classmethod
     def from_dict(cls, data: dict) -> History:
-        snaps = [{"step": s["step"], "W": torch.tensor(s["W"]), "V": torch.tensor(s["V"])}
-                 for s in data.get("snapshots", [])]
-        return cls(list(data["steps"]), {k: list(v) for k, v in data["metrics"].items()}, snaps,
-                   dict(data.get("config", {})), float(data.get("wall_time", 0.0)), data.get("device", "cpu"))
+        snaps = [
+            {"step": s["step"], "W": torch.tensor(s["W"]), "V": torch.tensor(s["V"])} for s in data.get("snapshots", [])
+        ]
+        return cls(
+            list(data["steps"]),
+            {k: list(v) for k, v in data["metrics"].items()},
+            snaps,
+            dict(data.get("config", {})),
+            float(data.get("wall_time", 0.0)),
+            data.get("device", "cpu"),
+        )
 
 
 __all__ = ["OPTIMIZERS", "PLAIN_STEPS", "HeldOut", "History", "TrainConfig"]

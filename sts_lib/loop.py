@@ -139,9 +139,20 @@ class Learner(Protocol):
         """The message when the held-out loss of the models ``bad`` (index -> loss) became non-finite."""
 
 
-def fit(learner: Learner, source, evals: dict[str, list[Batch]], cfg, hists: list, *,
-        start: int = 0, t0: float | None = None, progress: bool = True, callbacks: Sequence[Callback] = (),
-        save: Callable[[int, bool], None] | None = None, save_every: int = 500) -> list:
+def fit(
+    learner: Learner,
+    source,
+    evals: dict[str, list[Batch]],
+    cfg,
+    hists: list,
+    *,
+    start: int = 0,
+    t0: float | None = None,
+    progress: bool = True,
+    callbacks: Sequence[Callback] = (),
+    save: Callable[[int, bool], None] | None = None,
+    save_every: int = 500,
+) -> list:
     """The training loop: ``cfg.steps`` steps of ``learner`` on the batches of ``source``, logging into ``hists``.
 
     ``cfg`` is a :class:`~sts_lib.history.TrainConfig` (steps, log_every, snapshot_every);
@@ -170,20 +181,22 @@ def fit(learner: Learner, source, evals: dict[str, list[Batch]], cfg, hists: lis
             rows.append(v)
             W_V = learner.weights(k) if step % snap_every == 0 or step == cfg.steps else None
             if W_V is not None:
-                hists[k].snapshots.append({"step": step, "W": W_V[0].detach().cpu().clone(),
-                                           "V": W_V[1].detach().cpu().clone()})
-        stops = [bool(cb.on_log(step, rows)) for cb in callbacks]   # every callback sees every log
+                hists[k].snapshots.append(
+                    {"step": step, "W": W_V[0].detach().cpu().clone(), "V": W_V[1].detach().cpu().clone()}
+                )
+        stops = [bool(cb.on_log(step, rows)) for cb in callbacks]  # every callback sees every log
         return any(stops)
 
     device = evals["loss"][0].X.device
     for cb in callbacks:
         cb.on_start(learner, start)
     stop = log(0, None, 0) if start == 0 else False
-    bar = tqdm(total=cfg.steps, initial=start, disable=not progress, desc="train" if K == 1 else f"train x{K}",
-               leave=False)
+    bar = tqdm(
+        total=cfg.steps, initial=start, disable=not progress, desc="train" if K == 1 else f"train x{K}", leave=False
+    )
     running, n = torch.zeros(K, device=device), 0
     try:
-        for step in range(start + 1, (start if stop else cfg.steps) + 1):   # stopped at step 0: no step
+        for step in range(start + 1, (start if stop else cfg.steps) + 1):  # stopped at step 0: no step
             batches = source.next(more=step < cfg.steps)
             for cb in callbacks:
                 batches = [cb.on_batch(b) for b in batches]
@@ -196,8 +209,7 @@ def fit(learner: Learner, source, evals: dict[str, list[Batch]], cfg, hists: lis
                 stop = log(step, running, n)
                 running, n = torch.zeros(K, device=device), 0
                 last = [h.last("loss") for h in hists]
-                bar.set_postfix(loss=f"{last[0]:.3g}" if K == 1 else f"{min(last):.3g}..{max(last):.3g}",
-                                refresh=False)
+                bar.set_postfix(loss=f"{last[0]:.3g}" if K == 1 else f"{min(last):.3g}..{max(last):.3g}", refresh=False)
                 bad = {k: x for k, x in enumerate(last) if not np.isfinite(x)}
                 if bad and not stop:
                     raise FloatingPointError(learner.failure(step, bad))

@@ -43,8 +43,14 @@ def attention_mass(model: OneLayerTransformer, batch: Batch) -> float:
 def weight_blocks(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, torch.Tensor]:
     """The blocks of W = [[W_XX, W_XE], [W_EX, W_EE]] (rows: a key's token and PE parts; columns: the
     query's) and of V = [V_X, V_E], as views, in that order."""
-    return {"W_XX": W[:d, :d], "W_XE": W[:d, d:], "W_EX": W[d:, :d], "W_EE": W[d:, d:], "V_X": V[:, :d],
-            "V_E": V[:, d:]}
+    return {
+        "W_XX": W[:d, :d],
+        "W_XE": W[:d, d:],
+        "W_EX": W[d:, :d],
+        "W_EE": W[d:, d:],
+        "V_X": V[:, :d],
+        "V_E": V[:, d:],
+    }
 
 
 def block_norms(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float]:
@@ -79,12 +85,22 @@ def weight_metrics(W: torch.Tensor, V: torch.Tensor, d: int, m: int) -> dict[str
 
 def transformer_metrics(model: OneLayerTransformer, batch: Batch) -> dict[str, float]:
     """cos(W, W*), cos(V, V*), ||W||_F and attention mass on ``batch``."""
-    return {**weight_metrics(model.full_W(), model.full_V(), model.d, model.m),
-            "attn_mass": attention_mass(model, batch)}
+    return {
+        **weight_metrics(model.full_W(), model.full_V(), model.d, model.m),
+        "attn_mass": attention_mass(model, batch),
+    }
 
 
-def evaluate(model: torch.nn.Module, task: STSTask, *, T: int | None = None, q: int | None = None,
-             batch_size: int = 2048, seed: int = EVAL_SEED, device=None) -> float:
+def evaluate(
+    model: torch.nn.Module,
+    task: STSTask,
+    *,
+    T: int | None = None,
+    q: int | None = None,
+    batch_size: int = 2048,
+    seed: int = EVAL_SEED,
+    device=None,
+) -> float:
     """Monte-Carlo loss of ``model`` on ``batch_size`` fresh samples at length ``T`` and subset size ``q``.
 
     The one home of "the loss of a model at (T, q)". The samples are drawn from ``seed`` on
@@ -99,15 +115,22 @@ def evaluate(model: torch.nn.Module, task: STSTask, *, T: int | None = None, q: 
     """
     model_device = module_device(model)
     device = model_device if device is None else torch.device(device)
-    batch = task.sample(check_int("batch_size", batch_size, low=1), T=T, q=q,
-                        generator=make_generator(seed, device), device=device).to(model_device)
+    batch = task.sample(
+        check_int("batch_size", batch_size, low=1), T=T, q=q, generator=make_generator(seed, device), device=device
+    ).to(model_device)
     with torch.no_grad():
         return float(sts_loss(model(batch), batch.target))
 
 
-def monte_carlo_errors(predictors: Mapping[str, Callable[[Batch], torch.Tensor]], task: STSTask, *,
-                       n: int = 65536, seed: int = EVAL_SEED, chunk: int = 16384,
-                       device=None) -> dict[str, tuple[float, float]]:
+def monte_carlo_errors(
+    predictors: Mapping[str, Callable[[Batch], torch.Tensor]],
+    task: STSTask,
+    *,
+    n: int = 65536,
+    seed: int = EVAL_SEED,
+    chunk: int = 16384,
+    device=None,
+) -> dict[str, tuple[float, float]]:
     """Mean squared error ``E||predict(batch) - target||^2`` of several predictors on the *same*
     ``n`` fresh samples, each with its Monte-Carlo standard error.
 
@@ -136,26 +159,33 @@ def monte_carlo_errors(predictors: Mapping[str, Callable[[Batch], torch.Tensor]]
         device = params[0].device if params else torch.device("cpu")
     device = get_device(device)
     g = make_generator(seed, device)
-    sums = {name: [0.0, 0.0] for name in predictors}        # running sum and sum of squares
+    sums = {name: [0.0, 0.0] for name in predictors}  # running sum and sum of squares
     done = 0
     with torch.no_grad():
         while done < n:
             b = task.sample(min(chunk, n - done), generator=g, device=device)
             for name, f in predictors.items():
-                per = (f(b) - b.target).pow(2).sum(-1).double()   # (B,) squared error per sample
+                per = (f(b) - b.target).pow(2).sum(-1).double()  # (B,) squared error per sample
                 sums[name][0] += float(per.sum())
                 sums[name][1] += float(per.pow(2).sum())
             done += b.X.shape[0]
     out = {}
     for name, (total, total_sq) in sums.items():
         mean = total / n
-        var = max(total_sq / n - mean ** 2, 0.0) * n / (n - 1)
+        var = max(total_sq / n - mean**2, 0.0) * n / (n - 1)
         out[name] = (mean, math.sqrt(var / n))
     return out
 
 
-def monte_carlo_error(predict: Callable[[Batch], torch.Tensor], task: STSTask, *, n: int = 65536,
-                      seed: int = EVAL_SEED, chunk: int = 16384, device=None) -> tuple[float, float]:
+def monte_carlo_error(
+    predict: Callable[[Batch], torch.Tensor],
+    task: STSTask,
+    *,
+    n: int = 65536,
+    seed: int = EVAL_SEED,
+    chunk: int = 16384,
+    device=None,
+) -> tuple[float, float]:
     """``(mean, standard error)`` of one predictor's squared error; see :func:`monte_carlo_errors`.
 
     >>> task = STSTask(d=4, T=10, q=3)

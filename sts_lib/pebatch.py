@@ -24,10 +24,10 @@ class PEBatch:
     * ``dense`` ``(batch, T, m)`` explicit vectors.
     """
 
-    m: int                              # PE dimension
-    slots: torch.Tensor | None = None   # (batch, T) long, index of each position's vector
-    table: torch.Tensor | None = None   # (N, m) codebook; None = one-hot identity
-    dense: torch.Tensor | None = None   # (batch, T, m) explicit vectors
+    m: int  # PE dimension
+    slots: torch.Tensor | None = None  # (batch, T) long, index of each position's vector
+    table: torch.Tensor | None = None  # (N, m) codebook; None = one-hot identity
+    dense: torch.Tensor | None = None  # (batch, T, m) explicit vectors
 
     @property
     def one_hot(self) -> bool:
@@ -39,7 +39,7 @@ class PEBatch:
         """Inner products ``<p_i, v_b>``: v ``(batch, m)`` -> ``(batch, T)``."""
         if self.dense is not None:
             return torch.bmm(self.dense, v.unsqueeze(-1)).squeeze(-1)
-        full = v if self.table is None else v @ self.table.T      # (batch, N)
+        full = v if self.table is None else v @ self.table.T  # (batch, N)
         return full.gather(1, self.slots)
 
     def pool(self, a: torch.Tensor) -> torch.Tensor:
@@ -56,8 +56,7 @@ class PEBatch:
             picked = self.dense.gather(1, idx.unsqueeze(-1).expand(-1, -1, self.m))
             return picked.sum(1)
         ones = torch.ones(idx.shape, dtype=self._dtype, device=idx.device)
-        return self.pool(torch.zeros(self.slots.shape, dtype=self._dtype, device=idx.device)
-                         .scatter_(1, idx, ones))
+        return self.pool(torch.zeros(self.slots.shape, dtype=self._dtype, device=idx.device).scatter_(1, idx, ones))
 
     def to_dense(self) -> torch.Tensor:
         """The explicit ``(batch, T, m)`` tensor (for plots, tests and the dense baseline)."""

@@ -74,13 +74,13 @@ def _drawn_and_cropped(fig: Figure, dpi: float) -> bytes | None:
     ``savefig.pad_inches`` (the padding beyond the figure in its face colour, as ``savefig`` fills it);
     None when the tight box itself runs past the figure. A PNG at zlib's fastest level: every caller
     re-encodes it (:func:`compact`)."""
-    from PIL import Image          # matplotlib's own dependency
+    from PIL import Image  # matplotlib's own dependency
 
     own_dpi, own_canvas = fig.dpi, fig.canvas
     try:
         fig.set_dpi(dpi)
-        canvas = FigureCanvasAgg(fig)                  # becomes fig.canvas until restored below
-        canvas.draw()                                  # the layout engine runs here, once
+        canvas = FigureCanvasAgg(fig)  # becomes fig.canvas until restored below
+        canvas.draw()  # the layout engine runs here, once
         box = fig.get_tightbbox(canvas.get_renderer())  # inches
         width, height = fig.get_size_inches()
         if box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height:
@@ -88,13 +88,13 @@ def _drawn_and_cropped(fig: Figure, dpi: float) -> bytes | None:
         full = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
         pad = mpl.rcParams["savefig.pad_inches"]
         left, right = (box.x0 - pad) * dpi, (box.x1 + pad) * dpi
-        top, bottom = (height - box.y1 - pad) * dpi, (height - box.y0 + pad) * dpi   # rows count from the top
+        top, bottom = (height - box.y1 - pad) * dpi, (height - box.y0 + pad) * dpi  # rows count from the top
         x, y, w, h = round(left), round(top), int(right - left), int(bottom - top)
         out = Image.new("RGBA", (w, h), tuple(round(255 * c) for c in to_rgba(fig.get_facecolor())))
         shown = (max(0, x), max(0, y), min(full.width, x + w), min(full.height, y + h))
         out.paste(full.crop(shown), (shown[0] - x, shown[1] - y))
         buf = io.BytesIO()
-        out.save(buf, "PNG", compress_level=1, dpi=(dpi, dpi))   # its resolution, as savefig writes it
+        out.save(buf, "PNG", compress_level=1, dpi=(dpi, dpi))  # its resolution, as savefig writes it
         return buf.getvalue()
     finally:
         fig.set_dpi(own_dpi)
@@ -108,12 +108,12 @@ def drawn_texts(fig) -> list[Text]:
     ticks, hidden, out = set(), set(), []
     legends = list(fig.legends) + [ax.get_legend() for ax in all_axes(fig) if ax.get_legend() is not None]
     for leg in legends:
-        if not leg.get_visible():                          # a hidden legend draws none of its texts
+        if not leg.get_visible():  # a hidden legend draws none of its texts
             hidden.update(id(t) for t in [*leg.texts, leg.get_title()])
     for ax in all_axes(fig):
         for axis in (ax.xaxis, ax.yaxis):
             drawn = ax.get_visible() and ax.axison and axis.get_visible()
-            if not drawn:                                  # an axis turned off draws neither labels nor ticks
+            if not drawn:  # an axis turned off draws neither labels nor ticks
                 hidden.update((id(axis.label), id(axis.get_offset_text())))
             lo, hi = sorted(axis.get_view_interval())
             slack = 1e-9 * max(abs(lo), abs(hi), 1.0)
@@ -127,18 +127,18 @@ def drawn_texts(fig) -> list[Text]:
 
 def _shown(text: Text) -> bool:
     """Whether ``text`` and its axes are visible, with something to show."""
-    return bool(text.get_visible() and text.get_text().strip()
-                and (text.axes is None or text.axes.get_visible()))
+    return bool(text.get_visible() and text.get_text().strip() and (text.axes is None or text.axes.get_visible()))
 
 
 def compact(png: bytes) -> bytes:
     """``png`` in 256 colours (a plot has few; a heat map's colour scale loses nothing visible): a third to a
     quarter of the bytes, which keeps a page with a panel's frames under the book's weight limit."""
-    from PIL import Image          # matplotlib's own dependency
+    from PIL import Image  # matplotlib's own dependency
 
     out = io.BytesIO()
     Image.open(io.BytesIO(png)).convert("RGB").quantize(256, method=Image.Quantize.FASTOCTREE).save(
-        out, "PNG", optimize=True)
+        out, "PNG", optimize=True
+    )
     return out.getvalue()
 
 
@@ -165,7 +165,7 @@ def smallest_text_px(drawn: list, dpi: float) -> float:
 def halved(png: bytes) -> bytes:
     """``png`` at half its width and height (each pixel the mean of a 2 x 2 block): a picture rendered at twice
     a resolution, at that resolution."""
-    from PIL import Image          # matplotlib's own dependency
+    from PIL import Image  # matplotlib's own dependency
 
     out = io.BytesIO()
     Image.open(io.BytesIO(png)).convert("RGB").reduce(2).save(out, "PNG")
@@ -195,8 +195,10 @@ def renderings(fig: Figure, dpi: float | None = None, *, double: bytes | None = 
     out = {"wide": _entry(wide, drawn, dpi), "narrow": _entry(*render(redraw(fig, PHONE), PHONE_DPI), PHONE_DPI)}
     dark = redraw(fig, DESKTOP_DARK)
     if dark is not fig:
-        out["dark"] = {"wide": _entry(*render(dark, dpi), dpi),
-                       "narrow": _entry(*render(redraw(fig, PHONE_DARK), PHONE_DPI), PHONE_DPI)}
+        out["dark"] = {
+            "wide": _entry(*render(dark, dpi), dpi),
+            "narrow": _entry(*render(redraw(fig, PHONE_DARK), PHONE_DPI), PHONE_DPI),
+        }
     return out
 
 
@@ -206,6 +208,23 @@ def picture_data(fig: Figure, *, double: bytes | None = None) -> dict:
     return {**renderings(fig, double=double), "alt": getattr(fig, "sts_alt", "") or "", "media": PHONE_MEDIA}
 
 
-__all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "MIME_PICTURE", "all_axes", "compact", "data_uri", "drawn_texts", "halved", "picture_data", "png_width",
-           "render", "renderings", "smallest_text_px", "static_book"]
+__all__ = [
+    "MIN_PHONE_TEXT_PX",
+    "PHONE_COLUMN_PX",
+    "PHONE_DPI",
+    "PHONE_MEDIA",
+    "PHONE_WIDTH",
+    "STATIC_BOOK_ENV",
+    "MIME_PICTURE",
+    "all_axes",
+    "compact",
+    "data_uri",
+    "drawn_texts",
+    "halved",
+    "picture_data",
+    "png_width",
+    "render",
+    "renderings",
+    "smallest_text_px",
+    "static_book",
+]

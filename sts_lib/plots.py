@@ -47,14 +47,27 @@ def seed_legend_handles(runs: dict, color, linestyle=None, marker=None) -> list:
 
     counts = [1 if hasattr(r, "metrics") else len(r) for r in runs.values()]
     multi = max(counts, default=1) > 1
-    handles = [Line2D([], [], color=color(label, i), ls=linestyle(label, i) if linestyle else "-",
-                      marker=marker(label, i) if marker else None, ms=3.5,
-                      lw=1.8 if multi else 1.5, label=label) for i, label in enumerate(runs)]
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=color(label, i),
+            ls=linestyle(label, i) if linestyle else "-",
+            marker=marker(label, i) if marker else None,
+            ms=3.5,
+            lw=1.8 if multi else 1.5,
+            label=label,
+        )
+        for i, label in enumerate(runs)
+    ]
     if multi:
         n = sorted(set(c for c in counts if c > 1))
-        handles += [Line2D([], [], color=palette().guide, lw=0.7, alpha=0.7, label="thin: one seed"),
-                    Line2D([], [], color=palette().guide, lw=1.8,
-                           label=f"thick: mean of {n[0] if len(n) == 1 else 'the'} seeds")]
+        handles += [
+            Line2D([], [], color=palette().guide, lw=0.7, alpha=0.7, label="thin: one seed"),
+            Line2D(
+                [], [], color=palette().guide, lw=1.8, label=f"thick: mean of {n[0] if len(n) == 1 else 'the'} seeds"
+            ),
+        ]
     return handles
 
 
@@ -85,8 +98,17 @@ def plot_training(hist, *, plateau: float | None = None, title: str | None = Non
 
 
 @drawing
-def plot_heatmaps(W, V, d: int, *, title: str | None = None, max_size: int = 64, axes=None,
-                  label: str | None = None, ticks: bool = True) -> Figure:
+def plot_heatmaps(
+    W,
+    V,
+    d: int,
+    *,
+    title: str | None = None,
+    max_size: int = 64,
+    axes=None,
+    label: str | None = None,
+    ticks: bool = True,
+) -> Figure:
     """Heat maps of W ``(d+m, d+m)`` and V ``(d, d+m)`` with the token/PE blocks marked.
 
     Only the top-left ``max_size`` rows/columns are drawn, so large one-hot PEs stay legible.
@@ -129,13 +151,20 @@ def plot_heatmap_grid(pairs: dict, d: int, *, title: str | None = None, max_size
         raise ValueError("pairs must hold at least one (W, V) pair")
     ncols = min(len(pairs), 2)
     nrows = -(-len(pairs) // ncols)
-    fig, axes = new_figure(2 * nrows, ncols, height=5.2 * nrows, width=DESKTOP.width / 2 * ncols + 0.3 * (ncols == 1),
-                           height_ratios=[4, 1] * nrows, squeeze=False)
+    fig, axes = new_figure(
+        2 * nrows,
+        ncols,
+        height=5.2 * nrows,
+        width=DESKTOP.width / 2 * ncols + 0.3 * (ncols == 1),
+        height_ratios=[4, 1] * nrows,
+        squeeze=False,
+    )
     for k, (label, (W, V)) in enumerate(pairs.items()):
         row, col = divmod(k, ncols)
-        plot_heatmaps(W, V, d, max_size=max_size, axes=(axes[2 * row, col], axes[2 * row + 1, col]), label=label,
-                      ticks=False)
-    for k in range(len(pairs), nrows * ncols):           # an odd number of pairs leaves one slot empty
+        plot_heatmaps(
+            W, V, d, max_size=max_size, axes=(axes[2 * row, col], axes[2 * row + 1, col]), label=label, ticks=False
+        )
+    for k in range(len(pairs), nrows * ncols):  # an odd number of pairs leaves one slot empty
         row, col = divmod(k, ncols)
         axes[2 * row, col].remove()
         axes[2 * row + 1, col].remove()
@@ -192,9 +221,19 @@ def ood_title(key: str) -> str:
 
 
 @drawing
-def plot_ood(histories, *, axis: str = "T", keys: list[str] | None = None, floor: float | None = None,
-             title: str | None = None, titles: list[str] | None = None, color=None, linestyle=None,
-             marker=None, axes=None) -> Figure:
+def plot_ood(
+    histories,
+    *,
+    axis: str = "T",
+    keys: list[str] | None = None,
+    floor: float | None = None,
+    title: str | None = None,
+    titles: list[str] | None = None,
+    color=None,
+    linestyle=None,
+    marker=None,
+    axes=None,
+) -> Figure:
     """Held-out loss at other lengths (``axis="T"``) or subset sizes (``axis="q"``) against the step.
 
     One panel per held-out metric of that axis (:class:`~sts_lib.history.HeldOut`), or per name in ``keys``,
@@ -221,9 +260,17 @@ def plot_ood(histories, *, axis: str = "T", keys: list[str] | None = None, floor
     if new:
         ncols = min(len(keys), 2)
         nrows = -(-len(keys) // ncols)
-        fig, grid = new_figure(nrows, ncols, height=2.7 * nrows + 0.3, width=None if ncols == 2 else 5.0,
-                               sharex=True, sharey=True, squeeze=False, panels=len(keys))
-        axes = list(grid.ravel()[:len(keys)])
+        fig, grid = new_figure(
+            nrows,
+            ncols,
+            height=2.7 * nrows + 0.3,
+            width=None if ncols == 2 else 5.0,
+            sharex=True,
+            sharey=True,
+            squeeze=False,
+            panels=len(keys),
+        )
+        axes = list(grid.ravel()[: len(keys)])
     fig = axes[0].figure
     color = color or (lambda label, i: f"C{i % 10}")
     titles = titles or [ood_title(k) for k in keys]
@@ -237,11 +284,25 @@ def plot_ood(histories, *, axis: str = "T", keys: list[str] | None = None, floor
                 ax.semilogy(hs[0]["step"], hs[0][key], label=label, color=c, ls=ls, **mk)
                 continue
             for j, h in enumerate(hs):
-                ax.semilogy(h["step"], h[key], color=c, ls=ls, lw=0.7, alpha=0.55,
-                            label=f"{label} (one line per seed)" if j == 0 else None)
+                ax.semilogy(
+                    h["step"],
+                    h[key],
+                    color=c,
+                    ls=ls,
+                    lw=0.7,
+                    alpha=0.55,
+                    label=f"{label} (one line per seed)" if j == 0 else None,
+                )
             if len(hs) > 1 and len({len(h.steps) for h in hs}) == 1:
-                ax.semilogy(hs[0]["step"], np.mean([h[key] for h in hs], axis=0), color=c, ls=ls, lw=1.8,
-                            label=f"{label}, mean of {len(hs)} seeds", **mk)
+                ax.semilogy(
+                    hs[0]["step"],
+                    np.mean([h[key] for h in hs], axis=0),
+                    color=c,
+                    ls=ls,
+                    lw=1.8,
+                    label=f"{label}, mean of {len(hs)} seeds",
+                    **mk,
+                )
         if floor is not None:
             ax.axhline(floor, ls=":", c=palette().guide, lw=1)
         ax.set(title=panel)
@@ -255,7 +316,7 @@ def plot_ood(histories, *, axis: str = "T", keys: list[str] | None = None, floor
     handles = seed_legend_handles(runs, color, linestyle, marker)
     if not new:
         axes[-1].legend(handles=handles)
-    elif len(axes) < nrows * ncols:                   # the empty slot of an odd grid holds the legend
+    elif len(axes) < nrows * ncols:  # the empty slot of an odd grid holds the legend
         legend(fig, handles=handles, place="slot", loc="center", bbox_to_anchor=(0.75, 0.5 / nrows))
     elif len(axes) == 1:
         axes[0].legend(handles=handles)

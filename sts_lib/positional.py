@@ -46,14 +46,14 @@ class PositionalEncoding:
     m: int
     max_len: int | None
     name = "base"
-    label = "base"          # how figures, tables and controls name the kind
-    color = "C7"            # its colour in every figure of the library and the book
-    marker = "x"            # its marker, so that no two kinds differ by hue alone (colour-blind readers)
-    one_hot = False         # True when every batch it samples is PEBatch.one_hot
-    stochastic = False      # True when each sequence draws its positions' vectors afresh
-    seeded_table = False    # True when it draws a random table from its `seed` (so each run seed draws its own)
-    rotation_invariant = False   # True when the law of its vectors is invariant under rotations of R^m: then
-                                 # population GD from zero stays in the family W_EE = alpha I (theory.families)
+    label = "base"  # how figures, tables and controls name the kind
+    color = "C7"  # its colour in every figure of the library and the book
+    marker = "x"  # its marker, so that no two kinds differ by hue alone (colour-blind readers)
+    one_hot = False  # True when every batch it samples is PEBatch.one_hot
+    stochastic = False  # True when each sequence draws its positions' vectors afresh
+    seeded_table = False  # True when it draws a random table from its `seed` (so each run seed draws its own)
+    rotation_invariant = False  # True when the law of its vectors is invariant under rotations of R^m: then
+    # population GD from zero stays in the family W_EE = alpha I (theory.families)
 
     @classmethod
     def for_task(cls, T: int, *, m: int | None = None, pool: int | None = None, seed: int = 0):
@@ -74,14 +74,17 @@ class PositionalEncoding:
         T = check_int("T", T, low=1)
         return (default or T) if pool is None else check_int("pool", pool, low=T)
 
-    def sample(self, batch: int, T: int, *, generator: torch.Generator | None = None,
-               device: str | torch.device = "cpu") -> PEBatch:
+    def sample(
+        self, batch: int, T: int, *, generator: torch.Generator | None = None, device: str | torch.device = "cpu"
+    ) -> PEBatch:
         """Draw the PEs of ``batch`` sequences of length ``T``."""
         batch = check_int("batch", batch, low=1)
         T = check_int("T", T, low=1)
         if self.max_len is not None and T > self.max_len:
-            raise ValueError(f"T={T} exceeds this {self.name} PE's pool: T must be <= max_len={self.max_len}; "
-                             "build the PE with a larger max_len")
+            raise ValueError(
+                f"T={T} exceeds this {self.name} PE's pool: T must be <= max_len={self.max_len}; "
+                "build the PE with a larger max_len"
+            )
         device = torch.device(device)
         check_generator(generator, device)
         return self._sample(batch, T, generator, device)
@@ -281,16 +284,21 @@ class StochasticCodebookPE(NearOrthogonalPE):
         64
         """
         m = cls._width(m, cls.label)
-        return cls(m, cls._pool(T, pool, default=2 * max(m, check_int("T", T, low=1))), kind="sphere",
-                   seed=check_int("seed", seed, low=0))
+        return cls(
+            m,
+            cls._pool(T, pool, default=2 * max(m, check_int("T", T, low=1))),
+            kind="sphere",
+            seed=check_int("seed", seed, low=0),
+        )
 
     def _sample(self, batch, T, generator, device):
         slots = random_injection(batch, T, self.max_len, generator, device)
         return PEBatch(m=self.m, slots=slots, table=self.table_on(device))
 
 
-_REGISTRY = {cls.name: cls for cls in (OneHotPE, NearOrthogonalPE, StochasticOneHotPE,
-                                       StochasticRandomPE, StochasticCodebookPE)}
+_REGISTRY = {
+    cls.name: cls for cls in (OneHotPE, NearOrthogonalPE, StochasticOneHotPE, StochasticRandomPE, StochasticCodebookPE)
+}
 
 #: The one vocabulary of PE kinds (each class's ``name``, what :func:`make_pe` and specs use), and views
 #: of each class's ``label`` and ``color`` by kind (read from the classes, never written twice).

@@ -43,8 +43,9 @@ def ray_model(d: int, m: int, c: float, gamma: float = 1.0) -> TheoryTransformer
     return model
 
 
-def ray_loss_mc(task: STSTask, cs, *, gamma: float | None = 1.0, batch_size: int = 20000,
-                seed: int = 0, T: int | None = None) -> np.ndarray:
+def ray_loss_mc(
+    task: STSTask, cs, *, gamma: float | None = 1.0, batch_size: int = 20000, seed: int = 0, T: int | None = None
+) -> np.ndarray:
     """Monte-Carlo loss of :func:`ray_model` (W = c W*, V = V*, output scaled by ``gamma``) for each c in ``cs``.
 
     ``gamma=None`` uses, for each c, the best scale gamma (closed-form least squares on
@@ -60,8 +61,8 @@ def ray_loss_mc(task: STSTask, cs, *, gamma: float | None = 1.0, batch_size: int
     out = []
     with torch.no_grad():
         for c in cs:
-            pred = ray_model(task.d, task.m, float(c))(batch)          # (B, d): attention-pooled tokens
-            g = (float((pred * batch.target).sum() / pred.pow(2).sum()) if gamma is None else gamma)
+            pred = ray_model(task.d, task.m, float(c))(batch)  # (B, d): attention-pooled tokens
+            g = float((pred * batch.target).sum() / pred.pow(2).sum()) if gamma is None else gamma
             out.append(float(sts_loss(g * pred, batch.target)))
     return np.array(out)
 
@@ -88,10 +89,9 @@ def symmetric_params(W, V=None, d: int | None = None, *, slots: int | None = Non
     W, V = to_cpu(torch.as_tensor(W)).double(), to_cpu(torch.as_tensor(V)).double()
     m = W.shape[0] - d
     n = m if slots is None else check_int("slots", slots, low=2, high=m)
-    E = W[d:d + n, d:d + n]
+    E = W[d : d + n, d : d + n]
     beta = (E.sum() - E.diagonal().sum()) / (n * n - n) if n > 1 else torch.zeros((), dtype=E.dtype)
-    return {"alpha": float(E.diagonal().mean() - beta), "beta": float(beta),
-            "gamma": float(V[:, :d].diagonal().mean())}
+    return {"alpha": float(E.diagonal().mean() - beta), "beta": float(beta), "gamma": float(V[:, :d].diagonal().mean())}
 
 
 def identity_cosine(E: torch.Tensor) -> float:
@@ -120,6 +120,7 @@ def shift_free_cosine(W: torch.Tensor, d: int) -> float:
 
     def proj(A):
         return A - (A * J).sum() * J
+
     return cosine(proj(W), proj(W_star))
 
 
@@ -202,7 +203,7 @@ def relabel_gap(M: torch.Tensor, *, n_perms: int = 8, generator: torch.Generator
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
         raise ValueError(f"M must be a square matrix, got shape {tuple(M.shape)}")
     n_perms = check_int("n_perms", n_perms, low=1)
-    M = to_cpu(M).double()       # any device: the analysis runs on the CPU
+    M = to_cpu(M).double()  # any device: the analysis runs on the CPU
     norm = M.norm()
     if norm == 0:
         return 0.0
@@ -213,5 +214,14 @@ def relabel_gap(M: torch.Tensor, *, n_perms: int = 8, generator: torch.Generator
     return float(np.mean(gaps))
 
 
-__all__ = ["identity_cosine", "ray_loss_mc", "relabel_gap", "ray_model", "score_margin", "shift_free_cosine",
-           "symmetric_params", "width_for_error", "width_row"]
+__all__ = [
+    "identity_cosine",
+    "ray_loss_mc",
+    "relabel_gap",
+    "ray_model",
+    "score_margin",
+    "shift_free_cosine",
+    "symmetric_params",
+    "width_for_error",
+    "width_row",
+]

@@ -57,12 +57,18 @@ def text_report(fig, *, column_px: float = BOOK_COLUMN_PX, dpi: float | None = N
     scale = min(1.0, column_px / width)
     overlaps = []
     for i, (_, a, box_a) in enumerate(items):
-        for _, b, box_b in items[i + 1:]:
-            if (min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > 1
-                    and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > 1):
+        for _, b, box_b in items[i + 1 :]:
+            if (
+                min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > 1
+                and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > 1
+            ):
                 overlaps.append((a, b))
-    return {"png_width": width, "scale": scale,
-            "sizes": sorted((size * dpi / 72 * scale, text) for size, text, _ in items), "overlaps": overlaps}
+    return {
+        "png_width": width,
+        "scale": scale,
+        "sizes": sorted((size * dpi / 72 * scale, text) for size, text, _ in items),
+        "overlaps": overlaps,
+    }
 
 
 def fits_column(fig, *, column_px: float = BOOK_COLUMN_PX, min_px: float = MIN_TEXT_PX) -> bool:
@@ -105,12 +111,14 @@ def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
     dpi = PRINT_DPI if phone.static_book() else None
     png = shell.display_formatter.formatters["image/png"]
     shell.display_formatter.mimebundle_formatter.for_type(
-        Figure, partial(figure_bundle, min_size=min_size, factor=factor, dpi=dpi, png_formatter=png))
+        Figure, partial(figure_bundle, min_size=min_size, factor=factor, dpi=dpi, png_formatter=png)
+    )
     return True
 
 
-def figure_bundle(fig, *, min_size: float = 10.5, factor: float = 1.25, dpi: float | None = None,
-                  png_formatter=None) -> dict:
+def figure_bundle(
+    fig, *, min_size: float = 10.5, factor: float = 1.25, dpi: float | None = None, png_formatter=None
+) -> dict:
     """What a notebook shows for ``fig``: its PNG (``bbox_inches="tight"``, at ``dpi``, default the figure's),
     after :func:`enlarge_text` when its text would be shown too small in the column (:func:`fits_column`,
     decided once per figure); under the book build also the desktop and the phone picture in one
@@ -119,7 +127,7 @@ def figure_bundle(fig, *, min_size: float = 10.5, factor: float = 1.25, dpi: flo
     pyplot is imported, or on ``%matplotlib inline``) would replace this PNG with one at the screen's resolution:
     the entry is dropped (the formatter's public ``pop``), so the PNG is this one.
     """
-    if getattr(fig, "sts_enlarge", None) is None:     # decided once, so a redraw looks the same
+    if getattr(fig, "sts_enlarge", None) is None:  # decided once, so a redraw looks the same
         fig.sts_enlarge = not fits_column(fig)
     if fig.sts_enlarge:
         enlarge_text(fig, min_size, factor)
@@ -128,7 +136,7 @@ def figure_bundle(fig, *, min_size: float = 10.5, factor: float = 1.25, dpi: flo
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi or fig.dpi, bbox_inches="tight")
     out = {"image/png": base64.b64encode(buf.getvalue()).decode()}
-    if phone.static_book():   # the PDF's picture at twice the screen's resolution is the book column's, halved
+    if phone.static_book():  # the PDF's picture at twice the screen's resolution is the book column's, halved
         double = buf.getvalue() if dpi == 2 * fig.dpi else None
         out[phone.MIME_PICTURE] = phone.picture_data(fig, double=double)
     return out

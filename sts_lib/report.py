@@ -58,10 +58,10 @@ def plain(v, digits: int = 3) -> str:
         return "—"
     if math.isinf(v) or v == 0:
         return ("−∞" if v < 0 else "∞") if v else "0"
-    r = float(f"{v:.{digits}g}")                     # round first: 0.99998 is 1.00, not 1.000
+    r = float(f"{v:.{digits}g}")  # round first: 0.99998 is 1.00, not 1.000
     e = math.floor(math.log10(abs(r)))
-    text = f"{round(v):,}" if e >= digits - 1 else f"{r:,.{digits - 1 - e}f}"   # no 2,430 for 2,433
-    return text.replace("-", "−")                    # a minus sign, not a hyphen
+    text = f"{round(v):,}" if e >= digits - 1 else f"{r:,.{digits - 1 - e}f}"  # no 2,430 for 2,433
+    return text.replace("-", "−")  # a minus sign, not a hyphen
 
 
 def _steps(v) -> str:
@@ -82,10 +82,11 @@ def _measured(row: dict) -> str:
     steps = _is_steps(row)
     fmt = _steps if steps else plain
     seeds = list(row["per_seed"].values())
-    if steps and -1 in seeds:                        # a sentinel is not a step count: never average it in
+    if steps and -1 in seeds:  # a sentinel is not a step count: never average it in
         rest = [v for v in seeds if v != -1]
-        return fmt(-1) + (f" on {len(seeds) - len(rest)} of {len(seeds)} seeds, else "
-                          f"{fmt(sum(rest) / len(rest))}" if rest else "")
+        return fmt(-1) + (
+            f" on {len(seeds) - len(rest)} of {len(seeds)} seeds, else {fmt(sum(rest) / len(rest))}" if rest else ""
+        )
     lo, hi = fmt(row["min"]), fmt(row["max"])
     return fmt(row["value"]) + (f" ({lo} to {hi})" if len(seeds) > 1 and lo != hi else "")
 
@@ -95,7 +96,7 @@ def _needs(row: dict) -> str:
     if row["rule"] == "within":
         return f"in [{t[0]:g}, {t[1]:g}]".replace("-", "−")
     sign = {"<=": "≤", ">=": "≥"}.get(row["rule"], row["rule"])
-    return f"{sign} " + ("?" if t is None else f"{t:g}".replace("-", "−"))   # thresholds are set by hand: as set
+    return f"{sign} " + ("?" if t is None else f"{t:g}".replace("-", "−"))  # thresholds are set by hand: as set
 
 
 def _cell(text: str) -> str:
@@ -141,9 +142,9 @@ def table(columns, rows, *, digits: int = 3, note: str = "") -> Markdown:
 def _value(v, digits: int) -> str:
     if isinstance(v, bool):
         return "✓" if v else "✗"
-    if isinstance(v, numbers.Integral):                  # numpy's integers too
+    if isinstance(v, numbers.Integral):  # numpy's integers too
         return f"{int(v):,}".replace("-", "−")
-    if isinstance(v, numbers.Real) or v is None:         # numpy's floats too (float32 is not a float)
+    if isinstance(v, numbers.Real) or v is None:  # numpy's floats too (float32 is not a float)
         return plain(float(v) if v is not None else None, digits)
     return _cell(v)
 
@@ -168,11 +169,15 @@ def claims_markdown(doc: dict, select: Callable[[str], bool] | None = None) -> M
     | ✗ **not reproduced** | T=20: cos(W, W*) | 0.900 (0.890 to 0.910) | ≥ 0.95 |
     """
     chosen = _rows(doc, select)
-    why = "\n".join([f"- *{_cell(r['name'])}* is guaranteed: {_cell(r['because'])}."
-                     for r in chosen if r["role"] == "guaranteed"]
-                    + [f"- *{_cell(r['name'])}*: {_cell(r['caveat'])}." for r in chosen if r.get("caveat")])
-    return table(["verdict", "claim", "measured", "needs"],
-                 [(verdict(r), r["name"], _measured(r), _needs(r)) for r in chosen], note=why)
+    why = "\n".join(
+        [f"- *{_cell(r['name'])}* is guaranteed: {_cell(r['because'])}." for r in chosen if r["role"] == "guaranteed"]
+        + [f"- *{_cell(r['name'])}*: {_cell(r['caveat'])}." for r in chosen if r.get("caveat")]
+    )
+    return table(
+        ["verdict", "claim", "measured", "needs"],
+        [(verdict(r), r["name"], _measured(r), _needs(r)) for r in chosen],
+        note=why,
+    )
 
 
 class Dropdown(Markdown):
@@ -186,6 +191,7 @@ class Dropdown(Markdown):
 
     def _repr_markdown_(self) -> str:
         from .phone import static_book
+
         if static_book():
             return str(self)
         return f"<details>\n<summary>{self.title}</summary>\n\n{self.body}\n\n</details>"
@@ -203,8 +209,10 @@ def claim_lines(doc: dict) -> list[str]:
     for r in _rows(doc):
         n = len(r["per_seed"])
         near = ", near its threshold" if r["near_threshold"] else ""
-        out.append(f"  {'PASS' if r['passed'] else 'FAIL'}  {r['role']:10s} {r['id']}: {_measured(r)}, needs "
-                   f"{_needs(r)} ({n} seed{'s' if n != 1 else ''}; every seed must hold{near})")
+        out.append(
+            f"  {'PASS' if r['passed'] else 'FAIL'}  {r['role']:10s} {r['id']}: {_measured(r)}, needs "
+            f"{_needs(r)} ({n} seed{'s' if n != 1 else ''}; every seed must hold{near})"
+        )
     return out
 
 
@@ -214,12 +222,18 @@ def claims_dropdown(doc: dict, title: str | None = None) -> Dropdown:
     ``title`` names the figure (default :func:`title_of`).
     """
     rows, seeds, what = _rows(doc), len(doc.get("seeds", [0])), title or title_of(doc)
-    what = "the" + what[3:] if what.startswith("The ") else what      # mid-sentence: "for the FCN-width ..."
+    what = "the" + what[3:] if what.startswith("The ") else what  # mid-sentence: "for the FCN-width ..."
     n_paper = sum(r["role"] == "paper" for r in rows)
-    spread = (f"Measured: the mean over the {seeds} seeds, with their range when they differ. "
-              "A claim counts only when it holds on every seed." if seeds > 1 else "One seed.")
-    return Dropdown(f"All {len(rows)} claims for {what} ({n_paper} of them the paper's): verdict, measured value, "
-                    "threshold", f"{spread}\n\n{claims_markdown(doc)}")
+    spread = (
+        f"Measured: the mean over the {seeds} seeds, with their range when they differ. "
+        "A claim counts only when it holds on every seed."
+        if seeds > 1
+        else "One seed."
+    )
+    return Dropdown(
+        f"All {len(rows)} claims for {what} ({n_paper} of them the paper's): verdict, measured value, threshold",
+        f"{spread}\n\n{claims_markdown(doc)}",
+    )
 
 
 def title_of(doc: dict) -> str:
@@ -229,8 +243,12 @@ def title_of(doc: dict) -> str:
 
 def _listing(rows: list[dict], full: bool) -> str:
     """Each claim's name and value (and threshold when ``full``), with its caveat after a dash."""
-    return "; ".join(f"{r['name']} {_measured(r)}" + (f" (needs {_needs(r)})" if full else "")
-                     + (f" — {r['caveat']}" if r.get("caveat") else "") for r in rows)
+    return "; ".join(
+        f"{r['name']} {_measured(r)}"
+        + (f" (needs {_needs(r)})" if full else "")
+        + (f" — {r['caveat']}" if r.get("caveat") else "")
+        for r in rows
+    )
 
 
 def in_words(doc: dict, title: str | None = None) -> Markdown:
@@ -244,29 +262,37 @@ def in_words(doc: dict, title: str | None = None) -> Markdown:
     rows, seeds = _rows(doc), len(doc.get("seeds", [0]))
     paper = [r for r in rows if r["role"] == "paper"]
     says = doc.get("paper_says") or doc.get("description", "")
-    lines = [f"**{title or title_of(doc)} in short** ({len(paper)} of the paper's statements and "
-             f"{len(rows) - len(paper)} other checks, {seeds} seed{'s' * (seeds > 1)}"
-             f"{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."
-             + (f" **Paper:** {says}." if says else "")]
+    lines = [
+        f"**{title or title_of(doc)} in short** ({len(paper)} of the paper's statements and "
+        f"{len(rows) - len(paper)} other checks, {seeds} seed{'s' * (seeds > 1)}"
+        f"{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."
+        + (f" **Paper:** {says}." if says else "")
+    ]
     for passed, head in ((True, "Reproduced"), (False, "Not reproduced")):
         group = [r for r in paper if r["passed"] is passed and not r.get("undecided")]
         if group:
             lines.append(f"- **{head}** ({len(group)} of {len(paper)}): {_listing(group, not passed)}.")
     open_ = [r for r in paper if r.get("undecided")]
     if open_:
-        lines.append(f"- **Not decided** ({len(open_)} of {len(paper)}: the data cannot tell): "
-                     + "; ".join(f"{r['name']} {_measured(r)} — {r['undecided']}" for r in open_) + ".")
+        lines.append(
+            f"- **Not decided** ({len(open_)} of {len(paper)}: the data cannot tell): "
+            + "; ".join(f"{r['name']} {_measured(r)} — {r['undecided']}" for r in open_)
+            + "."
+        )
     guaranteed = [r for r in rows if r["role"] == "guaranteed"]
     if guaranteed:
         bad = [r for r in guaranteed if not r["passed"]]
-        lines.append(f"- **Consistency checks** ({len(guaranteed)}, guaranteed in this setting, not evidence for the "
-                     f"paper): {'all consistent' if not bad else 'INCONSISTENT: ' + _listing(bad, True)}.")
+        lines.append(
+            f"- **Consistency checks** ({len(guaranteed)}, guaranteed in this setting, not evidence for the "
+            f"paper): {'all consistent' if not bad else 'INCONSISTENT: ' + _listing(bad, True)}."
+        )
     for role, label in (("ours", "Our own checks"), ("diagnostic", "Diagnostics")):
         for passed in (True, False):
             group = [r for r in rows if r["role"] == role and r["passed"] is passed]
             if group:
-                lines.append(f"- **{label} {'hold' if passed else 'fail'}** ({len(group)}): "
-                             f"{_listing(group, not passed)}.")
+                lines.append(
+                    f"- **{label} {'hold' if passed else 'fail'}** ({len(group)}): {_listing(group, not passed)}."
+                )
     near = [r for r in rows if r["near_threshold"]]
     if near:
         lines.append(f"- **Within noise of the threshold** ({len(near)}): " + "; ".join(r["name"] for r in near) + ".")
@@ -287,10 +313,21 @@ def summary_markdown(docs: dict[str, dict]) -> Markdown:
         paper = [r for r in rs if r["role"] == "paper"]
         other = [r for r in rs if r["role"] != "paper"]
         said = f"{sum(r['passed'] for r in paper)} of {len(paper)} reproduced" if paper else "none"
-        rest = (f"{sum(r['passed'] for r in other)} of {len(other)} hold" if other else "none")
+        rest = f"{sum(r['passed'] for r in other)} of {len(other)} hold" if other else "none"
         rows.append((f"`{name}`", said, rest, len(doc.get("seeds", [0])), doc.get("description", "")))
     return table(["experiment", "the paper's statements", "other checks", "seeds", "what it checks"], rows)
 
 
-__all__ = ["Dropdown", "Markdown", "claim_lines", "claims_dropdown", "claims_markdown", "in_words", "plain",
-           "summary_markdown", "table", "title_of", "verdict"]
+__all__ = [
+    "Dropdown",
+    "Markdown",
+    "claim_lines",
+    "claims_dropdown",
+    "claims_markdown",
+    "in_words",
+    "plain",
+    "summary_markdown",
+    "table",
+    "title_of",
+    "verdict",
+]

@@ -38,8 +38,8 @@ from .history import History
 
 SCHEMA = 2
 REQUIRED = ("experiment", "config", "claims")
-_PACKAGED = Path(__file__).resolve().parent / "data" / "results"   # filled by setup.py's build_py
-_MARKERS = ("_toc.yml", "pyproject.toml")                              # what makes a folder the repository
+_PACKAGED = Path(__file__).resolve().parent / "data" / "results"  # filled by setup.py's build_py
+_MARKERS = ("_toc.yml", "pyproject.toml")  # what makes a folder the repository
 
 
 # -- writing -------------------------------------------------------------------------------------
@@ -58,6 +58,7 @@ def save_result(doc: dict, path: str | os.PathLike) -> Path:
 
 
 # -- finding ---------------------------------------------------------------------------------------
+
 
 def _repo_results(start: Path) -> list[Path]:
     """``results/`` folders of repositories at or above ``start`` (marked by _toc.yml or pyproject.toml)."""
@@ -98,9 +99,11 @@ def result_path(name: str, root: str | os.PathLike | None = None) -> Path:
             return folder / f"{name}.json"
     have = list_results(root)
     raise FileNotFoundError(
-        f"no result {name!r}: looked for {name}.json in " + ", ".join(str(f) for f in folders)
+        f"no result {name!r}: looked for {name}.json in "
+        + ", ".join(str(f) for f in folders)
         + (f". Results found: {', '.join(have)}" if have else ". No results found at all")
-        + ". Run `python -m sts_lib.experiments run NAME --out DIR`, or set STS_RESULTS=DIR.")
+        + ". Run `python -m sts_lib.experiments run NAME --out DIR`, or set STS_RESULTS=DIR."
+    )
 
 
 def load_result(name: str, root: str | os.PathLike | None = None) -> dict:
@@ -119,11 +122,14 @@ def _checked_schema(doc: dict, where: str) -> dict:
     schema = doc.get("schema", 1)
     if schema == SCHEMA:
         return doc
-    raise ValueError(f"{where}: unknown result schema {schema!r} (this sts_lib reads schema {SCHEMA}; "
-                     "re-run the experiment to write it)")
+    raise ValueError(
+        f"{where}: unknown result schema {schema!r} (this sts_lib reads schema {SCHEMA}; "
+        "re-run the experiment to write it)"
+    )
 
 
 # -- reading ---------------------------------------------------------------------------------------
+
 
 def histories(doc: dict, run: str) -> dict[int, History]:
     """``{seed: History}`` of training run ``run`` of a document, seeds ascending."""
@@ -147,24 +153,48 @@ def per_seed(doc: dict, section: str, key: str) -> dict[int, object]:
     """``{seed: value}`` of ``doc[section][key]`` for section 'final' or 'data'."""
     entry = doc.get(section, {})
     if key not in entry:
-        raise KeyError(f"{doc.get('experiment', 'this result')} has no {section}[{key!r}]; "
-                       f"keys: {sorted(entry)}")
+        raise KeyError(f"{doc.get('experiment', 'this result')} has no {section}[{key!r}]; keys: {sorted(entry)}")
     return {int(s): v for s, v in sorted(entry[key].items(), key=lambda kv: int(kv[0]))}
 
 
 def claims_table(doc: dict) -> list[dict]:
     """One row per claim: id, name, text, role, because, value (mean over seeds), min, max, per_seed,
     threshold, rule, passed, near_threshold, caveat, undecided and unit (``""`` when none)."""
-    return [{"id": cid, "name": c.get("name") or c.get("text", cid), "text": c.get("text", ""),
-             "role": c.get("role", "ours"), "because": c.get("because", ""), "value": c.get("value"),
-             "min": c.get("min"), "max": c.get("max"),
-             "per_seed": {int(s): v for s, v in c.get("per_seed", {}).items()},
-             "threshold": c.get("threshold"), "rule": c.get("rule"), "passed": bool(c.get("passed")),
-             "near_threshold": bool(c.get("near_threshold")), "caveat": c.get("caveat", ""),
-             "undecided": c.get("undecided", ""), "unit": c.get("unit", "")}
-            for cid, c in doc.get("claims", {}).items()]
+    return [
+        {
+            "id": cid,
+            "name": c.get("name") or c.get("text", cid),
+            "text": c.get("text", ""),
+            "role": c.get("role", "ours"),
+            "because": c.get("because", ""),
+            "value": c.get("value"),
+            "min": c.get("min"),
+            "max": c.get("max"),
+            "per_seed": {int(s): v for s, v in c.get("per_seed", {}).items()},
+            "threshold": c.get("threshold"),
+            "rule": c.get("rule"),
+            "passed": bool(c.get("passed")),
+            "near_threshold": bool(c.get("near_threshold")),
+            "caveat": c.get("caveat", ""),
+            "undecided": c.get("undecided", ""),
+            "unit": c.get("unit", ""),
+        }
+        for cid, c in doc.get("claims", {}).items()
+    ]
+
 
 # The claim records (ROLES, Measured, claim, over_seeds, ...) are importable from here too; documented in
 # sts_lib.claims.
-__all__ = ["SCHEMA", "claims_table", "histories", "history", "jsonable", "list_results", "load_result",
-           "per_seed", "result_path", "save_result", "search_path"]
+__all__ = [
+    "SCHEMA",
+    "claims_table",
+    "histories",
+    "history",
+    "jsonable",
+    "list_results",
+    "load_result",
+    "per_seed",
+    "result_path",
+    "save_result",
+    "search_path",
+]

@@ -13,8 +13,8 @@ and never kept by hand; :mod:`sts_lib.verdicts` reads the five verdicts off the 
 from __future__ import annotations
 
 from .report import Markdown
-from .verdicts import (AFTER_FAILURE, AFTER_RUNS, BEFORE, PAPER, VERDICTS, Reading, Statement,
-                       deciding_claims, verdict)
+from .verdicts import AFTER_FAILURE, AFTER_RUNS, BEFORE, PAPER, VERDICTS, Reading, Statement, deciding_claims, verdict
+
 # Re-exported (``x as x``) for the pages and tests that read verdicts through this module.
 from .verdicts import BY_CONSTRUCTION as BY_CONSTRUCTION, NO_RESULT as NO_RESULT, NOT_DECIDED as NOT_DECIDED
 from .verdicts import REPRODUCED as REPRODUCED, UNTESTABLE as UNTESTABLE, Decides as Decides, Verdict as Verdict
@@ -25,16 +25,23 @@ from .verdicts import NOT_REPRODUCED as NOT_REPRODUCED, at_threshold as at_thres
 #: the statement ``fig4.fixed-015``, which its claims test and its figures draw.
 FIXED_PE_FLOOR = 0.15
 
-_ND_RULE = ("the slope rule: the log-log slope over the run's last fifth below −0.05 and at most 30% shallower than "
-            "over the last half; no horizon tied to the run's length")
-_POOL = ("a one-hot pool of N = 400 slots covers every T_test ≤ 400: every slot is trained, so the loss at T_test "
-         "goes to 0 as the score gap α grows (exact population GD ends at 0.09–0.97% of the initial loss)")
-_ONEHOT_Q = ("with one-hot PEs at trained positions the loss at any q_test depends only on (α, γ) and goes to 0 as α "
-             "grows")
+_ND_RULE = (
+    "the slope rule: the log-log slope over the run's last fifth below −0.05 and at most 30% shallower than "
+    "over the last half; no horizon tied to the run's length"
+)
+_POOL = (
+    "a one-hot pool of N = 400 slots covers every T_test ≤ 400: every slot is trained, so the loss at T_test "
+    "goes to 0 as the score gap α grows (exact population GD ends at 0.09–0.97% of the initial loss)"
+)
+_ONEHOT_Q = (
+    "with one-hot PEs at trained positions the loss at any q_test depends only on (α, γ) and goes to 0 as α grows"
+)
 
 #: The statements the course tests, in the order of the paper. (Value hidden in the API appendix: it is long.)
 #:
 #: :meta hide-value:
+# Not reformatted: a table, each record a few lines long with its readings aligned under it.
+# fmt: off
 STATEMENTS: tuple[Statement, ...] = (
     Statement("fig1.loss", "Figure 1", '"The training loss converges to the global minimum of 0" [V]',
               Reading(PAPER, "plain GD at T = 200 (batches of 4096) and T = 20, below 1% of the plateau",
@@ -172,6 +179,7 @@ STATEMENTS: tuple[Statement, ...] = (
                                       "transformer: the ratios follow without training"),
               anchor="ch8-fcn-width"),
 )
+# fmt: on
 _BY_KEY = {st.key: st for st in STATEMENTS}
 
 
@@ -187,19 +195,27 @@ def statements_table(docs: dict, *, links: bool = True) -> Markdown:
 
     ``links``: the evidence as a link to its section of chapter 8 (the book); else the experiments that
     decide it, by name (the repository's README, where the book's anchors do not resolve)."""
-    rows = ["| verdict | the paper says | read as, and why | the other readings | evidence |",
-            "|---|---|---|---|---|"]   # verdict first: in view on a phone
+    rows = [
+        "| verdict | the paper says | read as, and why | the other readings | evidence |",
+        "|---|---|---|---|---|",
+    ]  # verdict first: in view on a phone
     for st in STATEMENTS:
         v, why = verdict(st, docs)
         r = st.reading
-        read = f"{r.label}" + (f" ({r.why})" if r.why else "") + f". Rule fixed {r.fixed}. *{why}*" + \
-            (f" Caveat: {st.caveat}." if st.caveat else "")
+        read = (
+            f"{r.label}"
+            + (f" ({r.why})" if r.why else "")
+            + f". Rule fixed {r.fixed}. *{why}*"
+            + (f" Caveat: {st.caveat}." if st.caveat else "")
+        )
         alts = "; ".join(f"{o.label}: **{verdict(st, docs, o.key)[0]}**" for o in st.others) or "–"
         names = sorted({exp for k in [r.key for r in st.readings()] for exp, _ in deciding_claims(st, k, docs)})
-        link = (f"[{st.where}](#{st.anchor})" if st.anchor else st.where) if links else \
-            (", ".join(f"`{n}`" for n in names) or "chapter 8")
-        rows.append(f"| {VERDICTS[v].mark} | {st.where}: {st.words} | {read} | {alts} | {link} |"
-                    .replace("\n", " "))
+        link = (
+            (f"[{st.where}](#{st.anchor})" if st.anchor else st.where)
+            if links
+            else (", ".join(f"`{n}`" for n in names) or "chapter 8")
+        )
+        rows.append(f"| {VERDICTS[v].mark} | {st.where}: {st.words} | {read} | {alts} | {link} |".replace("\n", " "))
     return Markdown("\n".join(rows))
 
 
@@ -220,19 +236,22 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
     ``docs`` are the documents the verdicts are read from (``{name: doc}``); by default the committed ones, with
     ``doc`` in its own place: a statement that two experiments decide together is decided from both.
     """
-    from .report import title_of     # report is below this module; only the title is borrowed
+    from .report import title_of  # report is below this module; only the title is borrowed
 
     name = doc.get("experiment", "this experiment")
     if docs is None:
         from .results import list_results, load_result
+
         docs = {n: load_result(n) for n in list_results() if n != name}
     docs = {**docs, name: doc}
     keys = list(dict.fromkeys(d["statement"] for d in doc.get("decides", [])))
     seeds = len(doc.get("seeds", [0]))
-    lines = [f"**{title_of(doc)} in short** ({seeds} seed{'s' * (seeds > 1)}"
-             f"{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."]
+    lines = [
+        f"**{title_of(doc)} in short** ({seeds} seed{'s' * (seeds > 1)}"
+        f"{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."
+    ]
     if keys:
-        lines[0] += (f" Of the paper's statements it decides ({len(keys)}), as chapter 8's table decides them:")
+        lines[0] += f" Of the paper's statements it decides ({len(keys)}), as chapter 8's table decides them:"
         for key in keys:
             st = statement(key)
             v, why = verdict(st, docs)
@@ -240,8 +259,11 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
             lines.append(f"- {VERDICTS[v].mark}: {st.where}, {st.words}{reason}.")
     rows = [c for c in doc.get("claims", {}).values() if c.get("role") != "paper"]
     counts = []
-    for role, label in (("guaranteed", "consistency checks"), ("ours", "checks of our own"),
-                        ("diagnostic", "diagnostics")):
+    for role, label in (
+        ("guaranteed", "consistency checks"),
+        ("ours", "checks of our own"),
+        ("diagnostic", "diagnostics"),
+    ):
         group = [c for c in rows if c.get("role", "ours") == role]
         if group:
             held = sum(bool(c["passed"]) for c in group)
@@ -251,5 +273,11 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-__all__ = ["FIXED_PE_FLOOR", "STATEMENTS", "in_short", "statement", "statements_table",
-           "tally"]   # verdict names: sts_lib.verdicts'
+__all__ = [
+    "FIXED_PE_FLOOR",
+    "STATEMENTS",
+    "in_short",
+    "statement",
+    "statements_table",
+    "tally",
+]  # verdict names: sts_lib.verdicts'

@@ -17,8 +17,9 @@ from ._validate import check_choice, check_generator, check_int, check_T_q
 from .positional import OneHotPE, PEBatch, PositionalEncoding
 
 
-def sample_subsets(batch: int, T: int, q: int, *, generator: torch.Generator | None = None,
-                   device: str | torch.device = "cpu") -> torch.Tensor:
+def sample_subsets(
+    batch: int, T: int, q: int, *, generator: torch.Generator | None = None, device: str | torch.device = "cpu"
+) -> torch.Tensor:
     """Uniform q-subsets of {0..T-1}: ``(batch, q)`` long, sorted within each row.
 
     >>> y = sample_subsets(4, 10, 3, generator=torch.Generator().manual_seed(0))
@@ -43,9 +44,9 @@ class OneHotQuery:
     :meth:`~sts_lib.models.OneLayerTransformer.forward`).
     """
 
-    slots: torch.Tensor      # (B, q) long: the PE slots of the selected positions
-    scale: float             # 1 for query_pe='sum', 1/q for 'mean'
-    x_is_zero: bool          # x_query == 0 (Theorem 1's setting): W z_q has no token part
+    slots: torch.Tensor  # (B, q) long: the PE slots of the selected positions
+    scale: float  # 1 for query_pe='sum', 1/q for 'mean'
+    x_is_zero: bool  # x_query == 0 (Theorem 1's setting): W z_q has no token part
 
     def rows(self, idx) -> OneHotQuery:
         return OneHotQuery(self.slots[idx], self.scale, self.x_is_zero)
@@ -65,13 +66,13 @@ class Batch:
     edit ``pe_query`` or ``x_query`` in place, set ``batch.onehot_query = None`` first.
     """
 
-    X: torch.Tensor          # (B, T, d) tokens
-    pe: PEBatch              # the positions' encodings (sparse when possible)
-    y: torch.Tensor          # (B, q) long, the selected positions (sorted)
-    mask: torch.Tensor       # (B, T) float, 1 on the selected positions
-    x_query: torch.Tensor    # (B, d) token part of the query
-    pe_query: torch.Tensor   # (B, m) PE part of the query: sum (or mean) of the selected PEs
-    target: torch.Tensor     # (B, d) mean of the selected tokens
+    X: torch.Tensor  # (B, T, d) tokens
+    pe: PEBatch  # the positions' encodings (sparse when possible)
+    y: torch.Tensor  # (B, q) long, the selected positions (sorted)
+    mask: torch.Tensor  # (B, T) float, 1 on the selected positions
+    x_query: torch.Tensor  # (B, d) token part of the query
+    pe_query: torch.Tensor  # (B, m) PE part of the query: sum (or mean) of the selected PEs
+    target: torch.Tensor  # (B, d) mean of the selected tokens
     onehot_query: OneHotQuery | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -104,21 +105,35 @@ class Batch:
         """The batch on ``device``; a batch already there is returned as it is (no new object)."""
         if self.X.device == torch.device(device):
             return self
-        pe = PEBatch(m=self.pe.m, **{k: (None if v is None else v.to(device)) for k, v in
-                                     (("slots", self.pe.slots), ("table", self.pe.table),
-                                      ("dense", self.pe.dense))})
-        out = Batch(self.X.to(device), pe, self.y.to(device), self.mask.to(device),
-                    self.x_query.to(device), self.pe_query.to(device), self.target.to(device))
+        pe = PEBatch(
+            m=self.pe.m,
+            **{
+                k: (None if v is None else v.to(device))
+                for k, v in (("slots", self.pe.slots), ("table", self.pe.table), ("dense", self.pe.dense))
+            },
+        )
+        out = Batch(
+            self.X.to(device),
+            pe,
+            self.y.to(device),
+            self.mask.to(device),
+            self.x_query.to(device),
+            self.pe_query.to(device),
+            self.target.to(device),
+        )
         out.onehot_query = None if self.onehot_query is None else self.onehot_query.to(device)
         return out
 
     def __getitem__(self, idx) -> Batch:
         """Rows ``idx`` of the batch (a slice or index tensor), e.g. a minibatch of a fixed dataset."""
+
         def rows(t):
             return None if t is None else t[idx]
+
         pe = PEBatch(m=self.pe.m, slots=rows(self.pe.slots), table=self.pe.table, dense=rows(self.pe.dense))
-        out = Batch(self.X[idx], pe, self.y[idx], self.mask[idx], self.x_query[idx],
-                    self.pe_query[idx], self.target[idx])
+        out = Batch(
+            self.X[idx], pe, self.y[idx], self.mask[idx], self.x_query[idx], self.pe_query[idx], self.target[idx]
+        )
         out.onehot_query = None if self.onehot_query is None else self.onehot_query.rows(idx)
         return out
 
@@ -133,12 +148,12 @@ class STSTask:
     (torch.Size([8, 10, 4]), torch.Size([8, 4]), [3.0, 3.0])
     """
 
-    d: int = 5                                # token dimension
-    T: int = 20                               # training sequence length
-    q: int = 3                                # subset size
-    pe: PositionalEncoding | None = None      # positional encoding; None = one-hot with max_len = T
-    x_query: str = "zero"                     # 'zero' (Theorem 1's x_query = 0) or 'gaussian'
-    query_pe: str = "sum"                     # PE part of the query: 'sum' or 'mean' of the selected PEs
+    d: int = 5  # token dimension
+    T: int = 20  # training sequence length
+    q: int = 3  # subset size
+    pe: PositionalEncoding | None = None  # positional encoding; None = one-hot with max_len = T
+    x_query: str = "zero"  # 'zero' (Theorem 1's x_query = 0) or 'gaussian'
+    query_pe: str = "sum"  # PE part of the query: 'sum' or 'mean' of the selected PEs
     dtype: torch.dtype = field(default=torch.float32, repr=False)  # float dtype of the tensors
 
     def __post_init__(self):
@@ -158,8 +173,15 @@ class STSTask:
         """PE dimension; the transformer's embedding width is d + m."""
         return self.pe.m
 
-    def sample(self, batch: int, *, T: int | None = None, q: int | None = None,
-               generator: torch.Generator | None = None, device: str | torch.device = "cpu") -> Batch:
+    def sample(
+        self,
+        batch: int,
+        *,
+        T: int | None = None,
+        q: int | None = None,
+        generator: torch.Generator | None = None,
+        device: str | torch.device = "cpu",
+    ) -> Batch:
         """Draw ``batch`` instances, at length ``T`` and subset size ``q`` (default: the task's)."""
         T, q = check_T_q(self.T if T is None else T, self.q if q is None else q)
         batch = check_int("batch", batch, low=1)
@@ -190,14 +212,19 @@ class STSTask:
             x_query = torch.randn(batch, self.d, generator=generator, device=device, dtype=self.dtype)
         out = Batch(X, pe, y, mask, x_query, pe_query, target)
         if pe.one_hot:
-            out.onehot_query = OneHotQuery(q_slots, 1.0 / q if self.query_pe == "mean" else 1.0,
-                                           self.x_query == "zero")
+            out.onehot_query = OneHotQuery(q_slots, 1.0 / q if self.query_pe == "mean" else 1.0, self.x_query == "zero")
         return out
 
     def spec(self) -> dict:
         """A JSON-able description (recorded with every experiment)."""
-        return {"d": self.d, "T": self.T, "q": self.q, "pe": self.pe.spec(),
-                "x_query": self.x_query, "query_pe": self.query_pe}
+        return {
+            "d": self.d,
+            "T": self.T,
+            "q": self.q,
+            "pe": self.pe.spec(),
+            "x_query": self.x_query,
+            "query_pe": self.query_pe,
+        }
 
 
 def sts_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

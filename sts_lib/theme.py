@@ -25,28 +25,48 @@ class Palette:
     theme finds each curve in the colour the text names; a map of signed values keeps blue below zero and red
     above, around a middle of the page's tone."""
 
-    name: str                 # "light", "dark"
-    paper: str                # the figure's and the axes' background
-    ink: str                  # text, axes and lines drawn "in black": closed forms, reference curves
-    guide: str                # a reference line behind the data: a plateau, a threshold, a target
-    muted: str                # marks that are data but not the point: one seed's thin line, unselected bars
-    faint: str                # the faintest marks: a zero line, a note's frame
+    name: str  # "light", "dark"
+    paper: str  # the figure's and the axes' background
+    ink: str  # text, axes and lines drawn "in black": closed forms, reference curves
+    guide: str  # a reference line behind the data: a plateau, a threshold, a target
+    muted: str  # marks that are data but not the point: one seed's thin line, unselected bars
+    faint: str  # the faintest marks: a zero line, a note's frame
     diverging: str = "RdBu_r"  # the colour map of signed values (blue < 0 < red), its middle the paper's tone
-    rc: tuple = ()            # the rcParams of the theme, as (key, value) pairs (a frozen record)
+    rc: tuple = ()  # the rcParams of the theme, as (key, value) pairs (a frozen record)
 
 
 #: The book's light theme: matplotlib's own colours.
 LIGHT = Palette("light", paper="white", ink="black", guide="gray", muted="0.6", faint="0.8")
 #: The book's dark theme (pydata-sphinx-theme's dark background, #121212): light ink on it, guides a mid grey that
 #: stays 3:1 against it (WCAG's contrast for graphics), faint marks darker.
-DARK = Palette("dark", paper="#121212", ink="0.92", guide="0.62", muted="0.5", faint="0.32",
-               # matplotlib's dark-centred blue-to-red map (3.10 and later; before it, the light one)
-               diverging="berlin" if "berlin" in colormaps else "RdBu_r", rc=(
-    ("figure.facecolor", "#121212"), ("axes.facecolor", "#121212"), ("savefig.facecolor", "#121212"),
-    ("text.color", "0.92"), ("axes.labelcolor", "0.92"), ("axes.edgecolor", "0.7"), ("xtick.color", "0.8"),
-    ("ytick.color", "0.8"), ("xtick.labelcolor", "0.92"), ("ytick.labelcolor", "0.92"), ("grid.color", "0.3"),
-    ("legend.facecolor", "#121212"), ("legend.edgecolor", "0.4"), ("patch.edgecolor", "0.92"),
-    ("lines.color", "0.92"), ("hatch.color", "0.92")))
+DARK = Palette(
+    "dark",
+    paper="#121212",
+    ink="0.92",
+    guide="0.62",
+    muted="0.5",
+    faint="0.32",
+    # matplotlib's dark-centred blue-to-red map (3.10 and later; before it, the light one)
+    diverging="berlin" if "berlin" in colormaps else "RdBu_r",
+    rc=(
+        ("figure.facecolor", "#121212"),
+        ("axes.facecolor", "#121212"),
+        ("savefig.facecolor", "#121212"),
+        ("text.color", "0.92"),
+        ("axes.labelcolor", "0.92"),
+        ("axes.edgecolor", "0.7"),
+        ("xtick.color", "0.8"),
+        ("ytick.color", "0.8"),
+        ("xtick.labelcolor", "0.92"),
+        ("ytick.labelcolor", "0.92"),
+        ("grid.color", "0.3"),
+        ("legend.facecolor", "#121212"),
+        ("legend.edgecolor", "0.4"),
+        ("patch.edgecolor", "0.92"),
+        ("lines.color", "0.92"),
+        ("hatch.color", "0.92"),
+    ),
+)
 
 
 __all__ = ["DARK", "LIGHT", "Palette"]

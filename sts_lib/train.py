@@ -37,13 +37,16 @@ from .task import Batch, STSTask, sts_loss
 def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
     """torch.optim.SGD or Adam over ``model.param_groups()`` (roles 'attention', 'value', 'other'),
     each role with its learning rate from ``cfg``."""
-    lrs = {"attention": cfg.lr if cfg.lr_W is None else cfg.lr_W,
-           "value": cfg.lr if cfg.lr_V is None else cfg.lr_V, "other": cfg.lr}
+    lrs = {
+        "attention": cfg.lr if cfg.lr_W is None else cfg.lr_W,
+        "value": cfg.lr if cfg.lr_V is None else cfg.lr_V,
+        "other": cfg.lr,
+    }
     named = model.param_groups() if hasattr(model, "param_groups") else {"other": list(model.parameters())}
     groups = [{"params": ps, "lr": lrs[role], "name": role} for role, ps in named.items() if ps]
     if cfg.optimizer == "adam":
         return torch.optim.Adam(groups)
-    return torch.optim.SGD(groups, momentum=cfg.momentum)          # 0 for plain steps (validated)
+    return torch.optim.SGD(groups, momentum=cfg.momentum)  # 0 for plain steps (validated)
 
 
 def eval_batches(task: STSTask, cfg: TrainConfig, device) -> dict[str, Batch]:
@@ -75,7 +78,7 @@ class _OneModel:
         self.model, self.cfg = model, cfg
         self.opt = make_optimizer(model, cfg)
         self.base_lrs = [g["lr"] for g in self.opt.param_groups]
-        self.lr_scale = 1.0          # product of the factors of scale_lr (kept in checkpoints)
+        self.lr_scale = 1.0  # product of the factors of scale_lr (kept in checkpoints)
         self.is_tf = isinstance(model, OneLayerTransformer)
         # The theory transformer's closed form when it applies; autograd for every other model.
         self.loss_and_grad = getattr(model, "loss_and_grad", self._autograd)
@@ -86,7 +89,7 @@ class _OneModel:
         return loss.detach()
 
     def train_step(self, batches: list[Batch], step: int) -> torch.Tensor:
-        if self.cfg.lr_decay_after is not None:       # 1/t decay: lr_t = lr * t0 / t for t > t0
+        if self.cfg.lr_decay_after is not None:  # 1/t decay: lr_t = lr * t0 / t for t > t0
             for group, lr0 in zip(self.opt.param_groups, self.base_lrs):
                 group["lr"] = lr0 * self.lr_scale * min(1.0, self.cfg.lr_decay_after / step)
         self.opt.zero_grad(set_to_none=True)
@@ -137,13 +140,21 @@ class _FixedDataset:
 
 
 def _save_checkpoint(path: Path, state: dict) -> None:
-    save_torch(state, path)          # atomic: an interrupt during the save never leaves a corrupt file
+    save_torch(state, path)  # atomic: an interrupt during the save never leaves a corrupt file
 
 
-def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = None, *,
-          device=None, progress: bool = True, checkpoint: str | os.PathLike | None = None,
-          checkpoint_every: int = 500, callbacks: Sequence[Callback] = (),
-          prefetch: bool | str = "auto") -> History:
+def train(
+    model: torch.nn.Module,
+    task: STSTask,
+    config: TrainConfig | None = None,
+    *,
+    device=None,
+    progress: bool = True,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 500,
+    callbacks: Sequence[Callback] = (),
+    prefetch: bool | str = "auto",
+) -> History:
     """Train ``model`` on ``task`` and return its :class:`History`.
 
     Parameters
@@ -185,8 +196,9 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
     model.to(device)
     learner = _OneModel(model, cfg)
     gen = make_generator(cfg.seed, device)
-    hist = History(config={"task": task.spec(), "train": cfg.to_dict(), "model": describe_model(model)},
-                   device=str(device))
+    hist = History(
+        config={"task": task.spec(), "train": cfg.to_dict(), "model": describe_model(model)}, device=str(device)
+    )
     start = 0
     ckpt = Path(checkpoint) if checkpoint is not None else None
     if ckpt is not None and ckpt.exists():
@@ -194,10 +206,11 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
         # a CUDA generator), snapshots stay CPU tensors, and load_state_dict copies to the model's device.
         state = torch.load(ckpt, map_location="cpu", weights_only=False)
         if state["config"] != hist.config:
-            raise ValueError(f"checkpoint {ckpt} was written by a different configuration; "
-                             "delete it or pass another checkpoint path")
+            raise ValueError(
+                f"checkpoint {ckpt} was written by a different configuration; delete it or pass another checkpoint path"
+            )
         model.load_state_dict(state["model"])
-        learner.opt.load_state_dict(state["optimizer"])      # the learning rates as scaled so far, too
+        learner.opt.load_state_dict(state["optimizer"])  # the learning rates as scaled so far, too
         learner.lr_scale = state.get("lr_scale", 1.0)
         gen.set_state(state["generator"].cpu())
         hist = History.from_dict(state["history"])
@@ -223,12 +236,35 @@ def train(model: torch.nn.Module, task: STSTask, config: TrainConfig | None = No
 
     def save(step: int, finished: bool) -> None:
         # CPU tensors only: a checkpoint written on a GPU resumes on any device that has the same generator.
-        _save_checkpoint(ckpt, to_cpu({"config": hist.config, "model": model.state_dict(),
-                                       "optimizer": learner.opt.state_dict(), "generator": source.state()[0],
-                                       "history": hist.to_dict(), "snapshots": hist.snapshots, "step": step,
-                                       "lr_scale": learner.lr_scale, "finished": finished,
-                                       "callbacks": [cb.state_dict() for cb in callbacks]}))
+        _save_checkpoint(
+            ckpt,
+            to_cpu(
+                {
+                    "config": hist.config,
+                    "model": model.state_dict(),
+                    "optimizer": learner.opt.state_dict(),
+                    "generator": source.state()[0],
+                    "history": hist.to_dict(),
+                    "snapshots": hist.snapshots,
+                    "step": step,
+                    "lr_scale": learner.lr_scale,
+                    "finished": finished,
+                    "callbacks": [cb.state_dict() for cb in callbacks],
+                }
+            ),
+        )
 
-    fit(learner, source, evals, cfg, [hist], start=start, t0=time.perf_counter() - hist.wall_time,
-        progress=progress, callbacks=callbacks, save=None if ckpt is None else save, save_every=checkpoint_every)
+    fit(
+        learner,
+        source,
+        evals,
+        cfg,
+        [hist],
+        start=start,
+        t0=time.perf_counter() - hist.wall_time,
+        progress=progress,
+        callbacks=callbacks,
+        save=None if ckpt is None else save,
+        save_every=checkpoint_every,
+    )
     return hist

@@ -21,23 +21,32 @@ class Verdict(NamedTuple):
     """One kind of verdict on a statement: its key, how the table marks it and what it means."""
 
     key: str
-    mark: str       # the table's first column
-    meaning: str    # one sentence for the reader
+    mark: str  # the table's first column
+    meaning: str  # one sentence for the reader
 
 
 #: The five verdicts (and "no result", when a deciding document is missing), one record each.
 #:
 #: :meta hide-value:
-VERDICTS = {v.key: v for v in (
-    Verdict("reproduced", "✓ reproduced", "the claims that decide it hold, each clear of its threshold"),
-    Verdict("not reproduced", "✗ **not reproduced**", "a claim that decides it fails, clear of its threshold"),
-    Verdict("not decided", "? not decided", "the data cannot tell: a slope still flattening, or a value at its "
-            "threshold"),
-    Verdict("holds by construction", "≡ holds by construction", "true in our setting whatever the dynamics do "
-            "(the record says why); shown, never counted as reproduced"),
-    Verdict("not testable here", "– not testable here", "the course has no setting in which it could fail"),
-    Verdict("no result", "· no result", "a document that decides it is not committed"),
-)}
+VERDICTS = {
+    v.key: v
+    for v in (
+        Verdict("reproduced", "✓ reproduced", "the claims that decide it hold, each clear of its threshold"),
+        Verdict("not reproduced", "✗ **not reproduced**", "a claim that decides it fails, clear of its threshold"),
+        Verdict(
+            "not decided",
+            "? not decided",
+            "the data cannot tell: a slope still flattening, or a value at its threshold",
+        ),
+        Verdict(
+            "holds by construction",
+            "≡ holds by construction",
+            "true in our setting whatever the dynamics do (the record says why); shown, never counted as reproduced",
+        ),
+        Verdict("not testable here", "– not testable here", "the course has no setting in which it could fail"),
+        Verdict("no result", "· no result", "a document that decides it is not committed"),
+    )
+}
 REPRODUCED, NOT_REPRODUCED, NOT_DECIDED, BY_CONSTRUCTION, UNTESTABLE, NO_RESULT = VERDICTS
 #: The key of the paper's reading of every statement.
 PAPER = "paper"
@@ -48,34 +57,34 @@ BEFORE, AFTER_FAILURE, AFTER_RUNS = "before the runs", "after a first failure", 
 class Decides(NamedTuple):
     """What an experiment's claims decide: a statement at one of its readings (declared by the experiment record)."""
 
-    statement: str            # the Statement's key
-    claims: tuple             # claim ids of that experiment's document; all must hold
-    reading: str = PAPER      # the reading's key: PAPER or one of the statement's other readings
+    statement: str  # the Statement's key
+    claims: tuple  # claim ids of that experiment's document; all must hold
+    reading: str = PAPER  # the reading's key: PAPER or one of the statement's other readings
 
 
 @dataclass(frozen=True)
 class Reading:
     """One way to read a statement: what is tested, and why."""
 
-    key: str                     # PAPER, or a short id of another reading
-    label: str                   # how the table names it: "at 50,000 steps", "against the fixed one-hot PE"
-    why: str = ""                # why it is the caption's reading (PAPER), or what it changes (others)
-    fixed: str = BEFORE          # when its deciding rule was fixed: BEFORE, AFTER_FAILURE or AFTER_RUNS (+ detail)
-    by_construction: str = ""    # why it holds whatever the dynamics do: its verdict is then BY_CONSTRUCTION
-    untestable: str = ""         # why it cannot be tested here (a tie by construction, a missing rule)
+    key: str  # PAPER, or a short id of another reading
+    label: str  # how the table names it: "at 50,000 steps", "against the fixed one-hot PE"
+    why: str = ""  # why it is the caption's reading (PAPER), or what it changes (others)
+    fixed: str = BEFORE  # when its deciding rule was fixed: BEFORE, AFTER_FAILURE or AFTER_RUNS (+ detail)
+    by_construction: str = ""  # why it holds whatever the dynamics do: its verdict is then BY_CONSTRUCTION
+    untestable: str = ""  # why it cannot be tested here (a tie by construction, a missing rule)
 
 
 @dataclass(frozen=True)
 class Statement:
     """One statement of the paper, its reading and the other readings."""
 
-    key: str                     # a stable id, e.g. 'fig2.fixed-floor'
-    where: str                   # where the paper says it: 'Figure 2', 'Theorem 2 [S]'
-    words: str                   # the paper's words as our sources give them, with the tag
-    reading: Reading             # the reading the course decides it at (key PAPER)
-    others: tuple = ()           # other Readings a referee could take, each decided beside it
-    caveat: str = ""             # how far the verdict reaches, for every reading
-    anchor: str = ""             # the book section with the evidence (a MyST target)
+    key: str  # a stable id, e.g. 'fig2.fixed-floor'
+    where: str  # where the paper says it: 'Figure 2', 'Theorem 2 [S]'
+    words: str  # the paper's words as our sources give them, with the tag
+    reading: Reading  # the reading the course decides it at (key PAPER)
+    others: tuple = ()  # other Readings a referee could take, each decided beside it
+    caveat: str = ""  # how far the verdict reaches, for every reading
+    anchor: str = ""  # the book section with the evidence (a MyST target)
 
     def __post_init__(self):
         if self.reading.key != PAPER:
@@ -158,8 +167,10 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
         rows.append(found[cid])
 
     def named(rs):
-        return "; ".join(f"{x['name']} ({plain(x['value'])})" + (f": {x['undecided']}" if x.get("undecided") else "")
-                         for x in rs[:3]) + ("; …" if len(rs) > 3 else "")
+        return "; ".join(
+            f"{x['name']} ({plain(x['value'])})" + (f": {x['undecided']}" if x.get("undecided") else "") for x in rs[:3]
+        ) + ("; …" if len(rs) > 3 else "")
+
     bad = [x for x in rows if not x["passed"]]
     held = f"{len(rows) - len(bad)} of {len(rows)} claims hold"
     decisive = [x for x in bad if not x.get("undecided")]
@@ -173,13 +184,30 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
     if r.by_construction:
         return BY_CONSTRUCTION, f"{held}; {r.by_construction}"
     caveats = [x["caveat"] for x in rows if x.get("caveat")]
-    if caveats:                          # how far a passing claim's verdict reaches (the claims' own words)
+    if caveats:  # how far a passing claim's verdict reaches (the claims' own words)
         held += " (" + "; ".join(f"{caveats.count(c)} of them {c}" for c in dict.fromkeys(caveats)) + ")"
     if all(x["role"] == "guaranteed" for x in rows):
         return BY_CONSTRUCTION, held + "; every deciding claim is guaranteed by a closed form"
     return REPRODUCED, held
 
 
-__all__ = ["AFTER_FAILURE", "AFTER_RUNS", "BEFORE", "BY_CONSTRUCTION", "NOT_DECIDED", "NOT_REPRODUCED", "NO_RESULT",
-           "PAPER", "REPRODUCED", "UNTESTABLE", "VERDICTS", "Decides", "Reading", "Statement", "Verdict",
-           "at_threshold", "deciding_claims", "verdict"]
+__all__ = [
+    "AFTER_FAILURE",
+    "AFTER_RUNS",
+    "BEFORE",
+    "BY_CONSTRUCTION",
+    "NOT_DECIDED",
+    "NOT_REPRODUCED",
+    "NO_RESULT",
+    "PAPER",
+    "REPRODUCED",
+    "UNTESTABLE",
+    "VERDICTS",
+    "Decides",
+    "Reading",
+    "Statement",
+    "Verdict",
+    "at_threshold",
+    "deciding_claims",
+    "verdict",
+]

@@ -45,6 +45,7 @@ def quick_folder(tmp_path_factory, worker_id):
     """The folder of every experiment's quick document, made once per run and shared by the xdist workers
     (tests/helpers/quick_documents.py): under the run's root, not a worker's own temporary folder."""
     from quick_documents import make
+
     root = tmp_path_factory.getbasetemp()
     return make(root if worker_id == "master" else root.parent)
 
@@ -62,11 +63,13 @@ def quick_folder(tmp_path_factory, worker_id):
 # fixtures live here, not in a tests/book/conftest.py: with --doctest-modules two conftest.py files clash as one
 # module name.
 
+
 @pytest.fixture(scope="session")
 def build():
     """(returncode, log) of `jupyter-book build . -W --keep-going`, run once per session
     (tests/helpers/book_site.py)."""
     from book_site import build_book
+
     return build_book()
 
 
@@ -74,6 +77,7 @@ def build():
 def server(build):
     """The built book served on 127.0.0.1; the base URL."""
     from book_site import HTML, serve
+
     assert (HTML / "index.html").exists(), "the book was not built"
     with serve() as url:
         yield url

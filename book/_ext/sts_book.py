@@ -142,7 +142,7 @@ def _page_context(app, pagename, templatename, context, doctree):
     scripts = context.get("script_files")
     if scripts:
         scripts[:] = dedupe_scripts(scripts)
-    if "body" in context:                                          # fix 9
+    if "body" in context:  # fix 9
         context["body"] = citation_list_role(context["body"])
     # Fix 7a's second viewport tag, which reaches the page through the meta tags, not the template.
     context["metatags"] = re.sub(r'<meta name="viewport"[^>]*>', "", context.get("metatags") or "")
@@ -201,22 +201,28 @@ def _subset_icon_fonts(app, exception):
     """Fix 7b: ``_static/sts-icons/*.woff``, Font Awesome cut down to the icons of the built site."""
     if exception is not None or getattr(app.builder, "format", None) != "html":
         return
-    from fontTools import subset   # fonttools comes with matplotlib, which the chapters need anyway
+    from fontTools import subset  # fonttools comes with matplotlib, which the chapters need anyway
 
     static = Path(app.outdir) / "_static"
     theme_css_path = static / "styles" / "pydata-sphinx-theme.css"
-    if not theme_css_path.exists():        # another theme: it brings its own icons, if any
+    if not theme_css_path.exists():  # another theme: it brings its own icons, if any
         return
     theme_css = theme_css_path.read_text(encoding="utf-8")
-    used = [p.read_text(encoding="utf-8", errors="replace") for p in Path(app.outdir).rglob("*.html")
-            if "_static" not in p.parts and "_sources" not in p.parts]
-    used += [p.read_text(encoding="utf-8", errors="replace") for p in static.rglob("*.js")
-             if p.name != "fontawesome.js" and "mathjax" not in p.parts]
+    used = [
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in Path(app.outdir).rglob("*.html")
+        if "_static" not in p.parts and "_sources" not in p.parts
+    ]
+    used += [
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in static.rglob("*.js")
+        if p.name != "fontawesome.js" and "mathjax" not in p.parts
+    ]
     points = icon_codepoints(theme_css, "\n".join(used))
     out = static / "sts-icons"
     out.mkdir(exist_ok=True)
     options = subset.Options()
-    options.flavor = "woff"                     # zlib: no brotli needed, and every browser reads it
+    options.flavor = "woff"  # zlib: no brotli needed, and every browser reads it
     options.layout_features = ["*"]
     for name in ("fa-solid-900", "fa-regular-400", "fa-brands-400"):
         font = subset.load_font(str(static / "vendor" / "fontawesome" / "webfonts" / f"{name}.ttf"), options)
@@ -244,8 +250,9 @@ def _register_author_year_labels() -> None:
         def format_label(self, entry):
             people = entry.persons.get("author") or entry.persons.get("editor") or []
             last = [" ".join(p.last_names) for p in people] or [entry.fields.get("title", "Anon.")[:20]]
-            names = last[0] if len(last) == 1 else (f"{last[0]} and {last[1]}" if len(last) == 2
-                                                     else f"{last[0]} et al.")
+            names = (
+                last[0] if len(last) == 1 else (f"{last[0]} and {last[1]}" if len(last) == 2 else f"{last[0]} et al.")
+            )
             return f"{names}, {entry.fields.get('year', 'n.d.')}"
 
         def format_labels(self, sorted_entries):
@@ -254,7 +261,7 @@ def _register_author_year_labels() -> None:
             for label in labels:
                 if count[label] == 1:
                     yield label
-                else:                                      # Wang et al., 2024a / 2024b
+                else:  # Wang et al., 2024a / 2024b
                     yield label + chr(ord("a") + seen[label])
                     seen[label] += 1
 
@@ -283,8 +290,11 @@ def stale_static_files(source: Path, copied: Path) -> list[str]:
     >>> stale_static_files(a, b)
     []
     """
-    return sorted(f.name for f in source.iterdir() if f.is_file()
-                  and (not (copied / f.name).is_file() or (copied / f.name).read_bytes() != f.read_bytes()))
+    return sorted(
+        f.name
+        for f in source.iterdir()
+        if f.is_file() and (not (copied / f.name).is_file() or (copied / f.name).read_bytes() != f.read_bytes())
+    )
 
 
 def _rewrite_if_static_changed(app, env, added, changed, removed):
@@ -294,13 +304,13 @@ def _rewrite_if_static_changed(app, env, added, changed, removed):
 
 
 def setup(app):
-    _register_author_year_labels()                               # fix 5
-    app.set_html_assets_policy("always")                         # fix 3
+    _register_author_year_labels()  # fix 5
+    app.set_html_assets_policy("always")  # fix 3
     app.connect("builder-inited", _add_static_path)
-    app.connect("build-finished", _subset_icon_fonts)            # fix 7b
+    app.connect("build-finished", _subset_icon_fonts)  # fix 7b
     app.connect("env-get-outdated", _rewrite_if_static_changed)  # fix 8
-    app.add_css_file("sts-book.css")                             # fix 6 (and 7b: the icon subset first)
-    app.add_js_file("sts-book.js", defer="defer")                # fix 6
+    app.add_css_file("sts-book.css")  # fix 6 (and 7b: the icon subset first)
+    app.add_js_file("sts-book.js", defer="defer")  # fix 6
     # Fixes 1 and 4. Priority 400: before napoleon (500) turns the docstrings into reST fields.
     app.connect("autodoc-process-docstring", _process_docstring, priority=400)
     # Fix 2. Late priority: after every extension (myst-nb, mathjax) has added its per-page scripts.

@@ -64,16 +64,17 @@ def execute(notebooks: list[Path], *, jobs: int, timeout: int, cache_path: Path 
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     cache = get_cache(str(cache_path))
-    last = {r.uri: float(r.data["execution_seconds"]) for r in cache.list_cache_records()
-            if r.data.get("execution_seconds")}
+    last = {
+        r.uri: float(r.data["execution_seconds"]) for r in cache.list_cache_records() if r.data.get("execution_seconds")
+    }
     todo = []
     for path in notebooks:
         record = cache.add_nb_to_project(str(path))
         try:
             cache.match_cache_notebook(cache.get_project_notebook(record.pk).nb)
-        except KeyError:                                     # not cached: to run
+        except KeyError:  # not cached: to run
             todo.append((record, _expected_seconds(path, last)))
-    todo.sort(key=lambda item: -item[1])                     # longest first: the two cores finish together
+    todo.sort(key=lambda item: -item[1])  # longest first: the two cores finish together
     data = [ProcessData(record.pk, record.uri, cache, timeout, False) for record, _ in todo]
     out: dict[str, list[str]] = {"succeeded": [], "excepted": [], "errored": []}
     if data:
@@ -87,19 +88,27 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="notebooks run at once (the cores)")
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    parser.add_argument("--timeout", type=int, default=config["execute"]["timeout"],
-                        help="seconds a cell may run (default: _config.yml's execute: timeout)")
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=config["execute"]["timeout"],
+        help="seconds a cell may run (default: _config.yml's execute: timeout)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     start = time.perf_counter()
     notebooks = toc_notebooks()
     out = execute(notebooks, jobs=args.jobs, timeout=args.timeout)
     ran = sum(len(v) for v in out.values())
-    print(f"sts_execute: {len(notebooks) - ran} of {len(notebooks)} chapters cached already; ran {ran} on "
-          f"{args.jobs} processes in {time.perf_counter() - start:.0f} s ({len(out['succeeded'])} succeeded"
-          + "".join(f", {len(out[k])} {k}: {', '.join(Path(u).name for u in out[k])}" for k in ("excepted", "errored")
-                    if out[k]) + ")")
-    return 0                                                 # a failure is the build's to report
+    print(
+        f"sts_execute: {len(notebooks) - ran} of {len(notebooks)} chapters cached already; ran {ran} on "
+        f"{args.jobs} processes in {time.perf_counter() - start:.0f} s ({len(out['succeeded'])} succeeded"
+        + "".join(
+            f", {len(out[k])} {k}: {', '.join(Path(u).name for u in out[k])}" for k in ("excepted", "errored") if out[k]
+        )
+        + ")"
+    )
+    return 0  # a failure is the build's to report
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import texescape
 
-PDF_NAME = "sts-course.pdf"          # _config.yml's latex: latex_documents: targetname, with .pdf
+PDF_NAME = "sts-course.pdf"  # _config.yml's latex: latex_documents: targetname, with .pdf
 # The API reference is HTML only (its own pages, 158 of the 367 PDF pages): the course PDF leaves it out.
 HTML_ONLY = ("book/appendix/api", "book/appendix/api_tools")
 
@@ -77,22 +77,30 @@ class PrintedTables(SphinxPostTransform):
                 continue
             specs = [c for c in groups[0].children if isinstance(c, nodes.colspec)]
             rows = [[_printed_text(entry) for entry in row.children] for row in groups[0].findall(nodes.row)]
-            code = [[" ".join(lit.astext() for lit in entry.findall(nodes.literal)) for entry in row.children]
-                    for row in groups[0].findall(nodes.row)]
+            code = [
+                [" ".join(lit.astext() for lit in entry.findall(nodes.literal)) for entry in row.children]
+                for row in groups[0].findall(nodes.row)
+            ]
             if not specs or any(len(r) != len(specs) for r in rows):
-                continue                                   # spanning cells: leave them to Sphinx
-            small = len(specs) >= 4            # set in \\footnotesize: about a fifth more characters a line
+                continue  # spanning cells: leave them to Sphinx
+            small = len(specs) >= 4  # set in \\footnotesize: about a fifth more characters a line
             for spec, weight in zip(specs, column_weights(rows, capacity=110 if small else 90, code=code)):
                 spec["colwidth"] = weight
             # A longtable cannot sit in a box (an admonition, a proof, an exercise): there the table stays on
             # one page, as a tabular with the same wrapped columns.
-            boxed = any(isinstance(a, (nodes.Admonition, nodes.sidebar, nodes.topic, nodes.footnote, nodes.table))
-                        for a in _ancestors(table))
-            table["classes"] = [c for c in table["classes"] if c != "colwidths-auto"] + \
-                ["colwidths-given"] + ([] if boxed else ["longtable"])
+            boxed = any(
+                isinstance(a, (nodes.Admonition, nodes.sidebar, nodes.topic, nodes.footnote, nodes.table))
+                for a in _ancestors(table)
+            )
+            table["classes"] = (
+                [c for c in table["classes"] if c != "colwidths-auto"]
+                + ["colwidths-given"]
+                + ([] if boxed else ["longtable"])
+            )
             if small:
-                table.parent.insert(table.parent.index(table), nodes.raw("", "\\begingroup\\footnotesize\n",
-                                                                         format="latex"))
+                table.parent.insert(
+                    table.parent.index(table), nodes.raw("", "\\begingroup\\footnotesize\n", format="latex")
+                )
                 table.parent.insert(table.parent.index(table) + 1, nodes.raw("", "\\endgroup\n", format="latex"))
 
 
@@ -131,13 +139,18 @@ def column_weights(rows: list[list[str]], capacity: int = 90, code: list[list[st
     for j in range(n):
         cells = [r[j] for r in rows]
         mono = [c[j] for c in code] if code else []
-        floors.append(max(max((len(w) for c in cells for w in c.split()), default=1),
-                          max((round(1.3 * len(w)) for c in mono for w in c.split()), default=0)) + 1)
+        floors.append(
+            max(
+                max((len(w) for c in cells for w in c.split()), default=1),
+                max((round(1.3 * len(w)) for c in mono for w in c.split()), default=0),
+            )
+            + 1
+        )
         means.append(sum(len(c) for c in cells) / len(cells))
     left = capacity - 3 * n - sum(floors)
     if left <= 0:
         return floors
-    shares = [m ** 0.75 for m in means]
+    shares = [m**0.75 for m in means]
     return [f + round(left * sh / sum(shares)) for f, sh in zip(floors, shares)]
 
 
@@ -174,7 +187,7 @@ class ProofTitles(SphinxPostTransform):
             para = box.next_node(nodes.paragraph)
             first = para[0] if para is not None and para.children else None
             if isinstance(first, nodes.Text) and first.astext().startswith(self.PREFIX):
-                rest = first.astext()[len(self.PREFIX):]
+                rest = first.astext()[len(self.PREFIX) :]
                 if rest:
                     para.replace(first, nodes.Text(rest))
                 else:
@@ -189,8 +202,9 @@ def _pdf_path(app) -> Path:
 
 def _linked(app) -> bool:
     """Whether this build links the PDF: an HTML build of the full edition, with the PDF built."""
-    return (app.builder.format == "html" and not getattr(app.config, "hide_solutions", False)
-            and _pdf_path(app).is_file())
+    return (
+        app.builder.format == "html" and not getattr(app.config, "hide_solutions", False) and _pdf_path(app).is_file()
+    )
 
 
 def pdf_role(name, rawtext, text, lineno, inliner, options=None, content=None):
@@ -209,8 +223,11 @@ def pdf_role(name, rawtext, text, lineno, inliner, options=None, content=None):
 def _outdated(app, env, added, changed, removed) -> list[str]:
     """Pages whose link was decided for another state (another builder, the PDF absent or present)."""
     now = (app.builder.format, _linked(app))
-    return [doc for doc, state in getattr(env, "sts_pdf_pages", {}).items()
-            if state != now and doc in env.found_docs and doc not in changed]
+    return [
+        doc
+        for doc, state in getattr(env, "sts_pdf_pages", {}).items()
+        if state != now and doc in env.found_docs and doc not in changed
+    ]
 
 
 def _purge(app, env, docname) -> None:
@@ -229,8 +246,10 @@ def _ship_pdf(app, exception) -> None:
         shutil.copy2(_pdf_path(app), Path(app.outdir) / PDF_NAME)
 
 
-_BBM_SHIM = ("% Written by book/_ext/sts_latex.py (item 5): jupyterBook.cls loads bbm, which the book does not use.\n"
-             "\\ProvidesPackage{bbm}[2024/01/01 stand-in]\n\\providecommand{\\mathbbm}[1]{\\mathbb{#1}}\n")
+_BBM_SHIM = (
+    "% Written by book/_ext/sts_latex.py (item 5): jupyterBook.cls loads bbm, which the book does not use.\n"
+    "\\ProvidesPackage{bbm}[2024/01/01 stand-in]\n\\providecommand{\\mathbbm}[1]{\\mathbb{#1}}\n"
+)
 
 
 def _bbm_shim(app) -> None:
@@ -259,8 +278,13 @@ def print_toc(toc: dict) -> dict:
     >>> print_toc({"root": "i", "parts": [{"chapters": [{"file": "a"}, {"file": "book/appendix/api"}]}]})
     {'root': 'i', 'parts': [{'chapters': [{'file': 'a'}]}]}
     """
-    return {**toc, "parts": [{**part, "chapters": [ch for ch in part["chapters"] if ch["file"] not in HTML_ONLY]}
-                             for part in toc["parts"]]}
+    return {
+        **toc,
+        "parts": [
+            {**part, "chapters": [ch for ch in part["chapters"] if ch["file"] not in HTML_ONLY]}
+            for part in toc["parts"]
+        ],
+    }
 
 
 def _html_only_reference(app, env, node, contnode):
@@ -290,32 +314,50 @@ def build_pdf(root: str | Path = ".", *, strict: bool = True, student: bool = Fa
     root = Path(root).resolve()
     out = root / "_build" / ("student/latex" if student else "latex")
     out.mkdir(parents=True, exist_ok=True)
-    toc = out / "_toc_print.yml"       # with only_build_toc_files, the pages it leaves out are not read at all
+    toc = out / "_toc_print.yml"  # with only_build_toc_files, the pages it leaves out are not read at all
     toc.write_text(yaml.safe_dump(print_toc(yaml.safe_load((root / "_toc.yml").read_text())), sort_keys=False))
     config = root / "_config.yml"
     if student:
         from sts_lib.exercises._student_book import student_config
+
         derived = student_config(yaml.safe_load(config.read_text()), root, root / "_build" / ".jupyter_cache")
         config = out / "_config.yml"
-        config.write_text("# Generated by `make pdf-student` from _config.yml: do not edit.\n"
-                          + yaml.safe_dump(derived, sort_keys=False, allow_unicode=True))
-    result = build_sphinx(root, out, noconfig=True, path_config=str(config), builder="latex",
-                          doctreedir=str(out / ".doctrees"), warningiserror=strict, keep_going=strict,
-                          confoverrides={"external_toc_path": toc.as_posix(),
-                                         "latex_individualpages": False,
-                                         "nb_execution_cache_path": str(root / "_build" / ".jupyter_cache"),
-                                         # what sphinx-jupyterbook-latex sets once the builder starts (parts
-                                         # from the toc's captions); set here too, the environment it saved
-                                         # matches the next build's configuration and is reused
-                                         "numfig_secnum_depth": 2})
+        config.write_text(
+            "# Generated by `make pdf-student` from _config.yml: do not edit.\n"
+            + yaml.safe_dump(derived, sort_keys=False, allow_unicode=True)
+        )
+    result = build_sphinx(
+        root,
+        out,
+        noconfig=True,
+        path_config=str(config),
+        builder="latex",
+        doctreedir=str(out / ".doctrees"),
+        warningiserror=strict,
+        keep_going=strict,
+        confoverrides={
+            "external_toc_path": toc.as_posix(),
+            "latex_individualpages": False,
+            "nb_execution_cache_path": str(root / "_build" / ".jupyter_cache"),
+            # what sphinx-jupyterbook-latex sets once the builder starts (parts
+            # from the toc's captions); set here too, the environment it saved
+            # matches the next build's configuration and is reused
+            "numfig_secnum_depth": 2,
+        },
+    )
     if result != 0:
         raise RuntimeError(f"the LaTeX build failed ({result!r}); its warnings are above")
     # What `jupyter-book build --builder pdflatex` runs next, with the option Sphinx's Makefile recommends for
     # xelatex (LATEXMKOPTS=-xelatex): each of latexmk's passes writes an .xdv and xdvipdfmx makes the PDF once,
     # rather than every pass embedding every picture (23 s against 39 s here; the same text, pages and pictures).
     with open(out / "all-pdf.log", "w") as log:
-        made = subprocess.run(["make", "all-pdf", "LATEXMKOPTS=-xelatex"], cwd=out, stdout=log,
-                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        made = subprocess.run(
+            ["make", "all-pdf", "LATEXMKOPTS=-xelatex"],
+            cwd=out,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
     if made.returncode != 0:
         tail = (out / "all-pdf.log").read_text(errors="replace")[-3000:]
         raise RuntimeError(f"latexmk failed (make all-pdf in {out}); the end of all-pdf.log:\n{tail}")

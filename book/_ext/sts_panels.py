@@ -36,21 +36,29 @@ from sphinx import addnodes
 
 from sts_lib.chapters.static_panel import MIME_PANEL, first_frame
 from sts_lib.phone import MIME_PICTURE, PHONE_MEDIA, STATIC_BOOK_ENV as ENV
+
 #: The class names of the markup, which static/*.css and static/*.js read (and the browser tests look for).
 CLASSES = {
-    "link": "sts-figure-link", "picture": "sts-picture", "panel": "sts-static-panel",
-    "controls": "sts-panel-controls", "control": "sts-panel-control", "note": "sts-panel-note",
-    "status": "sts-panel-status", "figure": "sts-panel-figure", "img": "sts-panel-img",
-    "caption": "sts-panel-caption", "data": "sts-panel-data",
+    "link": "sts-figure-link",
+    "picture": "sts-picture",
+    "panel": "sts-static-panel",
+    "controls": "sts-panel-controls",
+    "control": "sts-panel-control",
+    "note": "sts-panel-note",
+    "status": "sts-panel-status",
+    "figure": "sts-panel-figure",
+    "img": "sts-panel-img",
+    "caption": "sts-panel-caption",
+    "data": "sts-panel-data",
 }
 _HTML = ("html", "dirhtml", "singlehtml")
 
 
-class sts_picture(nodes.General, nodes.Element):    # noqa: N801 (docutils names nodes in lower case)
+class sts_picture(nodes.General, nodes.Element):  # noqa: N801 (docutils names nodes in lower case)
     """A figure's renderings (``node["data"]``: :func:`sts_lib.phone.picture_data`), with its alt text."""
 
 
-class sts_panel(nodes.General, nodes.Element):      # noqa: N801
+class sts_panel(nodes.General, nodes.Element):  # noqa: N801
     """A static panel (``node["data"]``: :class:`sts_lib.chapters.static_panel.StaticPanel`'s data)."""
 
 
@@ -66,8 +74,10 @@ class StsOutputs:
             return None
         content = json.loads(data.content) if isinstance(data.content, (str, bytes)) else dict(data.content)
         if data.mime_type == MIME_PICTURE:
-            options = renderer.renderer.get_cell_level_config("render_image_options", data.cell_metadata,
-                                                              line=data.line) or {}
+            options = (
+                renderer.renderer.get_cell_level_config("render_image_options", data.cell_metadata, line=data.line)
+                or {}
+            )
             return [sts_picture("", data=content, alt=options.get("alt") or content.get("alt", ""))]
         first = first_frame(content)
         paper = nodes.container(classes=["sts-panel-print"])
@@ -100,8 +110,16 @@ def _file(translator, src: str) -> str:
     return posixpath.relpath(f"_panels/{name}", here or ".")
 
 
-def picture_markup(wide: tuple, narrow: tuple, alt: str, media: str, *, img_class: str = "",
-                   title: str = "Open the figure at full size", theme: str = "") -> str:
+def picture_markup(
+    wide: tuple,
+    narrow: tuple,
+    alt: str,
+    media: str,
+    *,
+    img_class: str = "",
+    title: str = "Open the figure at full size",
+    theme: str = "",
+) -> str:
     """A ``<picture>`` of two renderings, ``(url, smallest text in image px)`` each: the phone one for ``media``,
     else the desktop one, in a link that opens it at full size.
 
@@ -122,11 +140,13 @@ def picture_markup(wide: tuple, narrow: tuple, alt: str, media: str, *, img_clas
     lazy = "data-" if theme == "dark" else ""
     # In a link from the start: a script that wrapped the picture later would move it while its image loads,
     # and the browser aborts and requests it again. The page's script points the link at the shown rendering.
-    return (f'<a class="{" ".join(filter(None, (CLASSES["link"], only)))}" href="{wide[0]}" target="_blank" '
-            f'rel="noopener" title="{title}">'
-            f'<picture class="{CLASSES["picture"]}"><source media="{media}" {lazy}srcset="{narrow[0]}" '
-            f'data-text-px="{narrow[1]:.2f}"><img{cls} {lazy}src="{wide[0]}" alt="{html.escape(alt)}" '
-            f'data-text-px="{wide[1]:.2f}"></picture></a>')
+    return (
+        f'<a class="{" ".join(filter(None, (CLASSES["link"], only)))}" href="{wide[0]}" target="_blank" '
+        f'rel="noopener" title="{title}">'
+        f'<picture class="{CLASSES["picture"]}"><source media="{media}" {lazy}srcset="{narrow[0]}" '
+        f'data-text-px="{narrow[1]:.2f}"><img{cls} {lazy}src="{wide[0]}" alt="{html.escape(alt)}" '
+        f'data-text-px="{wide[1]:.2f}"></picture></a>'
+    )
 
 
 def visit_picture(self, node) -> None:
@@ -135,43 +155,68 @@ def visit_picture(self, node) -> None:
     pairs = [("light", data), ("dark", data["dark"])] if "dark" in data else [("", data)]
     for theme, pair in pairs:
         wide, narrow = pair["wide"], pair["narrow"]
-        self.body.append(picture_markup((_file(self, wide["src"]), wide["text_px"]),
-                                        (_file(self, narrow["src"]), narrow["text_px"]), node["alt"], data["media"],
-                                        theme=theme))
+        self.body.append(
+            picture_markup(
+                (_file(self, wide["src"]), wide["text_px"]),
+                (_file(self, narrow["src"]), narrow["text_px"]),
+                node["alt"],
+                data["media"],
+                theme=theme,
+            )
+        )
     raise nodes.SkipNode
 
 
 def panel_markup(data: dict, url, media: str = PHONE_MEDIA) -> str:
     """A static panel's markup from its data; ``url(src)`` gives the address of a picture (a ``data:`` URI)."""
-    frames = [{**f, **({"src": url(f["src"]), "narrow": url(f["narrow"])} if "src" in f else {})}
-              for f in data["frames"]]
+    frames = [
+        {**f, **({"src": url(f["src"]), "narrow": url(f["narrow"])} if "src" in f else {})} for f in data["frames"]
+    ]
     first = first_frame({**data, "frames": frames})
     pid, rows = data["id"], []
     for j, c in enumerate(data["controls"]):
         cid, label = f"{pid}-{c['name']}", html.escape(c["label"])
         if c["menu"]:
-            opts = "".join(f'<option value="{i}"{" selected" if i == c["default"] else ""}>{html.escape(lab)}</option>'
-                           for i, lab in enumerate(c["labels"]))
+            opts = "".join(
+                f'<option value="{i}"{" selected" if i == c["default"] else ""}>{html.escape(lab)}</option>'
+                for i, lab in enumerate(c["labels"])
+            )
             field = f'<select id="{cid}" data-control="{j}">{opts}</select>'
         else:
             shown = html.escape(c["labels"][c["default"]])
-            field = (f'<input type="range" id="{cid}" data-control="{j}" min="0" max="{len(c["labels"]) - 1}" '
-                     f'step="1" value="{c["default"]}" aria-valuetext="{shown}"><output for="{cid}">{shown}</output>')
+            field = (
+                f'<input type="range" id="{cid}" data-control="{j}" min="0" max="{len(c["labels"]) - 1}" '
+                f'step="1" value="{c["default"]}" aria-valuetext="{shown}"><output for="{cid}">{shown}</output>'
+            )
         rows.append(f'<div class="{CLASSES["control"]}"><label for="{cid}">{label}</label>{field}</div>')
-    picture = (picture_markup((first["src"], first["px"]), (first["narrow"], first["narrow_px"]), first["alt"], media,
-                              img_class=CLASSES["img"], title="Open this picture at full size")
-               if "src" in first else "")
-    script = {"mode": data["mode"], "controls": [{k: c[k] for k in ("name", "tex", "labels", "default")}
-                                                 for c in data["controls"]],
-              "frames": frames, "lookup": data["lookup"]}
+    picture = (
+        picture_markup(
+            (first["src"], first["px"]),
+            (first["narrow"], first["narrow_px"]),
+            first["alt"],
+            media,
+            img_class=CLASSES["img"],
+            title="Open this picture at full size",
+        )
+        if "src" in first
+        else ""
+    )
+    script = {
+        "mode": data["mode"],
+        "controls": [{k: c[k] for k in ("name", "tex", "labels", "default")} for c in data["controls"]],
+        "frames": frames,
+        "lookup": data["lookup"],
+    }
     payload = json.dumps(script, separators=(",", ":")).replace("</", "<\\/")
-    return (f'<div class="{CLASSES["panel"]}" id="{pid}" role="group" aria-label="{html.escape(data["label"])}">'
-            f'<div class="{CLASSES["controls"]}">{"".join(rows)}</div>'
-            f'<p class="{CLASSES["note"]}">{html.escape(data["note"])}</p>'
-            f'<p class="{CLASSES["status"]}" aria-live="polite">{html.escape(first.get("error", ""))}</p>'
-            f'<figure class="{CLASSES["figure"]}">{picture}<figcaption class="{CLASSES["caption"]}" '
-            f'aria-live="polite">{html.escape(first["caption"])}</figcaption></figure>'
-            f'<script type="application/json" class="{CLASSES["data"]}">{payload}</script></div>')
+    return (
+        f'<div class="{CLASSES["panel"]}" id="{pid}" role="group" aria-label="{html.escape(data["label"])}">'
+        f'<div class="{CLASSES["controls"]}">{"".join(rows)}</div>'
+        f'<p class="{CLASSES["note"]}">{html.escape(data["note"])}</p>'
+        f'<p class="{CLASSES["status"]}" aria-live="polite">{html.escape(first.get("error", ""))}</p>'
+        f'<figure class="{CLASSES["figure"]}">{picture}<figcaption class="{CLASSES["caption"]}" '
+        f'aria-live="polite">{html.escape(first["caption"])}</figcaption></figure>'
+        f'<script type="application/json" class="{CLASSES["data"]}">{payload}</script></div>'
+    )
 
 
 def visit_panel(self, node) -> None:

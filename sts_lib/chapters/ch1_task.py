@@ -32,8 +32,7 @@ from .panel import Choice, FigurePanel, Ints, offered
 PE_CHOICES = ("onehot", "stochastic_onehot", "near_orthogonal", "stochastic_random")
 
 
-def sample_instance(T: int = 10, q: int = 3, d: int = 4, *, seed: int = 0, pe: str = "onehot",
-                    m: int = 16) -> Batch:
+def sample_instance(T: int = 10, q: int = 3, d: int = 4, *, seed: int = 0, pe: str = "onehot", m: int = 16) -> Batch:
     """One instance (a batch of size 1) of STS_q with the chosen PE, drawn from ``seed``.
 
     >>> b = sample_instance(T=8, q=2, d=3, seed=1)
@@ -63,10 +62,14 @@ def plateau_check(task: STSTask, *, gammas=(0.5, 1.0, 1.5), n: int = 100_000, se
     True
     """
     d, T, q = task.d, task.T, task.q
-    predictors = {"zero predictor (W=0, V=0)": ray_model(d, task.m, 0.0, gamma=0.0),
-                  "uniform attention (W=0, V=V*)": ray_model(d, task.m, 0.0)}   # W = 0: uniform attention
-    exact = {"zero predictor (W=0, V=0)": zero_predictor_loss(d, q),
-             "uniform attention (W=0, V=V*)": uniform_plateau(d, T, q)}
+    predictors = {
+        "zero predictor (W=0, V=0)": ray_model(d, task.m, 0.0, gamma=0.0),
+        "uniform attention (W=0, V=V*)": ray_model(d, task.m, 0.0),
+    }  # W = 0: uniform attention
+    exact = {
+        "zero predictor (W=0, V=0)": zero_predictor_loss(d, q),
+        "uniform attention (W=0, V=V*)": uniform_plateau(d, T, q),
+    }
     for gamma in gammas:
         name = f"{gamma} x mean of all tokens"
         predictors[name] = partial(_scaled_mean, gamma=gamma)
@@ -86,13 +89,20 @@ def _draw_heatmap(ax, img: np.ndarray, lim: float, y: list[int], T: int, gid: st
     rows, cols = img.shape
     # NaN (the gap before the query column) is drawn in the page's colour
     cmap = colormaps[palette().diverging].with_extremes(bad=palette().paper)
-    im = ax.imshow(img, cmap=cmap, aspect="auto", interpolation="nearest", vmin=-lim, vmax=lim,
-                   extent=(-0.5, cols - 0.5, rows - 0.5, -0.5))
+    im = ax.imshow(
+        img,
+        cmap=cmap,
+        aspect="auto",
+        interpolation="nearest",
+        vmin=-lim,
+        vmax=lim,
+        extent=(-0.5, cols - 0.5, rows - 0.5, -0.5),
+    )
     im.set_gid(gid)
     for i in y:
         ax.add_patch(Rectangle((i - 0.5, -0.5), 1, rows, fill=False, ec="gold", lw=2.2))
     ax.add_patch(Rectangle((T + 0.5, -0.5), 1, rows, fill=False, ec="C2", lw=2.2))
-    step = 1 if T <= 10 else 2 if T <= 20 else 5      # every label fits a phone's column (20 ran together)
+    step = 1 if T <= 10 else 2 if T <= 20 else 5  # every label fits a phone's column (20 ran together)
     ticks = list(range(0, T, step)) + [T + 1]
     ax.set_xticks(ticks, [str(t) for t in ticks[:-1]] + ["query"])
     ystep = 1 if rows <= 8 else -(-rows // 6)
@@ -101,8 +111,9 @@ def _draw_heatmap(ax, img: np.ndarray, lim: float, y: list[int], T: int, gid: st
 
 
 @drawing
-def plot_instance(fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int = 4, seed: int = 0,
-                  pe: str = "onehot", m: int = 16) -> Figure:
+def plot_instance(
+    fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int = 4, seed: int = 0, pe: str = "onehot", m: int = 16
+) -> Figure:
     """One sampled instance (see the module docstring), drawn into ``fig`` (cleared) or a new Figure.
 
     The draw function of :func:`instance_explorer`: the picture depends on the arguments alone.
@@ -114,8 +125,8 @@ def plot_instance(fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int 
     T, q = check_T_q(T, q)
     d, seed, m = check_int("d", d, low=1), check_int("seed", seed, low=0), check_int("m", m, low=1)
     b = sample_instance(T=T, q=q, d=d, seed=seed, pe=check_choice("pe", pe, PE_CHOICES), m=m)
-    X = b.X[0].numpy().T                              # (d, T): column i is token x_i
-    E = b.pe.to_dense()[0].numpy().T                  # (m_pe, T): column i is p_i
+    X = b.X[0].numpy().T  # (d, T): column i is token x_i
+    E = b.pe.to_dense()[0].numpy().T  # (m_pe, T): column i is p_i
     y = b.y[0].tolist()
     xq, pq = b.x_query[0].numpy(), b.pe_query[0].numpy()
     fig, (ax_x, ax_e, ax_t) = new_figure(3, 1, height=7.6, height_ratios=[1.0, 1.0, 1.15], fig=fig)
@@ -130,18 +141,17 @@ def plot_instance(fig: Figure | None = None, *, T: int = 10, q: int = 3, d: int 
     ax_e.set_xlabel("position $i$ (0-based)")
     # Right panel: each coordinate k, the selected tokens' values, the target and the plain mean.
     k = np.arange(d)
-    sel = X[:, y]                                     # (d, q)
+    sel = X[:, y]  # (d, q)
     ax_t.plot(np.repeat(k, q), sel.reshape(-1), ".", c=palette().muted, ms=7, label="selected tokens $x_i$, $i\\in y$")
-    ax_t.plot(k, b.target[0].numpy(), "D", c="C3", ms=8, label="target $\\frac{1}{q}\\sum_{i\\in y} x_i$",
-              gid="target")
+    ax_t.plot(k, b.target[0].numpy(), "D", c="C3", ms=8, label="target $\\frac{1}{q}\\sum_{i\\in y} x_i$", gid="target")
     ax_t.plot(k, X.mean(1), "o", mfc="none", mec=palette().ink, ms=8, label="mean of all $T$ tokens")
     ax_t.axhline(0, c=palette().faint, lw=0.8, zorder=0)
     top = max(float(np.abs(sel).max()), 0.5) * 1.15
-    ax_t.set(xlabel="coordinate $k$", title="target vs. ignoring $y$", xlim=(-0.6, d - 0.4), ylim=(-top, top),
-             xticks=k)
+    ax_t.set(xlabel="coordinate $k$", title="target vs. ignoring $y$", xlim=(-0.6, d - 0.4), ylim=(-top, top), xticks=k)
     legend(ax_t, place="beside", loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=3, frameon=False)
-    fig.suptitle(f"STS$_q$ instance: $T={T}$, $q={q}$, $d={d}$, seed {seed};  $y = \\{{{', '.join(map(str, y))}\\}}$",
-                 )
+    fig.suptitle(
+        f"STS$_q$ instance: $T={T}$, $q={q}$, $d={d}$, seed {seed};  $y = \\{{{', '.join(map(str, y))}\\}}$",
+    )
     return fig
 
 
@@ -149,8 +159,9 @@ def _instance_bounds(values: dict) -> dict:
     return {"q": (1, values["T"])}
 
 
-def instance_explorer(T: int = 10, q: int = 3, d: int = 4, *, seed: int = 0, pe: str = "onehot",
-                      max_T: int = 40, max_d: int = 12) -> FigurePanel:
+def instance_explorer(
+    T: int = 10, q: int = 3, d: int = 4, *, seed: int = 0, pe: str = "onehot", max_T: int = 40, max_d: int = 12
+) -> FigurePanel:
     """Sliders T, q, d, seed and a PE menu over :func:`plot_instance`, which redraws its figure in place.
 
     Display ``panel.widget`` in a notebook; ``panel.update(T=..., ...)`` does what the controls do.
@@ -164,8 +175,17 @@ def instance_explorer(T: int = 10, q: int = 3, d: int = 4, *, seed: int = 0, pe:
         "pe": Choice(tuple((pe_class(k).label, k) for k in PE_CHOICES), check_choice("pe", pe, PE_CHOICES), label="PE"),
     }
     # The static book offers a few values per control (one at a time): enough to see each one's effect.
-    static = {"T": offered(controls["T"], (4, 6, 10, 20, 40)), "q": offered(controls["q"], (1, 2, 3, 5, 8, T)),
-              "d": offered(controls["d"], (1, 2, 4, 8, 12)), "seed": (0, 1, 2, 3)}
-    return FigurePanel(plot_instance, controls, bounds=_instance_bounds, static=static,
-                       alt="One STS_q instance: heat maps of the tokens (selected columns outlined) and of the "
-                           "positional encodings, the query column, and the target against the mean of all tokens.")
+    static = {
+        "T": offered(controls["T"], (4, 6, 10, 20, 40)),
+        "q": offered(controls["q"], (1, 2, 3, 5, 8, T)),
+        "d": offered(controls["d"], (1, 2, 4, 8, 12)),
+        "seed": (0, 1, 2, 3),
+    }
+    return FigurePanel(
+        plot_instance,
+        controls,
+        bounds=_instance_bounds,
+        static=static,
+        alt="One STS_q instance: heat maps of the tokens (selected columns outlined) and of the "
+        "positional encodings, the query column, and the target against the mean of all tokens.",
+    )

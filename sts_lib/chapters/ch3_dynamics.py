@@ -22,6 +22,7 @@ from ..device import make_generator, to_cpu
 from ..fits import inverse_loss_fit, linear_fit
 from ..fits import tail as tail_of
 from ..models import TheoryTransformer, ground_truth
+
 # ray_loss_mc is sts_lib.probes'; chapter 3's cells read it as dyn.ray_loss_mc.
 from ..probes import identity_cosine, symmetric_params
 from ..task import STSTask, sts_loss
@@ -46,7 +47,7 @@ def fit_inverse_loss_rate(steps, loss, tail: float = 0.5) -> dict[str, float]:
     x, loss = tail_of(steps, loss, tail, name="loss", frac_name="tail", min_points=3)
     if (loss <= 0).any():
         raise ValueError("loss must be > 0 to take its inverse")
-    fit = inverse_loss_fit(x, loss, frac=1.0)            # x is already the last ``tail`` of the run
+    fit = inverse_loss_fit(x, loss, frac=1.0)  # x is already the last ``tail`` of the run
     return {"slope": fit.slope, "intercept": fit.intercept, "r2": fit.r2, "start": float(x[0])}
 
 
@@ -88,7 +89,7 @@ def symmetry_report(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float
     (1.0, 0.0, 1.0, 0.0, 0.0)
     """
     d = check_int("d", d, low=1)
-    W, V = to_cpu(torch.as_tensor(W)).double(), to_cpu(torch.as_tensor(V)).double()   # analysis runs on the CPU
+    W, V = to_cpu(torch.as_tensor(W)).double(), to_cpu(torch.as_tensor(V)).double()  # analysis runs on the CPU
     D = W.shape[0]
     if W.ndim != 2 or W.shape[1] != D or D <= d:
         raise ValueError(f"W must be square (d+m, d+m) with m >= 1, got shape {tuple(W.shape)} for d={d}")
@@ -109,9 +110,13 @@ def symmetry_report(W: torch.Tensor, V: torch.Tensor, d: int) -> dict[str, float
         return float(a.norm()) / nb if nb > 0 else 0.0
 
     total = float(W.pow(2).sum() + V.pow(2).sum())
-    out = {**p, "ee_residual": rel(ee_res, E), "vx_residual": rel(vx_res, VX),
-           "offdiag_spread": float(off.std()) / abs(alpha) if m > 2 and alpha != 0 else 0.0,
-           "cos_EE_I": identity_cosine(E)}
+    out = {
+        **p,
+        "ee_residual": rel(ee_res, E),
+        "vx_residual": rel(vx_res, VX),
+        "offdiag_spread": float(off.std()) / abs(alpha) if m > 2 and alpha != 0 else 0.0,
+        "cos_EE_I": identity_cosine(E),
+    }
     for k, b in blocks.items():
         out[k] = float(b.norm())
     out["off_share"] = sum(out[k] ** 2 for k in blocks) / total if total > 0 else 0.0
@@ -145,13 +150,18 @@ def gradients_at_zero(task: STSTask, *, batch_size: int = 4096, seed: int = 0) -
     gV = model.V.grad
     gVX = gV[:, :d]
     off = gVX - torch.diag(gVX.diagonal())
-    return {"grad_W_norm": float(model.W.grad.norm()), "grad_VX_diag": float(gVX.diagonal().mean()),
-            "grad_VX_offdiag": float(off.abs().max()), "grad_VE_norm": float(gV[:, d:].norm()),
-            "predicted_VX_diag": zero_init_value_gradient(task.T)}
+    return {
+        "grad_W_norm": float(model.W.grad.norm()),
+        "grad_VX_diag": float(gVX.diagonal().mean()),
+        "grad_VX_offdiag": float(off.abs().max()),
+        "grad_VE_norm": float(gV[:, d:].norm()),
+        "predicted_VX_diag": zero_init_value_gradient(task.T),
+    }
 
 
-def wxe_curvature(task: STSTask, alpha: float, gamma: float | None = None, *, batch_size: int = 4000,
-                  iters: int = 25, seed: int = 0) -> float:
+def wxe_curvature(
+    task: STSTask, alpha: float, gamma: float | None = None, *, batch_size: int = 4000, iters: int = 25, seed: int = 0
+) -> float:
     """Largest eigenvalue of the loss Hessian in the W_XE block at W = alpha W*, V = gamma V*.
 
     W_XE lets the *content* of a token change its score. It stays 0 in population
@@ -168,8 +178,15 @@ def wxe_curvature(task: STSTask, alpha: float, gamma: float | None = None, *, ba
     batch = task.sample(check_int("batch_size", batch_size, low=1), generator=make_generator(seed))
     d = task.d
     W_star, V_star = ground_truth(d, task.m, dtype=torch.float64)
-    batch = type(batch)(batch.X.double(), batch.pe, batch.y, batch.mask.double(), batch.x_query.double(),
-                        batch.pe_query.double(), batch.target.double())
+    batch = type(batch)(
+        batch.X.double(),
+        batch.pe,
+        batch.y,
+        batch.mask.double(),
+        batch.x_query.double(),
+        batch.pe_query.double(),
+        batch.target.double(),
+    )
     W0, V0 = alpha * W_star, gamma * V_star
 
     def loss_of(M):

@@ -43,8 +43,9 @@ def _check_pe(pe) -> PositionalEncoding:
 SAMPLERS = tuple(k for k in PE_KINDS if pe_class(k).stochastic)
 
 
-def pairwise_coherence(pe: PositionalEncoding, T: int, *, n: int = 64,
-                       generator: torch.Generator | None = None) -> torch.Tensor:
+def pairwise_coherence(
+    pe: PositionalEncoding, T: int, *, n: int = 64, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """max_{i != j} |<p_i, p_j>| within each of ``n`` sampled sequences of length ``T``: ``(n,)``.
 
     0 for one-hot families; about sqrt(2 log(T(T-1)) / m) for random unit vectors in R^m.
@@ -56,8 +57,8 @@ def pairwise_coherence(pe: PositionalEncoding, T: int, *, n: int = 64,
     pe = _check_pe(pe)
     T = check_int("T", T, low=2)
     n = check_int("n", n, low=1)
-    P = pe.sample(n, T, generator=generator).to_dense().double()       # (n, T, m)
-    G = P @ P.transpose(1, 2)                                          # (n, T, T) Gram matrices
+    P = pe.sample(n, T, generator=generator).to_dense().double()  # (n, T, m)
+    G = P @ P.transpose(1, 2)  # (n, T, T) Gram matrices
     G.diagonal(dim1=1, dim2=2).zero_()
     return G.abs().amax(dim=(1, 2))
 
@@ -68,13 +69,15 @@ def coherence_sweep(Ts, ms, *, n: int = 32, seed: int = 0) -> dict[int, np.ndarr
     out = {}
     for T in Ts:
         g = make_generator(seed)
-        out[int(T)] = np.array([float(pairwise_coherence(StochasticRandomPE(int(m)), T, n=n, generator=g).mean())
-                                for m in ms])
+        out[int(T)] = np.array(
+            [float(pairwise_coherence(StochasticRandomPE(int(m)), T, n=n, generator=g).mean()) for m in ms]
+        )
     return out
 
 
-def query_scores(pe: PositionalEncoding, T: int, q: int, *, n: int = 256,
-                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def query_scores(
+    pe: PositionalEncoding, T: int, q: int, *, n: int = 256, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Scores s_i = <p_i, sum_{j in y} p_j> of ``n`` sequences and the selection mask, both ``(n, T)``.
 
     This is the attention logit of the ground-truth direction W = W* (up to its scale c).
@@ -88,8 +91,9 @@ def query_scores(pe: PositionalEncoding, T: int, q: int, *, n: int = 256,
     return pes.scores(pes.select_sum(y)), mask
 
 
-def selection_margin(pe: PositionalEncoding, T: int, q: int, *, n: int = 256,
-                     generator: torch.Generator | None = None) -> torch.Tensor:
+def selection_margin(
+    pe: PositionalEncoding, T: int, q: int, *, n: int = 256, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """min over selected s_i minus max over unselected s_i, per sequence: ``(n,)``
     (:func:`sts_lib.probes.score_margin` of :func:`query_scores`).
 
@@ -109,8 +113,9 @@ def margin_success_rate(m: int, T: int, q: int, *, n: int = 400, kind: str = "sp
     return float((margin > 0).double().mean())
 
 
-def min_width_for_margin(T: int, q: int, *, prob: float = 0.95, n: int = 400, kind: str = "sphere",
-                         seed: int = 0, m_max: int = 8192) -> int:
+def min_width_for_margin(
+    T: int, q: int, *, prob: float = 0.95, n: int = 400, kind: str = "sphere", seed: int = 0, m_max: int = 8192
+) -> int:
     """Smallest m with P(margin > 0) >= ``prob`` for random PEs (bracketing, then bisection).
 
     The success rate is estimated on ``n`` sequences with the same seed at every m, so
@@ -146,8 +151,16 @@ def width_sweep(Ts, qs, *, prob: float = 0.95, n: int = 400, seed: int = 0) -> l
         for q in qs:
             m_star = min_width_for_margin(T, q, prob=prob, n=n, seed=seed)
             qlog = q * math.log(T)
-            rows.append({"T": int(T), "q": int(q), "m_star": m_star, "q_log_T": qlog, "ratio": m_star / qlog,
-                         "heuristic": margin_width_heuristic(T, q)})
+            rows.append(
+                {
+                    "T": int(T),
+                    "q": int(q),
+                    "m_star": m_star,
+                    "q_log_T": qlog,
+                    "ratio": m_star / qlog,
+                    "heuristic": margin_width_heuristic(T, q),
+                }
+            )
     return rows
 
 
@@ -165,10 +178,22 @@ def fit_through_origin(x, y) -> dict[str, float]:
 
 
 # -- training under each sampler ---------------------------------------------------
-def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_test: int = 40,
-                     steps: int = 800, lr_W: float = 0.5, lr_V: float = 0.5, batch_size: int = 256,
-                     log_every: int = 20, eval_batch: int = 1024, seed: int = 0,
-                     device=None) -> tuple[list[dict], dict]:
+def compare_samplers(
+    samplers: dict,
+    *,
+    d: int = 5,
+    T: int = 20,
+    q: int = 3,
+    T_test: int = 40,
+    steps: int = 800,
+    lr_W: float = 0.5,
+    lr_V: float = 0.5,
+    batch_size: int = 256,
+    log_every: int = 20,
+    eval_batch: int = 1024,
+    seed: int = 0,
+    device=None,
+) -> tuple[list[dict], dict]:
     """Train the theory transformer from zero under each PE in ``samplers`` (name -> PE), on ``device``
     (None: :func:`sts_lib.get_device`).
 
@@ -187,17 +212,35 @@ def compare_samplers(samplers: dict, *, d: int = 5, T: int = 20, q: int = 3, T_t
         pe = _check_pe(pe)
         task = STSTask(d=d, T=T, q=q, pe=pe)
         model = TheoryTransformer(d, pe.m)
-        cfg = TrainConfig(steps=steps, batch_size=batch_size, lr_V=lr_V,
-                          lr_W=equal_rate_lr(lr_W, T, pe.m) if pe.stochastic else lr_W,
-                          log_every=log_every, eval_batch=eval_batch, eval_lengths=(T_test,), seed=seed)
+        cfg = TrainConfig(
+            steps=steps,
+            batch_size=batch_size,
+            lr_V=lr_V,
+            lr_W=equal_rate_lr(lr_W, T, pe.m) if pe.stochastic else lr_W,
+            log_every=log_every,
+            eval_batch=eval_batch,
+            eval_lengths=(T_test,),
+            seed=seed,
+        )
         hist = train(model, task, cfg, progress=False, device=device)
         rep = symmetry_report(model.full_W(), model.full_V(), d)
         fit = fit_inverse_loss_rate(hist["step"], hist["loss"])
-        rows.append({"sampler": name, "m": pe.m, "lr_W": cfg.lr_W, "loss": hist.last("loss"),
-                     test: hist.last(test), "cos_W": hist.last("cos_W"),
-                     "cos_V": hist.last("cos_V"), "inv_loss_r2": fit["r2"], "inv_loss_slope": fit["slope"],
-                     "cos_EE_I": rep["cos_EE_I"], "ee_residual": rep["ee_residual"],
-                     "seconds": hist.wall_time})
+        rows.append(
+            {
+                "sampler": name,
+                "m": pe.m,
+                "lr_W": cfg.lr_W,
+                "loss": hist.last("loss"),
+                test: hist.last(test),
+                "cos_W": hist.last("cos_W"),
+                "cos_V": hist.last("cos_V"),
+                "inv_loss_r2": fit["r2"],
+                "inv_loss_slope": fit["slope"],
+                "cos_EE_I": rep["cos_EE_I"],
+                "ee_residual": rep["ee_residual"],
+                "seconds": hist.wall_time,
+            }
+        )
         hists[name] = hist
     return rows, hists
 
@@ -215,8 +258,29 @@ def samplers_table(rows: list[dict], T_test: int, *, note: str = "") -> Markdown
     |---|---|---|---|---|---|---|---|
     | one-hot pool | 0.0296 | 0.127 | 0.9915 | 0.9993 | 0.0884 | 1.00 | 0.9916 |
     """
-    return table(["sampler", "loss", f"loss at $T={T_test}$", r"$\cos(W,W^\star)$", r"$\cos(V,V^\star)$",
-                  r"slope of $1/\text{loss}$", "its $R^2$", r"$\cos(W_{EE},I)$"],
-                 [(r["sampler"], f"{r['loss']:.4f}", f"{r[HeldOut.length(T_test).key]:.3f}", f"{r['cos_W']:.4f}",
-                   f"{r['cos_V']:.4f}", f"{r['inv_loss_slope']:.4f}", f"{r['inv_loss_r2']:.2f}",
-                   f"{r['cos_EE_I']:.4f}") for r in rows], note=note)
+    return table(
+        [
+            "sampler",
+            "loss",
+            f"loss at $T={T_test}$",
+            r"$\cos(W,W^\star)$",
+            r"$\cos(V,V^\star)$",
+            r"slope of $1/\text{loss}$",
+            "its $R^2$",
+            r"$\cos(W_{EE},I)$",
+        ],
+        [
+            (
+                r["sampler"],
+                f"{r['loss']:.4f}",
+                f"{r[HeldOut.length(T_test).key]:.3f}",
+                f"{r['cos_W']:.4f}",
+                f"{r['cos_V']:.4f}",
+                f"{r['inv_loss_slope']:.4f}",
+                f"{r['inv_loss_r2']:.2f}",
+                f"{r['cos_EE_I']:.4f}",
+            )
+            for r in rows
+        ],
+        note=note,
+    )

@@ -75,8 +75,9 @@ def fit_form(data: dict, form: str, target: float | None = None, *, boot: int = 
     base = multi_fit(_columns(keys, form, target is not None), mean_y)
     names = [k for k in base.coef if k != "intercept"]
     X = np.column_stack([np.ones(len(keys))] + [_columns(keys, form, target is not None)[k] for k in names])
-    rms = float(np.sqrt(np.mean((mean_y - X @ np.array([base.coef["intercept"]]
-                                                       + [base.coef[k] for k in names])) ** 2)))
+    rms = float(
+        np.sqrt(np.mean((mean_y - X @ np.array([base.coef["intercept"]] + [base.coef[k] for k in names])) ** 2))
+    )
     rng = np.random.default_rng(seed)
     draws = []
     for _ in range(boot):
@@ -85,8 +86,12 @@ def fit_form(data: dict, form: str, target: float | None = None, *, boot: int = 
         beta, *_ = np.linalg.lstsq(X[pick], y, rcond=None)
         draws.append(beta[1:])
     lo, hi = np.percentile(np.array(draws), [2.5, 97.5], axis=0)
-    return {"coef": {k: base.coef[k] for k in names},
-            "ci95": {k: [float(a), float(b)] for k, a, b in zip(names, lo, hi)}, "rms": rms, "n": len(keys)}
+    return {
+        "coef": {k: base.coef[k] for k in names},
+        "ci95": {k: [float(a), float(b)] for k, a, b in zip(names, lo, hi)},
+        "rms": rms,
+        "n": len(keys),
+    }
 
 
 def largest_two_q(data: dict, T: int, target: float) -> list[int]:
@@ -110,27 +115,59 @@ def width_forms_table(doc: dict) -> Markdown:
     """One row per fit: per target and pooled, power law and expansion form, exponents with bootstrap intervals."""
     data = cells(doc)
     targets = sorted({k[2] for k in data}, reverse=True)
-    cell = lambda f, k: (f"{plain(f['coef'][k])} ({plain(f['ci95'][k][0])} to {plain(f['ci95'][k][1])})"  # noqa: E731
-                         if k in f["coef"] else "–")
+
+    def cell(f: dict, k: str) -> str:
+        return (
+            f"{plain(f['coef'][k])} ({plain(f['ci95'][k][0])} to {plain(f['ci95'][k][1])})" if k in f["coef"] else "–"
+        )
+
     rows = []
     for form, label in (("power", "$q^b(\\ln T)^c$"), ("expansion", "$[(q-1)(q-2)/q]^b\\,\\ln((T-q)/\\varepsilon)^c$")):
         for t in [*targets, None]:
             f = fit_form(data, form, t)
-            rows.append((label, "pooled" if t is None else str(t), cell(f, "q"), cell(f, "lnT"), cell(f, "1/target"),
-                         plain(f["rms"]), f["n"]))
+            rows.append(
+                (
+                    label,
+                    "pooled" if t is None else str(t),
+                    cell(f, "q"),
+                    cell(f, "lnT"),
+                    cell(f, "1/target"),
+                    plain(f["rms"]),
+                    f["n"],
+                )
+            )
     out = sorted({(k[0], k[1]) for k in data if k[0] >= 3 and not in_theorem(k[0], k[1])})
-    missed = sorted((p["q"], p["T"], p["target"], s) for s, pts in per_seed(doc, "data", "points").items()
-                    for p in pts if p["source"] == "population-gd" and p["m_needed"] is None)
+    missed = sorted(
+        (p["q"], p["T"], p["target"], s)
+        for s, pts in per_seed(doc, "data", "points").items()
+        for p in pts
+        if p["source"] == "population-gd" and p["m_needed"] is None
+    )
     m_max = doc["config"]["family"]["m_max"]
-    note = (f"Fitted on the means over Monte Carlo seeds of log m at q ≥ 3 inside Theorem 1's q < T/4; intervals: "
-            f"95% bootstrap over grid points and seeds ({BOOT} resamples). Left out, outside q < T/4: "
-            + ", ".join(f"(q, T) = ({q}, {T})" for q, T in out) + ". "
-            + (f"Not reached within m = {m_max} (a mean over the other seeds, or left out): "
-               + ", ".join(f"(q, T, ε) = ({q}, {T}, {t}) at seed {s}" for q, T, t, s in missed) + ". "
-               if missed else "")
-            + "rms: residual of log m.")
+    note = (
+        f"Fitted on the means over Monte Carlo seeds of log m at q ≥ 3 inside Theorem 1's q < T/4; intervals: "
+        f"95% bootstrap over grid points and seeds ({BOOT} resamples). Left out, outside q < T/4: "
+        + ", ".join(f"(q, T) = ({q}, {T})" for q, T in out)
+        + ". "
+        + (
+            f"Not reached within m = {m_max} (a mean over the other seeds, or left out): "
+            + ", ".join(f"(q, T, ε) = ({q}, {T}, {t}) at seed {s}" for q, T, t, s in missed)
+            + ". "
+            if missed
+            else ""
+        )
+        + "rms: residual of log m."
+    )
     return table(["form", "target ε", "b (of q)", "c (of the log)", "e (of 1/ε)", "rms", "cells"], rows, note=note)
 
 
-__all__ = ["BOOT", "BOOT_SEED", "cells", "fit_form", "in_theorem", "largest_two_q", "local_q_exponents",
-           "width_forms_table"]
+__all__ = [
+    "BOOT",
+    "BOOT_SEED",
+    "cells",
+    "fit_form",
+    "in_theorem",
+    "largest_two_q",
+    "local_q_exponents",
+    "width_forms_table",
+]

@@ -47,19 +47,19 @@ LENGTH_PES = ("onehot", "near_orthogonal", "stochastic_onehot")
 class LengthConfig:
     """The quick-scale experiment (the paper's Figure 2 uses T=200, q=3, T_test up to 400)."""
 
-    d: int = 5                            # token dimension
-    T: int = 20                           # training length
-    q: int = 3                            # training subset size
-    pool: int = 40                        # PE pool size N = longest test length
-    m_near: int = 64                      # width of the fixed near-orthogonal PE
-    eval_lengths: tuple = (25, 30, 40)    # T_test values logged during training
-    eval_qs: tuple = (2, 4, 5, 6)         # q_test values logged during training
-    steps: int = 1000                     # GD steps (online batches)
-    batch_size: int = 256                 # fresh samples per step
-    lr: float = 1.0                       # GD learning rate (1.5 and above diverges here)
-    log_every: int = 50                   # steps between held-out evaluations
-    eval_batch: int = 512                 # held-out batch size per (T_test or q_test)
-    seed: int = 0                         # data-stream seed (the same for every PE)
+    d: int = 5  # token dimension
+    T: int = 20  # training length
+    q: int = 3  # training subset size
+    pool: int = 40  # PE pool size N = longest test length
+    m_near: int = 64  # width of the fixed near-orthogonal PE
+    eval_lengths: tuple = (25, 30, 40)  # T_test values logged during training
+    eval_qs: tuple = (2, 4, 5, 6)  # q_test values logged during training
+    steps: int = 1000  # GD steps (online batches)
+    batch_size: int = 256  # fresh samples per step
+    lr: float = 1.0  # GD learning rate (1.5 and above diverges here)
+    log_every: int = 50  # steps between held-out evaluations
+    eval_batch: int = 512  # held-out batch size per (T_test or q_test)
+    seed: int = 0  # data-stream seed (the same for every PE)
 
     def pe(self, kind: str) -> PositionalEncoding:
         """The PE of kind ``kind`` (one of :data:`~sts_lib.positional.PE_KINDS`) for this experiment: the pool
@@ -83,9 +83,9 @@ class LengthConfig:
 class LengthRun:
     """One trained model with its task and training history; its PE (``task.pe``) is its identity."""
 
-    task: STSTask                # the task it was trained on, PE included
-    model: TheoryTransformer     # the trained model
-    history: History             # its training history (held-out losses included)
+    task: STSTask  # the task it was trained on, PE included
+    model: TheoryTransformer  # the trained model
+    history: History  # its training history (held-out losses included)
 
     @property
     def kind(self) -> str:
@@ -98,8 +98,9 @@ class LengthRun:
         return PE_LABELS[self.kind]
 
 
-def train_length_runs(cfg: LengthConfig | None = None, kinds=LENGTH_PES, *, progress: bool = False,
-                      device=None) -> dict[str, LengthRun]:
+def train_length_runs(
+    cfg: LengthConfig | None = None, kinds=LENGTH_PES, *, progress: bool = False, device=None
+) -> dict[str, LengthRun]:
     """Train one zero-initialised theory transformer per PE kind in ``kinds`` on D_{T,q}, on ``device``
     (None: :func:`sts_lib.get_device`); the runs are keyed by kind (``runs["onehot"]``), and each shows its
     :attr:`LengthRun.label`. The readers below take the models from any device."""
@@ -108,9 +109,16 @@ def train_length_runs(cfg: LengthConfig | None = None, kinds=LENGTH_PES, *, prog
     for kind in kinds:
         task = STSTask(d=cfg.d, T=cfg.T, q=cfg.q, pe=cfg.pe(kind))
         model = TheoryTransformer(cfg.d, task.m)
-        tc = TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.lr, log_every=cfg.log_every,
-                         eval_batch=cfg.eval_batch, eval_lengths=cfg.eval_lengths, eval_qs=cfg.eval_qs,
-                         seed=cfg.seed)
+        tc = TrainConfig(
+            steps=cfg.steps,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            log_every=cfg.log_every,
+            eval_batch=cfg.eval_batch,
+            eval_lengths=cfg.eval_lengths,
+            eval_qs=cfg.eval_qs,
+            seed=cfg.seed,
+        )
         runs[kind] = LengthRun(task, model, train(model, task, tc, progress=progress, device=device))
     return runs
 
@@ -119,28 +127,33 @@ def train_length_runs(cfg: LengthConfig | None = None, kinds=LENGTH_PES, *, prog
 def unseen_block(model: TheoryTransformer, T: int) -> torch.Tensor:
     """W_EE[T:, T:], the PE block of the slots a fixed one-hot model never saw in training."""
     d = model.d
-    return to_cpu(model.full_W())[d + T:, d + T:]
+    return to_cpu(model.full_W())[d + T :, d + T :]
 
 
 def span_residual(model: TheoryTransformer, pe: NearOrthogonalPE, T: int) -> float:
     """||W_EE - Pi W_EE Pi|| / ||W_EE|| with Pi the projector onto span(p_1..p_T) (0 = inside the span)."""
-    E = to_cpu(model.full_W()).double()[model.d:, model.d:]
-    Q, _ = torch.linalg.qr(pe.table[:T].double().T)                # (m, T) orthonormal basis
+    E = to_cpu(model.full_W()).double()[model.d :, model.d :]
+    Q, _ = torch.linalg.qr(pe.table[:T].double().T)  # (m, T) orthonormal basis
     Pi = Q @ Q.T
     return float((E - Pi @ E @ Pi).norm() / E.norm().clamp_min(1e-300))
 
 
-def score_groups(model: TheoryTransformer, task: STSTask, T_test: int, seen: int, *, batch: int = 2048,
-                 seed: int = SCORE_SEED) -> dict[str, float]:
+def score_groups(
+    model: TheoryTransformer, task: STSTask, T_test: int, seen: int, *, batch: int = 2048, seed: int = SCORE_SEED
+) -> dict[str, float]:
     """Mean PE part of the attention score, <p_i, W_EE p_query>, by (selected?, position < seen?)."""
     b = task.sample(batch, T=T_test, generator=make_generator(seed))
-    u = b.pe_query @ to_cpu(model.full_W())[model.d:, model.d:].T     # on the CPU, like the batch
-    s = b.pe.scores(u)                                               # (B, T_test)
+    u = b.pe_query @ to_cpu(model.full_W())[model.d :, model.d :].T  # on the CPU, like the batch
+    s = b.pe.scores(u)  # (B, T_test)
     pos_seen = (torch.arange(T_test) < seen).expand_as(s)
     sel = b.mask.bool()
     out = {}
-    for name, m in (("selected, seen", sel & pos_seen), ("selected, unseen", sel & ~pos_seen),
-                    ("unselected, seen", ~sel & pos_seen), ("unselected, unseen", ~sel & ~pos_seen)):
+    for name, m in (
+        ("selected, seen", sel & pos_seen),
+        ("selected, unseen", sel & ~pos_seen),
+        ("unselected, seen", ~sel & pos_seen),
+        ("unselected, unseen", ~sel & ~pos_seen),
+    ):
         out[name] = float(s[m].mean()) if m.any() else float("nan")
     return out
 
@@ -166,8 +179,9 @@ def predicted_loss(run: LengthRun, T_test: int, q_test: int | None = None) -> fl
     return float("nan")
 
 
-def measured_loss(run: LengthRun, T_test: int, q_test: int | None = None, *, batch: int = 4096,
-                  seed: int = LOSS_SEED) -> float:
+def measured_loss(
+    run: LengthRun, T_test: int, q_test: int | None = None, *, batch: int = 4096, seed: int = LOSS_SEED
+) -> float:
     """:func:`sts_lib.metrics.evaluate` of the run's model at (T_test, q_test): ``batch`` fresh samples from
     ``seed``, drawn on the CPU (the same samples whatever the model's device)."""
     return evaluate(run.model, run.task, T=T_test, q=q_test, batch_size=batch, seed=seed, device="cpu")
@@ -179,11 +193,16 @@ def final_losses(runs: dict[str, LengthRun]) -> Markdown:
     the note gives the runs' total training time."""
     first = next(iter(runs.values()))
     lengths = first.history.config["train"]["eval_lengths"]
-    rows = [(r.label, f"{r.history.last('loss'):.4f}",
-             *(f"{r.history.last(HeldOut.length(L).key):.3f}" for L in lengths)) for r in runs.values()]
+    rows = [
+        (r.label, f"{r.history.last('loss'):.4f}", *(f"{r.history.last(HeldOut.length(L).key):.3f}" for L in lengths))
+        for r in runs.values()
+    ]
     seconds = sum(r.history.wall_time for r in runs.values())
-    return table(["PE", f"$T={first.task.T}$", *(f"$T'={L}$" for L in lengths)], rows,
-                 note=f"Final held-out losses; the {len(runs)} runs trained in {seconds:.1f} s.")
+    return table(
+        ["PE", f"$T={first.task.T}$", *(f"$T'={L}$" for L in lengths)],
+        rows,
+        note=f"Final held-out losses; the {len(runs)} runs trained in {seconds:.1f} s.",
+    )
 
 
 def score_table(run: LengthRun, T_test: int, seen: int, *, note: str = "") -> Markdown:
@@ -204,11 +223,21 @@ def leak_table(run: LengthRun, lengths) -> Markdown:
     for L in lengths:
         b = run.task.sample(4096, T=L, generator=make_generator(LEAK_SEED))
         leak = 1 - attention_mass(run.model, b)
-        rows.append((L, f"{measured_loss(run, L):.4f}", f"{predicted_loss(run, L):.4f}", f"{leak:.4f}",
-                     f"{leaked_attention(p['alpha'], L, run.task.q):.4f}"))
-    return table(["$T'$", "loss", "closed form", "leaked attention", "closed form"], rows,
-                 note=rf"The trained model's $\alpha$ = {p['alpha']:.3f}, $\beta$ = {p['beta']:.3f}, "
-                      rf"$\gamma$ = {p['gamma']:.3f}; the leaked attention is 1 − the attention on $y$.")
+        rows.append(
+            (
+                L,
+                f"{measured_loss(run, L):.4f}",
+                f"{predicted_loss(run, L):.4f}",
+                f"{leak:.4f}",
+                f"{leaked_attention(p['alpha'], L, run.task.q):.4f}",
+            )
+        )
+    return table(
+        ["$T'$", "loss", "closed form", "leaked attention", "closed form"],
+        rows,
+        note=rf"The trained model's $\alpha$ = {p['alpha']:.3f}, $\beta$ = {p['beta']:.3f}, "
+        rf"$\gamma$ = {p['gamma']:.3f}; the leaked attention is 1 − the attention on $y$.",
+    )
 
 
 def q_table(runs: dict[str, LengthRun], qs) -> Markdown:
@@ -221,5 +250,8 @@ def q_table(runs: dict[str, LengthRun], qs) -> Markdown:
             pred = predicted_loss(r, T, q)
             cells.append(f"{measured_loss(r, T, q):.4f}" + (f" ({pred:.4f})" if math.isfinite(pred) else ""))
         rows.append((r.label, *cells))
-    return table(["PE", *(f"$q'={q}$" for q in qs)], rows,
-                 note=f"The loss at $T$ = {T}: measured, with the closed form in brackets where one applies.")
+    return table(
+        ["PE", *(f"$q'={q}$" for q in qs)],
+        rows,
+        note=f"The loss at $T$ = {T}: measured, with the closed form in brackets where one applies.",
+    )

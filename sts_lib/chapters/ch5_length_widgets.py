@@ -26,6 +26,7 @@ from ..history import History
 from .ch5_length import LengthRun, measured_loss, predicted_loss
 from .panel import Choice, FigurePanel, Ints, offered
 
+
 def run_color(run: LengthRun) -> str:
     """The colour of the run's PE kind (:attr:`~sts_lib.chapters.ch5_length.LengthRun.kind`) in
     :data:`sts_lib.positional.PE_COLORS`."""
@@ -67,13 +68,20 @@ class LengthExplorer:
         # Two rows, the book's column shows it at full size; 4.6 in (was 6.2), so that on a phone its controls and
         # its picture share one screen (issue 32).
         fig, _ = new_figure(height=4.6, fig=fig, panels=0)
-        top, bottom = fig.subfigures(2, 1)              # the legend beside the top panel leaves the bottom wide
+        top, bottom = fig.subfigures(2, 1)  # the legend beside the top panel leaves the bottom wide
         ax, ax_attn = top.subplots(), bottom.subplots()
         for key, vals in self.measured.items():
             run = self.runs[key]
             c = run_color(run)
-            ax.semilogy(self.lengths, vals, "-", marker=run.task.pe.marker, c=c,
-                        lw=2.5 if key == pe else 1, label=f"{run.label} (measured)")
+            ax.semilogy(
+                self.lengths,
+                vals,
+                "-",
+                marker=run.task.pe.marker,
+                c=c,
+                lw=2.5 if key == pe else 1,
+                label=f"{run.label} (measured)",
+            )
             if np.isfinite(self.predicted[key]).any():
                 ax.semilogy(self.lengths, self.predicted[key], "--", c=c, lw=1, label=f"{run.label} (closed form)")
         ax.axvline(T_test, c=palette().ink, lw=0.8, ls=":")
@@ -90,7 +98,7 @@ def _sequence(run: LengthRun, T_test: int, seed: int):
     ``seed``, ``seed + 1``, ... whose subset has a position training never saw (what the picture is about)."""
     for s in range(seed, seed + 1000):
         b = run.task.sample(1, T=T_test, generator=make_generator(s))
-        if T_test <= run.task.T or bool(b.mask[0, run.task.T:].any()):
+        if T_test <= run.task.T or bool(b.mask[0, run.task.T :].any()):
             break
     return b
 
@@ -108,8 +116,12 @@ def _draw_attention(ax, run: LengthRun, T_test: int, seed: int) -> None:
     ax.plot(pos[sel], np.full(sel.sum(), 0.03), "v", c="C3", ms=7)
     if not run.task.pe.stochastic and T_test > run.task.T:
         ax.axvspan(run.task.T - 0.5, T_test - 0.5, color="C1", alpha=0.12, label="positions unseen in training")
-    ax.set(xlabel="position", ylabel="attention", ylim=(0, 1.02),
-           title=f"{run.label}, one sequence, $T_{{\\mathrm{{test}}}}$ = {T_test}")
+    ax.set(
+        xlabel="position",
+        ylabel="attention",
+        ylim=(0, 1.02),
+        title=f"{run.label}, one sequence, $T_{{\\mathrm{{test}}}}$ = {T_test}",
+    )
     ax.legend(loc="upper left")
 
 
@@ -118,11 +130,17 @@ def length_widget(runs: dict[str, LengthRun], explorer: LengthExplorer | None = 
     from ``runs``), which redraws the panel's one figure in place. Display ``panel.widget``."""
     ex = explorer or LengthExplorer(runs)
     # The menu shows each run's label and passes its key (the PE kind).
-    controls = {"pe": Choice(tuple((r.label, key) for key, r in ex.runs.items()), list(ex.runs)[-1], label="PE"),
-                "T_test": Ints(ex.T, ex.pool, ex.pool, label="test length", tex="T_{\\text{test}}")}
+    controls = {
+        "pe": Choice(tuple((r.label, key) for key, r in ex.runs.items()), list(ex.runs)[-1], label="PE"),
+        "T_test": Ints(ex.T, ex.pool, ex.pool, label="test length", tex="T_{\\text{test}}"),
+    }
     # The static book: every PE with every other test length (all combinations when they fit).
     # T + 1 too: the text's "one new position".
     lengths = tuple(sorted({ex.T + 1, *range(ex.T, ex.pool + 1, max(1, (ex.pool - ex.T) // 10))}))
-    return FigurePanel(ex.draw, controls, static={"T_test": offered(controls["T_test"], lengths)},
-                       alt="Held-out loss against the test length for every positional encoding (measured and "
-                           "closed form), and the chosen model's attention over the positions of one sequence.")
+    return FigurePanel(
+        ex.draw,
+        controls,
+        static={"T_test": offered(controls["T_test"], lengths)},
+        alt="Held-out loss against the test length for every positional encoding (measured and "
+        "closed form), and the chosen model's attention over the positions of one sequence.",
+    )

@@ -36,24 +36,54 @@ def _draw_run(axes, hist: ScanSnapHistory, label: str = "") -> None:
         name = {0: f"distinct {tok} (rarest)", len(dist) - 1: f"distinct {tok} (most frequent)"}.get(i)
         a1.plot(steps, hist.attention[:, 0, tok], color=c, lw=1.2, label=name)
         a2.plot(steps, hist.z[:, tok], color=c, lw=1.2, label=name)
-    a1.plot(steps, hist.attention[:, 0, g["common"].numpy()].sum(-1), "--", c=palette().ink, lw=1.5,
-            label="all 10 common tokens")
+    a1.plot(
+        steps,
+        hist.attention[:, 0, g["common"].numpy()].sum(-1),
+        "--",
+        c=palette().ink,
+        lw=1.5,
+        label="all 10 common tokens",
+    )
     a2.plot(steps, hist.z[:, g["common"].numpy()].mean(-1), "--", c=palette().ink, lw=1.5, label="common tokens (mean)")
-    a1.set(xscale="log", xlabel="step", ylabel=r"attention ($T\to\infty$)", ylim=(0, 1.05),
-           title=f"class 0 attention {label}".strip())
+    a1.set(
+        xscale="log",
+        xlabel="step",
+        ylabel=r"attention ($T\to\infty$)",
+        ylim=(0, 1.05),
+        title=f"class 0 attention {label}".strip(),
+    )
     a2.set(xscale="log", xlabel="step (log scale)", ylabel="attention logit z", title="logits z (log-time axis)")
     a3.plot(steps, hist.entropy("distinct"), c="C3")
     a3.axhline(np.log(len(dist)), ls=":", c=palette().guide, lw=1)
-    a3.set(xscale="log", xlabel="step", ylabel="entropy (nats)", ylim=(0, np.log(len(dist)) * 1.05),
-           title="entropy over distinct tokens")
+    a3.set(
+        xscale="log",
+        xlabel="step",
+        ylabel="entropy (nats)",
+        ylim=(0, np.log(len(dist)) * 1.05),
+        title="entropy over distinct tokens",
+    )
     n = len(dist)
-    handles = [Line2D([], [], color=colors[0], lw=1.2, label=f"distinct token {dist[0]} (rarest)"),
-               Line2D([], [], color=colors[n // 2], lw=1.2, label="lighter: more frequent"),
-               Line2D([], [], color=colors[-1], lw=1.2, label=f"distinct token {dist[-1]} (most frequent)"),
-               Line2D([], [], color=palette().ink, ls="--", lw=1.5,
-                      label=f"the {len(g['common'])} common tokens\n(attention: all together;\nlogit: their mean)")]
-    legend(a3.figure, handles=handles, place="slot", loc="center", bbox_to_anchor=(0.75, 0.27),
-           title="class 0 (top panels)")
+    handles = [
+        Line2D([], [], color=colors[0], lw=1.2, label=f"distinct token {dist[0]} (rarest)"),
+        Line2D([], [], color=colors[n // 2], lw=1.2, label="lighter: more frequent"),
+        Line2D([], [], color=colors[-1], lw=1.2, label=f"distinct token {dist[-1]} (most frequent)"),
+        Line2D(
+            [],
+            [],
+            color=palette().ink,
+            ls="--",
+            lw=1.5,
+            label=f"the {len(g['common'])} common tokens\n(attention: all together;\nlogit: their mean)",
+        ),
+    ]
+    legend(
+        a3.figure,
+        handles=handles,
+        place="slot",
+        loc="center",
+        bbox_to_anchor=(0.75, 0.27),
+        title="class 0 (top panels)",
+    )
 
 
 @drawing
@@ -85,8 +115,12 @@ def plot_ratio_sweep(sweep: dict[float, ScanSnapHistory]) -> Figure:
     H = [sweep[r].entropy("distinct")[-1] for r in ratios]
     C = [sweep[r].common_mass()[-1] for r in ratios]
     a2.plot(ratios, H, "o-", c="C3", label="final entropy (distinct)")
-    a2.set(xscale="log", xlabel=r"$\eta_Y/\eta_Z$ ($\eta_Z$ fixed)", ylabel="entropy (nats)",
-           title="at the end of training,\nagainst the learning-rate ratio")
+    a2.set(
+        xscale="log",
+        xlabel=r"$\eta_Y/\eta_Z$ ($\eta_Z$ fixed)",
+        ylabel="entropy (nats)",
+        title="at the end of training,\nagainst the learning-rate ratio",
+    )
     b2 = a2.twinx()
     b2.plot(ratios, C, "s--", c=palette().ink, label="final common-token attention")
     b2.set_ylabel("attention on common tokens")
@@ -109,8 +143,9 @@ def plot_nope_sts(curves: dict[str, dict], *, plateau: float, best_symmetric: fl
 
 
 @drawing
-def plot_sweep_run(fig: Figure | None = None, *, sweep: dict[float, ScanSnapHistory],
-                   ratio: float | None = None) -> Figure:
+def plot_sweep_run(
+    fig: Figure | None = None, *, sweep: dict[float, ScanSnapHistory], ratio: float | None = None
+) -> Figure:
     """:func:`plot_scan_snap` of the sweep's run at eta_Y / eta_Z = ``ratio`` (a key of ``sweep``; default
     the largest), drawn into ``fig`` (cleared) or a new Figure: the draw function of :func:`scan_snap_widget`."""
     if not sweep:
@@ -125,8 +160,14 @@ def scan_snap_widget(sweep: dict[float, ScanSnapHistory]) -> FigurePanel:
     if not sweep:
         raise ValueError("sweep is empty (see sts_lib.chapters.ch6_scan_snap.lr_ratio_sweep)")
     # It opens on the smallest ratio: the chapter draws the largest (the default run) just above the panel.
-    controls = {"ratio": Choice(tuple(sorted(sweep)), min(sweep), label="learning-rate ratio ηY / ηZ", slider=True,
-                                tex="\\eta_Y/\\eta_Z")}
-    return FigurePanel(partial(plot_sweep_run, sweep=sweep), controls,
-                       alt="Scan and snap: the entropy over the distinct tokens and the attention on the common "
-                           "tokens against training steps, for the chosen decoder-to-attention learning-rate ratio.")
+    controls = {
+        "ratio": Choice(
+            tuple(sorted(sweep)), min(sweep), label="learning-rate ratio ηY / ηZ", slider=True, tex="\\eta_Y/\\eta_Z"
+        )
+    }
+    return FigurePanel(
+        partial(plot_sweep_run, sweep=sweep),
+        controls,
+        alt="Scan and snap: the entropy over the distinct tokens and the attention on the common "
+        "tokens against training steps, for the chosen decoder-to-attention learning-rate ratio.",
+    )

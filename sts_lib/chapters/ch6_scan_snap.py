@@ -26,8 +26,9 @@ from ..device import get_device, make_generator, to_numpy
 from ..fits import linear_fit
 
 
-def syn_small_probs(n_common: int = 10, n_distinct: int = 10, common_mass: float = 0.8,
-                    power: float = 1.0) -> torch.Tensor:
+def syn_small_probs(
+    n_common: int = 10, n_distinct: int = 10, common_mass: float = 0.8, power: float = 1.0
+) -> torch.Tensor:
     """Conditional token probabilities P(l | class) of a 2-class Syn-Small-like vocabulary: ``(2, M)``.
 
     Tokens ``0..n_common-1`` are common (uniform, total mass ``common_mass`` in both
@@ -53,20 +54,23 @@ def syn_small_probs(n_common: int = 10, n_distinct: int = 10, common_mass: float
         P[:, :n_common] = common_mass / n_common
     w = torch.arange(1, n_distinct + 1, dtype=torch.float64) ** power
     w = (1.0 - common_mass) * w / w.sum()
-    P[0, n_common:n_common + n_distinct] = w
-    P[1, n_common + n_distinct:] = w
+    P[0, n_common : n_common + n_distinct] = w
+    P[1, n_common + n_distinct :] = w
     return P
 
 
 def token_groups(n_common: int = 10, n_distinct: int = 10) -> dict[str, torch.Tensor]:
     """Index tensors of the common tokens and of each class's distinct tokens."""
-    return {"common": torch.arange(n_common),
-            "distinct_0": torch.arange(n_common, n_common + n_distinct),
-            "distinct_1": torch.arange(n_common + n_distinct, n_common + 2 * n_distinct)}
+    return {
+        "common": torch.arange(n_common),
+        "distinct_0": torch.arange(n_common, n_common + n_distinct),
+        "distinct_1": torch.arange(n_common + n_distinct, n_common + 2 * n_distinct),
+    }
 
 
-def sample_syn_small(P: torch.Tensor, batch: int, T: int, *,
-                     generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_syn_small(
+    P: torch.Tensor, batch: int, T: int, *, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``batch`` sequences: a uniform class label ``(batch,)`` and T i.i.d. tokens from P(. | label) ``(batch, T)``.
 
     >>> tok, lab = sample_syn_small(syn_small_probs(), 4, 16, generator=torch.Generator().manual_seed(0))
@@ -127,7 +131,7 @@ class YZModel(nn.Module):
         """Attention mass per vocabulary entry ``(B, M)`` (rows sum to 1)."""
         if counts.ndim != 2 or counts.shape[1] != self.M:
             raise ValueError(f"counts must have shape (B, M={self.M}), got {tuple(counts.shape)}")
-        w = counts * torch.exp(self.z - self.z.max())                # shift: same softmax, no overflow
+        w = counts * torch.exp(self.z - self.z.max())  # shift: same softmax, no overflow
         return w / w.sum(-1, keepdim=True)
 
     def forward(self, counts: torch.Tensor) -> torch.Tensor:
@@ -144,17 +148,17 @@ class YZModel(nn.Module):
 class ScanSnapConfig:
     """Our Syn-Small-like setting (a reconstruction; the paper's exact numbers are not all known)."""
 
-    n_common: int = 10          # common tokens 0..9
-    n_distinct: int = 10        # distinct tokens per class (10..19 and 20..29)
-    common_mass: float = 0.8    # P(common token | class)
-    power: float = 2.0          # distinct-token probabilities increase like k**power
-    T: int = 64                 # context tokens per sequence
-    steps: int = 2000           # SGD steps
-    batch_size: int = 128       # fresh sequences per step
-    lr_Z: float = 0.5           # eta_Z, attention learning rate (small: stay near gradient flow)
-    lr_Y: float = 5.0           # eta_Y, decoder learning rate (Tian et al. assume eta_Y >> eta_Z)
-    n_records: int = 80         # records of z and the T -> infinity attention, log-spaced in time
-    seed: int = 0               # data seed
+    n_common: int = 10  # common tokens 0..9
+    n_distinct: int = 10  # distinct tokens per class (10..19 and 20..29)
+    common_mass: float = 0.8  # P(common token | class)
+    power: float = 2.0  # distinct-token probabilities increase like k**power
+    T: int = 64  # context tokens per sequence
+    steps: int = 2000  # SGD steps
+    batch_size: int = 128  # fresh sequences per step
+    lr_Z: float = 0.5  # eta_Z, attention learning rate (small: stay near gradient flow)
+    lr_Y: float = 5.0  # eta_Y, decoder learning rate (Tian et al. assume eta_Y >> eta_Z)
+    n_records: int = 80  # records of z and the T -> infinity attention, log-spaced in time
+    seed: int = 0  # data seed
 
     def __post_init__(self):
         for name in ("n_distinct", "T", "steps", "batch_size", "n_records"):
@@ -172,8 +176,8 @@ class ScanSnapHistory:
     """Records of one run; ``attention`` is the T -> infinity attention of each class ``(S, K, M)``."""
 
     steps: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    loss: np.ndarray = field(default_factory=lambda: np.zeros(0))        # mean minibatch loss since the last record
-    z: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))      # (S, M) attention logits
+    loss: np.ndarray = field(default_factory=lambda: np.zeros(0))  # mean minibatch loss since the last record
+    z: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (S, M) attention logits
     attention: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
     config: dict = field(default_factory=dict)
 
@@ -209,8 +213,7 @@ def sample_stream(cfg: ScanSnapConfig, *, chunk: int = 100) -> tuple[torch.Tenso
     return torch.cat(counts), torch.cat(labels)
 
 
-def train_scan_snap(cfg: ScanSnapConfig | None = None, stream=None, *,
-                    device=None) -> tuple[YZModel, ScanSnapHistory]:
+def train_scan_snap(cfg: ScanSnapConfig | None = None, stream=None, *, device=None) -> tuple[YZModel, ScanSnapHistory]:
     """SGD on the cross-entropy of the class from zero initialisation; returns the model and its history.
 
     ``stream`` (from :func:`sample_stream`) reuses pre-drawn data; by default it is drawn here (on the
@@ -221,8 +224,10 @@ def train_scan_snap(cfg: ScanSnapConfig | None = None, stream=None, *,
     P = cfg.probs()
     counts, labels = sample_stream(cfg) if stream is None else stream
     if counts.shape[0] < cfg.steps or counts.shape[2] != P.shape[1]:
-        raise ValueError(f"stream has {counts.shape[0]} steps of width {counts.shape[2]}; "
-                         f"need {cfg.steps} steps of width {P.shape[1]}")
+        raise ValueError(
+            f"stream has {counts.shape[0]} steps of width {counts.shape[2]}; "
+            f"need {cfg.steps} steps of width {P.shape[1]}"
+        )
     device = get_device(device)
     model = YZModel(P.shape[1], P.shape[0]).to(device)
     counts, labels, P_dev = counts.to(device), labels.to(device), P.to(device)

@@ -43,9 +43,18 @@ class TinyTransformer(nn.Module):
     torch.Size([1, 3, 16])
     """
 
-    def __init__(self, vocab: int, d_model: int = 16, n_heads: int = 2, n_layers: int = 2, *,
-                 causal: bool = False, residual: bool = True, generator: torch.Generator | None = None,
-                 dtype: torch.dtype = torch.float64):
+    def __init__(
+        self,
+        vocab: int,
+        d_model: int = 16,
+        n_heads: int = 2,
+        n_layers: int = 2,
+        *,
+        causal: bool = False,
+        residual: bool = True,
+        generator: torch.Generator | None = None,
+        dtype: torch.dtype = torch.float64,
+    ):
         super().__init__()
         self.vocab = check_int("vocab", vocab, low=1)
         self.d_model = check_int("d_model", d_model, low=1)
@@ -62,8 +71,16 @@ class TinyTransformer(nn.Module):
         self.embed = nn.Parameter(torch.randn(self.vocab, D, generator=generator, dtype=dtype))
         self.layers = nn.ModuleList()
         for _ in range(self.n_layers):
-            layer = nn.ParameterDict({"Wq": mat(D, D), "Wk": mat(D, D), "Wv": mat(D, D), "Wo": mat(D, D),
-                                      "W1": mat(D, 4 * D), "W2": mat(4 * D, D)})
+            layer = nn.ParameterDict(
+                {
+                    "Wq": mat(D, D),
+                    "Wk": mat(D, D),
+                    "Wv": mat(D, D),
+                    "Wo": mat(D, D),
+                    "W1": mat(D, 4 * D),
+                    "W2": mat(4 * D, D),
+                }
+            )
             self.layers.append(layer)
 
     def _attend(self, h: torch.Tensor, p) -> torch.Tensor:
@@ -71,10 +88,10 @@ class TinyTransformer(nn.Module):
         H, dh = self.n_heads, D // self.n_heads
 
         def heads(x):
-            return x.view(B, n, H, dh).transpose(1, 2)                     # (B, H, n, dh)
+            return x.view(B, n, H, dh).transpose(1, 2)  # (B, H, n, dh)
 
         q, k, v = heads(h @ p["Wq"]), heads(h @ p["Wk"]), heads(h @ p["Wv"])
-        s = q @ k.transpose(-1, -2) / math.sqrt(dh)                         # (B, H, n, n)
+        s = q @ k.transpose(-1, -2) / math.sqrt(dh)  # (B, H, n, n)
         if self.causal:
             s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
         out = torch.softmax(s, -1) @ v
@@ -92,8 +109,9 @@ class TinyTransformer(nn.Module):
         return h
 
 
-def permutation_gap(model: nn.Module, tokens: torch.Tensor, *, n_perms: int = 8,
-                    generator: torch.Generator | None = None) -> float:
+def permutation_gap(
+    model: nn.Module, tokens: torch.Tensor, *, n_perms: int = 8, generator: torch.Generator | None = None
+) -> float:
     """Largest change of the last position's output when positions 0..n-2 are shuffled.
 
     ``tokens`` ``(B, n)``; each of ``n_perms`` random permutations fixes the last
@@ -134,9 +152,18 @@ class StripTokenPE(Callback):
         return strip_token_pe(batch)
 
 
-def train_without_token_pe(task: STSTask, *, strip: bool = True, steps: int = 600, batch_size: int = 256,
-                           lr: float = 1.0, log_every: int = 25, seed: int = 0,
-                           eval_batch: int = 2048, device=None) -> tuple[TheoryTransformer, dict[str, np.ndarray]]:
+def train_without_token_pe(
+    task: STSTask,
+    *,
+    strip: bool = True,
+    steps: int = 600,
+    batch_size: int = 256,
+    lr: float = 1.0,
+    log_every: int = 25,
+    seed: int = 0,
+    eval_batch: int = 2048,
+    device=None,
+) -> tuple[TheoryTransformer, dict[str, np.ndarray]]:
     """GD on the theory transformer from zero init, with the tokens' PEs zeroed when ``strip``, on
     ``device`` (None: :func:`sts_lib.get_device`).
 
@@ -147,8 +174,15 @@ def train_without_token_pe(task: STSTask, *, strip: bool = True, steps: int = 60
     plateau d (T - q) / (q T).
     """
     steps, log_every = check_int("steps", steps, low=1), check_int("log_every", log_every, low=1)
-    cfg = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, log_every=log_every, seed=seed,
-                      eval_seed=seed + 1, eval_batch=eval_batch)
+    cfg = TrainConfig(
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        log_every=log_every,
+        seed=seed,
+        eval_seed=seed + 1,
+        eval_batch=eval_batch,
+    )
     model = TheoryTransformer(task.d, task.m)
     hist = train(model, task, cfg, device=device, progress=False, callbacks=[StripTokenPE()] if strip else ())
     held = task.sample(eval_batch, generator=make_generator(seed + 1))

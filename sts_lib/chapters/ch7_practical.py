@@ -24,11 +24,14 @@ from ..history import History
 def run_summary(hist: History, task: STSTask) -> str:
     """Wall time and device, held-out loss (first -> last, and as a share of the uniform plateau) and the cosines."""
     plateau = uniform_plateau(task.d, task.T, task.q)
-    return "\n".join([
-        f"trained in {hist.wall_time:.1f} s on {hist.device}",
-        f"held-out loss {hist['loss'][0]:.3f} -> {hist.last('loss'):.4f} "
-        f"({hist.last('loss') / plateau:.2%} of the uniform plateau {plateau:.3f})",
-        f"cos(W, W*) = {hist.last('cos_W'):.3f}, cos(V, V*) = {hist.last('cos_V'):.4f}"])
+    return "\n".join(
+        [
+            f"trained in {hist.wall_time:.1f} s on {hist.device}",
+            f"held-out loss {hist['loss'][0]:.3f} -> {hist.last('loss'):.4f} "
+            f"({hist.last('loss') / plateau:.2%} of the uniform plateau {plateau:.3f})",
+            f"cos(W, W*) = {hist.last('cos_W'):.3f}, cos(V, V*) = {hist.last('cos_V'):.4f}",
+        ]
+    )
 
 
 def block_summary(W: torch.Tensor, V: torch.Tensor, task: STSTask) -> str:
@@ -37,10 +40,13 @@ def block_summary(W: torch.Tensor, V: torch.Tensor, task: STSTask) -> str:
     ``W`` is ``(d+m, d+m)`` and ``V`` is ``(d, d+m)``, on any device.
     """
     shares = block_norms(W, V, task.d)
-    v_x = to_cpu(V)[:, :task.d].diagonal().mean()
-    return "\n".join([
-        "share of ||W||^2: " + ", ".join(f"{k} {shares[k]:.4f}" for k in ("W_EE", "W_XX", "W_XE", "W_EX")),
-        f"V_X = {v_x:.3f} I on average; (q+1)/q = {value_limit(task.q):.3f}"])
+    v_x = to_cpu(V)[:, : task.d].diagonal().mean()
+    return "\n".join(
+        [
+            "share of ||W||^2: " + ", ".join(f"{k} {shares[k]:.4f}" for k in ("W_EE", "W_XX", "W_XE", "W_EX")),
+            f"V_X = {v_x:.3f} I on average; (q+1)/q = {value_limit(task.q):.3f}",
+        ]
+    )
 
 
 __all__ = ["block_summary", "run_summary"]

@@ -56,8 +56,9 @@ def describe(doc: dict) -> Markdown:
     **`x`**: . Seeds: [0]. Setting: SGD `lr_W`=30; `tail_trend` says.
     """
     note = doc.get("setting") or re.sub(r"\b([A-Za-z]\w*_\w+)\b", r"`\1`", doc.get("scale_note") or "") or EVIDENCE
-    return Markdown(f"**`{doc.get('experiment')}`**: {doc.get('description', '')}. "
-                    f"Seeds: {doc.get('seeds')}. Setting: {note}.")
+    return Markdown(
+        f"**`{doc.get('experiment')}`**: {doc.get('description', '')}. Seeds: {doc.get('seeds')}. Setting: {note}."
+    )
 
 
 def tally_in_words(docs: dict[str, dict]) -> Markdown:
@@ -69,20 +70,40 @@ def tally_in_words(docs: dict[str, dict]) -> Markdown:
     """
     t = statements.tally(docs)
     missing = f" ({t[statements.NO_RESULT]} without a committed result)" if t[statements.NO_RESULT] else ""
-    return Markdown(f"**The paper's statements at their reading: {t[statements.REPRODUCED]} of "
-                    f"{len(statements.STATEMENTS)} reproduced**, {t[statements.NOT_REPRODUCED]} not reproduced, "
-                    f"{t[statements.NOT_DECIDED]} not decided, {t[statements.BY_CONSTRUCTION]} hold by construction, "
-                    f"{t[statements.UNTESTABLE]} not testable here{missing}.")
+    return Markdown(
+        f"**The paper's statements at their reading: {t[statements.REPRODUCED]} of "
+        f"{len(statements.STATEMENTS)} reproduced**, {t[statements.NOT_REPRODUCED]} not reproduced, "
+        f"{t[statements.NOT_DECIDED]} not decided, {t[statements.BY_CONSTRUCTION]} hold by construction, "
+        f"{t[statements.UNTESTABLE]} not testable here{missing}."
+    )
 
 
 def baseline_minima(doc: dict) -> Markdown:
     """Per table: the smallest loss at the first T_test over the run, when, the family's prediction, the end value."""
     Tt = doc["config"]["params"]["T_tests"][0]
-    rows = [(s, f["min"], round(f["step_of_min"]), f["family_min"], f["final"])
-            for s, f in per_seed(doc, "final", HeldOut.length(Tt).key).items()]
-    return table(["table", f"lowest loss at $T_{{\\text{{test}}}}={Tt}$", "at step", "interpolant family's minimum",
-                  "loss at the end"], rows)
+    rows = [
+        (s, f["min"], round(f["step_of_min"]), f["family_min"], f["final"])
+        for s, f in per_seed(doc, "final", HeldOut.length(Tt).key).items()
+    ]
+    return table(
+        [
+            "table",
+            f"lowest loss at $T_{{\\text{{test}}}}={Tt}$",
+            "at step",
+            "interpolant family's minimum",
+            "loss at the end",
+        ],
+        rows,
+    )
 
 
-__all__ = ["EVIDENCE", "baseline_minima", "describe", "load_documents", "others", "sections", "tally_in_words",
-           "width_law_in_words"]
+__all__ = [
+    "EVIDENCE",
+    "baseline_minima",
+    "describe",
+    "load_documents",
+    "others",
+    "sections",
+    "tally_in_words",
+    "width_law_in_words",
+]

@@ -48,12 +48,13 @@ class Ints:
     value: int
     step: int = 1
     label: str = ""
-    tex: str = ""     # its symbol as the prose writes it in math ("T_{\\text{test}}"); default its name
+    tex: str = ""  # its symbol as the prose writes it in math ("T_{\\text{test}}"); default its name
 
     def __post_init__(self):
         if self.value not in self.values():
-            raise ValueError(f"value must be one of {self.low}..{self.high} in steps of {self.step}, "
-                             f"got {self.value!r}")
+            raise ValueError(
+                f"value must be one of {self.low}..{self.high} in steps of {self.step}, got {self.value!r}"
+            )
 
     def values(self) -> tuple:
         """Every value the slider can take.
@@ -70,8 +71,9 @@ class Ints:
         return str(v)
 
     def widget(self, w, **common):
-        return w.IntSlider(value=self.value, min=self.low, max=self.high, step=self.step, continuous_update=False,
-                           **common)
+        return w.IntSlider(
+            value=self.value, min=self.low, max=self.high, step=self.step, continuous_update=False, **common
+        )
 
 
 @dataclass(frozen=True)
@@ -84,12 +86,13 @@ class LogFloats:
     step: float = 0.1
     base: float = 10.0
     label: str = ""
-    tex: str = ""     # its symbol as the prose writes it in math ("T_{\\text{test}}"); default its name
+    tex: str = ""  # its symbol as the prose writes it in math ("T_{\\text{test}}"); default its name
 
     def __post_init__(self):
-        if not self.base ** self.low <= self.value <= self.base ** self.high:
-            raise ValueError(f"value must lie in [{self.base ** self.low:.3g}, {self.base ** self.high:.3g}], "
-                             f"got {self.value!r}")
+        if not self.base**self.low <= self.value <= self.base**self.high:
+            raise ValueError(
+                f"value must lie in [{self.base**self.low:.3g}, {self.base**self.high:.3g}], got {self.value!r}"
+            )
 
     def values(self) -> tuple:
         """The slider's stops, ``base ** e`` (the default ``value`` need not be one of them).
@@ -102,14 +105,21 @@ class LogFloats:
 
     def accepts(self, v) -> bool:
         """Any value on the slider's range, not only its stops (which :meth:`values` rounds to 3 digits)."""
-        return self.base ** self.low * (1 - 1e-3) <= v <= self.base ** self.high * (1 + 1e-3)
+        return self.base**self.low * (1 - 1e-3) <= v <= self.base**self.high * (1 + 1e-3)
 
     def label_of(self, v) -> str:
         return f"{v:.3g}"
 
     def widget(self, w, **common):
-        return w.FloatLogSlider(value=self.value, base=self.base, min=self.low, max=self.high, step=self.step,
-                                continuous_update=False, **common)
+        return w.FloatLogSlider(
+            value=self.value,
+            base=self.base,
+            min=self.low,
+            max=self.high,
+            step=self.step,
+            continuous_update=False,
+            **common,
+        )
 
 
 @dataclass(frozen=True)
@@ -119,7 +129,7 @@ class Choice:
     options: tuple
     value: Any
     label: str = ""
-    tex: str = ""     # its symbol as the prose writes it in math ("T_{\\text{test}}"); default its name
+    tex: str = ""  # its symbol as the prose writes it in math ("T_{\\text{test}}"); default its name
     slider: bool = False
 
     def __post_init__(self):
@@ -160,8 +170,7 @@ def offered(control, values) -> tuple:
     return tuple(sorted({v for v in values if v in control.values()} | {control.value}))
 
 
-def value_grid(controls: dict, bounds: Callable[[dict], dict] | None = None, *,
-               limit: int = GRID_LIMIT) -> list[dict]:
+def value_grid(controls: dict, bounds: Callable[[dict], dict] | None = None, *, limit: int = GRID_LIMIT) -> list[dict]:
     """The settings a panel's controls span, defaults first: every combination when there are at most
     ``limit`` of them, else one control at a time from the defaults. Settings outside ``bounds``
     (a panel's dependent ranges, e.g. q <= T) are left out.
@@ -186,10 +195,10 @@ def value_grid(controls: dict, bounds: Callable[[dict], dict] | None = None, *,
 class _View:
     """A panel's ipywidgets objects, built on first use (see :class:`FigurePanel`)."""
 
-    widget: Any      # the whole panel: a VBox of the controls' row, the status line and the picture
-    inputs: dict     # name -> the control's slider or menu
-    image: Any       # ipywidgets.Image showing the figure
-    status: Any      # ipywidgets.HTML: the note, or why a setting failed
+    widget: Any  # the whole panel: a VBox of the controls' row, the status line and the picture
+    inputs: dict  # name -> the control's slider or menu
+    image: Any  # ipywidgets.Image showing the figure
+    status: Any  # ipywidgets.HTML: the note, or why a setting failed
 
 
 @dataclass
@@ -207,23 +216,23 @@ class FigurePanel:
     chapters carry no widget state.
     """
 
-    draw: Callable[..., Figure]                      # draw(fig=None, **values) -> Figure
-    controls: dict                                   # name -> Ints | LogFloats | Choice
-    bounds: Callable[[dict], dict] | None = None     # dependent ranges, e.g. {"q": (1, T)}
-    note: str = ""                                   # a line under the controls
-    alt: str = ""                                    # the figure in words: alt text of the static book's frames
-    static: dict | None = None                       # name -> values offered in the static book (default: all)
-    figure: Figure = field(init=False)               # the one Figure, never re-created
-    error: str | None = field(init=False, default=None)   # why the last setting was rejected, if it was
-    _values: dict = field(init=False, repr=False)    # name -> the control's current value
-    _view: _View | None = field(init=False, default=None, repr=False)   # the widgets, once built
-    _busy: bool = field(init=False, default=False, repr=False)         # True while the panel sets its widgets
+    draw: Callable[..., Figure]  # draw(fig=None, **values) -> Figure
+    controls: dict  # name -> Ints | LogFloats | Choice
+    bounds: Callable[[dict], dict] | None = None  # dependent ranges, e.g. {"q": (1, T)}
+    note: str = ""  # a line under the controls
+    alt: str = ""  # the figure in words: alt text of the static book's frames
+    static: dict | None = None  # name -> values offered in the static book (default: all)
+    figure: Figure = field(init=False)  # the one Figure, never re-created
+    error: str | None = field(init=False, default=None)  # why the last setting was rejected, if it was
+    _values: dict = field(init=False, repr=False)  # name -> the control's current value
+    _view: _View | None = field(init=False, default=None, repr=False)  # the widgets, once built
+    _busy: bool = field(init=False, default=False, repr=False)  # True while the panel sets its widgets
 
     def __post_init__(self):
         self._values = {k: c.value for k, c in self.controls.items()}
         self.figure = self.draw(None, **self._settle({}))
         if self.static:
-            static_grid(self)   # a static value the control cannot take fails here, not at build time
+            static_grid(self)  # a static value the control cannot take fails here, not at build time
 
     @property
     def values(self) -> dict:
@@ -281,9 +290,12 @@ class FigurePanel:
     def _build_view(self) -> _View:
         """The ipywidgets objects for the current state (ipywidgets is imported here, and only here)."""
         import ipywidgets as w
+
         # Each control is labelled by its plain-text description, shown in full.
-        inputs = {k: c.widget(w, description=c.label or k, style={"description_width": "initial"})
-                  for k, c in self.controls.items()}
+        inputs = {
+            k: c.widget(w, description=c.label or k, style={"description_width": "initial"})
+            for k, c in self.controls.items()
+        }
         image = w.Image(value=figure_png(self.figure), format="png")
         status = w.HTML(self.status_html)
         widget = w.VBox([w.HBox(list(inputs.values()), layout=w.Layout(flex_flow="row wrap")), status, image])
@@ -326,5 +338,4 @@ class FigurePanel:
             self.update(**{name: change["new"]})
 
 
-__all__ = ["Choice", "FigurePanel", "Ints", "LogFloats", "clamp", "figure_png", "offered",
-           "value_grid"]
+__all__ = ["Choice", "FigurePanel", "Ints", "LogFloats", "clamp", "figure_png", "offered", "value_grid"]

@@ -36,10 +36,9 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from ..layout import PHONE, redraw
-from ..phone import (PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, drawn_texts, render,
-                     smallest_text_px, static_book)
+from ..phone import PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, drawn_texts, render, smallest_text_px, static_book
 
-ENV = STATIC_BOOK_ENV         # set to "1" by the book build (book/_ext/sts_panels.py)
+ENV = STATIC_BOOK_ENV  # set to "1" by the book build (book/_ext/sts_panels.py)
 #: The notebook output type of a static panel: its data (JSON), which the book's extension alone renders.
 MIME_PANEL = "application/vnd.sts.panel+json"
 #: The most settings a panel spans with every combination (:func:`setting_grid`); beyond it, each control moves alone.
@@ -59,8 +58,12 @@ def _frame_pictures(fig: Figure, dpi: int) -> dict:
     (:func:`sts_lib.layout.redraw`)."""
     wide = figure_png(fig, dpi)
     narrow, drawn = render(redraw(fig, PHONE), PHONE_DPI)
-    return {"src": data_uri(compact(wide)), "px": round(smallest_text_px(drawn_texts(fig), dpi), 2),
-            "narrow": data_uri(compact(narrow)), "narrow_px": round(smallest_text_px(drawn, PHONE_DPI), 2)}
+    return {
+        "src": data_uri(compact(wide)),
+        "px": round(smallest_text_px(drawn_texts(fig), dpi), 2),
+        "narrow": data_uri(compact(narrow)),
+        "narrow_px": round(smallest_text_px(drawn, PHONE_DPI), 2),
+    }
 
 
 def clamp(values: dict, bounds: Callable[[dict], dict] | None) -> dict:
@@ -84,7 +87,7 @@ def _labelled_values(name: str, control, offered, start) -> list[tuple]:
         raise ValueError(f"static values for {name!r} must be among the control's values {list(allowed)}; got {bad}")
     if start not in values:
         values.append(start)
-    if hasattr(control, "options"):      # a menu keeps its own order
+    if hasattr(control, "options"):  # a menu keeps its own order
         order = {v: i for i, v in enumerate(allowed)}
         values = sorted(set(values), key=order.__getitem__)
     else:
@@ -142,7 +145,7 @@ class StaticPanel:
     """
 
     data: dict
-    n_frames: int      # pictures drawn (distinct settings after clamping, errors included)
+    n_frames: int  # pictures drawn (distinct settings after clamping, errors included)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """:data:`MIME_PANEL` (the book renders it: ``book/_ext/sts_panels.py``), the first picture as PNG for
@@ -189,34 +192,68 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dpi: int = 100) -> 
         if key not in index_of:
             caption = _caption(values, panel)
             # What each control reads while this frame shows: the clamped value (a width above 2Td shows 2Td).
-            frame = {"caption": caption, "alt": f"{alt} Setting: {caption}.",
-                     "shown": [panel.controls[k].label_of(values[k]) for k in names]}
+            frame = {
+                "caption": caption,
+                "alt": f"{alt} Setting: {caption}.",
+                "shown": [panel.controls[k].label_of(values[k]) for k in names],
+            }
             try:
                 fig = panel.draw(None, **values)
                 frame["alt"] = f"{getattr(fig, 'sts_alt', None) or alt} Setting: {caption}."
                 frame.update(_frame_pictures(fig, dpi))
-            except (ValueError, ArithmeticError) as err:   # what the live panel reports under its controls
+            except (ValueError, ArithmeticError) as err:  # what the live panel reports under its controls
                 frame["error"] = str(err)
             index_of[key] = len(frames)
             frames.append(frame)
         lookup[",".join(map(str, pos))] = index_of[key]
-    controls = [{"name": k, "label": panel.controls[k].label or k, "tex": panel.controls[k].tex or k,
-                 "labels": [lab for _, lab in options[j]], "default": positions[0][j],
-                 "menu": hasattr(panel.controls[k], "options") and not panel.controls[k].slider}
-                for j, k in enumerate(names)]
-    offered = "; ".join(f"{panel.controls[k].label or k} ∈ {{{', '.join(lab for _, lab in options[j])}}}"
-                        for j, k in enumerate(names))
-    how = ("every combination" if mode == "all"
-           else "one control at a time: moving one resets the others to their starting values")
-    note = (f"Works without a kernel: {len(frames)} pictures were drawn when this page was built by the same "
-            f"function as the notebook's live panel, for {offered} ({how}). Run the notebook (e.g. on Colab) to "
-            f"explore any other value.")
+    controls = [
+        {
+            "name": k,
+            "label": panel.controls[k].label or k,
+            "tex": panel.controls[k].tex or k,
+            "labels": [lab for _, lab in options[j]],
+            "default": positions[0][j],
+            "menu": hasattr(panel.controls[k], "options") and not panel.controls[k].slider,
+        }
+        for j, k in enumerate(names)
+    ]
+    offered = "; ".join(
+        f"{panel.controls[k].label or k} ∈ {{{', '.join(lab for _, lab in options[j])}}}" for j, k in enumerate(names)
+    )
+    how = (
+        "every combination"
+        if mode == "all"
+        else "one control at a time: moving one resets the others to their starting values"
+    )
+    note = (
+        f"Works without a kernel: {len(frames)} pictures were drawn when this page was built by the same "
+        f"function as the notebook's live panel, for {offered} ({how}). Run the notebook (e.g. on Colab) to "
+        f"explore any other value."
+    )
     # A stable id (same page, same id on every build), distinct per panel of a page.
     pid = "sts-panel-" + hashlib.sha1(f"{alt}{offered}".encode()).hexdigest()[:10]
-    data = {"id": pid, "label": _short(alt), "note": note, "mode": mode, "controls": controls, "frames": frames,
-            "lookup": lookup}
+    data = {
+        "id": pid,
+        "label": _short(alt),
+        "note": note,
+        "mode": mode,
+        "controls": controls,
+        "frames": frames,
+        "lookup": lookup,
+    }
     return StaticPanel(data, len(frames))
 
 
-__all__ = ["ENV", "GRID_LIMIT", "MIME_PANEL", "StaticPanel", "clamp", "figure_png", "first_frame", "setting_grid",
-           "static_book", "static_data", "static_grid"]
+__all__ = [
+    "ENV",
+    "GRID_LIMIT",
+    "MIME_PANEL",
+    "StaticPanel",
+    "clamp",
+    "figure_png",
+    "first_frame",
+    "setting_grid",
+    "static_book",
+    "static_data",
+    "static_grid",
+]

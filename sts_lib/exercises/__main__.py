@@ -43,6 +43,7 @@ def main(argv=None) -> int:
         return status
     if args.cmd == "pages":
         from ._book_pages import build_book_pages
+
         build_book_pages()
         return 0
     if args.cmd == "build":
@@ -56,8 +57,9 @@ def main(argv=None) -> int:
         where = f"ch{ex.chapter}" if ex.chapter else "project"
         print(f"{ex.id:26s} {where:8s} {ex.points} pts  {ex.notebook:15s} {ex.function}: {ex.title}")
     milestones = [ex for ex in REGISTRY.values() if ex.is_milestone]
-    print(f"{len(REGISTRY) - len(milestones)} exercises and {len(milestones)} project milestones, {total_points()} "
-          "points")
+    print(
+        f"{len(REGISTRY) - len(milestones)} exercises and {len(milestones)} project milestones, {total_points()} points"
+    )
     return 0
 
 

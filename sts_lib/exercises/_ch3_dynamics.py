@@ -20,8 +20,9 @@ from ._core import exercise, fmt
 from ._tester import Tester
 
 
-@exercise("ex3.ground_truth", points=2, title="Build W* and V*", function="ground_truth",
-          library_names=("ground_truth",))
+@exercise(
+    "ex3.ground_truth", points=2, title="Build W* and V*", function="ground_truth", library_names=("ground_truth",)
+)
 def _ground_truth(t: Tester, fn):
     for stage in (1, 2):
         for d, m in ((2, 3), (3, 5), (1, 4)):
@@ -30,19 +31,30 @@ def _ground_truth(t: Tester, fn):
             if stage == 1:
                 w0 = t.as_tensor(W, "W") if W is not None else None
                 if w0 is not None and tuple(w0.shape) == (m, m):
-                    t.fail(f"W has shape {(m, m)} (only the PE-PE block); W* is (d+m) x (d+m) = {(D, D)} with the "
-                           "identity in the lower-right block")
+                    t.fail(
+                        f"W has shape {(m, m)} (only the PE-PE block); W* is (d+m) x (d+m) = {(D, D)} with the "
+                        "identity in the lower-right block"
+                    )
                 W = t.tensor(W, "W", shape=(D, D), axes="(d+m, d+m)")
                 want = torch.zeros(D, D, dtype=torch.float64)
                 want[d:, d:] = torch.eye(m, dtype=torch.float64)
                 token = torch.zeros(D, D, dtype=torch.float64)
                 token[:d, :d] = torch.eye(d, dtype=torch.float64)
-                t.close(W, want, "W", rtol=0, atol=1e-6, context=f"for d={d}, m={m}", variants={
-                    "W is the full identity: W* is 0 outside the PE-PE block (tokens must not score by content)":
-                        torch.eye(D, dtype=torch.float64),
-                    "the identity is in the token block W[:d, :d]; it belongs in the PE-PE block W[d:, d:] "
-                    "(a position is matched with positions)": token,
-                })
+                t.close(
+                    W,
+                    want,
+                    "W",
+                    rtol=0,
+                    atol=1e-6,
+                    context=f"for d={d}, m={m}",
+                    variants={
+                        (
+                            "W is the full identity: W* is 0 outside the PE-PE block (tokens must not score by content)"
+                        ): torch.eye(D, dtype=torch.float64),
+                        "the identity is in the token block W[:d, :d]; it belongs in the PE-PE block W[d:, d:] "
+                        "(a position is matched with positions)": token,
+                    },
+                )
             else:
                 v0 = t.as_tensor(V, "V") if V is not None else None
                 if v0 is not None and tuple(v0.shape) == (D, d):
@@ -51,10 +63,18 @@ def _ground_truth(t: Tester, fn):
                 want = torch.zeros(d, D, dtype=torch.float64)
                 want[:, :d] = torch.eye(d, dtype=torch.float64)
                 pe = torch.zeros(d, D, dtype=torch.float64)
-                pe[:, D - d:] = torch.eye(d, dtype=torch.float64)
-                t.close(V, want, "V", rtol=0, atol=1e-6, context=f"for d={d}, m={m}", variants={
-                    "the identity in V sits on the PE columns; V* reads the token coordinates: V[:, :d] = I_d": pe,
-                })
+                pe[:, D - d :] = torch.eye(d, dtype=torch.float64)
+                t.close(
+                    V,
+                    want,
+                    "V",
+                    rtol=0,
+                    atol=1e-6,
+                    context=f"for d={d}, m={m}",
+                    variants={
+                        "the identity in V sits on the PE columns; V* reads the token coordinates: V[:, :d] = I_d": pe,
+                    },
+                )
         t.award(1)
 
 
@@ -67,31 +87,54 @@ def _L(c, d, T, q):
     return np.array([loss_on_ray(np.array([a]), int(b), int(e), int(f))[0] for a, b, e, f in np.broadcast(c, d, T, q)])
 
 
-@exercise("ex3.loss_on_ray", points=3, title="The loss along the ray c W*", function="loss_on_ray",
-          library_names=("loss_on_ray", "uniform_plateau"))
+@exercise(
+    "ex3.loss_on_ray",
+    points=3,
+    title="The loss along the ray c W*",
+    function="loss_on_ray",
+    library_names=("loss_on_ray", "uniform_plateau"),
+)
 def _loss_on_ray(t: Tester, fn):
-    stages = ((1, [(0.0, 4, 10, 3), (0.0, 5, 20, 3), (0.0, 2, 6, 1)]),
-              (2, [(0.5, 4, 10, 3), (1.3, 4, 10, 3), (3.0, 5, 20, 3), (8.0, 2, 6, 1), (2.2, 7, 40, 5)]))
+    stages = (
+        (1, [(0.0, 4, 10, 3), (0.0, 5, 20, 3), (0.0, 2, 6, 1)]),
+        (2, [(0.5, 4, 10, 3), (1.3, 4, 10, 3), (3.0, 5, 20, 3), (8.0, 2, 6, 1), (2.2, 7, 40, 5)]),
+    )
     for pts, cases in stages:
         got = torch.tensor([t.number(t.call(fn, *c), "L(c)") for c in cases])
         C, d, T, q = (np.array([c[i] for c in cases], dtype=float) for i in range(4))
         want = _L(C, d, T, q)
         ctx = "at c = 0 (where L is the uniform plateau)" if pts == 1 else "for (c, d, T, q) in " + str(cases)
-        t.close(got, torch.tensor(want), "L(c)", rtol=1e-6, atol=1e-12, context=ctx,
-                labels=[f"(c, d, T, q) = {c}" for c in cases], variants={
-            "L(c) has the factor 1/2 of another convention: this course's loss is E||f - STS_q||^2": want / 2,
-            "L(c) misses the factor d (the loss sums over the d coordinates)": want / d,
-            "L(c) uses e^(-c): the selected tokens get the larger score c, so the denominator is q e^c + T - q":
-                _L(-C, d, T, q),
-            "the denominator should be squared: L(c) = d T (T-q) / (q (q e^c + T - q)^2)":
-                d * T * (T - q) / (q * (q * np.exp(C) + T - q)),
-            "L(c) is q times too small (q^2 where the derivation has q?)": want / q,
-        })
+        t.close(
+            got,
+            torch.tensor(want),
+            "L(c)",
+            rtol=1e-6,
+            atol=1e-12,
+            context=ctx,
+            labels=[f"(c, d, T, q) = {c}" for c in cases],
+            variants={
+                "L(c) has the factor 1/2 of another convention: this course's loss is E||f - STS_q||^2": want / 2,
+                "L(c) misses the factor d (the loss sums over the d coordinates)": want / d,
+                "L(c) uses e^(-c): the selected tokens get the larger score c, so the denominator is q e^c + T - q": _L(
+                    -C, d, T, q
+                ),
+                "the denominator should be squared: L(c) = d T (T-q) / (q (q e^c + T - q)^2)": d
+                * T
+                * (T - q)
+                / (q * (q * np.exp(C) + T - q)),
+                "L(c) is q times too small (q^2 where the derivation has q?)": want / q,
+            },
+        )
         t.award(pts)
 
 
-@exercise("ex3.c_for_loss", points=2, title="The c that reaches a target loss", function="c_for_loss",
-          library_names=("c_for_loss",))
+@exercise(
+    "ex3.c_for_loss",
+    points=2,
+    title="The c that reaches a target loss",
+    function="c_for_loss",
+    library_names=("c_for_loss",),
+)
 def _c_for_loss(t: Tester, fn):
     d, T, q = 5, 20, 3
     plateau = uniform_plateau(d, T, q)
@@ -106,31 +149,49 @@ def _c_for_loss(t: Tester, fn):
                 continue
             want = c_for_loss(target, d, T, q)
             if stage == 2 and got > target and c > 0 and abs(c - round(c)) < 1e-3:
-                t.fail(f"your c = {fmt(c)} gives L(c) = {fmt(got)} > target {ctx}: is your search interval too "
-                       "small? L(c) ~ e^(-2c), so c grows like (1/2) log(1/target)")
-            t.fail(f"L(your c) = {fmt(got)} does not equal the target {ctx}: you returned c = {fmt(c)}, the right "
-                   f"c is {fmt(want)}")
+                t.fail(
+                    f"your c = {fmt(c)} gives L(c) = {fmt(got)} > target {ctx}: is your search interval too "
+                    "small? L(c) ~ e^(-2c), so c grows like (1/2) log(1/target)"
+                )
+            t.fail(
+                f"L(your c) = {fmt(got)} does not equal the target {ctx}: you returned c = {fmt(c)}, the right "
+                f"c is {fmt(want)}"
+            )
         t.award(1)
 
 
-@exercise("ex3.ray_gradient", points=2, title="The minimum is not attained", function="ray_gradient",
-          library_names=("loss_on_ray",))
+@exercise(
+    "ex3.ray_gradient",
+    points=2,
+    title="The minimum is not attained",
+    function="ray_gradient",
+    library_names=("loss_on_ray",),
+)
 def _ray_gradient(t: Tester, fn):
-    for _stage, cases in ((1, [(0.0, 4, 10, 3), (0.7, 5, 20, 3), (2.0, 2, 6, 1)]),
-                         (2, [(5.0, 4, 10, 3), (10.0, 5, 20, 3), (20.0, 3, 50, 2)])):
+    for _stage, cases in (
+        (1, [(0.0, 4, 10, 3), (0.7, 5, 20, 3), (2.0, 2, 6, 1)]),
+        (2, [(5.0, 4, 10, 3), (10.0, 5, 20, 3), (20.0, 3, 50, 2)]),
+    ):
         got = torch.tensor([t.number(t.call(fn, *c), "dL/dc") for c in cases])
         C, d, T, q = (np.array([c[i] for c in cases], dtype=float) for i in range(4))
         want = np.array([loss_on_ray_derivative(*case) for case in cases])
         e = np.exp(C)
         ctx = "for (c, d, T, q) in " + str(cases)
-        t.close(got, torch.tensor(want), "dL/dc", rtol=1e-3, atol=1e-30, context=ctx,
-                labels=[f"(c, d, T, q) = {c}" for c in cases], variants={
-            "dL/dc has the wrong sign: L decreases as c grows, so dL/dc < 0": -want,
-            "dL/dc misses the factor 2 from differentiating the square": want / 2,
-            "you differentiated with respect to e^c: by the chain rule, multiply by d(e^c)/dc = e^c": want / e,
-            "you returned -2 L(c), the large-c approximation; differentiate L exactly":
-                -2 * _L(C, d, T, q),
-        })
+        t.close(
+            got,
+            torch.tensor(want),
+            "dL/dc",
+            rtol=1e-3,
+            atol=1e-30,
+            context=ctx,
+            labels=[f"(c, d, T, q) = {c}" for c in cases],
+            variants={
+                "dL/dc has the wrong sign: L decreases as c grows, so dL/dc < 0": -want,
+                "dL/dc misses the factor 2 from differentiating the square": want / 2,
+                "you differentiated with respect to e^c: by the chain rule, multiply by d(e^c)/dc = e^c": want / e,
+                "you returned -2 L(c), the large-c approximation; differentiate L exactly": -2 * _L(C, d, T, q),
+            },
+        )
         t.award(1)
 
 
@@ -140,19 +201,23 @@ def _fit_cases(g: torch.Generator):
     t2 = np.linspace(10, 5000, 400)
     t3 = np.arange(0, 3001, 50, dtype=float)
     L3 = np.where(t3 > 0, 40.0 / np.maximum(t3, 1), 1.7)
-    return [(t1, 3.0 / t1, 1.0, 0.02, "an exact curve L = 3/t"),
-            (t2, 2.0 * t2 ** -0.5 * np.exp(0.05 * noise), 0.5, 0.05, "a noisy curve L ~ 2 t^(-1/2)"),
-            (t3, L3, 1.0, 0.03, "a logged curve starting at step 0 (L(0) = 1.7, then L = 40/t)")]
+    return [
+        (t1, 3.0 / t1, 1.0, 0.02, "an exact curve L = 3/t"),
+        (t2, 2.0 * t2**-0.5 * np.exp(0.05 * noise), 0.5, 0.05, "a noisy curve L ~ 2 t^(-1/2)"),
+        (t3, L3, 1.0, 0.03, "a logged curve starting at step 0 (L(0) = 1.7, then L = 40/t)"),
+    ]
 
 
 @exercise("ex3.fit_rate", points=3, title="Fit the 1/t rate", function="fit_rate")
 def _fit_rate(t: Tester, fn):
-    t.hints = {name: "if the steps include t = 0, log(0) = -inf breaks the fit: keep only t > 0"
-               for name in ("LinAlgError", "ValueError", "_LinAlgError")}
+    t.hints = {
+        name: "if the steps include t = 0, log(0) = -inf breaks the fit: keep only t > 0"
+        for name in ("LinAlgError", "ValueError", "_LinAlgError")
+    }
     for steps, losses, p, tol, what in _fit_cases(t.gen(0)):
         got = t.number(t.call(fn, steps.copy(), losses.copy()), "p", finite=False)
         if not math.isfinite(got):
-            hint = (": the steps include t = 0 and log(0) = -inf; fit only t > 0" if steps[0] == 0 else "")
+            hint = ": the steps include t = 0 and log(0) = -inf; fit only t > 0" if steps[0] == 0 else ""
             t.fail(f"your exponent is {fmt(got)} for {what}{hint}")
         if abs(got - p) <= tol:
             t.award(1)
@@ -160,7 +225,11 @@ def _fit_rate(t: Tester, fn):
         if abs(got + p) <= tol:
             t.fail(f"your exponent has the wrong sign for {what}: with L ~ C t^(-p), return p > 0 (p = {fmt(p)})")
         if abs(got) < 0.05:
-            t.fail(f"your exponent {fmt(got)} is close to 0 for {what}: fit log L against log t "
-                   "(a power law), not against t")
-        t.fail(f"your exponent {fmt(got)} is off for {what}: expected p = {fmt(p)} ± {fmt(tol)} "
-               "(fit a straight line to (log t, log L) by least squares; the slope is -p)")
+            t.fail(
+                f"your exponent {fmt(got)} is close to 0 for {what}: fit log L against log t "
+                "(a power law), not against t"
+            )
+        t.fail(
+            f"your exponent {fmt(got)} is off for {what}: expected p = {fmt(p)} ± {fmt(tol)} "
+            "(fit a straight line to (log t, log L) by least squares; the slope is -p)"
+        )

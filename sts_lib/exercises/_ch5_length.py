@@ -23,8 +23,13 @@ from ._core import exercise, fmt
 from ._tester import Tester
 
 
-@exercise("ex5.ood_loss", points=3, title="Measure the loss at a longer length", function="ood_loss",
-          library_names=("evaluate",))
+@exercise(
+    "ex5.ood_loss",
+    points=3,
+    title="Measure the loss at a longer length",
+    function="ood_loss",
+    library_names=("evaluate",),
+)
 def _ood_loss(t: Tester, fn):
     d, T, q, N, c = 4, 16, 3, 64, 3.0
     T_test, n = 48, 4096
@@ -40,47 +45,71 @@ def _ood_loss(t: Tester, fn):
     ctx = f"(c={fmt(c)}, d={d}, T={T}, T_test={T_test}, q={q}, n={n})"
     if abs(got - want) > 6 * se:
         if abs(got - at_train) < 6 * se * at_train / want + 1e-9:
-            t.fail(f"your loss {fmt(got)} is the loss at the training length T={T}, not at T_test={T_test}: "
-                   "sample the test batch with task.sample(n, T=T_test, ...)")
+            t.fail(
+                f"your loss {fmt(got)} is the loss at the training length T={T}, not at T_test={T_test}: "
+                "sample the test batch with task.sample(n, T=T_test, ...)"
+            )
         if abs(got * d - want) < 6 * se:
-            t.fail(f"your loss {fmt(got)} is off by a factor d: sum the squared error over the d coordinates "
-                   "(then average over the batch)")
+            t.fail(
+                f"your loss {fmt(got)} is off by a factor d: sum the squared error over the d coordinates "
+                "(then average over the batch)"
+            )
         if abs(got / n - want) < 6 * se:
             t.fail(f"your loss {fmt(got)} is off by a factor n: average over the batch instead of summing")
-        t.fail(f"your loss {fmt(got)} is far from the exact value {fmt(want)} {ctx}; the Monte-Carlo error of an "
-               f"estimate from n={n} samples is about {fmt(se)}")
+        t.fail(
+            f"your loss {fmt(got)} is far from the exact value {fmt(want)} {ctx}; the Monte-Carlo error of an "
+            f"estimate from n={n} samples is about {fmt(se)}"
+        )
     t.award(2)
     a = t.number(t.call(fn, copy.deepcopy(model), copy.deepcopy(task), T_test, 256, generator=t.gen(1)), "the loss")
     b = t.number(t.call(fn, copy.deepcopy(model), copy.deepcopy(task), T_test, 256, generator=t.gen(1)), "the loss")
     e = t.number(t.call(fn, copy.deepcopy(model), copy.deepcopy(task), T_test, 256, generator=t.gen(2)), "the loss")
     if a != b:
-        t.fail("two calls with identically seeded generators gave different losses: pass generator=generator "
-               "to task.sample")
+        t.fail(
+            "two calls with identically seeded generators gave different losses: pass generator=generator "
+            "to task.sample"
+        )
     if a == e:
         t.fail("calls with different seeds gave the same loss: your function ignores `generator`")
     t.award(1)
 
 
-@exercise("ex5.leakage", points=2, title="Attention leaking to unselected tokens", function="leakage",
-          library_names=("leaked_attention",))
+@exercise(
+    "ex5.leakage",
+    points=2,
+    title="Attention leaking to unselected tokens",
+    function="leakage",
+    library_names=("leaked_attention",),
+)
 def _leakage(t: Tester, fn):
-    t.hints = {"OverflowError": "math.exp(c) overflows for large c: multiply the numerator and the denominator "
-                                "by e^(-c)"}
-    for _stage, cases in ((1, [(0.0, 20, 3), (2.0, 20, 3), (5.0, 400, 3), (8.0, 1000, 5)]),
-                         (2, [(800.0, 50, 3), (40.0, 10 ** 6, 2)])):
+    t.hints = {
+        "OverflowError": "math.exp(c) overflows for large c: multiply the numerator and the denominator by e^(-c)"
+    }
+    for _stage, cases in (
+        (1, [(0.0, 20, 3), (2.0, 20, 3), (5.0, 400, 3), (8.0, 1000, 5)]),
+        (2, [(800.0, 50, 3), (40.0, 10**6, 2)]),
+    ):
         got = torch.tensor([t.number(t.call(fn, *c), "the leakage") for c in cases])
         C, T, q = (np.array([c[i] for c in cases], dtype=float) for i in range(3))
         with np.errstate(over="ignore"):
             want = np.array([leaked_attention(c, T_, q_) for c, T_, q_ in cases])
             ctx = "for (c, T_test, q) in " + str(cases)
-            t.close(got, torch.tensor(want), "the leakage", rtol=1e-6, atol=1e-300, context=ctx,
-                    labels=[f"(c, T_test, q) = {c}" for c in cases], variants={
-                "you returned the attention on the selected tokens; the leakage is the mass on the T - q others":
-                    1 - want,
-                "the denominator needs all T tokens: q e^c (selected) + (T - q) (unselected)":
-                    (T - q) / (q * np.exp(C) + T),
-                "you used T where the count of unselected tokens T - q belongs": T / (q * np.exp(C) + T - q),
-            })
+            t.close(
+                got,
+                torch.tensor(want),
+                "the leakage",
+                rtol=1e-6,
+                atol=1e-300,
+                context=ctx,
+                labels=[f"(c, T_test, q) = {c}" for c in cases],
+                variants={
+                    "you returned the attention on the selected tokens; the leakage is the mass on the T - q others": 1
+                    - want,
+                    "the denominator needs all T tokens: q e^c (selected) + (T - q) (unselected)": (T - q)
+                    / (q * np.exp(C) + T),
+                    "you used T where the count of unselected tokens T - q belongs": T / (q * np.exp(C) + T - q),
+                },
+            )
         t.award(1)
 
 
@@ -92,25 +121,34 @@ def _fixed_pe_loss(c, d, T, T_test, q, *, all_trained=False):
     return fixed_onehot_loss(c, 0.0, 1.0, d, T, T_test, q)
 
 
-@exercise("ex5.fixed_pe_loss", points=3, title="Why a fixed PE fails at longer lengths",
-          function="fixed_pe_loss")
+@exercise("ex5.fixed_pe_loss", points=3, title="Why a fixed PE fails at longer lengths", function="fixed_pe_loss")
 def _fixed_pe(t: Tester, fn):
-    for pts, cases in ((1, [(2.0, 4, 20, 20, 3), (0.0, 5, 10, 10, 2)]),
-                       (2, [(2.0, 4, 20, 30, 3), (5.0, 5, 10, 40, 2), (30.0, 3, 20, 25, 3), (0.0, 4, 8, 16, 3)])):
+    for pts, cases in (
+        (1, [(2.0, 4, 20, 20, 3), (0.0, 5, 10, 10, 2)]),
+        (2, [(2.0, 4, 20, 30, 3), (5.0, 5, 10, 40, 2), (30.0, 3, 20, 25, 3), (0.0, 4, 8, 16, 3)]),
+    ):
         got = torch.tensor([t.number(t.call(fn, *c), "the loss") for c in cases])
         want = torch.tensor([_fixed_pe_loss(*c) for c in cases])
-        ctx = ("with T_test = T (where it must equal L(c))" if pts == 1
-               else "for (c, d, T, T_test, q) in " + str(cases))
+        ctx = "with T_test = T (where it must equal L(c))" if pts == 1 else "for (c, d, T, T_test, q) in " + str(cases)
         no_k0 = []
         for c, d, T, Tt, q in cases:
             p0 = math.comb(Tt - T, q) / math.comb(Tt, q)
             no_k0.append(_fixed_pe_loss(c, d, T, Tt, q) - p0 * d * (Tt - q) / (q * Tt))
-        t.close(got, want, "the loss", rtol=1e-6, atol=1e-12, context=ctx,
-                labels=[f"(c, d, T, T_test, q) = {c}" for c in cases], variants={
-            "that is the loss with every position trained (a stochastic PE): with a fixed PE the positions beyond "
-            "T were never trained, so their PE-PE weights stay 0 and they score 0":
-                [_fixed_pe_loss(*c, all_trained=True) for c in cases],
-            "you left out the sequences where no selected position is below T (k = 0): there the attention is "
-            "uniform over all T_test tokens": no_k0,
-        })
+        t.close(
+            got,
+            want,
+            "the loss",
+            rtol=1e-6,
+            atol=1e-12,
+            context=ctx,
+            labels=[f"(c, d, T, T_test, q) = {c}" for c in cases],
+            variants={
+                "that is the loss with every position trained (a stochastic PE): with a fixed PE the positions beyond "
+                "T were never trained, so their PE-PE weights stay 0 and they score 0": [
+                    _fixed_pe_loss(*c, all_trained=True) for c in cases
+                ],
+                "you left out the sequences where no selected position is below T (k = 0): there the attention is "
+                "uniform over all T_test tokens": no_k0,
+            },
+        )
         t.award(pts)

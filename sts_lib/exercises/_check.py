@@ -22,8 +22,12 @@ from ._tester import Tester
 @contextlib.contextmanager
 def _time_limit(seconds: float | None):
     """Raise StudentTimeout after ``seconds`` (main thread on POSIX only; else no limit)."""
-    usable = (seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
-              and threading.current_thread() is threading.main_thread())
+    usable = (
+        seconds is not None
+        and seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
     if not usable:
         yield
         return
@@ -54,14 +58,19 @@ def run_check(exercise_id: str, fn, *, seed: int = 0, time_limit: float | None =
     ex = REGISTRY.get(exercise_id)
     if ex is None:
         known = ", ".join(sorted(REGISTRY))
-        return Result(str(exercise_id), 0, 0, "checker error",
-                      f"unknown exercise id {exercise_id!r}; known ids: {known}")
+        return Result(
+            str(exercise_id), 0, 0, "checker error", f"unknown exercise id {exercise_id!r}; known ids: {known}"
+        )
     if fn is None:
-        return Result(ex.id, 0, ex.points, "not attempted",
-                      f"not attempted (you passed None instead of your function {ex.function})")
+        return Result(
+            ex.id,
+            0,
+            ex.points,
+            "not attempted",
+            f"not attempted (you passed None instead of your function {ex.function})",
+        )
     if not callable(fn):
-        return Result(ex.id, 0, ex.points, "wrong",
-                      f"expected your function {ex.function}, got a {typename(fn)}")
+        return Result(ex.id, 0, ex.points, "wrong", f"expected your function {ex.function}, got a {typename(fn)}")
 
     t = Tester(ex, seed)
     try:
@@ -78,13 +87,28 @@ def run_check(exercise_id: str, fn, *, seed: int = 0, time_limit: float | None =
         return Result(ex.id, min(t.points, ex.points), ex.points, status, str(e))
     except StudentTimeout as e:
         msg = str(e) or "did not finish in time"
-        return Result(ex.id, min(t.points, ex.points), ex.points, "timeout",
-                      f"your function {msg} (an infinite loop, or far too much work?)")
+        return Result(
+            ex.id,
+            min(t.points, ex.points),
+            ex.points,
+            "timeout",
+            f"your function {msg} (an infinite loop, or far too much work?)",
+        )
     except BaseException as e:  # noqa: BLE001 - a checker must never crash the notebook or the grader
-        return Result(ex.id, min(t.points, ex.points), ex.points, "checker error",
-                      f"could not check your answer ({type(e).__name__}: {' '.join(str(e).split())[:120]}); "
-                      "please tell your instructor")
+        return Result(
+            ex.id,
+            min(t.points, ex.points),
+            ex.points,
+            "checker error",
+            f"could not check your answer ({type(e).__name__}: {' '.join(str(e).split())[:120]}); "
+            "please tell your instructor",
+        )
     if t.points != ex.points:  # pragma: no cover - a checker bug, caught by tests/integration/test_checkers.py
-        return Result(ex.id, min(t.points, ex.points), ex.points, "checker error",
-                      f"checker awarded {t.points} of {ex.points} points without failing; please report")
+        return Result(
+            ex.id,
+            min(t.points, ex.points),
+            ex.points,
+            "checker error",
+            f"checker awarded {t.points} of {ex.points} points without failing; please report",
+        )
     return Result(ex.id, ex.points, ex.points, "correct", "correct")

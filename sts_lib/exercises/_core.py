@@ -27,9 +27,17 @@ import torch
 
 #: The notebook of each part: a chapter's exercises ("ex4") or a project's milestones ("pr1"), keyed by the
 #: prefix of their ids.
-NOTEBOOKS = {"ex1": "ex1_task", "ex2": "ex2_fcn", "ex3": "ex3_dynamics", "ex4": "ex4_positional",
-             "ex5": "ex5_length", "ex7": "ex7_practical",
-             "pr1": "pr1_width_law", "pr2": "pr2_readings", "pr3": "pr3_fcn_bound"}
+NOTEBOOKS = {
+    "ex1": "ex1_task",
+    "ex2": "ex2_fcn",
+    "ex3": "ex3_dynamics",
+    "ex4": "ex4_positional",
+    "ex5": "ex5_length",
+    "ex7": "ex7_practical",
+    "pr1": "pr1_width_law",
+    "pr2": "pr2_readings",
+    "pr3": "pr3_fcn_bound",
+}
 #: How an exercise or milestone id reads: its part ("ex4", "pr1"), a dot, a name.
 ID_PATTERN = r"(?:ex|pr)\d+\.\w+"
 
@@ -43,13 +51,13 @@ def source_notebooks(folder) -> list:
 class Exercise:
     """One graded exercise: where it lives, what it is worth, and how it is checked."""
 
-    id: str                         # "ex<chapter>.<name>" (an exercise) or "pr<project>.<name>" (a milestone)
-    chapter: int | None             # book chapter (1-5 and 7) of an exercise; None for a project's milestone
-    points: int                     # maximum points
-    title: str                      # short human title
-    function: str                   # name of the learner's function in the notebook
-    checker: Callable               # checker(t: Tester, fn) -> None; raises Wrong to stop
-    library_names: tuple = ()       # sts_lib names that compute the answer (the grader flags their use)
+    id: str  # "ex<chapter>.<name>" (an exercise) or "pr<project>.<name>" (a milestone)
+    chapter: int | None  # book chapter (1-5 and 7) of an exercise; None for a project's milestone
+    points: int  # maximum points
+    title: str  # short human title
+    function: str  # name of the learner's function in the notebook
+    checker: Callable  # checker(t: Tester, fn) -> None; raises Wrong to stop
+    library_names: tuple = ()  # sts_lib names that compute the answer (the grader flags their use)
 
     @property
     def part(self) -> str:
@@ -82,10 +90,12 @@ def exercise(id: str, *, points: int, title: str, function: str, library_names: 
             raise ValueError(f"exercise {id!r} registered twice")
         REGISTRY[id] = Exercise(id, chapter, points, title, function, checker, tuple(library_names))
         return checker
+
     return deco
 
 
 # -- outcomes ---------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Result:
@@ -94,15 +104,20 @@ class Result:
     id: str
     points: int
     max_points: int
-    status: str      # 'correct', 'partial', 'wrong', 'not attempted', 'timeout', 'checker error'
+    status: str  # 'correct', 'partial', 'wrong', 'not attempted', 'timeout', 'checker error'
     message: str
 
     def line(self) -> str:
         return f"[{self.id}] {self.points}/{self.max_points} points: {self.message}"
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "points": self.points, "max_points": self.max_points,
-                "status": self.status, "message": self.message}
+        return {
+            "id": self.id,
+            "points": self.points,
+            "max_points": self.max_points,
+            "status": self.status,
+            "message": self.message,
+        }
 
 
 class Wrong(Exception):

@@ -23,22 +23,36 @@ from ._tester import Tester
 SAMPLES = 500
 
 
-@exercise("pr1.family_error", points=3, title="The family's error at one attention scale", function="family_error",
-          library_names=("random_pe_family_error", "random_pe_best_error", "_rel_error"))
+@exercise(
+    "pr1.family_error",
+    points=3,
+    title="The family's error at one attention scale",
+    function="family_error",
+    library_names=("random_pe_family_error", "random_pe_best_error", "_rel_error"),
+)
 def _family_error(t: Tester, fn):
     T, q, m = 24, 3, 16
     scores = random_pe_scores(T, q, m, samples=SAMPLES, seed=t.seed)
     got = t.number(t.call(fn, scores, 0.0, q), "family_error(scores, 0.0, q)")
-    t.close(got, (T - q) / T, "the error at alpha = 0", rtol=1e-6,
-            context="(uniform attention: A = q/T and B = 1/T, so the error is 1 - q/T)",
-            variants={"you forgot to square E A: the error is 1 - (E A)^2 / (q E B)": 0.0,
-                      "at alpha = 0 you return 1 - (E A)^2 / E B: divide by q E B": 1 - q / T * q})
+    t.close(
+        got,
+        (T - q) / T,
+        "the error at alpha = 0",
+        rtol=1e-6,
+        context="(uniform attention: A = q/T and B = 1/T, so the error is 1 - q/T)",
+        variants={
+            "you forgot to square E A: the error is 1 - (E A)^2 / (q E B)": 0.0,
+            "at alpha = 0 you return 1 - (E A)^2 / E B: divide by q E B": 1 - q / T * q,
+        },
+    )
     t.award(1)
     curve = [t.number(t.call(fn, scores, a, q), f"family_error(scores, {a:g}, q)") for a in (0.0, 4.0, 40.0)]
     if not curve[1] < min(curve[0], curve[2]):
-        t.fail(f"(is the softmax over the T positions, axis 1?) the error should fall from alpha = 0 "
-               f"({fmt(curve[0])}) to a minimum and rise again as attention sharpens onto wrong positions "
-               f"(alpha = 40); you return {fmt(curve[1])} at alpha = 4 and {fmt(curve[2])} at 40")
+        t.fail(
+            f"(is the softmax over the T positions, axis 1?) the error should fall from alpha = 0 "
+            f"({fmt(curve[0])}) to a minimum and rise again as attention sharpens onto wrong positions "
+            f"(alpha = 40); you return {fmt(curve[1])} at alpha = 4 and {fmt(curve[2])} at 40"
+        )
     t.award(1)
     for alpha in (1.0, 6.0, 25.0):
         want = random_pe_family_error(alpha, T, q, m, samples=SAMPLES, seed=t.seed)
@@ -46,15 +60,28 @@ def _family_error(t: Tester, fn):
         z = alpha * scores
         w = np.exp(z - z.max(1, keepdims=True))
         w /= w.sum(1, keepdims=True)
-        A, B = w[:, :q].sum(1), (w ** 2).sum(1)
-        t.close(got, want, f"the error at alpha = {alpha:g}", rtol=1e-6, atol=1e-9, variants={
-            "you average the ratio A^2 / (q B) over sequences; the best gamma gives the ratio of the averages, "
-            "1 - (E A)^2 / (q E B)": 1 - float(np.mean(A * A / (q * B)))})
+        A, B = w[:, :q].sum(1), (w**2).sum(1)
+        t.close(
+            got,
+            want,
+            f"the error at alpha = {alpha:g}",
+            rtol=1e-6,
+            atol=1e-9,
+            variants={
+                "you average the ratio A^2 / (q B) over sequences; the best gamma gives the ratio of the averages, "
+                "1 - (E A)^2 / (q E B)": 1 - float(np.mean(A * A / (q * B)))
+            },
+        )
     t.award(1)
 
 
-@exercise("pr1.width_needed", points=3, title="The width a target needs", function="width_needed",
-          library_names=("random_pe_width_needed",))
+@exercise(
+    "pr1.width_needed",
+    points=3,
+    title="The width a target needs",
+    function="width_needed",
+    library_names=("random_pe_width_needed",),
+)
 def _width_needed(t: Tester, fn):
     seed = int(t.seed)
 
@@ -67,28 +94,37 @@ def _width_needed(t: Tester, fn):
     base = ask(32, 3, 0.25)
     want = random_pe_width_needed(32, 3, 0.25, samples=SAMPLES, seed=seed)["m_needed"]
     if not abs(base - want) <= 0.1 * want:
-        t.fail(f"at (T, q, target) = (32, 3, 0.25) you return width {base}; the family needs {fmt(want)} (best error "
-               f"over alpha with {SAMPLES} samples and seed={seed}; within 10 % passes)")
+        t.fail(
+            f"at (T, q, target) = (32, 3, 0.25) you return width {base}; the family needs {fmt(want)} (best error "
+            f"over alpha with {SAMPLES} samples and seed={seed}; within 10 % passes)"
+        )
     t.award(1)
     tighter, more_q = ask(32, 3, 0.1), ask(32, 4, 0.25)
     if not (tighter > base and more_q > base):
-        t.fail(f"a smaller target or a larger q must need more width: you return {base} at (q=3, 0.25), {tighter} "
-               f"at target 0.1 and {more_q} at q=4")
+        t.fail(
+            f"a smaller target or a larger q must need more width: you return {base} at (q=3, 0.25), {tighter} "
+            f"at target 0.1 and {more_q} at q=4"
+        )
     t.award(1)
     for (T, q, target), got in (((32, 3, 0.1), tighter), ((32, 4, 0.25), more_q)):
         want = random_pe_width_needed(T, q, target, samples=SAMPLES, seed=seed)["m_needed"]
         if not abs(got - want) <= 0.1 * want:
-            hint = (" (is your search stopping at the first power of two that meets the target? bisect below it)"
-                    if got == 2 ** round(math.log2(got)) else "")
-            t.fail(f"at (T, q, target) = ({T}, {q}, {target}) you return width {got}; the family needs {fmt(want)} "
-                   f"(best error over alpha with {SAMPLES} samples and seed={seed}; within 10 % passes){hint}")
+            hint = (
+                " (is your search stopping at the first power of two that meets the target? bisect below it)"
+                if got == 2 ** round(math.log2(got))
+                else ""
+            )
+            t.fail(
+                f"at (T, q, target) = ({T}, {q}, {target}) you return width {got}; the family needs {fmt(want)} "
+                f"(best error over alpha with {SAMPLES} samples and seed={seed}; within 10 % passes){hint}"
+            )
     t.award(1)
 
 
 def _synthetic(rng: np.random.Generator, b: float, c: float, noise: float):
     q = np.repeat([3, 4, 6, 8], 4).astype(float)
     T = np.tile([64, 128, 256, 512], 4).astype(float)
-    m = 2.0 * q ** b * np.log(T) ** c * np.exp(noise * rng.standard_normal(q.size))
+    m = 2.0 * q**b * np.log(T) ** c * np.exp(noise * rng.standard_normal(q.size))
     return q, T, m
 
 
@@ -113,10 +149,13 @@ def _fit_law(t: Tester, fn):
     t.award(1)
     if not (abs(b - 1.3) < 1e-6 and abs(c - 1.8) < 1e-6):
         if abs(c - _least_squares(q, T, m, log_T=True)[0][2]) < 1e-3:
-            t.fail("your c is the exponent of T in a regression on log T: the law is in (ln T)^c, so regress on "
-                   "log(ln T)")
-        t.fail(f"on noiseless widths m = 2 q^1.3 (ln T)^1.8 you return b = {fmt(b)}, c = {fmt(c)}: fit log m "
-               "= log K + b log q + c log(ln T) by least squares")
+            t.fail(
+                "your c is the exponent of T in a regression on log T: the law is in (ln T)^c, so regress on log(ln T)"
+            )
+        t.fail(
+            f"on noiseless widths m = 2 q^1.3 (ln T)^1.8 you return b = {fmt(b)}, c = {fmt(c)}: fit log m "
+            "= log K + b log q + c log(ln T) by least squares"
+        )
     t.award(1)
     q, T, m = _synthetic(rng, 1.1, 2.0, 0.08)
     out = t.call(fn, q, T, m, seed=0)
@@ -128,7 +167,8 @@ def _fit_law(t: Tester, fn):
         if not lo <= est <= hi:
             t.fail(f"the 95% interval of {name}, [{fmt(lo)}, {fmt(hi)}], does not contain its estimate {fmt(est)}")
         if not 0.4 * 3.92 * se <= width <= 2.5 * 3.92 * se:
-            t.fail(f"the 95% interval of {name} is {fmt(width)} wide; with this noise it should be about "
-                   f"{fmt(3.92 * se)} (a bootstrap over the 16 points, or the least-squares interval)")
+            t.fail(
+                f"the 95% interval of {name} is {fmt(width)} wide; with this noise it should be about "
+                f"{fmt(3.92 * se)} (a bootstrap over the 16 points, or the least-squares interval)"
+            )
     t.award(1)
-

@@ -21,35 +21,57 @@ from ._core import exercise, fmt
 from ._tester import Tester
 
 
-@exercise("pr3.width_at_error", points=2, title="The width a sweep needs", function="width_at_error",
-          library_names=("width_for_error",))
+@exercise(
+    "pr3.width_at_error",
+    points=2,
+    title="The width a sweep needs",
+    function="width_at_error",
+    library_names=("width_for_error",),
+)
 def _width_at_error(t: Tester, fn):
     widths, errors = [8, 16, 24, 32], [0.6, 0.4, 0.3, 0.2]
     for target in (0.3, 0.5, 0.25):
         rows = [{"width": w, "rel_error": e} for w, e in zip(widths, errors)]
         want = width_for_error(rows, target)
         got = t.number(t.call(fn, widths, errors, target), f"width_at_error(widths, errors, {target})")
-        t.close(got, want, f"the width at relative error {target}", rtol=1e-9, atol=1e-9,
-                context="(the first width at or below the target, interpolated linearly from the width before it)",
-                variants={"you return the first grid width at or below the target: interpolate between it and the "
-                          "width before it": min(w for w, e in zip(widths, errors) if e <= target)})
+        t.close(
+            got,
+            want,
+            f"the width at relative error {target}",
+            rtol=1e-9,
+            atol=1e-9,
+            context="(the first width at or below the target, interpolated linearly from the width before it)",
+            variants={
+                "you return the first grid width at or below the target: interpolate between it and the "
+                "width before it": min(w for w, e in zip(widths, errors) if e <= target)
+            },
+        )
     t.award(1)
     got = t.number(t.call(fn, [32, 8, 24, 16], [0.2, 0.6, 0.3, 0.4], 0.5), "width_at_error(shuffled sweep, 0.5)")
     if abs(got - 12.0) > 1e-9:
-        t.fail(f"the sweep may come in any order (sort it by width): with the same points shuffled, the width at "
-               f"0.5 is 12; you return {fmt(got)}")
+        t.fail(
+            f"the sweep may come in any order (sort it by width): with the same points shuffled, the width at "
+            f"0.5 is 12; you return {fmt(got)}"
+        )
     got = t.call(fn, widths, errors, 0.1)
     if got is not None and not math.isnan(t.number(got, "width_at_error(widths, errors, 0.1)", finite=False)):
         t.fail(f"no width of the sweep reaches 0.1: return nan (or None); you return {fmt(got)}")
     t.award(1)
 
 
-@exercise("pr3.tight_layer", points=3, title="A first layer that meets the bound", function="tight_layer",
-          library_names=("fcn_lower_bound",))
+@exercise(
+    "pr3.tight_layer",
+    points=3,
+    title="A first layer that meets the bound",
+    function="tight_layer",
+    library_names=("fcn_lower_bound",),
+)
 def _tight_layer(t: Tester, fn):
     cases = [(6, 3, 2, 8), (8, 2, 3, 5), (5, 4, 2, 12)]
-    layers = [t.tensor(t.call(fn, T, d, q, width), "W", shape=(width, T * d), axes="(width, T*d)").double()
-              for T, d, q, width in cases]
+    layers = [
+        t.tensor(t.call(fn, T, d, q, width), "W", shape=(width, T * d), axes="(width, T*d)").double()
+        for T, d, q, width in cases
+    ]
     errors = [fcn_bayes_error(W, T, d, q) for W, (T, d, q, _) in zip(layers, cases)]
     t.award(1)
     # A Gaussian layer's error scatters around its mean: one draw in two beats the mean, but over 4,000
@@ -58,17 +80,24 @@ def _tight_layer(t: Tester, fn):
     for (T, d, q, width), err in zip(cases, errors):
         rand, bound = random_first_layer_error(T, d, q, width), fcn_lower_bound(T, d, q, width)
         if not rand - err >= 0.5 * (rand - bound):
-            t.fail(f"at (T, d, q, width) = ({T}, {d}, {q}, {width}) your layer's Bayes error is {fmt(err)}: no better "
-                   f"than a Gaussian layer, whose mean is {fmt(rand)}, with the bound at {fmt(bound)} (close at least "
-                   "half of that gap): which directions of vec X must every layer keep?")
+            t.fail(
+                f"at (T, d, q, width) = ({T}, {d}, {q}, {width}) your layer's Bayes error is {fmt(err)}: no better "
+                f"than a Gaussian layer, whose mean is {fmt(rand)}, with the bound at {fmt(bound)} (close at least "
+                "half of that gap): which directions of vec X must every layer keep?"
+            )
     t.award(1)
     for (T, d, q, width), W, err in zip(cases, layers, errors):
         bound = fcn_lower_bound(T, d, q, width)
         if not abs(err - bound) <= 1e-6 * max(bound, 1e-12) + 1e-9:
             rank = int(torch.linalg.matrix_rank(W))
-            why = (f"its rank is {rank}, not the width {width}: the error counts the row space, so every row must add "
-                   "a direction" if rank < width else
-                   "keep all d sum directions 1 (x) e_k in the row space (the pair term then vanishes)")
-            t.fail(f"at (T, d, q, width) = ({T}, {d}, {q}, {width}) your layer's Bayes error is {fmt(err)}, above the "
-                   f"bound {fmt(bound)} by {fmt(err - bound)}: {why}")
+            why = (
+                f"its rank is {rank}, not the width {width}: the error counts the row space, so every row must add "
+                "a direction"
+                if rank < width
+                else "keep all d sum directions 1 (x) e_k in the row space (the pair term then vanishes)"
+            )
+            t.fail(
+                f"at (T, d, q, width) = ({T}, {d}, {q}, {width}) your layer's Bayes error is {fmt(err)}, above the "
+                f"bound {fmt(bound)} by {fmt(err - bound)}: {why}"
+            )
     t.award(1)

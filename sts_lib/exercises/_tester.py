@@ -17,8 +17,20 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from ._core import (Exercise, Missing, NotAttempted, StudentError, StudentTimeout, Wrong, describe_arg,
-                    shape_str, typename, fmt, raised_message, student_line)
+from ._core import (
+    Exercise,
+    Missing,
+    NotAttempted,
+    StudentError,
+    StudentTimeout,
+    Wrong,
+    describe_arg,
+    shape_str,
+    typename,
+    fmt,
+    raised_message,
+    student_line,
+)
 
 
 #: Two primes that mix a grading seed and an input number into one generator seed (so no two
@@ -33,7 +45,7 @@ class Tester:
         self.ex = ex
         self.seed = int(seed)
         self.points = 0
-        self.hints: dict[str, str] = {}   # exception name -> extra advice when the learner's code raises it
+        self.hints: dict[str, str] = {}  # exception name -> extra advice when the learner's code raises it
 
     # randomness: every test input comes from a seeded generator
     def gen(self, k: int = 0) -> torch.Generator:
@@ -50,8 +62,12 @@ class Tester:
     # calling the learner's function --------------------------------------------------------------
     def call(self, fn, *args, **kwargs):
         """Call ``fn``; exceptions become feedback (NotImplementedError: 'not attempted')."""
-        desc = self.ex.function + "(" + ", ".join(
-            [describe_arg(a) for a in args] + [f"{k}={describe_arg(v)}" for k, v in kwargs.items()]) + ")"
+        desc = (
+            self.ex.function
+            + "("
+            + ", ".join([describe_arg(a) for a in args] + [f"{k}={describe_arg(v)}" for k, v in kwargs.items()])
+            + ")"
+        )
         try:
             return fn(*args, **kwargs)
         except (KeyboardInterrupt, StudentTimeout):
@@ -62,11 +78,11 @@ class Tester:
             self.fail(raised_message("NotImplementedError", str(e), student_line(e, fn), self.ex.function, desc))
         except Missing as e:
             raise NotAttempted(f"not attempted ({e})") from None
-        except TimeoutError as e:          # from the grader's proxy
+        except TimeoutError as e:  # from the grader's proxy
             raise StudentTimeout(str(e)) from None
         except StudentError as e:
             self._raised(e.ename, e.evalue, e.line, desc)
-        except BaseException as e:         # noqa: BLE001 - anything a learner's code raises is feedback
+        except BaseException as e:  # noqa: BLE001 - anything a learner's code raises is feedback
             self._raised(type(e).__name__, str(e), student_line(e, fn), desc)
 
     def _raised(self, ename: str, evalue: str, line: int | None, desc: str):
@@ -105,7 +121,7 @@ class Tester:
         if isinstance(value, (numbers.Number, np.ndarray, np.generic, list, tuple)):
             try:
                 a = np.asarray(value)
-                if a.dtype == object:           # e.g. a list of Fractions: exact numbers, read as floats
+                if a.dtype == object:  # e.g. a list of Fractions: exact numbers, read as floats
                     a = a.astype(np.float64)
                 t = torch.as_tensor(a)
             except (TypeError, ValueError, RuntimeError):
@@ -113,8 +129,16 @@ class Tester:
             return t
         self.fail(f"{name} should be a tensor; got a {typename(value)}")
 
-    def tensor(self, value, name: str, *, shape: tuple | None = None, axes: str | None = None,
-               kind: str = "float", finite: bool = True) -> torch.Tensor:
+    def tensor(
+        self,
+        value,
+        name: str,
+        *,
+        shape: tuple | None = None,
+        axes: str | None = None,
+        kind: str = "float",
+        finite: bool = True,
+    ) -> torch.Tensor:
         """Validate ``value`` as a tensor of ``shape``; returns float64 (kind='float') or int64."""
         v = self.as_tensor(value, name)
         if v.is_complex():
@@ -151,7 +175,7 @@ class Tester:
             value = value.reshape(-1)[0].item()
         if isinstance(value, np.generic):
             value = value.item()
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):   # Fraction and Decimal are fine
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):  # Fraction and Decimal are fine
             self.fail(f"{name} should be a number; got a {typename(value)}")
         value = float(value)
         if finite and not math.isfinite(value):
@@ -159,9 +183,19 @@ class Tester:
         return value
 
     # comparing -----------------------------------------------------------------------------------
-    def close(self, got, want, name: str, *, rtol: float = 1e-4, atol: float = 1e-6,
-              variants: dict | None = None, factors: dict | None = None, context: str = "",
-              labels: list | None = None) -> None:
+    def close(
+        self,
+        got,
+        want,
+        name: str,
+        *,
+        rtol: float = 1e-4,
+        atol: float = 1e-6,
+        variants: dict | None = None,
+        factors: dict | None = None,
+        context: str = "",
+        labels: list | None = None,
+    ) -> None:
         """Fail with a diagnosis unless ``got`` ≈ ``want`` (tensors of the same shape or numbers).
 
         ``variants`` maps a message to the value a known mistake produces; ``factors``
@@ -187,9 +221,11 @@ class Tester:
                 for fname, fval in named.items():
                     for lab, val in ((fname, fval), (f"1/{fname}", 1 / fval)):
                         if abs(k - val) < 1e-3 * abs(val):
-                            self.fail(f"{name} is off by a factor {lab}"
-                                      f"{'' if lab in ('2', '1/2') else f' (= {fmt(val)})'}"
-                                      f"{ctx}: you return {fmt(k)} times the right value")
+                            self.fail(
+                                f"{name} is off by a factor {lab}"
+                                f"{'' if lab in ('2', '1/2') else f' (= {fmt(val)})'}"
+                                f"{ctx}: you return {fmt(k)} times the right value"
+                            )
                 if abs(k + 1) < 1e-3:
                     self.fail(f"{name} has the wrong sign{ctx}")
                 self.fail(f"{name} is {fmt(k)} times the right value{ctx}")
@@ -202,5 +238,6 @@ class Tester:
             self.fail(f"{name} is wrong for {labels[i]}: got {fmt(got[i])}, expected {fmt(want[i])}")
         idx = np.unravel_index(i, tuple(got.shape))
         where = "[" + ", ".join(str(int(j)) for j in idx) + "]"
-        self.fail(f"{name} is wrong{ctx}: e.g. {name}{where} = {fmt(got.reshape(-1)[i])}, "
-                  f"expected {fmt(want.reshape(-1)[i])}")
+        self.fail(
+            f"{name} is wrong{ctx}: e.g. {name}{where} = {fmt(got.reshape(-1)[i])}, expected {fmt(want.reshape(-1)[i])}"
+        )

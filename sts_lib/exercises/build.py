@@ -36,9 +36,24 @@ from ._markers import BEGIN, END, MARKERS, MD_BEGIN, MD_END, replace_blocks, sol
 
 # The authored notebooks' conventions (solution markers, cell tags) are public here for the other editions that
 # read them (sts_lib.grading.nbgrader).
-__all__ = ["BOOK_DIR", "MARKERS", "MD_BEGIN", "MD_END", "book_page", "build", "build_book_pages", "cell_tags",
-           "execute", "expected_student", "find_leaks", "make_solution", "make_student", "replace_blocks",
-           "solution_lines", "stored_check_lines"]
+__all__ = [
+    "BOOK_DIR",
+    "MARKERS",
+    "MD_BEGIN",
+    "MD_END",
+    "book_page",
+    "build",
+    "build_book_pages",
+    "cell_tags",
+    "execute",
+    "expected_student",
+    "find_leaks",
+    "make_solution",
+    "make_student",
+    "replace_blocks",
+    "solution_lines",
+    "stored_check_lines",
+]
 
 STUB_MESSAGE = "Exercise {id}: replace this line with your code"
 
@@ -46,11 +61,14 @@ STUB_MESSAGE = "Exercise {id}: replace this line with your code"
 def _badge(kind: str, stem: str, home: Home | None) -> nbformat.NotebookNode:
     # The Colab link follows the course's home (_config.yml's repository), like the install cell's address.
     url = (home or read_home()).colab(f"exercises/{'student' if kind == 'student' else 'solutions'}/{stem}.ipynb")
-    note = ("Student notebook, generated from `exercises/source` by `python -m sts_lib.exercises build`."
-            if kind == "student" else
-            "**Solution notebook** (for instructors), generated from `exercises/source`: do not edit by hand.")
-    cell = nbformat.v4.new_markdown_cell(f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-                                         f"({url})\n\n{note}")
+    note = (
+        "Student notebook, generated from `exercises/source` by `python -m sts_lib.exercises build`."
+        if kind == "student"
+        else "**Solution notebook** (for instructors), generated from `exercises/source`: do not edit by hand."
+    )
+    cell = nbformat.v4.new_markdown_cell(
+        f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})\n\n{note}"
+    )
     cell["id"] = "colab-badge"
     return cell
 
@@ -68,8 +86,12 @@ def make_student(source_nb, stem: str, home: Home | None = None) -> nbformat.Not
             ex_id = cell.metadata.get("exercise", "")
             if "exercise" in tags:
                 msg = STUB_MESSAGE.format(id=ex_id)
-                cell.source = replace_blocks(cell.source, BEGIN, END, lambda ind: [
-                    f"{ind}# YOUR CODE HERE", f"{ind}raise NotImplementedError({msg!r})"])
+                cell.source = replace_blocks(
+                    cell.source,
+                    BEGIN,
+                    END,
+                    lambda ind: [f"{ind}# YOUR CODE HERE", f"{ind}raise NotImplementedError({msg!r})"],
+                )
             if "try-it" in tags and "raises-exception" not in tags:
                 cell.metadata["tags"] = tags + ["raises-exception"]
             cell.outputs, cell.execution_count = [], None
@@ -111,8 +133,11 @@ def expected_student(student_nb) -> nbformat.NotebookNode:
             continue
         tags, ex_id = cell_tags(cell), cell.metadata.get("exercise")
         if "try-it" in tags:
-            cell.outputs = [nbformat.v4.new_output("error", ename="NotImplementedError",
-                                                   evalue=STUB_MESSAGE.format(id=ex_id), traceback=[])]
+            cell.outputs = [
+                nbformat.v4.new_output(
+                    "error", ename="NotImplementedError", evalue=STUB_MESSAGE.format(id=ex_id), traceback=[]
+                )
+            ]
             cell.execution_count = n + 1
             # The stub's error is deterministic even where the solution's output is not compared.
             cell.metadata["tags"] = [t for t in tags if t != "nbval-ignore-output"]
@@ -132,11 +157,15 @@ def solution_lines(source_nb) -> set[str]:
             inside += cell.source.splitlines()
             continue
         inside += solution_blocks(cell.source, BEGIN, END) + solution_blocks(cell.source, MD_BEGIN, MD_END)
-        outside += replace_blocks(replace_blocks(cell.source, BEGIN, END, lambda i: []),
-                                   MD_BEGIN, MD_END, lambda i: []).splitlines()
+        outside += replace_blocks(
+            replace_blocks(cell.source, BEGIN, END, lambda i: []), MD_BEGIN, MD_END, lambda i: []
+        ).splitlines()
     seen = {ln.strip() for ln in outside}
-    return {ln.strip() for ln in inside
-            if len(ln.strip()) >= 8 and not ln.strip().startswith("#") and ln.strip() not in seen}
+    return {
+        ln.strip()
+        for ln in inside
+        if len(ln.strip()) >= 8 and not ln.strip().startswith("#") and ln.strip() not in seen
+    }
 
 
 def find_leaks(source_nb, student_nb) -> list[str]:
@@ -161,8 +190,9 @@ def execute(nb, cwd: str | Path, timeout: int = 600) -> nbformat.NotebookNode:
     """Run a notebook in a fresh ``python3`` kernel with ``cwd`` as working directory."""
     from nbclient import NotebookClient
 
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
-                            resources={"metadata": {"path": str(cwd)}})
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(cwd)}}
+    )
     client.execute()
     return nb
 
@@ -173,9 +203,15 @@ def _write(nb, path: Path) -> None:
     nbformat.write(nb, str(path))
 
 
-def build(source_dir: str | Path = "exercises/source", out_dir: str | Path = "exercises", *,
-          execute_solutions: bool = True, only: list[str] | None = None, log=print,
-          book_dir: str | Path | None = BOOK_DIR) -> list[Path]:
+def build(
+    source_dir: str | Path = "exercises/source",
+    out_dir: str | Path = "exercises",
+    *,
+    execute_solutions: bool = True,
+    only: list[str] | None = None,
+    log=print,
+    book_dir: str | Path | None = BOOK_DIR,
+) -> list[Path]:
     """Write ``out_dir/student/*.ipynb`` and ``out_dir/solutions/*.ipynb`` from ``source_dir``,
     and the book's exercise pages ``book_dir/*.md`` (None: skip them).
 

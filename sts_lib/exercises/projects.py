@@ -25,10 +25,10 @@ from ._core import NOTEBOOKS, REGISTRY
 class Project:
     """One research project."""
 
-    part: str                       # id prefix of its milestones, "pr1"
-    title: str                      # the question, as the book's heading
-    minutes: int                    # compute the milestones and the reference open part need, 2 CPU cores
-    evidence: Callable[[], str]     # () -> Markdown: why the question is open, read from the committed results
+    part: str  # id prefix of its milestones, "pr1"
+    title: str  # the question, as the book's heading
+    minutes: int  # compute the milestones and the reference open part need, 2 CPU cores
+    evidence: Callable[[], str]  # () -> Markdown: why the question is open, read from the committed results
 
     @property
     def notebook(self) -> str:
@@ -54,15 +54,20 @@ def _width_law() -> str:
 
     data = cells(load_result("width-law"))
     fits = {t: fit_form(data, "power", t) for t in sorted({k[2] for k in data}, reverse=True)}
-    per = "; ".join(f"at ε = {t}: $m\\propto q^{{{f['coef']['q']:.2f}}}(\\ln T)^{{{f['coef']['lnT']:.2f}}}$ "
-                    f"(95% intervals {f['ci95']['q'][0]:.2f}–{f['ci95']['q'][1]:.2f} and "
-                    f"{f['ci95']['lnT'][0]:.2f}–{f['ci95']['lnT'][1]:.2f})" for t, f in fits.items())
+    per = "; ".join(
+        f"at ε = {t}: $m\\propto q^{{{f['coef']['q']:.2f}}}(\\ln T)^{{{f['coef']['lnT']:.2f}}}$ "
+        f"(95% intervals {f['ci95']['q'][0]:.2f}–{f['ci95']['q'][1]:.2f} and "
+        f"{f['ci95']['lnT'][0]:.2f}–{f['ci95']['lnT'][1]:.2f})"
+        for t, f in fits.items()
+    )
     grid = sorted({(k[0], k[1]) for k in data})
-    return (f"The committed `width-law` results fit the width the random-PE family needs, per target error ε, on "
-            f"{len(grid)} grid points (q from {grid[0][0]} to {grid[-1][0]}, T from {min(g[1] for g in grid)} to "
-            f"{max(g[1] for g in grid)}): {per}. The exponents move with the target by more than their intervals, "
-            "so no single power law $q^b(\\ln T)^c\\varepsilon^{-e}$ describes the data, and the paper's "
-            "$\\tilde O(q\\log T)$ [S] does not say which law the solution gradient descent finds follows.")
+    return (
+        f"The committed `width-law` results fit the width the random-PE family needs, per target error ε, on "
+        f"{len(grid)} grid points (q from {grid[0][0]} to {grid[-1][0]}, T from {min(g[1] for g in grid)} to "
+        f"{max(g[1] for g in grid)}): {per}. The exponents move with the target by more than their intervals, "
+        "so no single power law $q^b(\\ln T)^c\\varepsilon^{-e}$ describes the data, and the paper's "
+        "$\\tilde O(q\\log T)$ [S] does not say which law the solution gradient descent finds follows."
+    )
 
 
 def _readings() -> str:
@@ -73,14 +78,16 @@ def _readings() -> str:
     p = doc["config"]["params"]
     rise = [100 * (v["final"] / v["min"] - 1) for v in f.values()]
     at_figure, over_run = _span([v["min_at_figure_steps"] for v in f.values()]), _span([v["min"] for v in f.values()])
-    return (f"Chapter 8 decides the caption's “all of the fixed PE end up with validation loss at least 0.15” at the "
-            f"figure's {p['figure_steps']:,} steps. The committed `nearorth-baseline` runs the fixed near-orthogonal "
-            f"PE for {p['steps']:,} steps on {len(f)} random tables: its smallest loss at T_test = 250 is "
-            f"{at_figure} within {p['figure_steps']:,} steps (the statement holds), {over_run} over the whole run "
-            f"(it fails), first below 0.15 at step "
-            f"{_span([v['first_below_015'] for v in f.values()], '{:,.0f}')}, and it rises again by "
-            f"{_span(rise, '{:.1f}')} % by the end. Which reading is the caption's, and what a verdict that flips with "
-            "the horizon means, is a question about reading a paper as much as about the runs.")
+    return (
+        f"Chapter 8 decides the caption's “all of the fixed PE end up with validation loss at least 0.15” at the "
+        f"figure's {p['figure_steps']:,} steps. The committed `nearorth-baseline` runs the fixed near-orthogonal "
+        f"PE for {p['steps']:,} steps on {len(f)} random tables: its smallest loss at T_test = 250 is "
+        f"{at_figure} within {p['figure_steps']:,} steps (the statement holds), {over_run} over the whole run "
+        f"(it fails), first below 0.15 at step "
+        f"{_span([v['first_below_015'] for v in f.values()], '{:,.0f}')}, and it rises again by "
+        f"{_span(rise, '{:.1f}')} % by the end. Which reading is the caption's, and what a verdict that flips with "
+        "the horizon means, is a question about reading a paper as much as about the runs."
+    )
 
 
 def _fcn_bound() -> str:
@@ -91,18 +98,23 @@ def _fcn_bound() -> str:
     for r in rows:
         by_T.setdefault(r["T"], []).append(r["fcn_width_at_target"] / r["bound_width_at_target"])
     ratios = ", ".join(f"{_span(v, '{:.2f}')} at T = {T}" for T, v in sorted(by_T.items()))
-    return ("Chapter 2's bound says how wide a fully-connected net's first layer must be for a relative error; a "
-            "Gaussian first layer misses it by the factor (T−1)/(T−q). The committed `fcn-width` results train FCNs "
-            f"and find the width they need at relative error 0.25 over the width the bound allows: {ratios} (over "
-            "seeds): trained nets need more width than the bound, by a margin that is not constant in T. Whether the "
-            "optimiser, the later layers or the bound is loose, and how the gap grows with T, is open.")
+    return (
+        "Chapter 2's bound says how wide a fully-connected net's first layer must be for a relative error; a "
+        "Gaussian first layer misses it by the factor (T−1)/(T−q). The committed `fcn-width` results train FCNs "
+        f"and find the width they need at relative error 0.25 over the width the bound allows: {ratios} (over "
+        "seeds): trained nets need more width than the bound, by a margin that is not constant in T. Whether the "
+        "optimiser, the later layers or the bound is loose, and how the gap grows with T, is open."
+    )
 
 
-PROJECTS: dict[str, Project] = {p.part: p for p in (
-    Project("pr1", "How wide must a random positional encoding be?", 10, _width_law),
-    Project("pr2", "One statement, two readings: when is a verdict the paper's?", 5, _readings),
-    Project("pr3", "How tight is the fully-connected net's lower bound?", 15, _fcn_bound),
-)}
+PROJECTS: dict[str, Project] = {
+    p.part: p
+    for p in (
+        Project("pr1", "How wide must a random positional encoding be?", 10, _width_law),
+        Project("pr2", "One statement, two readings: when is a verdict the paper's?", 5, _readings),
+        Project("pr3", "How tight is the fully-connected net's lower bound?", 15, _fcn_bound),
+    )
+}
 
 
 def evidence(part: str) -> str:

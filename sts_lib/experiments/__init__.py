@@ -89,9 +89,19 @@ def experiment_config(name: str, scale: str = "quick", seeds=None) -> dict:
     return {"experiment": name, **EXPERIMENTS[name].config(scale, check_seeds(seeds))}
 
 
-def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "results", device=None,
-                   seeds=None, force: bool = False, analyse: bool = False, progress: bool = True,
-                   log: Callable[[str], None] = print, argv: list[str] | None = None) -> dict:
+def run_experiment(
+    name: str,
+    *,
+    scale: str = "quick",
+    out: str | Path = "results",
+    device=None,
+    seeds=None,
+    force: bool = False,
+    analyse: bool = False,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+    argv: list[str] | None = None,
+) -> dict:
     """Run experiment ``name`` (or reuse its cached result) and write ``out/NAME.json`` and ``out/NAME.png``.
 
     Returns the result document. ``device=None``: :func:`sts_lib.get_device` (CUDA when available). The
@@ -124,14 +134,27 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
     log(f"[{name}] scale={scale} seeds={cfg['seeds']} config {h} on {device}")
     t0 = time.perf_counter()
     res = exp.run(cfg, ctx)
-    doc = {"experiment": name, **exp.document_fields(cfg), "config_hash": h, "config": cfg,
-           "scale": scale, "scale_note": cfg.get("scale_note", ""), "seeds": cfg["seeds"],
-           "runs": res.get("runs", {}), "final": res.get("final", {}), "data": res.get("data", {}),
-           "claims": res["claims"], "pass_rule": "a claim passes only when it holds for every seed",
-           "wall_time": time.perf_counter() - t0, "compute_time": ctx.stats["compute_time"],
-           "seed_times": ctx.stats["seed_times"],
-           "subruns": {"trained": ctx.stats["trained"], "cached": ctx.stats["cached"]},
-           "device": device_label(device), "versions": versions(), "command": command_line(argv)}
+    doc = {
+        "experiment": name,
+        **exp.document_fields(cfg),
+        "config_hash": h,
+        "config": cfg,
+        "scale": scale,
+        "scale_note": cfg.get("scale_note", ""),
+        "seeds": cfg["seeds"],
+        "runs": res.get("runs", {}),
+        "final": res.get("final", {}),
+        "data": res.get("data", {}),
+        "claims": res["claims"],
+        "pass_rule": "a claim passes only when it holds for every seed",
+        "wall_time": time.perf_counter() - t0,
+        "compute_time": ctx.stats["compute_time"],
+        "seed_times": ctx.stats["seed_times"],
+        "subruns": {"trained": ctx.stats["trained"], "cached": ctx.stats["cached"]},
+        "device": device_label(device),
+        "versions": versions(),
+        "command": command_line(argv),
+    }
     save_result(doc, json_path)
     doc = read_json(json_path)
     _save_png(exp.figure(doc), png_path)
@@ -139,16 +162,29 @@ def run_experiment(name: str, *, scale: str = "quick", out: str | Path = "result
     if ctx.ckpt_dir.parent.exists() and not any(ctx.ckpt_dir.parent.iterdir()):
         ctx.ckpt_dir.parent.rmdir()
     n_pass = sum(c["passed"] for c in doc["claims"].values())
-    log(f"[{name}] wrote {json_path} and {png_path}: {n_pass}/{len(doc['claims'])} claims pass "
-        f"(every seed), {doc['wall_time']:.1f} s")
+    log(
+        f"[{name}] wrote {json_path} and {png_path}: {n_pass}/{len(doc['claims'])} claims pass "
+        f"(every seed), {doc['wall_time']:.1f} s"
+    )
     return doc
 
 
 def _save_png(fig, path: Path) -> None:
     from matplotlib import pyplot as plt
+
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-__all__ = ["DEFAULT_SEEDS", "EXPERIMENTS", "Experiment", "LANES", "MODULES", "SCALES", "check_seeds",
-           "experiment_config", "in_lane", "run_experiment"]
+__all__ = [
+    "DEFAULT_SEEDS",
+    "EXPERIMENTS",
+    "Experiment",
+    "LANES",
+    "MODULES",
+    "SCALES",
+    "check_seeds",
+    "experiment_config",
+    "in_lane",
+    "run_experiment",
+]

@@ -11,7 +11,7 @@ import sys
 
 import matplotlib
 
-matplotlib.use("Agg")   # files only; never open a window
+matplotlib.use("Agg")  # files only; never open a window
 
 import torch  # noqa: E402
 
@@ -21,35 +21,54 @@ from . import EXPERIMENTS, LANES, SCALES, check_seeds, in_lane, run_experiment  
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m sts_lib.experiments",
-                                description="Reproduce the experiments of Wang, Wei, Hsu & Lee (2024).")
+    p = argparse.ArgumentParser(
+        prog="python -m sts_lib.experiments", description="Reproduce the experiments of Wang, Wei, Hsu & Lee (2024)."
+    )
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="name every experiment, with its lane")
     rep = sub.add_parser("report", help="rewrite the generated part of results/README.md from the result files")
     rep.add_argument("--readme", default="results/README.md", help="the README to update (default: results/README.md)")
     rep.add_argument("--results", default="results", metavar="DIR", help="the folder of result files")
-    pr = sub.add_parser("prime", help="put the training runs of DIR/NAME.json into DIR/.runs, so that `run` analyses "
-                                      "them again without training (after a change of the claims' rules)")
+    pr = sub.add_parser(
+        "prime",
+        help="put the training runs of DIR/NAME.json into DIR/.runs, so that `run` analyses "
+        "them again without training (after a change of the claims' rules)",
+    )
     pr.add_argument("name", metavar="NAME", nargs="+", help="experiment names from `list`")
     pr.add_argument("--out", default="results", metavar="DIR", help="the folder of result files (default: results)")
     pr.add_argument("--scale", choices=SCALES, default="paper", help="the scale of the committed document")
     r = sub.add_parser("run", help="run one experiment (or 'all') and write DIR/NAME.json and DIR/NAME.png")
     r.add_argument("name", metavar="NAME", nargs="*", help="experiment names from `list` (run in order), or 'all'")
-    r.add_argument("--lane", choices=LANES, default=None,
-                   help="run every experiment of this lane of `make reproduce` (each record names its lane)")
-    r.add_argument("--scale", choices=SCALES, default="quick",
-                   help="quick: under a minute each on a laptop CPU; paper: the paper's sizes")
+    r.add_argument(
+        "--lane",
+        choices=LANES,
+        default=None,
+        help="run every experiment of this lane of `make reproduce` (each record names its lane)",
+    )
+    r.add_argument(
+        "--scale",
+        choices=SCALES,
+        default="quick",
+        help="quick: under a minute each on a laptop CPU; paper: the paper's sizes",
+    )
     r.add_argument("--out", default="results", metavar="DIR", help="output folder (default: results)")
     r.add_argument("--device", default=None, metavar="{cpu,cuda}", help="default: cuda if available, else cpu")
     r.add_argument("--seed", type=int, default=None, help="run this one seed only")
-    r.add_argument("--seeds", default=None, metavar="S,S,...",
-                   help="comma-separated seeds (default: each experiment record's seeds, at least 3 at paper scale)")
+    r.add_argument(
+        "--seeds",
+        default=None,
+        metavar="S,S,...",
+        help="comma-separated seeds (default: each experiment record's seeds, at least 3 at paper scale)",
+    )
     r.add_argument("--force", action="store_true", help="re-run even if DIR/NAME.json has the same config")
-    r.add_argument("--analyse", action="store_true",
-                   help="compute the claims again from the cached runs (DIR/.runs; see `prime`), training nothing new")
+    r.add_argument(
+        "--analyse",
+        action="store_true",
+        help="compute the claims again from the cached runs (DIR/.runs; see `prime`), training nothing new",
+    )
     r.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     r.add_argument("--no-progress", action="store_true", help="no tqdm bars")
-    p.run_parser = r   # so errors about run's arguments print run's usage
+    p.run_parser = r  # so errors about run's arguments print run's usage
     return p
 
 
@@ -64,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "prime":
         from .prime import prime
+
         for name in args.name:
             if name not in EXPERIMENTS:
                 parser.error(f"argument NAME: unknown experiment {name!r}; choose from {sorted(EXPERIMENTS)}")
@@ -71,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "report":
         from .readme import write
+
         try:
             write(args.readme, args.results)
         except (OSError, ValueError) as err:
@@ -80,12 +101,18 @@ def main(argv: list[str] | None = None) -> int:
     run_parser = parser.run_parser
     if bool(args.name) == bool(args.lane):
         run_parser.error("argument NAME: give experiment names (or 'all') or --lane, not both and not neither")
-    names = (in_lane(args.lane) if args.lane else list(EXPERIMENTS) if args.name == ["all"]
-             else list(dict.fromkeys(args.name)))
+    names = (
+        in_lane(args.lane)
+        if args.lane
+        else list(EXPERIMENTS)
+        if args.name == ["all"]
+        else list(dict.fromkeys(args.name))
+    )
     for name in names:
         if name not in EXPERIMENTS:
-            run_parser.error(f"argument NAME: unknown experiment {name!r}; choose from "
-                             f"{', '.join(EXPERIMENTS)} or 'all'")
+            run_parser.error(
+                f"argument NAME: unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)} or 'all'"
+            )
     # The library's own checks (experiments.check_seeds, device.get_device), their messages under the argument's name.
     seeds = None
     try:
@@ -113,8 +140,17 @@ def main(argv: list[str] | None = None) -> int:
     for i, name in enumerate(names, 1):
         if len(names) > 1:
             print(f"=== {i}/{len(names)}: {name}", flush=True)
-        doc = run_experiment(name, scale=args.scale, out=args.out, device=args.device, seeds=seeds,
-                             force=args.force, analyse=args.analyse, progress=not args.no_progress, argv=argv)
+        doc = run_experiment(
+            name,
+            scale=args.scale,
+            out=args.out,
+            device=args.device,
+            seeds=seeds,
+            force=args.force,
+            analyse=args.analyse,
+            progress=not args.no_progress,
+            argv=argv,
+        )
         print("\n".join(report.claim_lines(doc)))
     # A failed claim is a scientific result, not an error: the exit status is 0 either way.
     return 0

@@ -48,6 +48,7 @@ def device_key(device) -> dict:
     ({}, {'device': 'cuda'})
     """
     import torch
+
     kind = torch.device(device).type
     return {} if kind == "cpu" else {"device": kind}
 
@@ -66,9 +67,17 @@ def versions() -> dict:
     import torch
 
     import sts_lib
-    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
-            "matplotlib": matplotlib.__version__, "sts_lib": sts_lib.__version__,
-            "experiments_code": CODE_VERSION, "analysis": ANALYSIS_VERSION, "platform": platform.platform()}
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "matplotlib": matplotlib.__version__,
+        "sts_lib": sts_lib.__version__,
+        "experiments_code": CODE_VERSION,
+        "analysis": ANALYSIS_VERSION,
+        "platform": platform.platform(),
+    }
 
 
 def command_line(argv: list[str] | None = None) -> str:

@@ -46,13 +46,13 @@ class Context:
     """Where and how an experiment runs. Not part of its config, except the device's type, which is
     in every hash (:func:`device_key`): a seed draws other data on a GPU than on the CPU."""
 
-    out: Path                        # output folder: NAME.json, NAME.png, .runs/, .ckpt/
-    device: torch.device             # where training runs
-    name: str = "experiment"         # experiment name (for messages and the checkpoint folder)
-    exp_hash: str = "0"              # config hash of the experiment (checkpoint folder name)
-    force: bool = False              # ignore cached sub-runs and recompute
-    progress: bool = True            # tqdm bars
-    log: Callable[[str], None] = print   # where the one-line-per-sub-run messages go
+    out: Path  # output folder: NAME.json, NAME.png, .runs/, .ckpt/
+    device: torch.device  # where training runs
+    name: str = "experiment"  # experiment name (for messages and the checkpoint folder)
+    exp_hash: str = "0"  # config hash of the experiment (checkpoint folder name)
+    force: bool = False  # ignore cached sub-runs and recompute
+    progress: bool = True  # tqdm bars
+    log: Callable[[str], None] = print  # where the one-line-per-sub-run messages go
     stats: dict = field(default_factory=lambda: {"trained": 0, "cached": 0, "compute_time": 0.0, "seed_times": {}})
 
     def add_time(self, seconds: float) -> None:
@@ -83,9 +83,14 @@ def run_spec(label: str, *, task: dict, model: dict, train_cfg: dict, checkpoint
     kwargs (``position_only``, ``init``, ``init_scale``). ``train_cfg``: TrainConfig kwargs.
     The label is for humans and is not hashed.
     """
-    TrainConfig(**train_cfg)   # validate now, not an hour later
-    return {"label": label, "task": dict(task), "model": dict(model), "train": dict(train_cfg),
-            "checkpoint_every": int(checkpoint_every)}
+    TrainConfig(**train_cfg)  # validate now, not an hour later
+    return {
+        "label": label,
+        "task": dict(task),
+        "model": dict(model),
+        "train": dict(train_cfg),
+        "checkpoint_every": int(checkpoint_every),
+    }
 
 
 def with_seed(spec: dict, seed: int) -> dict:
@@ -93,8 +98,11 @@ def with_seed(spec: dict, seed: int) -> dict:
     a fixed random PE table (near-orthogonal, codebook) is drawn from ``seed`` too, and so are the
     held-out batches (``EVAL_SEED + seed``: seed 0 keeps the batches every run used before), so
     that the spread over seeds includes the noise of the test set itself."""
-    out = {**spec, "train": {**spec["train"], "seed": int(seed), "eval_seed": EVAL_SEED + int(seed)},
-           "label": spec["label"]}
+    out = {
+        **spec,
+        "train": {**spec["train"], "seed": int(seed), "eval_seed": EVAL_SEED + int(seed)},
+        "label": spec["label"],
+    }
     pe = spec["task"]["pe"]
     if pe_class(pe["name"]).seeded_table:
         out["task"] = {**spec["task"], "pe": {**pe, "seed": int(seed)}}
@@ -103,8 +111,11 @@ def with_seed(spec: dict, seed: int) -> dict:
 
 def spec_hash(spec: dict, device="cpu") -> str:
     """Hash of everything in a spec that changes the numbers (not the label), the device's type included."""
-    return config_hash({k: v for k, v in spec.items() if k not in ("label", "checkpoint_every")}
-                       | {"code": CODE_VERSION} | device_key(device))
+    return config_hash(
+        {k: v for k, v in spec.items() if k not in ("label", "checkpoint_every")}
+        | {"code": CODE_VERSION}
+        | device_key(device)
+    )
 
 
 def build(spec: dict):
@@ -146,8 +157,15 @@ def train_run(spec: dict, ctx: Context) -> History:
     ckpt = ctx.ckpt_dir / f"{h}.pt"
     how = "resuming" if ckpt.exists() else "training"
     ctx.log(f"[{ctx.name}] {spec['label']}: {how} {cfg.steps} steps on {ctx.device} (run {h})")
-    hist = train(model, task, cfg, device=ctx.device, progress=ctx.progress, checkpoint=ckpt,
-                 checkpoint_every=spec["checkpoint_every"])
+    hist = train(
+        model,
+        task,
+        cfg,
+        device=ctx.device,
+        progress=ctx.progress,
+        checkpoint=ckpt,
+        checkpoint_every=spec["checkpoint_every"],
+    )
     _file(spec, hist, ctx)
     ckpt.unlink(missing_ok=True)
     ctx.stats["trained"] += 1
@@ -172,11 +190,15 @@ def train_together(specs: list[dict], ctx: Context) -> None:
     if len(todo) < 2:
         return
     from ..fast.ensemble import train_ensemble
+
     built = [build(s) for s in todo]
-    ctx.log(f"[{ctx.name}] {', '.join(s['label'] + ' seed ' + str(s['train']['seed']) for s in todo)}: training "
-            f"{built[0][2].steps} steps together on {ctx.device}")
-    hists = train_ensemble([b[1] for b in built], [b[0] for b in built], [b[2] for b in built], device=ctx.device,
-                           progress=ctx.progress)
+    ctx.log(
+        f"[{ctx.name}] {', '.join(s['label'] + ' seed ' + str(s['train']['seed']) for s in todo)}: training "
+        f"{built[0][2].steps} steps together on {ctx.device}"
+    )
+    hists = train_ensemble(
+        [b[1] for b in built], [b[0] for b in built], [b[2] for b in built], device=ctx.device, progress=ctx.progress
+    )
     ctx.runs_dir.mkdir(parents=True, exist_ok=True)
     for spec, hist in zip(todo, hists):
         hist.wall_time /= len(todo)
@@ -190,8 +212,9 @@ def _same_run(spec: dict, recorded: dict) -> bool:
         return False
     train = recorded.get("train", {})
     model = {k: v for k, v in spec["model"].items() if k not in ("class", "init")}
-    return (all(train.get(k) == v for k, v in spec["train"].items())
-            and all(recorded.get("model", {}).get(k) == v for k, v in model.items()))
+    return all(train.get(k) == v for k, v in spec["train"].items()) and all(
+        recorded.get("model", {}).get(k) == v for k, v in model.items()
+    )
 
 
 def prime_runs(cfg: dict, doc: dict, ctx: Context) -> int:
@@ -216,8 +239,7 @@ def seed_runs(cfg: dict, seed: int, ctx: Context) -> list[tuple[dict, History]]:
     return [(spec, train_run(spec, ctx)) for spec in (with_seed(t, seed) for t in cfg["runs"])]
 
 
-def cached_call(kind: str, params: dict, fn: Callable, ctx: Context, label: str, *,
-                checkpoint: bool = False) -> dict:
+def cached_call(kind: str, params: dict, fn: Callable, ctx: Context, label: str, *, checkpoint: bool = False) -> dict:
     """``fn()`` (a JSON-able dict), cached in ``OUT/.runs/`` under a hash of ``(kind, params)``.
 
     With ``checkpoint``, ``fn`` is called as ``fn(path)`` with a checkpoint file of its own under
@@ -238,24 +260,28 @@ def cached_call(kind: str, params: dict, fn: Callable, ctx: Context, label: str,
     t0 = time.perf_counter()
     result = fn() if ckpt is None else fn(ckpt)
     wall = time.perf_counter() - t0
-    atomic_write(path, json.dumps(jsonable({"kind": kind, "params": params, "result": result, "_wall": wall}),
-                                  indent=1, allow_nan=False))
+    atomic_write(
+        path,
+        json.dumps(
+            jsonable({"kind": kind, "params": params, "result": result, "_wall": wall}), indent=1, allow_nan=False
+        ),
+    )
     if ckpt is not None:
         ckpt.unlink(missing_ok=True)
     ctx.stats["trained"] += 1
     ctx.add_time(wall)
     ctx.log(f"[{ctx.name}] {label}: done in {wall:.1f} s")
-    return read_json(path)["result"]   # the JSON round trip, so cached and fresh results are identical
+    return read_json(path)["result"]  # the JSON round trip, so cached and fresh results are identical
 
 
 @dataclass
 class SeedResult:
     """What one seed of an experiment produced; :func:`for_each_seed` files every entry under the seed."""
 
-    runs: dict = field(default_factory=dict)     # training run label -> History
-    final: dict = field(default_factory=dict)    # key -> end-of-run numbers (JSON-able)
-    data: dict = field(default_factory=dict)     # key -> other outputs: sweeps, heat maps (JSON-able)
-    claims: dict = field(default_factory=dict)   # claim id -> sts_lib.results.Measured
+    runs: dict = field(default_factory=dict)  # training run label -> History
+    final: dict = field(default_factory=dict)  # key -> end-of-run numbers (JSON-able)
+    data: dict = field(default_factory=dict)  # key -> other outputs: sweeps, heat maps (JSON-able)
+    claims: dict = field(default_factory=dict)  # claim id -> sts_lib.results.Measured
 
 
 def for_each_seed(cfg: dict, ctx: Context, fn: Callable[[int], SeedResult]) -> dict:
@@ -274,5 +300,9 @@ def for_each_seed(cfg: dict, ctx: Context, fn: Callable[[int], SeedResult]) -> d
         if bad:
             raise TypeError(f"claims must be sts_lib.results.Measured, got {bad}")
         measured[seed] = res.claims
-    return {"runs": {label: {s: h.to_dict() for s, h in hs.items()} for label, hs in runs.items()},
-            "final": final, "data": data, "claims": over_seeds(measured)}
+    return {
+        "runs": {label: {s: h.to_dict() for s, h in hs.items()} for label, hs in runs.items()},
+        "final": final,
+        "data": data,
+        "claims": over_seeds(measured),
+    }

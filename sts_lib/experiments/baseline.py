@@ -24,8 +24,17 @@ from ..history import HeldOut
 from ..positional import make_pe
 from ..results import Measured
 from ..theory.families import nearorth_interpolant_minimum
-from ._runs import (PLAIN_GD, Context, SeedResult, cached_call, for_each_seed, run_spec, seed_runs, train_together,
-                    with_seed)
+from ._runs import (
+    PLAIN_GD,
+    Context,
+    SeedResult,
+    cached_call,
+    for_each_seed,
+    run_spec,
+    seed_runs,
+    train_together,
+    with_seed,
+)
 from .generalization import NOISE_1024, Q_TESTS, RULES, above_q, converges_claim
 from .. import evidence_figures
 from ..statements import FIXED_PE_FLOOR, Decides
@@ -39,38 +48,83 @@ FLOOR_LEVEL = 0.05
 
 def _params(scale: str) -> dict:
     if scale == "paper":
-        return {"T": 200, "N": 400, "T_tests": [250, 300, 350, 400], "q_tests": Q_TESTS, "steps": 50000,
-                "log_every": 500, "eval_batch": 2048, "lr_W": 30.0, "family_samples": 4000, "figure_steps": 10000}
-    return {"T": 20, "N": 40, "T_tests": [25, 30, 35, 40], "q_tests": Q_TESTS, "steps": 2000,
-            "log_every": 50, "eval_batch": 512, "lr_W": 10.0, "family_samples": 1000, "figure_steps": 1500}
+        return {
+            "T": 200,
+            "N": 400,
+            "T_tests": [250, 300, 350, 400],
+            "q_tests": Q_TESTS,
+            "steps": 50000,
+            "log_every": 500,
+            "eval_batch": 2048,
+            "lr_W": 30.0,
+            "family_samples": 4000,
+            "figure_steps": 10000,
+        }
+    return {
+        "T": 20,
+        "N": 40,
+        "T_tests": [25, 30, 35, 40],
+        "q_tests": Q_TESTS,
+        "steps": 2000,
+        "log_every": 50,
+        "eval_batch": 512,
+        "lr_W": 10.0,
+        "family_samples": 1000,
+        "figure_steps": 1500,
+    }
 
 
 def config(scale: str, seeds: list) -> dict:
     """The near-orthogonal run of Figure 2, trained ``steps`` steps, at every table seed."""
     p = _params(scale)
-    spec = run_spec("fixed_nearorth-gd-long",
-                    task={"d": 5, "T": p["T"], "q": 3,
-                          "pe": {"name": "near_orthogonal", "kind": "rademacher", "seed": 0, "max_len": p["N"],
-                                 "m": p["N"]},
-                          "x_query": "zero", "query_pe": "sum"},
-                    model={"class": "theory", "position_only": True, "init": "zero"},
-                    train_cfg={"steps": p["steps"], "batch_size": 256, "optimizer": PLAIN_GD, "lr": 1.0,
-                               "lr_W": p["lr_W"], "lr_V": 1.0, "log_every": p["log_every"],
-                               "eval_batch": p["eval_batch"], "eval_lengths": p["T_tests"],
-                               "eval_qs": p["q_tests"], "seed": 0},
-                    checkpoint_every=max(p["steps"] // 20, 1))
-    return {"scale": scale, "seeds": list(seeds), "runs": [spec], "params": p | {"floor_level": FLOOR_LEVEL},
-            "rules": RULES,
-            "scale_note": (f"Figure 2's near-orthogonal run (Rademacher, m = N = {p['N']}, SGD lr_W = {p['lr_W']}) "
-                           f"for {p['steps']} steps, one table per seed, beside the interpolant family's prediction")}
+    spec = run_spec(
+        "fixed_nearorth-gd-long",
+        task={
+            "d": 5,
+            "T": p["T"],
+            "q": 3,
+            "pe": {"name": "near_orthogonal", "kind": "rademacher", "seed": 0, "max_len": p["N"], "m": p["N"]},
+            "x_query": "zero",
+            "query_pe": "sum",
+        },
+        model={"class": "theory", "position_only": True, "init": "zero"},
+        train_cfg={
+            "steps": p["steps"],
+            "batch_size": 256,
+            "optimizer": PLAIN_GD,
+            "lr": 1.0,
+            "lr_W": p["lr_W"],
+            "lr_V": 1.0,
+            "log_every": p["log_every"],
+            "eval_batch": p["eval_batch"],
+            "eval_lengths": p["T_tests"],
+            "eval_qs": p["q_tests"],
+            "seed": 0,
+        },
+        checkpoint_every=max(p["steps"] // 20, 1),
+    )
+    return {
+        "scale": scale,
+        "seeds": list(seeds),
+        "runs": [spec],
+        "params": p | {"floor_level": FLOOR_LEVEL},
+        "rules": RULES,
+        "scale_note": (
+            f"Figure 2's near-orthogonal run (Rademacher, m = N = {p['N']}, SGD lr_W = {p['lr_W']}) "
+            f"for {p['steps']} steps, one table per seed, beside the interpolant family's prediction"
+        ),
+    }
 
 
 def _family(pe: dict, p: dict, seed: int) -> dict:
     """The interpolant family's minimum at each T_test for this table (no training)."""
     table = make_pe(pe["name"], **{k: v for k, v in pe.items() if k != "name"}).table
-    return {str(Tt): nearorth_interpolant_minimum(table, d=5, T=p["T"], q=3, T_test=Tt, samples=p["family_samples"],
-                                                  seed=seed)
-            for Tt in p["T_tests"]}
+    return {
+        str(Tt): nearorth_interpolant_minimum(
+            table, d=5, T=p["T"], q=3, T_test=Tt, samples=p["family_samples"], seed=seed
+        )
+        for Tt in p["T_tests"]
+    }
 
 
 def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
@@ -95,51 +149,92 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
         below = np.flatnonzero(curve < FIXED_PE_FLOOR)
         pred = family[str(Tt)]
         slope = loss_exponent(steps, curve, frac=0.2)["exponent"]
-        final[key] = {"min": low, "step_of_min": float(steps[i]), "final": end, "family_min": pred["min_loss"],
-                      "family_alpha": pred["alpha"], "family_loss_T_at_min": pred["loss_T_at_min"],
-                      "in_distribution_loss_at_min": float(hist["loss"][i]), "min_at_figure_steps": low_early,
-                      "first_below_015": float(steps[below[0]]) if below.size else None, "slope_last_fifth": slope}
+        final[key] = {
+            "min": low,
+            "step_of_min": float(steps[i]),
+            "final": end,
+            "family_min": pred["min_loss"],
+            "family_alpha": pred["alpha"],
+            "family_loss_T_at_min": pred["loss_T_at_min"],
+            "in_distribution_loss_at_min": float(hist["loss"][i]),
+            "min_at_figure_steps": low_early,
+            "first_below_015": float(steps[below[0]]) if below.size else None,
+            "slope_last_fifth": slope,
+        }
         falling = curve[early][-1] <= low_early * (1 + NOISE_1024)
         claims[f"T{Tt}.min_at_figure_steps"] = Measured(
-            low_early, FIXED_PE_FLOOR, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the figure's "
+            low_early,
+            FIXED_PE_FLOOR,
+            ">=",
+            f"fixed near-orthogonal PE: smallest loss at {where} over the figure's "
             f"own {horizon:,} steps (the caption: all of the fixed PE end up with validation loss at least 0.15)",
-            role="paper", noise=0.02, name=f"fixed near-orthogonal PE, {where}: lowest loss over the figure's "
-            f"{horizon:,} steps", caveat=f"still falling at step {horizon:,}" if falling else "")
+            role="paper",
+            noise=0.02,
+            name=f"fixed near-orthogonal PE, {where}: lowest loss over the figure's {horizon:,} steps",
+            caveat=f"still falling at step {horizon:,}" if falling else "",
+        )
         claims[f"T{Tt}.min_over_run"] = Measured(
-            low, FIXED_PE_FLOOR, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the whole run, five "
-            "times the figure's horizon (the course's own finding, not the caption's reading)", role="ours", noise=0.02,
-            name=f"fixed near-orthogonal PE, {where}: lowest loss over {int(steps[-1]):,} steps")
+            low,
+            FIXED_PE_FLOOR,
+            ">=",
+            f"fixed near-orthogonal PE: smallest loss at {where} over the whole run, five "
+            "times the figure's horizon (the course's own finding, not the caption's reading)",
+            role="ours",
+            noise=0.02,
+            name=f"fixed near-orthogonal PE, {where}: lowest loss over {int(steps[-1]):,} steps",
+        )
         claims[f"T{Tt}.levels_off"] = Measured(
-            low, FLOOR_LEVEL, ">=", f"fixed near-orthogonal PE: smallest loss at {where} over the whole run, against "
+            low,
+            FLOOR_LEVEL,
+            ">=",
+            f"fixed near-orthogonal PE: smallest loss at {where} over the whole run, against "
             f"{FLOOR_LEVEL} (does not go below some constant); undecided while the loss still falls over the run's "
-            f"last fifth (log-log slope {slope:.2f} below {FLAT_SLOPE})", role="paper", noise=0.02,
+            f"last fifth (log-log slope {slope:.2f} below {FLAT_SLOPE})",
+            role="paper",
+            noise=0.02,
             name=f"fixed near-orthogonal PE, {where}: lowest loss over the run, levelling off",
-            undecided=(f"still falling over the last fifth (slope {slope:.2f})" if slope < FLAT_SLOPE else ""))
+            undecided=(f"still falling over the last fifth (slope {slope:.2f})" if slope < FLAT_SLOPE else ""),
+        )
         if Tt == p["T_tests"][0]:
             claims[f"T{Tt}.passed_minimum"] = Measured(
-                end / low - 1.0, 0.02, ">", f"(final loss / smallest loss) - 1 at {where}: > 0.02 means the run went "
-                "past its minimum, so the minimum is the long-run value, not a transient", role="ours",
-                name=f"{where}: rise after the minimum (the run went past it)")
+                end / low - 1.0,
+                0.02,
+                ">",
+                f"(final loss / smallest loss) - 1 at {where}: > 0.02 means the run went "
+                "past its minimum, so the minimum is the long-run value, not a transient",
+                role="ours",
+                name=f"{where}: rise after the minimum (the run went past it)",
+            )
             claims[f"T{Tt}.min_over_family_min"] = Measured(
-                low / pred["min_loss"], [0.8, 1.25], "within",
+                low / pred["min_loss"],
+                [0.8, 1.25],
+                "within",
                 f"smallest loss at {where} / the interpolant family's minimum for this table ({pred['min_loss']:.3f}): "
-                "the direction gradient descent converges to predicts the depth of the dip", role="ours", noise=0.02,
-                name=f"{where}: lowest loss ÷ the interpolant family's prediction")
+                "the direction gradient descent converges to predicts the depth of the dip",
+                role="ours",
+                noise=0.02,
+                name=f"{where}: lowest loss ÷ the interpolant family's prediction",
+            )
     q_final = {}
     for q in p["q_tests"]:
         key = HeldOut.subset(q).key
-        info, claims[f"q{q}.converges"] = converges_claim(hist, key, "fixed near-orthogonal PE", f"q_test = {q}",
-                                                          "paper")
+        info, claims[f"q{q}.converges"] = converges_claim(
+            hist, key, "fixed near-orthogonal PE", f"q_test = {q}", "paper"
+        )
         q_final[q] = float(hist[key][-1])
         final[key] = {"final": q_final[q]} | info
     trained_q = hist.config.get("task", {}).get("q", 3)
     above = above_q(p["q_tests"], trained_q)
     claims["worse_as_q_grows"] = Measured(
-        rank_correlation(above, [q_final[q] for q in above]), 0.8, ">=",
+        rank_correlation(above, [q_final[q] for q in above]),
+        0.8,
+        ">=",
         f"fixed near-orthogonal PE: Spearman correlation of q_test with the final absolute loss after "
-        f"{int(steps[-1]):,} steps, q_test above the training q ({', '.join(map(str, above))})", role="ours",
+        f"{int(steps[-1]):,} steps, q_test above the training q ({', '.join(map(str, above))})",
+        role="ours",
         name=f"fixed near-orthogonal PE, {int(steps[-1]):,} steps: rank correlation of the final loss with q_test > "
-             f"{trained_q}")
+        f"{trained_q}",
+    )
     return final, claims
 
 
@@ -149,33 +244,47 @@ def run(cfg: dict, ctx: Context) -> dict:
     train_together([with_seed(spec, s) for spec in cfg["runs"] for s in cfg["seeds"]], ctx)
 
     def seed(s: int) -> SeedResult:
-        (spec, hist), = seed_runs(cfg, s, ctx)
+        ((spec, hist),) = seed_runs(cfg, s, ctx)
         pe = spec["task"]["pe"]
-        family = cached_call("nearorth-family", {"pe": pe, **p}, lambda: _family(pe, p, s), ctx,
-                             f"seed {s}: interpolant family of table {pe['seed']}")
+        family = cached_call(
+            "nearorth-family",
+            {"pe": pe, **p},
+            lambda: _family(pe, p, s),
+            ctx,
+            f"seed {s}: interpolant family of table {pe['seed']}",
+        )
         final, claims = analyse(p, hist, family)
         return SeedResult(runs={spec["label"]: hist}, final=final, data={"family": family}, claims=claims)
+
     return for_each_seed(cfg, ctx, seed)
 
 
 def _decides(cfg: dict) -> tuple:
     p = cfg["params"]
-    return (Decides("fig4.fixed-015", tuple(f"T{T}.min_at_figure_steps" for T in p["T_tests"])),
-            Decides("fig4.fixed-015", tuple(f"T{T}.min_over_run" for T in p["T_tests"]), "50k"),
-            Decides("fig2.fixed-constant", tuple(f"T{T}.levels_off" for T in p["T_tests"])),
-            Decides("fig4.converge-nearorth", tuple(f"q{q}.converges" for q in p["q_tests"])),
-            Decides("fig4.worse-nearorth", ("worse_as_q_grows",), "50k"))
+    return (
+        Decides("fig4.fixed-015", tuple(f"T{T}.min_at_figure_steps" for T in p["T_tests"])),
+        Decides("fig4.fixed-015", tuple(f"T{T}.min_over_run" for T in p["T_tests"]), "50k"),
+        Decides("fig2.fixed-constant", tuple(f"T{T}.levels_off" for T in p["T_tests"])),
+        Decides("fig4.converge-nearorth", tuple(f"q{q}.converges" for q in p["q_tests"])),
+        Decides("fig4.worse-nearorth", ("worse_as_q_grows",), "50k"),
+    )
 
 
 #: The record of the experiment ``nearorth-baseline`` (:class:`~sts_lib.experiments.record.Experiment`).
 #:
 #: :meta hide-value:
 NEARORTH_BASELINE = Experiment(
-    "nearorth-baseline", "the fixed near-orthogonal baseline of Figures 2 and 4 trained past its "
+    "nearorth-baseline",
+    "the fixed near-orthogonal baseline of Figures 2 and 4 trained past its "
     "minimum, five tables, beside the interpolant family's prediction",
-    config, run, evidence_figures.nearorth_baseline, lane="B", section="ch8-baseline",
+    config,
+    run,
+    evidence_figures.nearorth_baseline,
+    lane="B",
+    section="ch8-baseline",
     title="The near-orthogonal baseline, run long",
     paper_says="every fixed PE ends with validation loss at least 0.15 (Figure 2), and converges at unseen $q$ in the "
-               "long run, getting worse as $q$ grows (Figure 4)",
-    seeds={"quick": [0, 1], "paper": [0, 1, 2, 3, 4]},   # the outcome depends on the random table: five tables
-    decides=_decides)
+    "long run, getting worse as $q$ grows (Figure 4)",
+    seeds={"quick": [0, 1], "paper": [0, 1, 2, 3, 4]},  # the outcome depends on the random table: five tables
+    decides=_decides,
+)

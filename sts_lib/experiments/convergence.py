@@ -49,40 +49,101 @@ from .record import Experiment
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]
 
 
-def _practical_spec(label: str, *, T: int, N: int, steps: int, optimizer: str, lr: float,
-                    lr_W=None, lr_V=None, lr_decay_after=None, log_every: int, eval_batch: int) -> dict:
+def _practical_spec(
+    label: str,
+    *,
+    T: int,
+    N: int,
+    steps: int,
+    optimizer: str,
+    lr: float,
+    lr_W=None,
+    lr_V=None,
+    lr_decay_after=None,
+    log_every: int,
+    eval_batch: int,
+) -> dict:
     return run_spec(
         label,
-        task={"d": 5, "T": T, "q": 3, "pe": {"name": "stochastic_onehot", "max_len": N},
-              "x_query": "zero", "query_pe": "mean"},
+        task={
+            "d": 5,
+            "T": T,
+            "q": 3,
+            "pe": {"name": "stochastic_onehot", "max_len": N},
+            "x_query": "zero",
+            "query_pe": "mean",
+        },
         model={"class": "practical", "init": "normal", "init_scale": 0.02},
-        train_cfg={"steps": steps, "batch_size": 256, "optimizer": optimizer, "lr": lr, "lr_W": lr_W,
-                   "lr_V": lr_V, "lr_decay_after": lr_decay_after, "log_every": log_every,
-                   "eval_batch": eval_batch, "seed": 0},
-        checkpoint_every=max(steps // 10, 1))
+        train_cfg={
+            "steps": steps,
+            "batch_size": 256,
+            "optimizer": optimizer,
+            "lr": lr,
+            "lr_W": lr_W,
+            "lr_V": lr_V,
+            "lr_decay_after": lr_decay_after,
+            "log_every": log_every,
+            "eval_batch": eval_batch,
+            "seed": 0,
+        },
+        checkpoint_every=max(steps // 10, 1),
+    )
 
 
 def config(scale: str, seeds: list) -> dict:
     """The runs of Figures 1 and 3 at ``scale`` ('quick' or 'paper'), repeated over ``seeds``."""
-    small = _practical_spec("T20-sgd", T=20, N=40, steps=1500 if scale == "quick" else 4000,
-                            optimizer=PLAIN_GD, lr=1.0, lr_W=10.0, lr_V=1.0,
-                            log_every=25 if scale == "quick" else 50, eval_batch=1024)
+    small = _practical_spec(
+        "T20-sgd",
+        T=20,
+        N=40,
+        steps=1500 if scale == "quick" else 4000,
+        optimizer=PLAIN_GD,
+        lr=1.0,
+        lr_W=10.0,
+        lr_V=1.0,
+        log_every=25 if scale == "quick" else 50,
+        eval_batch=1024,
+    )
     runs = [small]
     if scale == "paper":
         # The theorem's optimiser at the paper's length: plain GD on fresh batches of 4096 (16x the
         # T=20 run's, so the W_XE noise per step, which grows like rate / batch, stays below the
         # T=20 run's), and lr_W = 100 so that the reduced model's rate lr_W / (q^2 (N - 1)) equals the
         # T=20 run's (10 / (9 * 39)). Chosen before the run from that rule, not tuned on it.
-        gd = _practical_spec("T200-gd", T=200, N=400, steps=10000, optimizer=PLAIN_GD, lr=1.0, lr_W=100.0,
-                             lr_V=1.0, log_every=100, eval_batch=2048)
+        gd = _practical_spec(
+            "T200-gd",
+            T=200,
+            N=400,
+            steps=10000,
+            optimizer=PLAIN_GD,
+            lr=1.0,
+            lr_W=100.0,
+            lr_V=1.0,
+            log_every=100,
+            eval_batch=2048,
+        )
         gd["train"]["batch_size"] = 4096
         TrainConfig(**gd["train"])
-        runs[:0] = [gd, _practical_spec("T200-adam", T=200, N=400, steps=10000, optimizer="adam", lr=1e-2,
-                                        lr_decay_after=1000, log_every=100, eval_batch=2048)]
-    note = ("T=200 by plain gradient descent on batches of 4096 (lr_W=100), beside an Adam variant with a 1/t "
-            "decay after step 1000; T=20 by plain gradient descent on batches of 256"
-            if scale == "paper" else
-            "quick scale: only the T=20 SGD run (the paper's T=200 run takes minutes of CPU)")
+        runs[:0] = [
+            gd,
+            _practical_spec(
+                "T200-adam",
+                T=200,
+                N=400,
+                steps=10000,
+                optimizer="adam",
+                lr=1e-2,
+                lr_decay_after=1000,
+                log_every=100,
+                eval_batch=2048,
+            ),
+        ]
+    note = (
+        "T=200 by plain gradient descent on batches of 4096 (lr_W=100), beside an Adam variant with a 1/t "
+        "decay after step 1000; T=20 by plain gradient descent on batches of 256"
+        if scale == "paper"
+        else "quick scale: only the T=20 SGD run (the paper's T=200 run takes minutes of CPU)"
+    )
     return {"scale": scale, "seeds": list(seeds), "runs": runs, "scale_note": note}
 
 
@@ -116,33 +177,72 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
     rate = loss_exponent(steps, loss)
     return {
         f"{label}.loss_below_1pct_of_plateau": Measured(
-            loss[-1] / plateau, 0.01, "<", "final held-out loss / uniform-attention plateau d(T-q)/(qT)" + variant,
-            role=role, name=f"{where}: final loss ÷ plateau", noise=0.02),
+            loss[-1] / plateau,
+            0.01,
+            "<",
+            "final held-out loss / uniform-attention plateau d(T-q)/(qT)" + variant,
+            role=role,
+            name=f"{where}: final loss ÷ plateau",
+            noise=0.02,
+        ),
         f"{label}.loss_exponent": Measured(
-            rate["exponent"], RATE_BAND, "within",
+            rate["exponent"],
+            RATE_BAND,
+            "within",
             "log-log slope of the held-out loss over the last half of training (O(1/t) is -1; 95% interval "
-            f"{rate['ci95'][0]:.3f} to {rate['ci95'][1]:.3f})" + variant
+            f"{rate['ci95'][0]:.3f} to {rate['ci95'][1]:.3f})"
+            + variant
             + (": under Adam the 1/t decay schedule sets this exponent" if role == "ours" else ""),
-            role=role, name=f"{where}: log-log slope of the loss (O(1/t) is −1)"),
-        f"{label}.cos_W": Measured(hist.last("cos_W"), 0.95, ">=", "final cos(W, W*)" + variant, role=role,
-                                   name=f"{where}: cos(W, W*) at the end"),
-        f"{label}.cos_V": Measured(hist.last("cos_V"), 0.95, ">=", "final cos(V, V*)" + variant, role=role,
-                                   name=f"{where}: cos(V, V*) at the end"),
-        **({f"{label}.over_population_gd": Measured(
-            loss[-1] / pop, [0.8, 1.25], "within",
-            f"final held-out loss / exact population GD's at the same rates ({pop:.3g}; theory.reduced_dynamics, "
-            "practical=True): how far minibatch training is from the theorem's object", role="ours", noise=0.02,
-            name=f"{where}: final loss ÷ exact population GD's")} if pop is not None else {}),
+            role=role,
+            name=f"{where}: log-log slope of the loss (O(1/t) is −1)",
+        ),
+        f"{label}.cos_W": Measured(
+            hist.last("cos_W"),
+            0.95,
+            ">=",
+            "final cos(W, W*)" + variant,
+            role=role,
+            name=f"{where}: cos(W, W*) at the end",
+        ),
+        f"{label}.cos_V": Measured(
+            hist.last("cos_V"),
+            0.95,
+            ">=",
+            "final cos(V, V*)" + variant,
+            role=role,
+            name=f"{where}: cos(V, V*) at the end",
+        ),
+        **(
+            {
+                f"{label}.over_population_gd": Measured(
+                    loss[-1] / pop,
+                    [0.8, 1.25],
+                    "within",
+                    f"final held-out loss / exact population GD's at the same rates ({pop:.3g}; "
+                    "theory.reduced_dynamics, practical=True): how far minibatch training is from the theorem's object",
+                    role="ours",
+                    noise=0.02,
+                    name=f"{where}: final loss ÷ exact population GD's",
+                )
+            }
+            if pop is not None
+            else {}
+        ),
         f"{label}.cos_W_mod_shift": Measured(
-            shift_free_cosine(hist.snapshots[-1]["W"], d), 0.95, ">=",
+            shift_free_cosine(hist.snapshots[-1]["W"], d),
+            0.95,
+            ">=",
             "final cos(W, W*) with the loss-invariant direction 11^T of W_EE projected out (added after seed 0 of "
-            "the first Adam run showed the shift)", role="diagnostic",
-            name=f"{where}: cos(W, W*) with the invisible shift removed"),
+            "the first Adam run showed the shift)",
+            role="diagnostic",
+            name=f"{where}: cos(W, W*) with the invisible shift removed",
+        ),
     }
 
 
 def _per_run(cfg: dict, ctx: Context, one) -> dict:
     """Every run of ``cfg`` at every seed; ``one(spec, hist) -> (final, data or None, claims)`` per run."""
+
     def seed(s: int) -> SeedResult:
         res = SeedResult()
         for spec, hist in seed_runs(cfg, s, ctx):
@@ -153,20 +253,26 @@ def _per_run(cfg: dict, ctx: Context, one) -> dict:
                 res.data[lab] = data
             res.claims |= claims
         return res
+
     return for_each_seed(cfg, ctx, seed)
 
 
 def run_fig1(cfg: dict, ctx: Context) -> dict:
     """Train the runs over the seeds; per-step metrics, final metrics and the Figure 1 claims."""
+
     def one(spec, hist):
         t = spec["task"]
         plateau = uniform_plateau(t["d"], t["T"], t["q"])
-        slope = inverse_loss_fit(hist["step"], hist["loss"]).slope      # over the last half of the run
+        slope = inverse_loss_fit(hist["step"], hist["loss"]).slope  # over the last half of the run
         final = {k: hist.last(k) for k in _METRICS} | {
-            "plateau": plateau, "inv_loss_slope": slope, "loss_exponent": loss_exponent(hist["step"], hist["loss"]),
+            "plateau": plateau,
+            "inv_loss_slope": slope,
+            "loss_exponent": loss_exponent(hist["step"], hist["loss"]),
             "wall_time": hist.wall_time,
-            "cos_W_mod_shift": shift_free_cosine(hist.snapshots[-1]["W"], t["d"])}
+            "cos_W_mod_shift": shift_free_cosine(hist.snapshots[-1]["W"], t["d"]),
+        }
         return final, None, _convergence_claims(spec["label"], hist, plateau, t["d"])
+
     return _per_run(cfg, ctx, one)
 
 
@@ -184,6 +290,7 @@ def run_fig3(cfg: dict, ctx: Context) -> dict:
     get a gradient (W_XE, V_E) with its initial rms, and check (guaranteed) that the two blocks
     without a gradient did not move.
     """
+
     def one(spec, hist):
         d = spec["task"]["d"]
         first, last = hist.snapshots[0], hist.snapshots[-1]
@@ -191,41 +298,77 @@ def run_fig3(cfg: dict, ctx: Context) -> dict:
         blocks = block_changes(first, last, d)
         W_EE = last["W"][d:, d:]
         off = W_EE[~torch.eye(W_EE.shape[0], dtype=torch.bool)]
-        k = min(last["W"].shape[0], 45)       # the heat map shows the top-left k x k corner
+        k = min(last["W"].shape[0], 45)  # the heat map shows the top-left k x k corner
         cos_I = identity_cosine(W_EE)
         cos_shift = shift_free_cosine(last["W"], d)
-        data = {"shares": shares, "blocks": blocks, "steps": [first["step"], last["step"]],
-                "heatmaps": {"init": {"W": _crop(first["W"], k), "V": _crop(first["V"], k)},
-                             "final": {"W": _crop(last["W"], k), "V": _crop(last["V"], k)}},
-                "shown": k, "D": int(last["W"].shape[0]), "d": d}
-        final = {"shares": shares["final"], "blocks": blocks, "cos_WEE_identity": cos_I, "cos_W_mod_shift": cos_shift,
-                 "W_EE_diag_mean": float(W_EE.diagonal().mean()), "W_EE_offdiag_mean": float(off.mean()),
-                 "W_EE_offdiag_std": float(off.std()), "cos_W": hist.last("cos_W"), "cos_V": hist.last("cos_V")}
+        data = {
+            "shares": shares,
+            "blocks": blocks,
+            "steps": [first["step"], last["step"]],
+            "heatmaps": {
+                "init": {"W": _crop(first["W"], k), "V": _crop(first["V"], k)},
+                "final": {"W": _crop(last["W"], k), "V": _crop(last["V"], k)},
+            },
+            "shown": k,
+            "D": int(last["W"].shape[0]),
+            "d": d,
+        }
+        final = {
+            "shares": shares["final"],
+            "blocks": blocks,
+            "cos_WEE_identity": cos_I,
+            "cos_W_mod_shift": cos_shift,
+            "W_EE_diag_mean": float(W_EE.diagonal().mean()),
+            "W_EE_offdiag_mean": float(off.mean()),
+            "W_EE_offdiag_std": float(off.std()),
+            "cos_W": hist.last("cos_W"),
+            "cos_V": hist.last("cos_V"),
+        }
         lab = spec["label"]
         role, where = _role(hist), _where(hist, lab)
         moving = [b for b in ("W_XE", "V_E") if not blocks[b]["untouched"]]
         still = [b for b in ("W_XX", "W_EX")]
         claims = {
             f"{lab}.other_blocks_decay": Measured(
-                max((blocks[b]["ratio"] for b in moving), default=float("nan")), 0.5, "<",
+                max((blocks[b]["ratio"] for b in moving), default=float("nan")),
+                0.5,
+                "<",
                 "largest final rms / initial rms over the off-target blocks that receive a gradient ("
-                + ", ".join(moving) + "): they decay towards 0 (nan if none moves)", role=role,
-                name=f"{where}: off-target blocks W_XE, V_E, final ÷ initial size"),
+                + ", ".join(moving)
+                + "): they decay towards 0 (nan if none moves)",
+                role=role,
+                name=f"{where}: off-target blocks W_XE, V_E, final ÷ initial size",
+            ),
             f"{lab}.no_gradient_blocks_untouched": Measured(
-                float(all(blocks[b]["untouched"] for b in still)), 1.0, ">=",
+                float(all(blocks[b]["untouched"] for b in still)),
+                1.0,
+                ">=",
                 "W_XX and W_EX keep their initial values exactly (1 = untouched): with x_query = 0 no gradient "
-                "reaches them, so the caption's 'converge to 0' is untestable for them here", role="guaranteed",
+                "reaches them, so the caption's 'converge to 0' is untestable for them here",
+                role="guaranteed",
                 because="x_query = 0: the score x_i^T W_XX x_q + p_i^T W_EX x_q is 0 for every W_XX, W_EX",
-                name=f"{where}: W_XX, W_EX untouched (no gradient reaches them)"),
+                name=f"{where}: W_XX, W_EX untouched (no gradient reaches them)",
+            ),
             f"{lab}.W_EE_identity_direction": Measured(
-                cos_I, 0.95, ">=", "cos(W_EE, I): the PE-PE block points to the identity", role=role,
-                name=f"{where}: cos(W_EE, I)"),
+                cos_I,
+                0.95,
+                ">=",
+                "cos(W_EE, I): the PE-PE block points to the identity",
+                role=role,
+                name=f"{where}: cos(W_EE, I)",
+            ),
             f"{lab}.W_EE_identity_direction_mod_shift": Measured(
-                cos_shift, 0.95, ">=", "cos(W, W*) with the loss-invariant direction 11^T of W_EE projected "
-                "out (added after the first Adam run showed the shift)", role="diagnostic",
-                name=f"{where}: cos(W_EE, I) with the invisible shift removed"),
+                cos_shift,
+                0.95,
+                ">=",
+                "cos(W, W*) with the loss-invariant direction 11^T of W_EE projected "
+                "out (added after the first Adam run showed the shift)",
+                role="diagnostic",
+                name=f"{where}: cos(W_EE, I) with the invisible shift removed",
+            ),
         }
         return final, data, claims
+
     return _per_run(cfg, ctx, one)
 
 
@@ -236,10 +379,15 @@ def _labels(cfg: dict, adam: bool) -> list[str]:
 def _decides(pairs: tuple):
     """The statements a practical-model experiment decides: ``pairs`` of (statement, claim suffixes), by the GD runs
     at the paper's reading and by the Adam variant at the reading 'adam'."""
+
     def decides(cfg: dict) -> tuple:
-        return tuple(Decides(st, tuple(f"{lab}.{c}" for lab in _labels(cfg, adam) for c in cs), reading)
-                     for st, cs in pairs for adam, reading in ((False, PAPER), (True, "adam"))
-                     if _labels(cfg, adam))
+        return tuple(
+            Decides(st, tuple(f"{lab}.{c}" for lab in _labels(cfg, adam) for c in cs), reading)
+            for st, cs in pairs
+            for adam, reading in ((False, PAPER), (True, "adam"))
+            if _labels(cfg, adam)
+        )
+
     return decides
 
 
@@ -247,18 +395,37 @@ def _decides(pairs: tuple):
 #:
 #: :meta hide-value:
 FIG1 = Experiment(
-    "fig1-convergence", "practical model, stochastic PE: loss -> 0 at rate O(1/t), cos(W,W*), cos(V,V*) -> 1",
-    config, run_fig1, figures.convergence, lane="A", section="ch8-fig1", title="Figure 1",
+    "fig1-convergence",
+    "practical model, stochastic PE: loss -> 0 at rate O(1/t), cos(W,W*), cos(V,V*) -> 1",
+    config,
+    run_fig1,
+    figures.convergence,
+    lane="A",
+    section="ch8-fig1",
+    title="Figure 1",
     paper_says="the loss goes to 0 at rate $O(1/t)$ ($1/\\text{loss}$ grows linearly) and $\\cos(W,W^\\star)$ and "
-               "$\\cos(V,V^\\star)$ go to 1",
-    decides=_decides((("fig1.loss", ("loss_below_1pct_of_plateau",)), ("fig1.rate", ("loss_exponent",)),
-                      ("fig1.cosines", ("cos_W", "cos_V")))))
+    "$\\cos(V,V^\\star)$ go to 1",
+    decides=_decides(
+        (
+            ("fig1.loss", ("loss_below_1pct_of_plateau",)),
+            ("fig1.rate", ("loss_exponent",)),
+            ("fig1.cosines", ("cos_W", "cos_V")),
+        )
+    ),
+)
 #: The record of the experiment ``fig3-heatmaps`` (:class:`~sts_lib.experiments.record.Experiment`).
 #:
 #: :meta hide-value:
 FIG3 = Experiment(
-    "fig3-heatmaps", "practical model from random init: only the PE-PE block of W and token block of V remain",
-    config, run_fig3, figures.heatmaps, lane="A", section="ch8-fig3", title="Figure 3",
+    "fig3-heatmaps",
+    "practical model from random init: only the PE-PE block of W and token block of V remain",
+    config,
+    run_fig3,
+    figures.heatmaps,
+    lane="A",
+    section="ch8-fig3",
+    title="Figure 3",
     paper_says="from a random start only $W_{EE}$ and $V_X$ keep weight, each along the identity; all other entries "
-               "converge to 0",
-    decides=_decides((("fig3.decay", ("other_blocks_decay",)), ("fig3.identity", ("W_EE_identity_direction",)))))
+    "converge to 0",
+    decides=_decides((("fig3.decay", ("other_blocks_decay",)), ("fig3.identity", ("W_EE_identity_direction",)))),
+)

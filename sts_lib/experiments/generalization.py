@@ -39,11 +39,11 @@ from .record import Experiment
 class Arm:
     """One training run of Figures 2, 4 and 5 beside the others: its key, its PE and its name in the claims."""
 
-    key: str             # the run label's prefix and the key of its claims and numbers (hashed: never renamed)
-    pe: dict             # its PE: make_pe kwargs, every kind with the pool N as max_len (and m = N where free)
-    name: str            # how claims name it
+    key: str  # the run label's prefix and the key of its claims and numbers (hashed: never renamed)
+    pe: dict  # its PE: make_pe kwargs, every kind with the pool N as max_len (and m = N where free)
+    name: str  # how claims name it
     fixed: bool = False  # a fixed PE (the baselines)
-    gd_only: bool = False   # a run only gradient descent makes (the equal-rate run)
+    gd_only: bool = False  # a run only gradient descent makes (the equal-rate run)
 
     def spec(self, N: int) -> dict:
         """Its PE sized by the pool: N positions, and width N where the kind's width is free (not one-hot)."""
@@ -55,11 +55,17 @@ class Arm:
 #: slots, so the stochastic pool (N) gets lr_W (N - 1) / (T - 1) to match the fixed one-hot PE (T slots).
 EQRATE = "stochastic_eqrate"
 #: Every arm, in the order of the config's runs.
-ARMS = (Arm("stochastic", {"name": "stochastic_onehot"}, "stochastic PE"),
-        Arm("fixed", {"name": "onehot"}, "fixed one-hot PE", fixed=True),
-        Arm("fixed_nearorth", {"name": "near_orthogonal", "kind": "rademacher", "seed": 0}, "fixed near-orthogonal PE",
-            fixed=True),
-        Arm(EQRATE, {"name": "stochastic_onehot"}, "stochastic PE at the equal effective rate", gd_only=True))
+ARMS = (
+    Arm("stochastic", {"name": "stochastic_onehot"}, "stochastic PE"),
+    Arm("fixed", {"name": "onehot"}, "fixed one-hot PE", fixed=True),
+    Arm(
+        "fixed_nearorth",
+        {"name": "near_orthogonal", "kind": "rademacher", "seed": 0},
+        "fixed near-orthogonal PE",
+        fixed=True,
+    ),
+    Arm(EQRATE, {"name": "stochastic_onehot"}, "stochastic PE at the equal effective rate", gd_only=True),
+)
 FIXED = tuple(a.key for a in ARMS if a.fixed)
 _NAME = {a.key: a.name for a in ARMS}
 
@@ -90,10 +96,30 @@ Q_TESTS = [2, 4, 5, 6, 8, 10]
 
 def _scale_params(scale: str) -> dict:
     if scale == "paper":
-        return {"T": 200, "N": 400, "T_tests": [250, 300, 350, 400], "q_tests": Q_TESTS, "adam_q_tests": [2, 4, 6, 8],
-                "steps": 10000, "log_every": 100, "eval_batch": 1024, "lr_W": 30.0, "adam_lr": 3e-3}
-    return {"T": 20, "N": 40, "T_tests": [25, 30, 35, 40], "q_tests": Q_TESTS, "adam_q_tests": [2, 4, 6, 8],
-            "steps": 1500, "log_every": 25, "eval_batch": 1024, "lr_W": 10.0, "adam_lr": 1e-2}
+        return {
+            "T": 200,
+            "N": 400,
+            "T_tests": [250, 300, 350, 400],
+            "q_tests": Q_TESTS,
+            "adam_q_tests": [2, 4, 6, 8],
+            "steps": 10000,
+            "log_every": 100,
+            "eval_batch": 1024,
+            "lr_W": 30.0,
+            "adam_lr": 3e-3,
+        }
+    return {
+        "T": 20,
+        "N": 40,
+        "T_tests": [25, 30, 35, 40],
+        "q_tests": Q_TESTS,
+        "adam_q_tests": [2, 4, 6, 8],
+        "steps": 1500,
+        "log_every": 25,
+        "eval_batch": 1024,
+        "lr_W": 10.0,
+        "adam_lr": 1e-2,
+    }
 
 
 def _specs(scale: str, optimizer: str) -> list[dict]:
@@ -106,22 +132,34 @@ def _specs(scale: str, optimizer: str) -> list[dict]:
             opt = {"optimizer": PLAIN_GD, "lr": 1.0, "lr_W": lr_W, "lr_V": 1.0}
         else:
             opt = {"optimizer": "adam", "lr": p["adam_lr"]}
-        out.append(run_spec(_label(arm, optimizer),
-                            task={"d": 5, "T": p["T"], "q": 3, "pe": arm.spec(p["N"]),
-                                  "x_query": "zero", "query_pe": "sum"},
-                            model={"class": "theory", "position_only": True, "init": "zero"},
-                            train_cfg={"steps": p["steps"], "batch_size": 256, "log_every": p["log_every"],
-                                       "eval_batch": p["eval_batch"], "eval_lengths": p["T_tests"],
-                                       "eval_qs": q_tests, "seed": 0} | opt,
-                            checkpoint_every=max(p["steps"] // 10, 1)))
+        out.append(
+            run_spec(
+                _label(arm, optimizer),
+                task={"d": 5, "T": p["T"], "q": 3, "pe": arm.spec(p["N"]), "x_query": "zero", "query_pe": "sum"},
+                model={"class": "theory", "position_only": True, "init": "zero"},
+                train_cfg={
+                    "steps": p["steps"],
+                    "batch_size": 256,
+                    "log_every": p["log_every"],
+                    "eval_batch": p["eval_batch"],
+                    "eval_lengths": p["T_tests"],
+                    "eval_qs": q_tests,
+                    "seed": 0,
+                }
+                | opt,
+                checkpoint_every=max(p["steps"] // 10, 1),
+            )
+        )
     return out
 
 
 def _note(scale: str) -> str:
     if scale == "paper":
-        return ("paper's T=200, q=3, T_test 250..400, 10k steps; theory model in the position-only "
-                "parametrisation (W_EE, V_X), d=5; q_test values and the two fixed PEs (one-hot, dim 400; "
-                "near-orthogonal Rademacher, m=400) are our choices")
+        return (
+            "paper's T=200, q=3, T_test 250..400, 10k steps; theory model in the position-only "
+            "parametrisation (W_EE, V_X), d=5; q_test values and the two fixed PEs (one-hot, dim 400; "
+            "near-orthogonal Rademacher, m=400) are our choices"
+        )
     return "quick scale: T=20, T_test in 25..40, pool N=40"
 
 
@@ -131,8 +169,14 @@ RULES = {"level": LEVEL, "slope_tol": SLOPE_TOL, "flat_slope": FLAT_SLOPE, "end_
 
 def config_length(scale: str, seeds: list) -> dict:
     p = _scale_params(scale)
-    return {"scale": scale, "seeds": list(seeds), "T_tests": p["T_tests"], "runs": _specs(scale, PLAIN_GD),
-            "scale_note": _note(scale), "rules": RULES}
+    return {
+        "scale": scale,
+        "seeds": list(seeds),
+        "T_tests": p["T_tests"],
+        "runs": _specs(scale, PLAIN_GD),
+        "scale_note": _note(scale),
+        "rules": RULES,
+    }
 
 
 def config_q(scale: str, seeds: list) -> dict:
@@ -141,34 +185,59 @@ def config_q(scale: str, seeds: list) -> dict:
 
 def config_adam(scale: str, seeds: list) -> dict:
     p = _scale_params(scale)
-    return {"scale": scale, "seeds": list(seeds), "T_tests": p["T_tests"], "q_tests": p["adam_q_tests"],
-            "runs": _specs(scale, "adam"), "scale_note": _note(scale), "rules": RULES}
+    return {
+        "scale": scale,
+        "seeds": list(seeds),
+        "T_tests": p["T_tests"],
+        "q_tests": p["adam_q_tests"],
+        "runs": _specs(scale, "adam"),
+        "scale_note": _note(scale),
+        "rules": RULES,
+    }
 
 
 def converges_claim(h, key: str, label: str, where: str, role: str, by_construction: str = "") -> tuple[dict, Measured]:
-    """"Converges to 0 in the long run" on the relative curve ``h[key] / h[key][0]``, by :func:`checks.long_run`.
+    """ "Converges to 0 in the long run" on the relative curve ``h[key] / h[key][0]``, by :func:`checks.long_run`.
 
     The claim's value is the log-log slope over the run's last fifth (< :data:`~sts_lib.checks.FLAT_SLOPE`:
     still falling); a slope still flattening makes it *undecided*; when (or where, by the last fifth's
     power law) the loss reaches :data:`LEVEL` of its start is said beside it, never deciding it."""
     rel = h[key] / h[key][0]
     r = long_run(h["step"], rel, LEVEL)
-    info = {"final_rel": float(rel[-1]), "steps_to_2pct": r["step"], "extrapolated": not r["reached"],
-            "exponent_last_half": r["slope_half"], "exponent_last_fifth": r["slope_fifth"], "verdict": r["verdict"]}
-    when = (f"reached {LEVEL:.0%} of its initial loss at step {r['step']:,.0f}" if r["reached"] else
-            f"{LEVEL:.0%} not reached in {int(h['step'][-1]):,} steps" + (
-                f" (the last fifth's power law gets there at step {r['step']:,.0f})" if math.isfinite(r["step"])
-                else ""))
+    info = {
+        "final_rel": float(rel[-1]),
+        "steps_to_2pct": r["step"],
+        "extrapolated": not r["reached"],
+        "exponent_last_half": r["slope_half"],
+        "exponent_last_fifth": r["slope_fifth"],
+        "verdict": r["verdict"],
+    }
+    when = (
+        f"reached {LEVEL:.0%} of its initial loss at step {r['step']:,.0f}"
+        if r["reached"]
+        else f"{LEVEL:.0%} not reached in {int(h['step'][-1]):,} steps"
+        + (f" (the last fifth's power law gets there at step {r['step']:,.0f})" if math.isfinite(r["step"]) else "")
+    )
     return info, Measured(
-        r["slope_fifth"], FLAT_SLOPE, "<",
+        r["slope_fifth"],
+        FLAT_SLOPE,
+        "<",
         f"{label}, {where}: log-log slope of the loss over the run's last fifth, {r['slope_fifth']:.2f} (last half "
         f"{r['slope_half']:.2f}); below {FLAT_SLOPE} and not shallower by more than {SLOPE_TOL:.0%} means a power law "
-        f"that goes to 0; {when}; final value {rel[-1]:.4f} of the start", role=role, noise=NOISE_1024,
+        f"that goes to 0; {when}; final value {rel[-1]:.4f} of the start",
+        role=role,
+        noise=NOISE_1024,
         name=f"{label}, {where}: slope of the loss over the last fifth (falling: converges)",
-        caveat="; ".join(c for c in (f"{LEVEL:.0%} not reached within the run" if not r["reached"] else "",
-                                     by_construction) if c),
-        undecided=(f"the slope is still flattening: {r['slope_half']:.2f} over the last half, {r['slope_fifth']:.2f} "
-                   "over the last fifth" if r["verdict"] == "undecided" else ""))
+        caveat="; ".join(
+            c for c in (f"{LEVEL:.0%} not reached within the run" if not r["reached"] else "", by_construction) if c
+        ),
+        undecided=(
+            f"the slope is still flattening: {r['slope_half']:.2f} over the last half, {r['slope_fifth']:.2f} "
+            "over the last fifth"
+            if r["verdict"] == "undecided"
+            else ""
+        ),
+    )
 
 
 #: The caveat of a one-hot "converges" claim: it cannot fail but through the step budget (issue 30).
@@ -192,20 +261,26 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
     for kind in ("stochastic", "fixed"):
         h = hists[kind]
         exact = population_gd_of(h)
-        if exact is None:                  # Adam: no population-GD counterpart
+        if exact is None:  # Adam: no population-GD counterpart
             continue
         pop = float(exact["loss"][1][-1])
         final.setdefault("population_gd", {})[kind] = pop
         claims[f"{prefix}{kind}.over_population_gd"] = Measured(
-            h.last("loss") / pop, [0.8, 1.25], "within",
+            h.last("loss") / pop,
+            [0.8, 1.25],
+            "within",
             f"{_NAME[kind]}: final in-distribution loss / exact population GD's at the same rates ({pop:.3g}; "
-            "theory.reduced_dynamics): how far minibatch SGD is from the theorem's object", role="ours",
-            noise=NOISE_1024, name=f"{_NAME[kind]}: final loss ÷ exact population GD's")
+            "theory.reduced_dynamics): how far minibatch SGD is from the theorem's object",
+            role="ours",
+            noise=NOISE_1024,
+            name=f"{_NAME[kind]}: final loss ÷ exact population GD's",
+        )
     for Tt in T_tests:
         test = HeldOut.length(Tt)
         key, where = test.key, test.where
-        info, claims[f"{prefix}stochastic.T{Tt}.converges"] = converges_claim(s, key, _NAME["stochastic"], where,
-                                                                         "paper", POOL_COVERS)
+        info, claims[f"{prefix}stochastic.T{Tt}.converges"] = converges_claim(
+            s, key, _NAME["stochastic"], where, "paper", POOL_COVERS
+        )
         final[key] = {"stochastic": s.last(key), "stochastic_rel": info["final_rel"], "stochastic_long_run": info}
         bound = fixed_onehot_lower_bound(d, T, Tt, q)["loss"]
         for kind in FIXED:
@@ -216,30 +291,46 @@ def _length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, pref
             if kind == "fixed":
                 final[key]["fixed_lower_bound"] = bound
                 claims[f"{prefix}fixed.T{Tt}.min_last_half"] = Measured(
-                    floor, FIXED_PE_FLOOR, ">=",
+                    floor,
+                    FIXED_PE_FLOOR,
+                    ">=",
                     f"fixed one-hot PE: smallest loss at T_test={Tt} over the last half of training",
-                    role="guaranteed", because=f"theory.fixed_onehot_lower_bound({d}, {T}, {Tt}, {q}) = {bound:.3f} "
-                    "> 0.15: no fixed one-hot model of this family gets below it", noise=NOISE_1024,
-                    name=f"fixed one-hot PE, T_test = {Tt}: lowest loss in the last half")
+                    role="guaranteed",
+                    because=f"theory.fixed_onehot_lower_bound({d}, {T}, {Tt}, {q}) = {bound:.3f} "
+                    "> 0.15: no fixed one-hot model of this family gets below it",
+                    noise=NOISE_1024,
+                    name=f"fixed one-hot PE, T_test = {Tt}: lowest loss in the last half",
+                )
                 claims[f"{prefix}fixed.T{Tt}.above_lower_bound"] = Measured(
-                    floor / bound, 1 - 2 * NOISE_1024, ">=",
+                    floor / bound,
+                    1 - 2 * NOISE_1024,
+                    ">=",
                     f"fixed one-hot PE: smallest loss at T_test={Tt} over the last half / the closed-form lower bound "
-                    f"{bound:.3f} (>= 1 up to test noise: training respects the course's bound)", role="ours",
-                    noise=NOISE_1024, name=f"fixed one-hot PE, T_test = {Tt}: lowest loss ÷ closed-form lower bound")
+                    f"{bound:.3f} (>= 1 up to test noise: training respects the course's bound)",
+                    role="ours",
+                    noise=NOISE_1024,
+                    name=f"fixed one-hot PE, T_test = {Tt}: lowest loss ÷ closed-form lower bound",
+                )
             else:
                 falling = f[key][-1] <= floor * (1 + NOISE_1024) and f[key][-1] < f[key][late][0] * (1 - 2 * NOISE_1024)
                 claims[f"{prefix}{kind}.T{Tt}.min_last_half_at_10k"] = Measured(
-                    floor, FIXED_PE_FLOOR, ">=", f"fixed near-orthogonal PE: smallest loss at T_test={Tt} over the "
+                    floor,
+                    FIXED_PE_FLOOR,
+                    ">=",
+                    f"fixed near-orthogonal PE: smallest loss at T_test={Tt} over the "
                     "last half, at the end of this run (still falling: the long-run verdict is nearorth-baseline's)",
-                    role="ours", noise=NOISE_1024,
+                    role="ours",
+                    noise=NOISE_1024,
                     name=f"fixed near-orthogonal PE, T_test = {Tt}: lowest loss so far (this run)",
-                    caveat=(f"still falling at step {int(f['step'][-1]):,}, so it holds up to there only"
-                            if falling else ""))
+                    caveat=(
+                        f"still falling at step {int(f['step'][-1]):,}, so it holds up to there only" if falling else ""
+                    ),
+                )
     return final, claims
 
 
 def _inverse_slope(h) -> float:
-    return inverse_loss_fit(h["step"], h["loss"]).slope        # over the last half of the run
+    return inverse_loss_fit(h["step"], h["loss"]).slope  # over the last half of the run
 
 
 def above_q(q_tests: list[int], q: int) -> list[int]:
@@ -261,8 +352,9 @@ def eqrate_identity(T: int, N: int, lr_W: float, steps: int, d: int = 5, q: int 
     return float(np.max(np.abs(a - b) / b))
 
 
-def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefix: str = "",
-              adam: bool = False) -> tuple[dict, dict]:
+def _q_claims(
+    hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefix: str = "", adam: bool = False
+) -> tuple[dict, dict]:
     """Figure 4: every PE converges at unseen q, the stochastic one slightly quicker; the fixed PE worse as q grows.
 
     "Quicker" is read near the end of training, where the caption's zoomed insets are: the stochastic PE's
@@ -294,24 +386,35 @@ def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefi
         e = final[key]["end_mean"]
         for rival in FIXED:
             claims[f"{prefix}q{qt}.end_stochastic_over_{rival}"] = Measured(
-                e["stochastic"] / e[rival], 1.0, "<", f"{where}: mean loss of the stochastic PE over the last "
+                e["stochastic"] / e[rival],
+                1.0,
+                "<",
+                f"{where}: mean loss of the stochastic PE over the last "
                 f"{END_FRAC:.0%} of the steps ÷ the {_NAME[rival]}'s "
                 "(< 1: below it near the end of training, where the caption's zoomed insets are; one rate for both)",
-                role="paper" if rival == "fixed_nearorth" and not adam else "ours", noise=NOISE_1024,
-                name=f"{where}: stochastic ÷ {_NAME[rival]}, loss near the end of training")
+                role="paper" if rival == "fixed_nearorth" and not adam else "ours",
+                noise=NOISE_1024,
+                name=f"{where}: stochastic ÷ {_NAME[rival]}, loss near the end of training",
+            )
         t = final[key]["steps_to_5pct"]
         for rival in FIXED:
             for fast, tag, role in (("stochastic", "", one_rate_role), (EQRATE, "eqrate_", "ours")):
                 if fast not in t or (tag and rival == "fixed"):
-                    continue          # the equal-rate pool against the fixed one-hot PE is a tie by construction
+                    continue  # the equal-rate pool against the fixed one-hot PE is a tie by construction
                 diff = t[fast] - t[rival] if np.isfinite(t[rival]) else (-1.0 if np.isfinite(t[fast]) else float("nan"))
                 rate = "at the equal effective rate" if tag else "at one rate for both"
                 claims[f"{prefix}q{qt}.{tag}stochastic_steps_to_5pct_minus_{rival}"] = Measured(
-                    diff, 0.0, "<=", f"q_test={qt}: steps for the stochastic PE ({rate}) to reach 5% of its initial "
+                    diff,
+                    0.0,
+                    "<=",
+                    f"q_test={qt}: steps for the stochastic PE ({rate}) to reach 5% of its initial "
                     f"loss minus the {_NAME[rival]}'s (<= 0: stochastic is at least as quick; -1 when only the "
-                    "stochastic PE gets there)", role=role, unit="steps",
+                    "stochastic PE gets there)",
+                    role=role,
+                    unit="steps",
                     name=f"{where}: extra steps to 5% of the initial loss, stochastic "
-                         f"({'equal effective rate' if tag else 'one rate'}) vs {_NAME[rival]}")
+                    f"({'equal effective rate' if tag else 'one rate'}) vs {_NAME[rival]}",
+                )
     above = above_q(q_tests, q)
     for kind in FIXED:
         rho_all = rank_correlation(q_tests, abs_final[kind])
@@ -320,46 +423,72 @@ def _q_claims(hists: dict, q_tests: list[int], T: int, N: int, q: int = 3, prefi
         final.setdefault("rank_correlation_abs_above_q", {})[kind] = rho
         contrast = rank_correlation(above, [v for qt, v in zip(q_tests, abs_final["stochastic"]) if qt > q])
         claims[f"{prefix}{kind}.worse_as_q_grows"] = Measured(
-            rho, 0.8, ">=", f"{_NAME[kind]}: Spearman correlation of q_test with the final absolute loss, on q_test "
+            rho,
+            0.8,
+            ">=",
+            f"{_NAME[kind]}: Spearman correlation of q_test with the final absolute loss, on q_test "
             f"above the training q = {q} ({', '.join(map(str, above))}); stochastic PE for contrast: {contrast:.1f}",
             role="ours" if adam else "paper",
-            name=f"{_NAME[kind]}: rank correlation of the final loss with q_test > {q}")
+            name=f"{_NAME[kind]}: rank correlation of the final loss with q_test > {q}",
+        )
         claims[f"{prefix}{kind}.worse_as_q_grows_all_q"] = Measured(
-            rho_all, 0.8, ">=", f"{_NAME[kind]}: the same over every q_test ({', '.join(map(str, q_tests))}), the "
-            f"training q's neighbour q_test = 2 included", role="ours",
-            name=f"{_NAME[kind]}: rank correlation of the final loss with every q_test")
+            rho_all,
+            0.8,
+            ">=",
+            f"{_NAME[kind]}: the same over every q_test ({', '.join(map(str, q_tests))}), the "
+            f"training q's neighbour q_test = 2 included",
+            role="ours",
+            name=f"{_NAME[kind]}: rank correlation of the final loss with every q_test",
+        )
     if quick is not None and "loss" in s.metrics:
         predicted = equal_rate_lr(1.0, T, N)
         measured = _inverse_slope(hists["fixed"]) / _inverse_slope(s)
-        final["rate_ratio"] = {"measured": measured, "predicted": predicted,
-                               "eqrate_over_fixed": _inverse_slope(quick) / _inverse_slope(hists["fixed"])}
+        final["rate_ratio"] = {
+            "measured": measured,
+            "predicted": predicted,
+            "eqrate_over_fixed": _inverse_slope(quick) / _inverse_slope(hists["fixed"]),
+        }
         claims[f"{prefix}rate_ratio"] = Measured(
-            measured / predicted, [0.8, 1.25], "within",
+            measured / predicted,
+            [0.8, 1.25],
+            "within",
             f"(slope of 1/loss, fixed one-hot) / (slope, stochastic pool) over the last half, divided by the reduced "
             f"model's prediction (N-1)/(T-1) = {predicted:.3f}: population GD predicts the pool's slower rate",
-            role="ours", name="in distribution: 1/loss rate ratio fixed ÷ stochastic, measured ÷ predicted")
+            role="ours",
+            name="in distribution: 1/loss rate ratio fixed ÷ stochastic, measured ÷ predicted",
+        )
         tr = quick.config["train"]
         gap = eqrate_identity(T, N, hists["fixed"].config["train"]["lr_W"], tr["steps"])
         claims[f"{prefix}eqrate_onehot_identical"] = Measured(
-            gap, 1e-9, "<", "largest relative gap between the exact population-GD losses of the pool at the equal "
+            gap,
+            1e-9,
+            "<",
+            "largest relative gap between the exact population-GD losses of the pool at the equal "
             "effective rate and the fixed one-hot PE over the run: the two follow one curve, so 'quicker' against "
-            "the fixed one-hot PE at equal rate is a tie by construction", role="guaranteed",
+            "the fixed one-hot PE at equal rate is a tie by construction",
+            role="guaranteed",
             because="theory.reduced_dynamics moves alpha at lr_W/(N-1), and the loss at any q_test depends only on "
-                    "(alpha, gamma)", name="equal effective rate: pool and fixed one-hot PE, gap between their exact "
-                                         "population-GD curves")
+            "(alpha, gamma)",
+            name="equal effective rate: pool and fixed one-hot PE, gap between their exact population-GD curves",
+        )
     return final, claims
 
 
 def _run(cfg: dict, ctx: Context, analyse) -> dict:
     """Train every PE's run at every seed, then analyse each seed's set of runs together."""
+
     def seed(s: int) -> SeedResult:
         ran = seed_runs(cfg, s, ctx)
         optimizer = ran[0][0]["train"]["optimizer"]
         by_label = {spec["label"]: hist for spec, hist in ran}
         hists = {arm.key: by_label[_label(arm, optimizer)] for arm in _arms(optimizer)}
         final, claims = analyse(hists)
-        return SeedResult(runs={spec["label"]: hist for spec, hist in ran},
-                          final={"loss": {k: h.last("loss") for k, h in hists.items()}, **final}, claims=claims)
+        return SeedResult(
+            runs={spec["label"]: hist for spec, hist in ran},
+            final={"loss": {k: h.last("loss") for k, h in hists.items()}, **final},
+            claims=claims,
+        )
+
     return for_each_seed(cfg, ctx, seed)
 
 
@@ -385,62 +514,98 @@ def run_adam(cfg: dict, ctx: Context) -> dict:
         f_len, c_len = _length_claims(h, cfg["T_tests"], d, T, q, prefix="length.")
         f_q, c_q = _q_claims(h, cfg["q_tests"], T, N, q, prefix="q.", adam=True)
         return f_len | f_q, c_len | c_q
+
     return _run(cfg, ctx, analyse)
 
 
 def _decides_length(cfg: dict) -> tuple:
     fixed = tuple(f"fixed.T{T}.min_last_half" for T in cfg["T_tests"])
-    return (Decides("fig2.stochastic", tuple(f"stochastic.T{T}.converges" for T in cfg["T_tests"])),
-            Decides("fig2.fixed-constant", fixed), Decides("fig4.fixed-015", fixed),
-            Decides("fig4.fixed-015", fixed, "50k"))
+    return (
+        Decides("fig2.stochastic", tuple(f"stochastic.T{T}.converges" for T in cfg["T_tests"])),
+        Decides("fig2.fixed-constant", fixed),
+        Decides("fig4.fixed-015", fixed),
+        Decides("fig4.fixed-015", fixed, "50k"),
+    )
 
 
 def _decides_q(cfg: dict) -> tuple:
     qs = cfg["q_tests"]
-    return (Decides("fig4.converge-onehot", tuple(f"{k}.q{x}.converges" for k in ("stochastic", "fixed") for x in qs)),
-            Decides("fig4.converge-nearorth", tuple(f"fixed_nearorth.q{x}.converges" for x in qs), "10k"),
-            Decides("fig4.quicker", tuple(f"q{x}.end_stochastic_over_fixed_nearorth" for x in qs)),
-            Decides("fig4.quicker", ("eqrate_onehot_identical",), "eqrate-onehot"),
-            Decides("fig4.quicker", tuple(f"q{x}.stochastic_steps_to_5pct_minus_fixed" for x in qs), "onerate-onehot"),
-            Decides("fig4.quicker", tuple(f"q{x}.eqrate_stochastic_steps_to_5pct_minus_fixed_nearorth" for x in qs),
-                    "early-nearorth"),
-            Decides("fig4.worse-onehot", ("fixed.worse_as_q_grows",)),
-            Decides("fig4.worse-onehot", ("fixed.worse_as_q_grows_all_q",), "all-q"),
-            Decides("fig4.worse-nearorth", ("fixed_nearorth.worse_as_q_grows",)),
-            Decides("fig4.worse-nearorth", ("fixed_nearorth.worse_as_q_grows_all_q",), "all-q"))
+    return (
+        Decides("fig4.converge-onehot", tuple(f"{k}.q{x}.converges" for k in ("stochastic", "fixed") for x in qs)),
+        Decides("fig4.converge-nearorth", tuple(f"fixed_nearorth.q{x}.converges" for x in qs), "10k"),
+        Decides("fig4.quicker", tuple(f"q{x}.end_stochastic_over_fixed_nearorth" for x in qs)),
+        Decides("fig4.quicker", ("eqrate_onehot_identical",), "eqrate-onehot"),
+        Decides("fig4.quicker", tuple(f"q{x}.stochastic_steps_to_5pct_minus_fixed" for x in qs), "onerate-onehot"),
+        Decides(
+            "fig4.quicker",
+            tuple(f"q{x}.eqrate_stochastic_steps_to_5pct_minus_fixed_nearorth" for x in qs),
+            "early-nearorth",
+        ),
+        Decides("fig4.worse-onehot", ("fixed.worse_as_q_grows",)),
+        Decides("fig4.worse-onehot", ("fixed.worse_as_q_grows_all_q",), "all-q"),
+        Decides("fig4.worse-nearorth", ("fixed_nearorth.worse_as_q_grows",)),
+        Decides("fig4.worse-nearorth", ("fixed_nearorth.worse_as_q_grows_all_q",), "all-q"),
+    )
 
 
 def _decides_adam(cfg: dict) -> tuple:
     qs, q = cfg["q_tests"], cfg["runs"][0]["task"]["q"]
-    return (Decides("fig5.length", tuple(f"length.stochastic.T{T}.converges" for T in cfg["T_tests"])),
-            Decides("fig5.dominates", tuple(f"q.q{x}.stochastic_steps_to_5pct_minus_fixed_nearorth" for x in qs)),
-            Decides("fig5.dominates", tuple(f"q.q{x}.stochastic_steps_to_5pct_minus_fixed_nearorth"
-                                            for x in above_q(qs, q)), "above-q"),
-            Decides("fig5.dominates", tuple(f"q.q{x}.stochastic_steps_to_5pct_minus_fixed" for x in qs), "onehot"))
+    return (
+        Decides("fig5.length", tuple(f"length.stochastic.T{T}.converges" for T in cfg["T_tests"])),
+        Decides("fig5.dominates", tuple(f"q.q{x}.stochastic_steps_to_5pct_minus_fixed_nearorth" for x in qs)),
+        Decides(
+            "fig5.dominates",
+            tuple(f"q.q{x}.stochastic_steps_to_5pct_minus_fixed_nearorth" for x in above_q(qs, q)),
+            "above-q",
+        ),
+        Decides("fig5.dominates", tuple(f"q.q{x}.stochastic_steps_to_5pct_minus_fixed" for x in qs), "onehot"),
+    )
 
 
 #: The record of the experiment ``fig2-length-generalization`` (:class:`~sts_lib.experiments.record.Experiment`).
 #:
 #: :meta hide-value:
 FIG2 = Experiment(
-    "fig2-length-generalization", "train at T=200, q=3; OOD loss at T_test=250..400, stochastic vs fixed PE",
-    config_length, run_length, figures.length, lane="A", section="ch8-fig2", title="Figure 2",
+    "fig2-length-generalization",
+    "train at T=200, q=3; OOD loss at T_test=250..400, stochastic vs fixed PE",
+    config_length,
+    run_length,
+    figures.length,
+    lane="A",
+    section="ch8-fig2",
+    title="Figure 2",
     paper_says="the stochastic PE generalises to longer sequences, "
-               "while every fixed PE stays at a loss of at least 0.15", decides=_decides_length)
+    "while every fixed PE stays at a loss of at least 0.15",
+    decides=_decides_length,
+)
 #: The record of the experiment ``fig4-q-generalization`` (:class:`~sts_lib.experiments.record.Experiment`).
 #:
 #: :meta hide-value:
 FIG4 = Experiment(
-    "fig4-q-generalization", "train at q=3; loss at unseen q_test (and T_test), stochastic vs fixed PE "
-    "(one-hot and near-orthogonal)",
-    config_q, run_q, figures.q_generalization, lane="A", section="ch8-fig4", title="Figure 4",
+    "fig4-q-generalization",
+    "train at q=3; loss at unseen q_test (and T_test), stochastic vs fixed PE (one-hot and near-orthogonal)",
+    config_q,
+    run_q,
+    figures.q_generalization,
+    lane="A",
+    section="ch8-fig4",
+    title="Figure 4",
     paper_says="both PEs converge at unseen $q$, the stochastic one slightly quicker; the fixed PE gets worse as "
-               "$q_{\\text{test}}$ grows", decides=_decides_q)
+    "$q_{\\text{test}}$ grows",
+    decides=_decides_q,
+)
 #: The record of the experiment ``fig5-adam`` (:class:`~sts_lib.experiments.record.Experiment`).
 #:
 #: :meta hide-value:
 FIG5 = Experiment(
-    "fig5-adam", "Figures 2 and 4 trained with Adam", config_adam, run_adam, figures.adam, lane="A",
-    section="ch8-fig5", title="Figure 5",
+    "fig5-adam",
+    "Figures 2 and 4 trained with Adam",
+    config_adam,
+    run_adam,
+    figures.adam,
+    lane="A",
+    section="ch8-fig5",
+    title="Figure 5",
     paper_says="with Adam too, the stochastic PE dominates out of distribution for early stopping",
-    decides=_decides_adam)
+    decides=_decides_adam,
+)

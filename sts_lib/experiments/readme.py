@@ -43,16 +43,33 @@ def _compute_table(docs: dict) -> str:
 
 def section(docs: dict) -> str:
     """The generated Markdown: the paper's statements, the verdicts per experiment, every claim, wall times."""
-    out = ["## The paper's statements", "", str(tally_in_words(docs)), "", str(statements_table(docs, links=False)), "",
-           "## Verdicts per experiment", "", str(summary_markdown(docs)), "",
-           "## Every claim", "",
-           "Mean over seeds (the range when the seeds differ); a claim holds only when it holds for every seed. "
-           "The role of each claim is in its verdict: only the paper's statements read *reproduced*.", ""]
+    out = [
+        "## The paper's statements",
+        "",
+        str(tally_in_words(docs)),
+        "",
+        str(statements_table(docs, links=False)),
+        "",
+        "## Verdicts per experiment",
+        "",
+        str(summary_markdown(docs)),
+        "",
+        "## Every claim",
+        "",
+        "Mean over seeds (the range when the seeds differ); a claim holds only when it holds for every seed. "
+        "The role of each claim is in its verdict: only the paper's statements read *reproduced*.",
+        "",
+    ]
     for name, doc in docs.items():
         out += [f"### {title_of(doc)} (`{name}`)", "", str(claims_markdown(doc)), ""]
-    out += ["## Compute per experiment", "",
-            "Read from each document (`compute_time`, `seed_times`): one CPU core per lane, with the other lane "
-            "(and at times other work) on the second core.", "", _compute_table(docs)]
+    out += [
+        "## Compute per experiment",
+        "",
+        "Read from each document (`compute_time`, `seed_times`): one CPU core per lane, with the other lane "
+        "(and at times other work) on the second core.",
+        "",
+        _compute_table(docs),
+    ]
     return "\n".join(out)
 
 
@@ -63,8 +80,9 @@ def write(readme: str | Path, root: str | Path | None = None) -> str:
     if START not in text or END not in text:
         raise ValueError(f"{path} has no generated part: it needs the lines {START!r} and {END!r}")
     docs = {name: load_result(name, root) for name in list_results(root)}
-    new = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda m: f"{START}\n\n{section(docs)}\n\n{END}", text,
-                 flags=re.S)
+    new = re.sub(
+        re.escape(START) + r".*?" + re.escape(END), lambda m: f"{START}\n\n{section(docs)}\n\n{END}", text, flags=re.S
+    )
     path.write_text(new)
     return new
 

@@ -37,32 +37,37 @@ DEFAULT_SEEDS = {"quick": [0, 1], "paper": [0, 1, 2]}
 class Experiment:
     """One experiment: how to configure it, run it and draw it, where it runs and where the book discusses it."""
 
-    name: str                                   # the CLI name, e.g. 'fig2-length-generalization'
-    description: str                            # one line for `list`
-    config: Callable[[str, list], dict]         # (scale, seeds) -> JSON-able config
-    run: Callable[[dict, object], dict]         # (config, Context) -> {'runs', 'final', 'data', 'claims'}
-    figure: Callable[[dict], object]            # result document -> matplotlib Figure (sts_lib.figures or
-                                                # evidence_figures)
-    lane: str                                   # the lane of `make reproduce` (LANES)
-    section: str                                # the label of its section in chapter 8 ('' = "further experiments")
-    title: str = ""                             # how the book names it ("Figure 2", "The width law")
-    paper_says: str = ""                        # what the paper (or, marked [S], a secondary source) says
-    setting: str = ""                           # its setting in words, for a reader (default: the config's scale_note)
-    seeds: dict = field(default_factory=lambda: dict(DEFAULT_SEEDS))   # scale -> seeds
-    decides: Callable[[dict], tuple] = lambda cfg: ()   # config -> Decides entries: the statements its claims decide
+    name: str  # the CLI name, e.g. 'fig2-length-generalization'
+    description: str  # one line for `list`
+    config: Callable[[str, list], dict]  # (scale, seeds) -> JSON-able config
+    run: Callable[[dict, object], dict]  # (config, Context) -> {'runs', 'final', 'data', 'claims'}
+    figure: Callable[[dict], object]  # result document -> matplotlib Figure (sts_lib.figures or
+    # evidence_figures)
+    lane: str  # the lane of `make reproduce` (LANES)
+    section: str  # the label of its section in chapter 8 ('' = "further experiments")
+    title: str = ""  # how the book names it ("Figure 2", "The width law")
+    paper_says: str = ""  # what the paper (or, marked [S], a secondary source) says
+    setting: str = ""  # its setting in words, for a reader (default: the config's scale_note)
+    seeds: dict = field(default_factory=lambda: dict(DEFAULT_SEEDS))  # scale -> seeds
+    decides: Callable[[dict], tuple] = lambda cfg: ()  # config -> Decides entries: the statements its claims decide
 
     def __post_init__(self):
         if self.lane not in LANES:
             raise ValueError(f"experiment {self.name!r}: lane must be one of {LANES}, got {self.lane!r}")
         if self.section and not self.section.startswith("ch8-"):
-            raise ValueError(f"experiment {self.name!r}: section must be a chapter-8 label 'ch8-...' or '', "
-                             f"got {self.section!r}")
+            raise ValueError(
+                f"experiment {self.name!r}: section must be a chapter-8 label 'ch8-...' or '', got {self.section!r}"
+            )
         if self.figure.__module__ not in FIGURE_MODULES:
-            raise ValueError(f"experiment {self.name!r}: its figure must be a function of {sorted(FIGURE_MODULES)}, "
-                             f"got {self.figure.__module__}.{self.figure.__name__}")
+            raise ValueError(
+                f"experiment {self.name!r}: its figure must be a function of {sorted(FIGURE_MODULES)}, "
+                f"got {self.figure.__module__}.{self.figure.__name__}"
+            )
         if set(self.seeds) != set(DEFAULT_SEEDS) or not all(self.seeds.values()):
-            raise ValueError(f"experiment {self.name!r}: seeds must give a non-empty list for each scale "
-                             f"{sorted(DEFAULT_SEEDS)}, got {self.seeds!r}")
+            raise ValueError(
+                f"experiment {self.name!r}: seeds must give a non-empty list for each scale "
+                f"{sorted(DEFAULT_SEEDS)}, got {self.seeds!r}"
+            )
 
     def seeds_at(self, scale: str) -> list[int]:
         """The default seeds at ``scale``."""
@@ -83,10 +88,14 @@ class Experiment:
     def document_fields(self, config: dict | None = None) -> dict:
         """What the result document copies from the record (none of it is hashed: editing it re-runs nothing);
         with ``config``, also which statements its claims decide (``decides``)."""
-        return {"description": self.description, "title": self.title, "paper_says": self.paper_says,
-                "setting": self.setting, "section": self.section,
-                "figure": f"{self.figure.__module__}.{self.figure.__name__}"} | (
-                    {"decides": self.declared(config)} if config is not None else {})
+        return {
+            "description": self.description,
+            "title": self.title,
+            "paper_says": self.paper_says,
+            "setting": self.setting,
+            "section": self.section,
+            "figure": f"{self.figure.__module__}.{self.figure.__name__}",
+        } | ({"decides": self.declared(config)} if config is not None else {})
 
 
 __all__ = ["DEFAULT_SEEDS", "Experiment", "LANES"]

@@ -41,16 +41,24 @@ SMALL_ERROR = 0.01
 def config_thm1(scale: str, seeds: list) -> dict:
     d, q = 5, 3
     Ts = [20, 200] if scale == "paper" else [20]
-    return {"scale": scale, "seeds": list(seeds), "d": d, "q": q, "Ts": Ts, "eta": 1.0 / (20 * d * d),
-            "eps_fractions": [0.99, 0.1], "max_steps": 40_000_000,
-            "scale_note": f"d = {d}, q = {q}, T in {Ts}, eta = 1/(20 d^2) for W and V; eps = 0.99 and 0.1 times "
-                          "the hypothesis's bound dT/(100(T-q)q); exact population GD from zero"}
+    return {
+        "scale": scale,
+        "seeds": list(seeds),
+        "d": d,
+        "q": q,
+        "Ts": Ts,
+        "eta": 1.0 / (20 * d * d),
+        "eps_fractions": [0.99, 0.1],
+        "max_steps": 40_000_000,
+        "scale_note": f"d = {d}, q = {q}, T in {Ts}, eta = 1/(20 d^2) for W and V; eps = 0.99 and 0.1 times "
+        "the hypothesis's bound dT/(100(T-q)q); exact population GD from zero",
+    }
 
 
 def run_thm1(cfg: dict, ctx: Context) -> dict:
     d, q, eta = cfg["d"], cfg["q"], cfg["eta"]
 
-    def seed(s: int) -> SeedResult:        # a deterministic computation: every seed gives the same numbers
+    def seed(s: int) -> SeedResult:  # a deterministic computation: every seed gives the same numbers
         final, claims = {}, {}
         for T in cfg["Ts"]:
             bound = d * T / (100 * (T - q) * q)
@@ -61,29 +69,62 @@ def run_thm1(cfg: dict, ctx: Context) -> dict:
                     t0 = time.perf_counter()
                     r = steps_to_loss(d, T, q, lr_W=eta, lr_V=eta, target=eps, max_steps=cfg["max_steps"])
                     return r | {"seconds": time.perf_counter() - t0}
-                r = cached_call("thm1", {"d": d, "T": T, "q": q, "eta": eta, "eps": eps, "max": cfg["max_steps"]},
-                                compute, ctx, f"T = {T}, eps = {eps:.4g}")
+
+                r = cached_call(
+                    "thm1",
+                    {"d": d, "T": T, "q": q, "eta": eta, "eps": eps, "max": cfg["max_steps"]},
+                    compute,
+                    ctx,
+                    f"T = {T}, eps = {eps:.4g}",
+                )
                 predicted = (T - 1) / (4 * eta * eps)
                 key = f"T{T}.eps{frac:g}"
-                final[key] = {"eps": eps, "eps_bound": bound, "steps": r["step"], "loss": r["loss"],
-                              "alpha": r["alpha"], "gamma": r["gamma"], "predicted_steps": predicted}
+                final[key] = {
+                    "eps": eps,
+                    "eps_bound": bound,
+                    "steps": r["step"],
+                    "loss": r["loss"],
+                    "alpha": r["alpha"],
+                    "gamma": r["gamma"],
+                    "predicted_steps": predicted,
+                }
                 claims[f"{key}.reaches_eps"] = Measured(
-                    float("nan") if r["step"] is None else r["step"] / predicted, RATE_SLACK, "<=",
+                    float("nan") if r["step"] is None else r["step"] / predicted,
+                    RATE_SLACK,
+                    "<=",
                     f"T = {T}, eps = {eps:.4g} ({frac:g} x the hypothesis's bound): steps exact population GD takes to "
                     f"reach eps, divided by the late-time count (T-1)/(4 eta eps) = {predicted:,.0f} (nan: not "
-                    f"within {cfg['max_steps']:,} steps)", role="paper",
-                    name=f"T = {T}, ε = {eps:.3g}: steps to reach ε ÷ the O(1/(ηε)) count")
+                    f"within {cfg['max_steps']:,} steps)",
+                    role="paper",
+                    name=f"T = {T}, ε = {eps:.3g}: steps to reach ε ÷ the O(1/(ηε)) count",
+                )
         return SeedResult(final=final, claims=claims)
+
     return for_each_seed(cfg, ctx, seed)
 
 
 def config_small_width(scale: str, seeds: list) -> dict:
     if scale == "paper":
-        return {"scale": scale, "seeds": list(seeds), "T": 200, "q": 3, "T_tests": [250, 300, 350, 400],
-                "ms": [32, 64, 128, 256], "samples": 2000,
-                "scale_note": "fresh random unit PEs in R^m, T = 200, q = 3; population-GD family, 2000 sequences"}
-    return {"scale": scale, "seeds": list(seeds), "T": 20, "q": 3, "T_tests": [25, 40], "ms": [16, 32],
-            "samples": 500, "scale_note": "quick scale: T = 20, m in {16, 32}"}
+        return {
+            "scale": scale,
+            "seeds": list(seeds),
+            "T": 200,
+            "q": 3,
+            "T_tests": [250, 300, 350, 400],
+            "ms": [32, 64, 128, 256],
+            "samples": 2000,
+            "scale_note": "fresh random unit PEs in R^m, T = 200, q = 3; population-GD family, 2000 sequences",
+        }
+    return {
+        "scale": scale,
+        "seeds": list(seeds),
+        "T": 20,
+        "q": 3,
+        "T_tests": [25, 40],
+        "ms": [16, 32],
+        "samples": 500,
+        "scale_note": "quick scale: T = 20, m in {16, 32}",
+    }
 
 
 def run_small_width(cfg: dict, ctx: Context) -> dict:
@@ -92,25 +133,44 @@ def run_small_width(cfg: dict, ctx: Context) -> dict:
     def seed(s: int) -> SeedResult:
         final, claims = {}, {}
         for m in cfg["ms"]:
+
             def compute(m=m):
                 best = random_pe_best_error(T, q, m, samples=n, seed=s)
-                at = {str(Tt): random_pe_family_error(best["alpha"], Tt, q, m, samples=n, seed=s + 1000)
-                      for Tt in cfg["T_tests"]}
+                at = {
+                    str(Tt): random_pe_family_error(best["alpha"], Tt, q, m, samples=n, seed=s + 1000)
+                    for Tt in cfg["T_tests"]
+                }
                 return {"best": best, "at_test": at}
-            r = cached_call("small-width", {"T": T, "q": q, "m": m, "n": n, "seed": s, "T_tests": cfg["T_tests"]},
-                            compute, ctx, f"seed {s}: m = {m}")
+
+            r = cached_call(
+                "small-width",
+                {"T": T, "q": q, "m": m, "n": n, "seed": s, "T_tests": cfg["T_tests"]},
+                compute,
+                ctx,
+                f"seed {s}: m = {m}",
+            )
             err, worst = r["best"]["rel_error"], max(r["at_test"].values())
             final[f"m{m}"] = {"rel_error_T": err, "alpha": r["best"]["alpha"], "rel_error_at": r["at_test"]}
             claims[f"m{m}.length_ratio"] = Measured(
-                worst / err, LENGTH_RATIO, "<=",
+                worst / err,
+                LENGTH_RATIO,
+                "<=",
                 f"m = {m}: the largest relative error at T_test in {cfg['T_tests']} of the solution population GD "
-                f"reaches at T = {T} (relative error {err:.3f}), divided by that error", role="paper",
-                name=f"m = {m}: error at the longest T_test ÷ error at T = {T}")
+                f"reaches at T = {T} (relative error {err:.3f}), divided by that error",
+                role="paper",
+                name=f"m = {m}: error at the longest T_test ÷ error at T = {T}",
+            )
             claims[f"m{m}.reaches_small_error"] = Measured(
-                err, SMALL_ERROR, "<=", f"m = {m}: the best relative error of the population-GD family at T = {T} "
-                f"(over every alpha) against {SMALL_ERROR:.0%}: above it, this width has a floor", role="ours",
-                name=f"m = {m}: best relative error at T = {T} (a floor when above 1%)")
+                err,
+                SMALL_ERROR,
+                "<=",
+                f"m = {m}: the best relative error of the population-GD family at T = {T} "
+                f"(over every alpha) against {SMALL_ERROR:.0%}: above it, this width has a floor",
+                role="ours",
+                name=f"m = {m}: best relative error at T = {T} (a floor when above 1%)",
+            )
         return SeedResult(final=final, claims=claims)
+
     return for_each_seed(cfg, ctx, seed)
 
 
@@ -118,20 +178,36 @@ def run_small_width(cfg: dict, ctx: Context) -> dict:
 #:
 #: :meta hide-value:
 THEOREM1 = Experiment(
-    "theorem1", "Theorem 1 at its hypotheses: exact population GD from zero at eta = 1/(20 d^2) reaches eps",
-    config_thm1, run_thm1, evidence_figures.theorem1, lane="A", section="ch8-thm1", title="Theorem 1",
+    "theorem1",
+    "Theorem 1 at its hypotheses: exact population GD from zero at eta = 1/(20 d^2) reaches eps",
+    config_thm1,
+    run_thm1,
+    evidence_figures.theorem1,
+    lane="A",
+    section="ch8-thm1",
+    title="Theorem 1",
     paper_says="for $2\\le q<T/4$, $\\epsilon<dT/(100(T-q)q)$, $\\eta\\le1/(20d^2)$, $x_{\\text{query}}=0$, gradient "
-               "descent on the population loss from zero [V hypotheses] reaches loss $\\epsilon$ [R conclusion]",
+    "descent on the population loss from zero [V hypotheses] reaches loss $\\epsilon$ [R conclusion]",
     # Deterministic: every seed computes the same numbers (the computation is cached once for all of them).
-    decides=lambda cfg: (Decides("thm1", tuple(f"T{T}.eps{f:g}.reaches_eps" for T in cfg["Ts"]
-                                               for f in cfg["eps_fractions"])),))
+    decides=lambda cfg: (
+        Decides("thm1", tuple(f"T{T}.eps{f:g}.reaches_eps" for T in cfg["Ts"] for f in cfg["eps_fractions"])),
+    ),
+)
 #: The record of the experiment ``small-width-length`` (:class:`~sts_lib.experiments.record.Experiment`).
 #:
 #: :meta hide-value:
 SMALL_WIDTH = Experiment(
-    "small-width-length", "length generalisation of the population-GD solution with random PEs of width 32 to 256",
-    config_small_width, run_small_width, evidence_figures.small_width, lane="B", section="ch8-small-width",
+    "small-width-length",
+    "length generalisation of the population-GD solution with random PEs of width 32 to 256",
+    config_small_width,
+    run_small_width,
+    evidence_figures.small_width,
+    lane="B",
+    section="ch8-small-width",
     title="Length generalisation at small width",
     paper_says="the stochastic PE's solution generalises to longer lengths, at a width of order $q\\log T$ [S, R]",
-    decides=lambda cfg: (Decides("fig2.small-width", tuple(f"m{m}.length_ratio" for m in cfg["ms"])),
-                         Decides("thm2.width", tuple(f"m{m}.reaches_small_error" for m in cfg["ms"]), "floor")))
+    decides=lambda cfg: (
+        Decides("fig2.small-width", tuple(f"m{m}.length_ratio" for m in cfg["ms"])),
+        Decides("thm2.width", tuple(f"m{m}.reaches_small_error" for m in cfg["ms"]), "floor"),
+    ),
+)

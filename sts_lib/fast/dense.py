@@ -42,11 +42,13 @@ class _StackedPE:
             self.table = None
         elif all(p.slots is not None and p.table is not None for p in pes):
             self.dense = None
-            self.table = torch.stack([p.table for p in pes]).expand(k, *pes[0].table.shape)     # (k, N, m)
-            self.slots = torch.stack([p.slots for p in pes]).expand(k, *pes[0].slots.shape)     # (k, B, T)
+            self.table = torch.stack([p.table for p in pes]).expand(k, *pes[0].table.shape)  # (k, N, m)
+            self.slots = torch.stack([p.slots for p in pes]).expand(k, *pes[0].slots.shape)  # (k, B, T)
         else:
-            raise ValueError("dense_chunk needs the models' PEs in one layout: all explicit vectors or all slots into "
-                             "a table (one-hot PEs go through sts_lib.fast.kernel)")
+            raise ValueError(
+                "dense_chunk needs the models' PEs in one layout: all explicit vectors or all slots into "
+                "a table (one-hot PEs go through sts_lib.fast.kernel)"
+            )
 
     def scores(self, u: torch.Tensor) -> torch.Tensor:
         if self.dense is not None:
@@ -70,13 +72,13 @@ def dense_forward(W: torch.Tensor, V: torch.Tensor, batches: list[Batch], sl: sl
     pe = _StackedPE(batches, sl)
     d = X.shape[-1]
     if position_only:
-        u = torch.einsum("kbj,kij->kbi", pe_query, W)                       # W_EE p_query
+        u = torch.einsum("kbj,kij->kbi", pe_query, W)  # W_EE p_query
         a = torch.softmax(pe.scores(u), dim=-1)
         return torch.einsum("kbd,ked->kbe", torch.einsum("kbt,kbtd->kbd", a, X), V), a
     z_query = torch.cat([_stack(batches, sl, "x_query"), pe_query], dim=-1)
-    u = torch.einsum("kbj,kij->kbi", z_query, W)                            # W z_query
+    u = torch.einsum("kbj,kij->kbi", z_query, W)  # W z_query
     a = torch.softmax(torch.einsum("kbtd,kbd->kbt", X, u[..., :d]) + pe.scores(u[..., d:]), dim=-1)
-    x_pool, e_pool = torch.einsum("kbt,kbtd->kbd", a, X), pe.pool(a)        # [X; E]^T a
+    x_pool, e_pool = torch.einsum("kbt,kbtd->kbd", a, X), pe.pool(a)  # [X; E]^T a
     return (torch.einsum("kbd,ked->kbe", x_pool, V[..., :d]) + torch.einsum("kbm,kem->kbe", e_pool, V[..., d:])), a
 
 

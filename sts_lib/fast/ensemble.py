@@ -40,8 +40,15 @@ from ..task import Batch, STSTask, sts_loss
 from ..train import History, TrainConfig, describe_model, eval_batches
 from .dense import dense_chunk, dense_chunks
 from .prefetch import BatchStream, draw_ahead
-from .stack import CHUNK_BYTES, FCNGroups, StackedOptimizer, TransformerStack, chunk_slices, lr_vector, \
-    transformer_chunk
+from .stack import (
+    CHUNK_BYTES,
+    FCNGroups,
+    StackedOptimizer,
+    TransformerStack,
+    chunk_slices,
+    lr_vector,
+    transformer_chunk,
+)
 
 # Fields of TrainConfig that may differ between the models of one ensemble.
 PER_MODEL = ("lr", "lr_W", "lr_V", "momentum", "seed", "eval_seed")
@@ -77,11 +84,14 @@ def _check(models, tasks, configs, data) -> str:
                 raise ValueError("tasks mix one-hot PEs with dense ones; train them in two ensembles")
             kind = "dense"
             if len({m.m for m in models}) != 1:
-                raise ValueError("transformers with dense PEs trained together must share m (nothing is padded); got "
-                                 f"m = {sorted({m.m for m in models})}")
+                raise ValueError(
+                    "transformers with dense PEs trained together must share m (nothing is padded); got "
+                    f"m = {sorted({m.m for m in models})}"
+                )
     else:
-        raise TypeError("models must be all TheoryTransformer or all FCN; "
-                        "train other models one at a time with sts_lib.train.train")
+        raise TypeError(
+            "models must be all TheoryTransformer or all FCN; train other models one at a time with sts_lib.train.train"
+        )
     if len({(t.d, t.T, t.q, t.x_query, t.query_pe) for t in tasks}) != 1:
         raise ValueError("the tasks of one ensemble must share d, T, q, x_query and query_pe (PE pools may differ)")
     shared = {k: v for k, v in configs[0].to_dict().items() if k not in PER_MODEL}
@@ -89,8 +99,10 @@ def _check(models, tasks, configs, data) -> str:
         other = {key: v for key, v in c.to_dict().items() if key not in PER_MODEL}
         if other != shared:
             diff = sorted(key for key in shared if shared[key] != other[key])
-            raise ValueError(f"configs[{k}] differs from configs[0] in {diff}; models trained together may differ "
-                             f"only in {list(PER_MODEL)}")
+            raise ValueError(
+                f"configs[{k}] differs from configs[0] in {diff}; models trained together may differ "
+                f"only in {list(PER_MODEL)}"
+            )
     for T in configs[0].eval_lengths:
         if kind == "fcn" and T != models[0].T:
             raise ValueError("eval_lengths must equal the FCN's T: a fully-connected net has a fixed input size")
@@ -98,14 +110,17 @@ def _check(models, tasks, configs, data) -> str:
             if t.pe.max_len is not None and T > t.pe.max_len:
                 raise ValueError(f"eval_lengths contains T={T}, beyond a PE pool max_len={t.pe.max_len}")
     if configs[0].dataset_size is not None:
-        raise ValueError("train_ensemble trains on fresh online batches (dataset_size=None); use train() for a fixed "
-                         "dataset")
+        raise ValueError(
+            "train_ensemble trains on fresh online batches (dataset_size=None); use train() for a fixed dataset"
+        )
     if configs[0].lr_decay_after is not None:
         raise ValueError("train_ensemble trains with constant learning rates (lr_decay_after=None); use train()")
     if data == "shared":
         if len({id(t) for t in tasks}) != 1 or len({c.seed for c in configs}) != 1:
-            raise ValueError("data='shared' feeds one stream to every model: pass one task and configs with the same "
-                             "seed (use data='independent' for repeats over seeds)")
+            raise ValueError(
+                "data='shared' feeds one stream to every model: pass one task and configs with the same "
+                "seed (use data='independent' for repeats over seeds)"
+            )
     return kind
 
 
@@ -118,8 +133,9 @@ class _Stacked:
         if kind in ("transformer", "dense"):
             self.stack = TransformerStack(models, device)
             lrs = [lr_vector(configs, "attention", 3, device), lr_vector(configs, "value", 3, device)]
-            self.opt = StackedOptimizer([self.stack.W, self.stack.V], lrs, cfg.optimizer,
-                                        torch.tensor([c.momentum for c in configs]).to(device))
+            self.opt = StackedOptimizer(
+                [self.stack.W, self.stack.V], lrs, cfg.optimizer, torch.tensor([c.momentum for c in configs]).to(device)
+            )
         else:
             self.stack = FCNGroups(models, configs, cfg.optimizer, device)
         self.chunks = chunks
@@ -137,7 +153,7 @@ class _Stacked:
         if self.kind != "fcn":
             self.opt.tick()
             losses = []
-            for sl in self.chunks:                  # forward, backward and update, one group at a time
+            for sl in self.chunks:  # forward, backward and update, one group at a time
                 loss, grads = self._chunk(batches, sl, grad=True)
                 self.opt.step(grads, sl)
                 losses.append(loss)
@@ -174,14 +190,24 @@ class _Stacked:
         self.stack.write_back(self.models)
 
     def failure(self, step: int, bad: dict[int, float]) -> str:
-        return (f"loss became non-finite at step {step} for models {sorted(bad)} "
-                f"(lr={[self.configs[k].lr for k in sorted(bad)]}); lower their learning rate")
+        return (
+            f"loss became non-finite at step {step} for models {sorted(bad)} "
+            f"(lr={[self.configs[k].lr for k in sorted(bad)]}); lower their learning rate"
+        )
 
 
-def train_ensemble(models: Sequence[torch.nn.Module], task: STSTask | Sequence[STSTask],
-                   configs: TrainConfig | Sequence[TrainConfig], *, data: str = "independent", device=None,
-                   progress: bool = True, prefetch: bool | str = "auto",
-                   chunk_bytes: int = CHUNK_BYTES, callbacks: Sequence[Callback] = ()) -> list[History]:
+def train_ensemble(
+    models: Sequence[torch.nn.Module],
+    task: STSTask | Sequence[STSTask],
+    configs: TrainConfig | Sequence[TrainConfig],
+    *,
+    data: str = "independent",
+    device=None,
+    progress: bool = True,
+    prefetch: bool | str = "auto",
+    chunk_bytes: int = CHUNK_BYTES,
+    callbacks: Sequence[Callback] = (),
+) -> list[History]:
     """Train K models together; returns K histories, as K calls of :func:`~sts_lib.train.train` would.
 
     Parameters
@@ -224,22 +250,38 @@ def train_ensemble(models: Sequence[torch.nn.Module], task: STSTask | Sequence[S
     t0 = time.perf_counter()
     for m in models:
         m.to(device)
-    gens = [make_generator(configs[0 if data == "shared" else k].seed, device)
-            for k in range(1 if data == "shared" else K)]
+    gens = [
+        make_generator(configs[0 if data == "shared" else k].seed, device) for k in range(1 if data == "shared" else K)
+    ]
     # Held-out batches: identical tasks and eval seeds give identical batches, so draw them once.
     same = len({id(t) for t in tasks}) == 1 and len({c.eval_seed for c in configs}) == 1
     eval_sets = [eval_batches(t, c, device) for t, c in (zip(tasks[:1], configs[:1]) if same else zip(tasks, configs))]
     evals = {name: [e[name] for e in eval_sets] for name in eval_sets[0]}
     for cb in callbacks:
         evals = {name: [cb.on_batch(b) for b in bs] for name, bs in evals.items()}
-    hists = [History(config={"task": t.spec(), "train": c.to_dict(), "model": describe_model(m),
-                             "ensemble": {"K": K, "data": data, "index": k}}, device=str(device))
-             for k, (m, t, c) in enumerate(zip(models, tasks, configs))]
-    chunks = (chunk_slices(K, evals["loss"][0], device, chunk_bytes) if kind == "transformer"
-              else dense_chunks(K, device) if kind == "dense" else [slice(0, K)])
+    hists = [
+        History(
+            config={
+                "task": t.spec(),
+                "train": c.to_dict(),
+                "model": describe_model(m),
+                "ensemble": {"K": K, "data": data, "index": k},
+            },
+            device=str(device),
+        )
+        for k, (m, t, c) in enumerate(zip(models, tasks, configs))
+    ]
+    chunks = (
+        chunk_slices(K, evals["loss"][0], device, chunk_bytes)
+        if kind == "transformer"
+        else dense_chunks(K, device)
+        if kind == "dense"
+        else [slice(0, K)]
+    )
     learner = _Stacked(kind, models, configs, device, chunks)
-    stream = BatchStream(tasks[:1] if data == "shared" else tasks, cfg.batch_size, gens, device,
-                         ahead=draw_ahead(device, prefetch))
+    stream = BatchStream(
+        tasks[:1] if data == "shared" else tasks, cfg.batch_size, gens, device, ahead=draw_ahead(device, prefetch)
+    )
     return fit(learner, stream, evals, cfg, hists, t0=t0, progress=progress, callbacks=callbacks)
 
 

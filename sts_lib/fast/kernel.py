@@ -47,7 +47,7 @@ def token_dot(X: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return (X * v.unsqueeze(-2)).sum(-1)
     out = X[..., 0] * v[..., 0:1]
     for j in range(1, X.shape[-1]):
-        out.addcmul_(X[..., j], v[..., j:j + 1])
+        out.addcmul_(X[..., j], v[..., j : j + 1])
     return out
 
 
@@ -60,7 +60,7 @@ def token_pool(X: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
     if X.device.type != "cpu":
         return (X * a.unsqueeze(-1)).sum(-2)
     Xt = X.transpose(-1, -2)
-    if Xt.stride(-1) == 1:                 # coordinate-major (possibly expanded over models)
+    if Xt.stride(-1) == 1:  # coordinate-major (possibly expanded over models)
         return (Xt * a.unsqueeze(-2)).sum(-1)
     return (a.unsqueeze(-2) @ X).squeeze(-2)
 
@@ -77,7 +77,7 @@ def onehot_forward(W, V, X, slots, q_slots, x_query, scale):
     K, B, T, d = X.shape
     D = W.shape[-1]
     position_only = V.shape[-1] == d
-    off = 0 if position_only else d                                       # where the PE block starts
+    off = 0 if position_only else d  # where the PE block starts
     # W^T is contiguous for a column-major W (see column_major): its rows are W's columns.
     rows = (q_slots + off + D * torch.arange(K, device=X.device).view(K, 1, 1)).view(K * B, -1)
     u = nn.functional.embedding_bag(rows, W.transpose(1, 2).reshape(K * D, D), mode="sum").view(K, B, D)
@@ -85,13 +85,13 @@ def onehot_forward(W, V, X, slots, q_slots, x_query, scale):
         u = u.mul_(scale)
     if position_only:
         a = torch.softmax(u.gather(2, slots), dim=-1)
-        pool = token_pool(X, a)                                           # X^T a
+        pool = token_pool(X, a)  # X^T a
         return pool @ V.transpose(1, 2), a, pool
     if x_query is not None:
-        u = u.baddbmm_(x_query, W[:, :, :d].transpose(1, 2))              # u = W z_q
-    s = token_dot(X, u[..., :d]).add_(u[..., d:].gather(2, slots))       # scores (K, B, T)
+        u = u.baddbmm_(x_query, W[:, :, :d].transpose(1, 2))  # u = W z_q
+    s = token_dot(X, u[..., :d]).add_(u[..., d:].gather(2, slots))  # scores (K, B, T)
     a = torch.softmax(s, dim=-1)
-    pool = a.new_zeros(K, B, D)                                           # [X^T a; E^T a]
+    pool = a.new_zeros(K, B, D)  # [X^T a; E^T a]
     pool[..., :d] = token_pool(X, a)
     pool[..., d:].scatter_(2, slots, a)
     return pool @ V.transpose(1, 2), a, pool
@@ -114,13 +114,13 @@ def onehot_backward(g, W, V, X, slots, q_slots, x_query, scale, a, pool):
     D = W.shape[-1]
     position_only = V.shape[-1] == d
     off = 0 if position_only else d
-    grad_V = g.transpose(1, 2) @ pool                                     # (K, d, D) or (K, d, d)
-    h = g @ V                                                             # dL/d(pooled z)
-    ga = token_dot(X, h[..., :d])                                         # dL/da
+    grad_V = g.transpose(1, 2) @ pool  # (K, d, D) or (K, d, d)
+    h = g @ V  # dL/d(pooled z)
+    ga = token_dot(X, h[..., :d])  # dL/da
     if not position_only:
         ga.add_(h[..., d:].gather(2, slots))
-    gs = ga.sub_((a * ga).sum(-1, keepdim=True)).mul_(a)                  # softmax backward
-    gu = a.new_zeros(K, B, D)                                             # dL/du
+    gs = ga.sub_((a * ga).sum(-1, keepdim=True)).mul_(a)  # softmax backward
+    gu = a.new_zeros(K, B, D)  # dL/du
     if position_only:
         gu.scatter_(2, slots, gs)
     else:
@@ -168,10 +168,16 @@ class OneHotAttention(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         W, V, X, slots, q_slots, x_query, a, pool = ctx.saved_tensors
-        grad_W, grad_V = onehot_backward(g[None], W[None], V[None], X, slots, q_slots, x_query, ctx.scale,
-                                         a, pool)
+        grad_W, grad_V = onehot_backward(g[None], W[None], V[None], X, slots, q_slots, x_query, ctx.scale, a, pool)
         return grad_W[0], grad_V[0], None, None, None, None, None
 
 
-__all__ = ["OneHotAttention", "column_major", "onehot_backward", "onehot_forward", "onehot_loss_and_grad",
-           "token_dot", "token_pool"]
+__all__ = [
+    "OneHotAttention",
+    "column_major",
+    "onehot_backward",
+    "onehot_forward",
+    "onehot_loss_and_grad",
+    "token_dot",
+    "token_pool",
+]

@@ -34,7 +34,7 @@ def draw_ahead(device: torch.device, prefetch: bool | str = "auto") -> bool:
     if prefetch == "auto":
         try:
             return os.getloadavg()[0] + 1 <= cores
-        except (OSError, AttributeError):                 # no load average (Windows)
+        except (OSError, AttributeError):  # no load average (Windows)
             return True
     return True
 
@@ -54,15 +54,16 @@ class BatchStream:
     are drawn in a background thread (see the module docstring); otherwise in the loop.
     """
 
-    def __init__(self, tasks: list, batch_size: int, gens: list[torch.Generator], device: torch.device, *,
-                 ahead: bool = False):
+    def __init__(
+        self, tasks: list, batch_size: int, gens: list[torch.Generator], device: torch.device, *, ahead: bool = False
+    ):
         self.tasks, self.batch_size, self.gens, self.device = list(tasks), batch_size, list(gens), device
         self._pool = None
         if ahead:
             threads = torch.get_num_threads()
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="sts-sampler", initializer=_one_sampler_thread)
             self._pool.submit(int).result()
-            torch.set_num_threads(threads)    # torch keeps the last count as the default of new threads
+            torch.set_num_threads(threads)  # torch keeps the last count as the default of new threads
         self._pending = None
 
     def _sample(self) -> list:
@@ -77,7 +78,7 @@ class BatchStream:
             return self._sample()
         pending = self._pending or self._pool.submit(self._draw)
         self._pending = None
-        batches = pending.result()[1]          # re-raises an error of the draw here, in order
+        batches = pending.result()[1]  # re-raises an error of the draw here, in order
         if more:
             self._pending = self._pool.submit(self._draw)
         return batches

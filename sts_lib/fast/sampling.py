@@ -30,8 +30,9 @@ def key_width(T: int, N: int, bits: int) -> tuple[torch.dtype, int]:
 ALGORITHMS = ("redraw", "sort63")
 
 
-def random_injection(batch: int, T: int, N: int, generator, device, *,
-                     random_bits: int | None = None, algorithm: str | None = None) -> torch.Tensor:
+def random_injection(
+    batch: int, T: int, N: int, generator, device, *, random_bits: int | None = None, algorithm: str | None = None
+) -> torch.Tensor:
     """Per row, ``T`` distinct slots out of ``N``, a uniform random injection: (batch, T) long.
 
     Each slot n gets a random integer key with n in its low bits, so the keys of a row are
@@ -64,15 +65,17 @@ def random_injection(batch: int, T: int, N: int, generator, device, *,
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be None or one of {ALGORITHMS}, got {algorithm!r}")
     if algorithm == "redraw" and device.type != "cpu":
-        raise ValueError(f"algorithm='redraw' runs on the CPU only (its tie check reads the keys on the host); "
-                         f"got device {device}: use 'sort63' or None")
+        raise ValueError(
+            f"algorithm='redraw' runs on the CPU only (its tie check reads the keys on the host); "
+            f"got device {device}: use 'sort63' or None"
+        )
     if algorithm == "sort63" and random_bits is not None:
         raise ValueError("random_bits applies to algorithm='redraw' only ('sort63' keys always have 63 bits)")
     bits = max(1, (N - 1).bit_length())
     if algorithm == "sort63":
         keys = torch.randint(0, 2 ** (63 - bits), (batch, N), generator=generator, device=device)
         keys = keys.bitwise_left_shift_(bits).bitwise_or_(torch.arange(N, device=device))
-        return keys.sort(dim=1).values[:, :T].bitwise_and(2 ** bits - 1)
+        return keys.sort(dim=1).values[:, :T].bitwise_and(2**bits - 1)
     if random_bits is None:
         dtype, width = key_width(T, N, bits)
     else:
@@ -85,12 +88,12 @@ def random_injection(batch: int, T: int, N: int, generator, device, *,
         keys = torch.randint(0, 2 ** (width - bits), (todo.size, N), generator=generator, dtype=dtype)
         keys = keys.bitwise_left_shift_(bits).bitwise_or_(index).numpy()
         keys.sort(axis=1)
-        first = keys[:, :T + 1]
+        first = keys[:, : T + 1]
         high = first >> bits
         tie = (high[:, 1:] == high[:, :-1]).any(axis=1)
         out[todo[~tie]] = first[~tie]
         todo = todo[tie]
-    return torch.from_numpy(out[:, :T] & (2 ** bits - 1)).long()
+    return torch.from_numpy(out[:, :T] & (2**bits - 1)).long()
 
 
 __all__ = ["ALGORITHMS", "key_width", "random_injection"]

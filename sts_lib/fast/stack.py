@@ -30,8 +30,7 @@ class StackedOptimizer:
     on K-stacked tensors, with per-model learning rates and momenta of shape ``(K, 1, ...)``,
     so each model follows the trajectory its own sequential optimizer would."""
 
-    def __init__(self, params: list[torch.Tensor], lrs: list[torch.Tensor], optimizer: str,
-                 momenta: torch.Tensor):
+    def __init__(self, params: list[torch.Tensor], lrs: list[torch.Tensor], optimizer: str, momenta: torch.Tensor):
         self.params, self.lrs, self.optimizer, self.momenta = params, lrs, optimizer, momenta
         self.state = [dict() for _ in params]
         self.t = 0
@@ -56,20 +55,20 @@ class StackedOptimizer:
                 if "buf" not in st:
                     st["buf"] = torch.zeros_like(self.params[i])
                 buf = st["buf"][sl]
-                if self.t == 1:                     # torch.optim.SGD: the first buffer is the gradient
+                if self.t == 1:  # torch.optim.SGD: the first buffer is the gradient
                     buf.copy_(g)
                 else:
                     buf.mul_(self.momenta[sl].view(-1, *([1] * (p.dim() - 1)))).add_(g)
                 p.addcmul_(lr, buf, value=-1.0)
-            else:                                   # Adam(betas=(0.9, 0.999), eps=1e-8)
+            else:  # Adam(betas=(0.9, 0.999), eps=1e-8)
                 b1, b2, eps = 0.9, 0.999, 1e-8
                 if "m" not in st:
                     st["m"], st["v"] = torch.zeros_like(self.params[i]), torch.zeros_like(self.params[i])
                 m, v = st["m"][sl], st["v"][sl]
                 m.lerp_(g, 1 - b1)
                 v.mul_(b2).addcmul_(g, g, value=1 - b2)
-                denom = (v.sqrt() / (1 - b2 ** self.t) ** 0.5).add_(eps)
-                p.sub_(m / denom * (lr / (1 - b1 ** self.t)))
+                denom = (v.sqrt() / (1 - b2**self.t) ** 0.5).add_(eps)
+                p.sub_(m / denom * (lr / (1 - b1**self.t)))
 
 
 def lr_vector(configs, role: str, ndim: int, device) -> torch.Tensor:
@@ -96,23 +95,25 @@ class TransformerStack:
         self.V = torch.zeros(self.K, self.d, self.d if self.position_only else D, device=device)
         for k, m in enumerate(models):
             W, V = m.kernel_params()
-            self.W[k, :W.shape[0], :W.shape[1]] = W.detach()
-            self.V[k, :, :V.shape[1]] = V.detach()
+            self.W[k, : W.shape[0], : W.shape[1]] = W.detach()
+            self.V[k, :, : V.shape[1]] = V.detach()
 
     def params(self, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Model k's full ``(d+m, d+m)`` W and ``(d, d+m)`` V, as ``full_W()``, ``full_V()`` give them."""
         d, m = self.d, self.ms[k]
         if self.position_only:
-            return (torch.nn.functional.pad(self.W[k, :m, :m], (d, 0, d, 0)),
-                    torch.nn.functional.pad(self.V[k], (0, m)))
-        return self.W[k, :d + m, :d + m], self.V[k, :, :d + m]
+            return (
+                torch.nn.functional.pad(self.W[k, :m, :m], (d, 0, d, 0)),
+                torch.nn.functional.pad(self.V[k], (0, m)),
+            )
+        return self.W[k, : d + m, : d + m], self.V[k, :, : d + m]
 
     def write_back(self, models) -> None:
         with torch.no_grad():
             for k, m in enumerate(models):
                 W, V = m.kernel_params()
-                W.copy_(self.W[k, :W.shape[0], :W.shape[1]])
-                V.copy_(self.V[k, :, :V.shape[1]])
+                W.copy_(self.W[k, : W.shape[0], : W.shape[1]])
+                V.copy_(self.V[k, :, : V.shape[1]])
 
 
 def chunk_slices(K: int, batch: Batch, device: torch.device, chunk_bytes: int = CHUNK_BYTES) -> list[slice]:
@@ -126,7 +127,7 @@ def chunk_slices(K: int, batch: Batch, device: torch.device, chunk_bytes: int = 
     if device.type != "cpu":
         return [slice(0, K)]
     B, T, d, m = batch.shape
-    per_model = 4 * B * (T * (d + 3) + 4 * (d + m))          # bytes touched by one model's step
+    per_model = 4 * B * (T * (d + 3) + 4 * (d + m))  # bytes touched by one model's step
     size = max(1, min(K, chunk_bytes // per_model))
     return [slice(i, min(i + size, K)) for i in range(0, K, size)]
 
@@ -136,10 +137,15 @@ def stack_batches(batches: list[Batch], sl: slice) -> tuple:
     if len(batches) == 1:
         b, k = batches[0], sl.stop - sl.start
         q_slots, scale, x_zero = b.onehot_query.slots, b.onehot_query.scale, b.onehot_query.x_is_zero
-        return (b.X.unsqueeze(0).expand(k, *b.X.shape), b.pe.slots.unsqueeze(0).expand(k, *b.pe.slots.shape),
-                q_slots.unsqueeze(0).expand(k, *q_slots.shape),
-                None if x_zero else b.x_query.unsqueeze(0).expand(k, -1, -1), scale,
-                b.target.unsqueeze(0), b.mask.unsqueeze(0))
+        return (
+            b.X.unsqueeze(0).expand(k, *b.X.shape),
+            b.pe.slots.unsqueeze(0).expand(k, *b.pe.slots.shape),
+            q_slots.unsqueeze(0).expand(k, *q_slots.shape),
+            None if x_zero else b.x_query.unsqueeze(0).expand(k, -1, -1),
+            scale,
+            b.target.unsqueeze(0),
+            b.mask.unsqueeze(0),
+        )
     batches = batches[sl]
     q_slots = [b.onehot_query.slots for b in batches]
     scale = [b.onehot_query.scale for b in batches]
@@ -149,9 +155,15 @@ def stack_batches(batches: list[Batch], sl: slice) -> tuple:
         X = torch.stack([b.X.transpose(1, 2) for b in batches]).transpose(-1, -2)
     else:
         X = torch.stack([b.X for b in batches])
-    return (X, torch.stack([b.pe.slots for b in batches]), torch.stack(q_slots),
-            None if all(x_zero) else torch.stack([b.x_query for b in batches]), scale[0],
-            torch.stack([b.target for b in batches]), torch.stack([b.mask for b in batches]))
+    return (
+        X,
+        torch.stack([b.pe.slots for b in batches]),
+        torch.stack(q_slots),
+        None if all(x_zero) else torch.stack([b.x_query for b in batches]),
+        scale[0],
+        torch.stack([b.target for b in batches]),
+        torch.stack([b.mask for b in batches]),
+    )
 
 
 def transformer_chunk(stack: TransformerStack, batches: list[Batch], sl: slice, grad: bool):
@@ -192,7 +204,7 @@ class FCNStack:
         """x ``(B, n)`` shared or ``(K, B, n)`` per model -> ``(K, B, d)``."""
         h = x
         for i, (W, b) in enumerate(zip(self.weights, self.biases)):
-            if h.dim() == 2:                    # shared input: one matmul for all K models
+            if h.dim() == 2:  # shared input: one matmul for all K models
                 h = (h @ W.reshape(-1, W.shape[-1]).T).view(h.shape[0], self.K, -1).transpose(0, 1) + b.unsqueeze(1)
             else:
                 h = torch.baddbmm(b.unsqueeze(1), h, W.transpose(1, 2))
@@ -231,13 +243,16 @@ class FCNGroups:
         for g, st in zip(self.groups, self.stacks):
             cfgs = [configs[k] for k in g]
             lrs = [lr_vector(cfgs, "other", p.dim(), device) for p in st.params()]
-            self.opts.append(StackedOptimizer(st.params(), lrs, optimizer,
-                                               torch.tensor([c.momentum for c in cfgs]).to(device)))
+            self.opts.append(
+                StackedOptimizer(st.params(), lrs, optimizer, torch.tensor([c.momentum for c in cfgs]).to(device))
+            )
         # Built once on the device, so a forward copies nothing from the host: each group's rows
         # of a per-model input (a slice when the group's models are consecutive, a view), and
         # the permutation from group order back to model order (None when that is the identity).
-        self.rows = [slice(g[0], g[-1] + 1) if g == list(range(g[0], g[-1] + 1))
-                     else torch.tensor(g).to(device) for g in self.groups]
+        self.rows = [
+            slice(g[0], g[-1] + 1) if g == list(range(g[0], g[-1] + 1)) else torch.tensor(g).to(device)
+            for g in self.groups
+        ]
         concat = [k for g in self.groups for k in g]
         self.order = None if concat == sorted(concat) else torch.tensor(concat).argsort().to(device)
 
@@ -254,7 +269,7 @@ class FCNGroups:
         i = 0
         for opt, ps in zip(self.opts, params):
             opt.tick()
-            opt.step(list(grads[i:i + len(ps)]))
+            opt.step(list(grads[i : i + len(ps)]))
             i += len(ps)
 
     def scale_lr(self, factor: float) -> None:
@@ -267,5 +282,14 @@ class FCNGroups:
             st.write_back([models[k] for k in g])
 
 
-__all__ = ["CHUNK_BYTES", "FCNGroups", "FCNStack", "StackedOptimizer", "TransformerStack", "chunk_slices",
-           "lr_vector", "stack_batches", "transformer_chunk"]
+__all__ = [
+    "CHUNK_BYTES",
+    "FCNGroups",
+    "FCNStack",
+    "StackedOptimizer",
+    "TransformerStack",
+    "chunk_slices",
+    "lr_vector",
+    "stack_batches",
+    "transformer_chunk",
+]

@@ -36,25 +36,35 @@ from ._reader import NotebookFile, file_sha256, read_notebook
 from ._scan import scan_notebook
 from .gradebook import PartStore, StudentGrade, gradescope_results, write_csv, write_json
 
-__all__ = ["GradeConfig", "StudentGrade", "find_submissions", "grade_folder", "grade_student", "resolve_sandbox",
-           "select", "write_csv", "write_json", "gradescope_results"]
+__all__ = [
+    "GradeConfig",
+    "StudentGrade",
+    "find_submissions",
+    "grade_folder",
+    "grade_student",
+    "resolve_sandbox",
+    "select",
+    "write_csv",
+    "write_json",
+    "gradescope_results",
+]
 
-MAX_STUDENT_BYTES = 50 * 2 ** 20      # the kernel's private copy (the cells' sources only) holds at most this
+MAX_STUDENT_BYTES = 50 * 2**20  # the kernel's private copy (the cells' sources only) holds at most this
 
 
 @dataclass
 class GradeConfig:
     """Limits and scope of a grading run."""
 
-    timeout: float = 600.0          # seconds to execute one notebook (all its cells)
-    cell_timeout: float = 60.0      # seconds for one cell before it is interrupted
-    check_timeout: float = CHECK_TIME_LIMIT   # seconds for all the calls of one exercise's checker
-    seed: int = GRADER_SEED         # checker inputs; the notebooks' own check() uses seed 0 (nbgrader's cells 1)
-    only: tuple = ()                # exercise ids or prefixes ('ex1', 'ex3.loss_on_ray'); () = all
-    jobs: int = 1                   # students graded in parallel (one kernel each)
-    max_restarts: int = 2           # kernel restarts allowed per notebook (hangs, crashes)
-    sandbox: str = "auto"           # 'bwrap' (required), 'none' (unsandboxed), 'auto' (bwrap when it works)
-    limits: sb.Limits = field(default_factory=sb.Limits)   # memory, processes, file size, disk per kernel
+    timeout: float = 600.0  # seconds to execute one notebook (all its cells)
+    cell_timeout: float = 60.0  # seconds for one cell before it is interrupted
+    check_timeout: float = CHECK_TIME_LIMIT  # seconds for all the calls of one exercise's checker
+    seed: int = GRADER_SEED  # checker inputs; the notebooks' own check() uses seed 0 (nbgrader's cells 1)
+    only: tuple = ()  # exercise ids or prefixes ('ex1', 'ex3.loss_on_ray'); () = all
+    jobs: int = 1  # students graded in parallel (one kernel each)
+    max_restarts: int = 2  # kernel restarts allowed per notebook (hangs, crashes)
+    sandbox: str = "auto"  # 'bwrap' (required), 'none' (unsandboxed), 'auto' (bwrap when it works)
+    limits: sb.Limits = field(default_factory=sb.Limits)  # memory, processes, file size, disk per kernel
 
     def __post_init__(self):
         if self.sandbox not in ("auto", "bwrap", "none"):
@@ -116,8 +126,11 @@ def find_submissions(folder: str | Path) -> dict[str, list[Path]]:
         if entry.name.startswith(".") or entry.is_symlink():
             continue
         if entry.is_dir():
-            nbs = sorted(p for p in entry.rglob("*.ipynb")
-                         if ".ipynb_checkpoints" not in p.parts and p.is_file() and not p.is_symlink())
+            nbs = sorted(
+                p
+                for p in entry.rglob("*.ipynb")
+                if ".ipynb_checkpoints" not in p.parts and p.is_file() and not p.is_symlink()
+            )
             if nbs:
                 out.setdefault(entry.name, []).extend(nbs)
         elif entry.suffix == ".ipynb":
@@ -151,16 +164,18 @@ def _read_all(paths: dict[str, Path]) -> tuple[dict[str, NotebookFile], dict[str
         copy = nb.stripped()
         total += len(copy)
         if total > MAX_STUDENT_BYTES:
-            problems.append(f"{name}: the submission's cells hold more than {MAX_STUDENT_BYTES >> 20} MB; "
-                            "file left out")
+            problems.append(
+                f"{name}: the submission's cells hold more than {MAX_STUDENT_BYTES >> 20} MB; file left out"
+            )
             nb.cells = None
             continue
         copies[name] = copy
     return read, copies, problems
 
 
-def grade_student(student: str, notebooks: list[Path], config: GradeConfig | None = None, *,
-                  bwrap: str | None = None) -> StudentGrade:
+def grade_student(
+    student: str, notebooks: list[Path], config: GradeConfig | None = None, *, bwrap: str | None = None
+) -> StudentGrade:
     """Run a student's notebooks (sandboxed when ``bwrap`` is given) and score every exercise in scope."""
     from ._session import KernelSession, RemoteFunction
 
@@ -183,9 +198,15 @@ def grade_student(student: str, notebooks: list[Path], config: GradeConfig | Non
         if not wanted:
             continue
         try:
-            with KernelSession(cells[name], blobs, timeout=config.timeout, cell_timeout=config.cell_timeout,
-                               max_restarts=config.max_restarts, sandbox=bwrap,
-                               limits=config.limits) as session:
+            with KernelSession(
+                cells[name],
+                blobs,
+                timeout=config.timeout,
+                cell_timeout=config.cell_timeout,
+                max_restarts=config.max_restarts,
+                sandbox=bwrap,
+                limits=config.limits,
+            ) as session:
                 try:
                     present = session.defined([ex.function for ex in wanted])
                     for ex in wanted:
@@ -199,10 +220,15 @@ def grade_student(student: str, notebooks: list[Path], config: GradeConfig | Non
             grade.problems.append(f"{name}: could not be run ({type(e).__name__}: {' '.join(str(e).split())[:160]})")
     for ex in scope:
         if ex.id not in grade.results:
-            grade.results[ex.id] = Result(ex.id, 0, ex.points, "not attempted",
-                                          f"not attempted (function {ex.function} not found in the submission)")
+            grade.results[ex.id] = Result(
+                ex.id,
+                0,
+                ex.points,
+                "not attempted",
+                f"not attempted (function {ex.function} not found in the submission)",
+            )
     grade.results = {ex.id: grade.results[ex.id] for ex in scope}
-    for name, path in paths.items():          # integrity: nothing may have changed what was submitted
+    for name, path in paths.items():  # integrity: nothing may have changed what was submitted
         try:
             now = file_sha256(path)
         except OSError:
@@ -217,18 +243,25 @@ def _is_problem(line: str) -> bool:
     return any(k in line for k in ("died", "did not stop", "no restarts left", "time limit", "failed"))
 
 
-def grade_folder(folder: str | Path, config: GradeConfig | None = None, *, parts: str | Path | None = None,
-                 resume: bool = False, progress=None) -> list[StudentGrade]:
+def grade_folder(
+    folder: str | Path,
+    config: GradeConfig | None = None,
+    *,
+    parts: str | Path | None = None,
+    resume: bool = False,
+    progress=None,
+) -> list[StudentGrade]:
     """Grade every student found in ``folder`` (see :func:`find_submissions`), returned in name order.
 
     Each grade is saved in ``parts`` (a folder) the moment it is known; with ``resume`` a saved
     grade made with the same settings from the same files is reused instead of regrading.
     """
     config = config or GradeConfig()
-    select(config.only)                                    # fail early on a bad --only
+    select(config.only)  # fail early on a bad --only
     bwrap, _ = resolve_sandbox(config.sandbox)
     subs = find_submissions(folder)
     store = PartStore(parts) if parts is not None else None
+
     def key_of(notebooks: list[Path]) -> str:
         files = {}
         for name, p in _names(notebooks).items():
@@ -252,11 +285,15 @@ def grade_folder(folder: str | Path, config: GradeConfig | None = None, *, parts
         try:
             g = grade_student(student, notebooks, config, bwrap=bwrap)
         except Exception as e:  # noqa: BLE001 - a grader bug for one student must not lose the class
-            g = StudentGrade(student, results={ex.id: Result(ex.id, 0, ex.points, "checker error",
-                                                              "could not be graded; see problems")
-                                               for ex in select(config.only)},
-                             problems=[f"grader error: {type(e).__name__}: {str(e)[:200]}"],
-                             sandbox="bwrap" if bwrap else "none")
+            g = StudentGrade(
+                student,
+                results={
+                    ex.id: Result(ex.id, 0, ex.points, "checker error", "could not be graded; see problems")
+                    for ex in select(config.only)
+                },
+                problems=[f"grader error: {type(e).__name__}: {str(e)[:200]}"],
+                sandbox="bwrap" if bwrap else "none",
+            )
         if store is not None:
             store.save(g, key)
         if progress:

@@ -32,9 +32,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check-timeout", type=float, default=30.0, help="seconds per exercise check (default 30)")
     p.add_argument("--only", nargs="*", default=(), help="exercise ids or prefixes, e.g. ex1 ex3.loss_on_ray")
     p.add_argument("--seed", type=int, default=1, help="seed of the checkers' test inputs (default 1)")
-    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
-                   help="auto: bubblewrap when it works here, else unsandboxed with a warning (default); "
-                        "bwrap: refuse to run without it; none: no sandbox")
+    p.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "none"),
+        default="auto",
+        help="auto: bubblewrap when it works here, else unsandboxed with a warning (default); "
+        "bwrap: refuse to run without it; none: no sandbox",
+    )
     p.add_argument("--memory-mb", type=int, default=Limits.memory_mb, help="address space per kernel process")
     p.add_argument("--processes", type=int, default=Limits.processes, help="processes and threads per sandbox")
     p.add_argument("--disk-mb", type=int, default=Limits.disk_mb, help="writable space per sandbox ($HOME, /tmp)")
@@ -42,15 +46,25 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def _config(args) -> GradeConfig:
     limits = Limits(memory_mb=args.memory_mb, processes=args.processes, disk_mb=args.disk_mb)
-    return GradeConfig(timeout=args.timeout, cell_timeout=args.cell_timeout, check_timeout=args.check_timeout,
-                       seed=args.seed, only=tuple(args.only or ()), jobs=getattr(args, "jobs", 1),
-                       sandbox=args.sandbox, limits=limits)
+    return GradeConfig(
+        timeout=args.timeout,
+        cell_timeout=args.cell_timeout,
+        check_timeout=args.check_timeout,
+        seed=args.seed,
+        only=tuple(args.only or ()),
+        jobs=getattr(args, "jobs", 1),
+        sandbox=args.sandbox,
+        limits=limits,
+    )
 
 
 def _announce(note: str) -> None:
     if note:  # unsandboxed: say it where nobody can miss it
-        print(f"{_BANNER}\nWARNING: {note}.\nEvery row of the gradebook is marked sandbox=none.\n{_BANNER}",
-              file=sys.stderr, flush=True)
+        print(
+            f"{_BANNER}\nWARNING: {note}.\nEvery row of the gradebook is marked sandbox=none.\n{_BANNER}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def main(argv=None) -> int:
@@ -73,18 +87,22 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.cmd == "nbgrader":
         from .nbgrader import export
+
         try:
             written = export(args.out, args.source, course=args.course, only=args.only)
         except (FileNotFoundError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-        print(f"wrote {len(written)} assignment{'s' if len(written) != 1 else ''} and nbgrader_config.py into "
-              f"{args.out}: run `nbgrader "
-              f"generate_assignment NAME` there (names: {', '.join(p.parent.name for p in written)})")
+        print(
+            f"wrote {len(written)} assignment{'s' if len(written) != 1 else ''} and nbgrader_config.py into "
+            f"{args.out}: run `nbgrader "
+            f"generate_assignment NAME` there (names: {', '.join(p.parent.name for p in written)})"
+        )
         return 0
 
     import torch
-    torch.set_num_threads(1)            # the checkers are small; leave the cores to the kernels
+
+    torch.set_num_threads(1)  # the checkers are small; leave the cores to the kernels
     try:
         config = _config(args)
         scope = select(config.only)
@@ -99,13 +117,15 @@ def main(argv=None) -> int:
 
     def report(grade):
         extra = (f"  problems: {len(grade.problems)}" if grade.problems else "") + (
-            f"  flags: {len(grade.flags)}" if grade.flags else "")
+            f"  flags: {len(grade.flags)}" if grade.flags else ""
+        )
         print(f"{grade.student:24s} {grade.total:3d}/{possible}  ({grade.seconds:.0f} s){extra}", flush=True)
 
     out = Path(args.out)
     try:
-        grades = grade_folder(args.submissions, config, parts=out.with_suffix(".parts"), resume=args.resume,
-                              progress=report)
+        grades = grade_folder(
+            args.submissions, config, parts=out.with_suffix(".parts"), resume=args.resume, progress=report
+        )
     except FileNotFoundError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -128,9 +148,14 @@ def _gradescope(root: Path, config: GradeConfig, bwrap: str | None, note: str) -
     if grade is None:
         from . import StudentGrade
         from ..exercises import Result
-        grade = StudentGrade("submission", results={ex.id: Result(ex.id, 0, ex.points, "not attempted",
-                                                                  "not attempted (no .ipynb file was submitted)")
-                                                    for ex in select(config.only)})
+
+        grade = StudentGrade(
+            "submission",
+            results={
+                ex.id: Result(ex.id, 0, ex.points, "not attempted", "not attempted (no .ipynb file was submitted)")
+                for ex in select(config.only)
+            },
+        )
     results = gradescope_results(grade, sandbox_note=note)
     atomic_write(root / "results" / "results.json", json.dumps(results, indent=1))
     print(f"graded {len(notebooks)} notebook(s): {grade.total}/{sum(r.max_points for r in grade.results.values())}")

@@ -44,19 +44,25 @@ def call(ns: dict, name: str, payload: str) -> None:
     try:
         args, kwargs = pickle.loads(base64.b64decode(payload))
     except Exception as e:  # noqa: BLE001 - e.g. the learner shadowed a module the inputs need
-        LAST = dumps({"status": "raised", "ename": type(e).__name__,
-                      "evalue": f"the test inputs could not be rebuilt in your notebook: {e}"})
+        LAST = dumps(
+            {
+                "status": "raised",
+                "ename": type(e).__name__,
+                "evalue": f"the test inputs could not be rebuilt in your notebook: {e}",
+            }
+        )
         return
     try:
         value = fn(*args, **kwargs)
     except KeyboardInterrupt:
-        raise                                   # the grader's interrupt: a timeout
+        raise  # the grader's interrupt: a timeout
     except NotImplementedError as e:
         LAST = dumps({"status": "notimpl", "evalue": str(e)[:300]})
         return
     except BaseException as e:  # noqa: BLE001 - SystemExit included: it is the learner's error
-        LAST = dumps({"status": "raised", "ename": type(e).__name__, "evalue": str(e)[:500],
-                      "line": student_line(e, fn)})
+        LAST = dumps(
+            {"status": "raised", "ename": type(e).__name__, "evalue": str(e)[:500], "line": student_line(e, fn)}
+        )
         return
     try:
         LAST = _reply({"status": "ok", "value": encode(value)})

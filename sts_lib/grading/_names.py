@@ -73,8 +73,11 @@ def _bound(stmt) -> list[tuple[str, object]]:
         else:
             pairs = []
         for target, value in pairs:
-            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
-                    and len(target.elts) == len(value.elts):
+            if (
+                isinstance(target, (ast.Tuple, ast.List))
+                and isinstance(value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(value.elts)
+            ):
                 pairs += list(zip(target.elts, value.elts))
             elif isinstance(target, ast.Name):
                 out.append((target.id, value))
@@ -102,10 +105,10 @@ class NameTable:
 
     def __init__(self, trees: list[ast.Module]):
         self.globals: dict[str, set[str]] = {}
-        self.star: list[str] = []                        # modules of `from sts_lib... import *`
-        self.defs: dict[str, list] = {}                  # top-level function/class name -> its nodes
-        self.dynamic: set[str] = set()                   # what could not be resolved statically
-        self.aliases: dict[str, set[str]] = {}           # names bound to sts_lib objects themselves
+        self.star: list[str] = []  # modules of `from sts_lib... import *`
+        self.defs: dict[str, list] = {}  # top-level function/class name -> its nodes
+        self.dynamic: set[str] = set()  # what could not be resolved statically
+        self.aliases: dict[str, set[str]] = {}  # names bound to sts_lib objects themselves
         self._reach: dict[str, set[str]] = {}
         for tree in trees:
             for stmt, compound in _block(tree.body):
@@ -158,14 +161,20 @@ class NameTable:
             base = self._chain(node.args[0], local) or set()
             attr = _const_str(node.args[1])
             if attr is None:
-                self.dynamic.add("looks up an sts_lib name computed at run time (getattr)"
-                                 if any(_is_lib(b) for b in base) else "uses getattr with a name computed at run time")
+                self.dynamic.add(
+                    "looks up an sts_lib name computed at run time (getattr)"
+                    if any(_is_lib(b) for b in base)
+                    else "uses getattr with a name computed at run time"
+                )
                 return {f"{b}.<computed>" for b in base if not b.startswith(_DEF)}
             return _attr(base, attr)
         if fn & _IMPORTERS and node.args:
             mod = _const_str(node.args[0])
-            self.dynamic.add(f"imports a module dynamically ({dotted(node.func)}({mod!r}))" if mod else
-                             f"imports a module whose name is computed at run time ({dotted(node.func)})")
+            self.dynamic.add(
+                f"imports a module dynamically ({dotted(node.func)}({mod!r}))"
+                if mod
+                else f"imports a module whose name is computed at run time ({dotted(node.func)})"
+            )
             return {mod} if mod else set()
         if fn & _PARTIAL and node.args:
             return self._chain(node.args[0], local)
@@ -183,7 +192,7 @@ class NameTable:
         if isinstance(node, ast.Call):
             return self._call(node, local)
         if isinstance(node, ast.Subscript) and _const_str(node.slice) is not None:
-            key, inner = _const_str(node.slice), node.value       # vars(x)["f"], x.__dict__["f"], sys.modules["m"]
+            key, inner = _const_str(node.slice), node.value  # vars(x)["f"], x.__dict__["f"], sys.modules["m"]
             if isinstance(inner, ast.Call) and (self._chain(inner.func, local) or set()) & _VARS and inner.args:
                 return _attr(self._chain(inner.args[0], local) or set(), key)
             if isinstance(inner, ast.Attribute) and inner.attr == "__dict__":
@@ -196,7 +205,7 @@ class NameTable:
         """Every path that the code under ``node`` may reach (nested functions and lambdas included)."""
         local = local if local is not None else {}
         out: set[str] = set()
-        covered: set[int] = set()                     # nodes already resolved as part of an enclosing chain
+        covered: set[int] = set()  # nodes already resolved as part of an enclosing chain
         for sub in ast.walk(node):
             if id(sub) in covered:
                 continue
@@ -204,8 +213,9 @@ class NameTable:
                 out |= self.function_refs(sub, local)
                 covered |= {id(n) for n in ast.walk(sub)}
                 continue
-            got = self._chain(sub, local) if isinstance(sub, (ast.Name, ast.Attribute, ast.Call,
-                                                              ast.Subscript)) else None
+            got = (
+                self._chain(sub, local) if isinstance(sub, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else None
+            )
             if got is not None:
                 out |= got
                 if not isinstance(sub, ast.Call):
@@ -249,7 +259,7 @@ class NameTable:
             seen.add(item)
             if item.startswith(_DEF):
                 if item not in self._reach:
-                    nodes = self.defs.get(item[len(_DEF):], [])
+                    nodes = self.defs.get(item[len(_DEF) :], [])
                     self._reach[item] = set().union(*[self.function_refs(n) for n in nodes])
                 todo += list(self._reach[item])
             elif _is_lib(item):

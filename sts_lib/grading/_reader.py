@@ -28,20 +28,20 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAX_FILE_BYTES = 256 * 2 ** 20      # a notebook file larger than this is not read (stored outputs included)
-MAX_CODE_BYTES = 4 * 2 ** 20        # a notebook whose code cells hold more than this is not run
-BIG_FILE_BYTES = 64 * 2 ** 20       # files above this size are parsed one at a time
-CHUNK_BYTES = 2 ** 20
+MAX_FILE_BYTES = 256 * 2**20  # a notebook file larger than this is not read (stored outputs included)
+MAX_CODE_BYTES = 4 * 2**20  # a notebook whose code cells hold more than this is not run
+BIG_FILE_BYTES = 64 * 2**20  # files above this size are parsed one at a time
+CHUNK_BYTES = 2**20
 
 _BIG = threading.Lock()
-_WIDE_ESCAPE = re.compile(rb"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])")   # a JSON escape of a non-ASCII character
+_WIDE_ESCAPE = re.compile(rb"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])")  # a JSON escape of a non-ASCII character
 
 
 def _keep_sources(obj: dict) -> dict:
     """``object_hook``: a cell keeps its type and source, the notebook its cells; the rest is dropped."""
     if "cell_type" in obj:
         return {k: obj[k] for k in ("cell_type", "source", "input") if k in obj}
-    if "cells" in obj or "worksheets" in obj:           # the notebook, or an nbformat-3 worksheet
+    if "cells" in obj or "worksheets" in obj:  # the notebook, or an nbformat-3 worksheet
         return {k: obj[k] for k in ("cells", "worksheets") if k in obj}
     return {}
 
@@ -51,9 +51,9 @@ class NotebookFile:
     """What the grader keeps of one submitted file: its hash, its size and its cells' sources."""
 
     name: str
-    sha256: str = ""                                   # '' when the file could not be read
-    size: int = 0                                      # bytes on disk
-    cells: list | None = None                          # [(cell_type, source)]; None: not a usable notebook
+    sha256: str = ""  # '' when the file could not be read
+    size: int = 0  # bytes on disk
+    cells: list | None = None  # [(cell_type, source)]; None: not a usable notebook
     problems: list = field(default_factory=list)
 
     @property
@@ -63,9 +63,15 @@ class NotebookFile:
 
     def stripped(self) -> bytes:
         """The notebook as nbformat 4 JSON holding only the cells' sources: the kernel's private copy."""
-        cells = [{"cell_type": kind, "metadata": {}, "source": src,
-                  **({"outputs": [], "execution_count": None} if kind == "code" else {})}
-                 for kind, src in (self.cells or [])]
+        cells = [
+            {
+                "cell_type": kind,
+                "metadata": {},
+                "source": src,
+                **({"outputs": [], "execution_count": None} if kind == "code" else {}),
+            }
+            for kind, src in (self.cells or [])
+        ]
         return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}).encode()
 
 
@@ -101,9 +107,13 @@ def _parse(text: str, raw: bool = False) -> tuple[list | None, list[str]]:
     except (ValueError, RecursionError) as e:
         return None, [f"not a notebook (invalid JSON: {type(e).__name__})"]
     if isinstance(nb, dict) and "cells" not in nb and isinstance(nb.get("worksheets"), list):
-        sheets = [w for w in nb["worksheets"] if isinstance(w, dict)]        # nbformat 3
-        cells = [dict(c, source=c.get("input")) if c.get("cell_type") == "code" else c
-                 for w in sheets for c in w.get("cells", []) if isinstance(c, dict)]
+        sheets = [w for w in nb["worksheets"] if isinstance(w, dict)]  # nbformat 3
+        cells = [
+            dict(c, source=c.get("input")) if c.get("cell_type") == "code" else c
+            for w in sheets
+            for c in w.get("cells", [])
+            if isinstance(c, dict)
+        ]
     elif isinstance(nb, dict) and isinstance(nb.get("cells"), list):
         cells = nb["cells"]
     else:
@@ -125,8 +135,10 @@ def _parse(text: str, raw: bool = False) -> tuple[list | None, list[str]]:
             code_bytes += len(src.encode("utf-8", "surrogatepass"))
         out.append((kind, src))
     if code_bytes > MAX_CODE_BYTES:
-        return None, problems + [f"its code cells hold {code_bytes / 2 ** 20:.1f} MB, more than the "
-                                 f"{MAX_CODE_BYTES >> 20} MB the grader runs; not run"]
+        return None, problems + [
+            f"its code cells hold {code_bytes / 2**20:.1f} MB, more than the "
+            f"{MAX_CODE_BYTES >> 20} MB the grader runs; not run"
+        ]
     return out, problems
 
 
@@ -138,8 +150,10 @@ def read_notebook(path: str | Path, name: str | None = None) -> NotebookFile:
         nb.size = path.stat().st_size
         if nb.size > MAX_FILE_BYTES:
             nb.sha256 = file_sha256(path)
-            nb.problems.append(f"the file is {nb.size / 2 ** 20:.0f} MB, more than the {MAX_FILE_BYTES >> 20} MB "
-                               "the grader reads; not read (clear its outputs and grade it again)")
+            nb.problems.append(
+                f"the file is {nb.size / 2**20:.0f} MB, more than the {MAX_FILE_BYTES >> 20} MB "
+                "the grader reads; not read (clear its outputs and grade it again)"
+            )
             return nb
         with _BIG if nb.size > BIG_FILE_BYTES else contextlib.nullcontext():
             data = path.read_bytes()

@@ -16,9 +16,15 @@ import re
 from ..exercises import ID_PATTERN, REGISTRY
 from ._names import NameTable, dotted
 
-_SUSPICIOUS = {"sys.modules": "touches sys.modules", "builtins": "touches builtins",
-               "__builtins__": "touches __builtins__", "os._exit": "calls os._exit", "ctypes": "uses ctypes",
-               "signal": "uses signal", "gc.get_objects": "walks the garbage collector"}
+_SUSPICIOUS = {
+    "sys.modules": "touches sys.modules",
+    "builtins": "touches builtins",
+    "__builtins__": "touches __builtins__",
+    "os._exit": "calls os._exit",
+    "ctypes": "uses ctypes",
+    "signal": "uses signal",
+    "gc.get_objects": "walks the garbage collector",
+}
 _FAKE_LINE = re.compile(rf"\[{ID_PATTERN}\]\s*\d+/\d+ points")
 _INTERNALS = re.compile(r"sts_lib\.(grading|exercises\._)")
 
@@ -27,6 +33,7 @@ def _python(source: str) -> str:
     """Cell source with IPython syntax (magics, shell escapes) turned into Python."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
+
         return TransformerManager().transform_cell(source)
     except Exception:  # noqa: BLE001
         return "\n".join(ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!")))
@@ -44,7 +51,7 @@ def scan_notebook(sources: list[str]) -> list[str]:
     try:
         names = NameTable(trees)
         for tree in trees:
-            names.refs(tree)                  # records dynamic imports and lookups anywhere in the notebook
+            names.refs(tree)  # records dynamic imports and lookups anywhere in the notebook
     except RecursionError:
         return ["code too deeply nested to scan"]
 

@@ -37,16 +37,18 @@ from ..exercises import GRADING_ENV, Missing, Opaque, StudentError
 from . import sandbox as sb
 from ._wire import MAX_BYTES, WireError, loads, safe_decode
 
-_GRACE = 5.0          # seconds a kernel gets to answer an interrupt before it is restarted
+_GRACE = 5.0  # seconds a kernel gets to answer an interrupt before it is restarted
 # What every exercise uses; not matplotlib (no exercise plots: a notebook that does pays its import, about 0.3 s,
 # in its own cell), which would add that to every kernel of a class.
 _IMPORTS = "import numpy, torch, sts_lib, sts_lib.exercises, sts_lib.grading._kernel"
 # In the sandbox the student's files are a read-only copy at /submission: copy them to the
 # writable working folder, so a notebook that opens its own data files finds them.
-_COPY_IN = ("def _sts_copy_in(src):\n    import os, shutil\n    for d, _, fs in os.walk(src):\n"
-            "        t = os.path.relpath(d, src)\n        os.makedirs(t, exist_ok=True)\n"
-            "        for f in fs:\n            shutil.copyfile(os.path.join(d, f), os.path.join(t, f))\n"
-            f"_sts_copy_in({sb.SUBMISSION_DIR!r})\ndel _sts_copy_in\n")
+_COPY_IN = (
+    "def _sts_copy_in(src):\n    import os, shutil\n    for d, _, fs in os.walk(src):\n"
+    "        t = os.path.relpath(d, src)\n        os.makedirs(t, exist_ok=True)\n"
+    "        for f in fs:\n            shutil.copyfile(os.path.join(d, f), os.path.join(t, f))\n"
+    f"_sts_copy_in({sb.SUBMISSION_DIR!r})\ndel _sts_copy_in\n"
+)
 
 
 class KernelSession:
@@ -58,16 +60,24 @@ class KernelSession:
     (restarts included) drops to a fresh unprivileged user of its own (:func:`.sandbox.new_uid`).
     """
 
-    def __init__(self, cells: list[str], files: dict[str, bytes], *, timeout: float = 600.0,
-                 cell_timeout: float = 60.0, max_restarts: int = 2, sandbox: str | None = None,
-                 limits: sb.Limits | None = None):
+    def __init__(
+        self,
+        cells: list[str],
+        files: dict[str, bytes],
+        *,
+        timeout: float = 600.0,
+        cell_timeout: float = 60.0,
+        max_restarts: int = 2,
+        sandbox: str | None = None,
+        limits: sb.Limits | None = None,
+    ):
         self.cells = list(cells)
         self.timeout, self.cell_timeout = float(timeout), float(cell_timeout)
         self.max_restarts = int(max_restarts)
         self.sandbox, self.limits = sandbox, limits or sb.Limits()
-        self.uid: int | None = None           # the sandbox user of the running kernel (grader is root)
-        self.log: list[str] = []              # what happened, for the instructor's report
-        self.skip: set[int] = set()           # cells that hung or killed the kernel
+        self.uid: int | None = None  # the sandbox user of the running kernel (grader is root)
+        self.log: list[str] = []  # what happened, for the instructor's report
+        self.skip: set[int] = set()  # cells that hung or killed the kernel
         self.restarts = 0
         self._root = Path(tempfile.mkdtemp(prefix="sts-grade-"))
         self._agent = f"_sts_grader_{secrets.token_hex(6)}"
@@ -75,7 +85,7 @@ class KernelSession:
         self.km = self.kc = None
         self._ctx = zmq.Context()
         # Bound every message while it is read, and how many wait unread.
-        self._ctx.setsockopt(zmq.MAXMSGSIZE, self.limits.message_mb * 2 ** 20)
+        self._ctx.setsockopt(zmq.MAXMSGSIZE, self.limits.message_mb * 2**20)
         self._ctx.setsockopt(zmq.RCVHWM, 64)
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -84,7 +94,7 @@ class KernelSession:
         sub.mkdir()
         for name, data in files.items():
             target = (sub / name).resolve()
-            if sub.resolve() not in target.parents:          # never write outside the copy
+            if sub.resolve() not in target.parents:  # never write outside the copy
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
@@ -97,7 +107,7 @@ class KernelSession:
             self._start()
             self.run_notebook()
         except BaseException:
-            self.close()                      # no kernel, socket or folder outlives a failed start
+            self.close()  # no kernel, socket or folder outlives a failed start
             raise
         return self
 
@@ -109,17 +119,27 @@ class KernelSession:
         from jupyter_client.kernelspec import KernelSpecManager
 
         self.uid = sb.new_uid() if self.sandbox and os.geteuid() == 0 else None
-        spec, transport = sb.kernel_spec(sys.executable, submission=str(self._root / "submission"),
-                                         comm_dir=str(self._root / "comm"), limits=self.limits, uid=self.uid,
-                                         bwrap=self.sandbox)
+        spec, transport = sb.kernel_spec(
+            sys.executable,
+            submission=str(self._root / "submission"),
+            comm_dir=str(self._root / "comm"),
+            limits=self.limits,
+            uid=self.uid,
+            bwrap=self.sandbox,
+        )
         kernels = self._root / "kernels"
         (kernels / "sts-grade").mkdir(parents=True, exist_ok=True)
         (kernels / "sts-grade" / "kernel.json").write_text(json.dumps(spec))
         comm = self._root / "comm"
         shutil.rmtree(comm, ignore_errors=True)
         comm.mkdir(mode=0o700)
-        kw = dict(kernel_name="sts-grade", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
-                  context=self._ctx, transport=transport, connection_file=str(comm / "connection.json"))
+        kw = dict(
+            kernel_name="sts-grade",
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
+            context=self._ctx,
+            transport=transport,
+            connection_file=str(comm / "connection.json"),
+        )
         if transport == "ipc":
             kw["ip"] = str(comm / "k")
         self.km = KernelManager(**kw)
@@ -127,9 +147,19 @@ class KernelSession:
         if self.uid is not None:
             os.chown(comm, self.uid, self.uid)
             os.chown(comm / "connection.json", self.uid, self.uid)
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", GRADING_ENV: "1", "MPLBACKEND": "Agg",
-               "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore",
-               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "USER": "student", "LOGNAME": "student"}
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            GRADING_ENV: "1",
+            "MPLBACKEND": "Agg",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "PYTHONWARNINGS": "ignore",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONNOUSERSITE": "1",
+            "USER": "student",
+            "LOGNAME": "student",
+        }
         # The kernel imports the very sts_lib the grader runs (the sandbox binds only that folder).
         env["PYTHONPATH"] = str(Path(sts_lib.__file__).resolve().parent.parent)
         if self.sandbox:
@@ -215,8 +245,13 @@ class KernelSession:
         """Run ``code``; returns ('ok'|'error'|'timeout'|'dead', reply content or None)."""
         if self.kc is None:
             return "dead", None
-        msg_id = self.kc.execute(code, store_history=store_history, allow_stdin=False, stop_on_error=False,
-                                 user_expressions=user_expressions or {})
+        msg_id = self.kc.execute(
+            code,
+            store_history=store_history,
+            allow_stdin=False,
+            stop_on_error=False,
+            user_expressions=user_expressions or {},
+        )
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -259,13 +294,17 @@ class KernelSession:
                 continue
             left = self.timeout - (time.monotonic() - start)
             if left <= 0:
-                self.log.append(f"notebook time limit ({self.timeout:g} s) reached before cell {k + 1}; "
-                                "the remaining cells were not run")
+                self.log.append(
+                    f"notebook time limit ({self.timeout:g} s) reached before cell {k + 1}; "
+                    "the remaining cells were not run"
+                )
                 return
             status, content = self._execute(source, min(self.cell_timeout, left))
             if status == "error":
-                self.log.append(f"cell {k + 1} raised {str(content.get('ename'))[:60]}: "
-                                f"{' '.join(str(content.get('evalue')).split())[:120]}")
+                self.log.append(
+                    f"cell {k + 1} raised {str(content.get('ename'))[:60]}: "
+                    f"{' '.join(str(content.get('evalue')).split())[:120]}"
+                )
             elif status == "timeout":
                 self.skip.add(k)
                 if self._interrupt():
@@ -282,16 +321,19 @@ class KernelSession:
     def _agent_call(self, code: str, timeout: float):
         """Run agent code, return the decoded LAST value; raises TimeoutError or StudentError."""
         setup = f"import sts_lib.grading._kernel as {self._agent}\n"
-        status, content = self._execute(setup + code, timeout, store_history=False,
-                                        user_expressions={"r": f"{self._agent}.LAST"})
+        status, content = self._execute(
+            setup + code, timeout, store_history=False, user_expressions={"r": f"{self._agent}.LAST"}
+        )
         if status == "timeout":
             if not self._interrupt():
                 self._restart("a function did not stop when interrupted")
             raise TimeoutError(f"did not finish within {timeout:g} s")
         if status == "dead":
             self._restart("the kernel died while running a function")
-            raise StudentError("KernelDied", "the kernel died while running your function "
-                                             "(os._exit? out of memory? too many processes?)")
+            raise StudentError(
+                "KernelDied",
+                "the kernel died while running your function (os._exit? out of memory? too many processes?)",
+            )
         if status == "error":
             if content.get("ename") == "KeyboardInterrupt":
                 raise TimeoutError(f"did not finish within {timeout:g} s")
@@ -330,7 +372,7 @@ class KernelSession:
                 return Opaque(f"value the grader could not read back ({e})")
         if status == "toolarge":
             size = out.get("bytes") if isinstance(out.get("bytes"), int) else 0
-            return Opaque(f"value of {size / 2 ** 20:.0f} MB, more than the grader reads ({MAX_BYTES >> 20} MB)")
+            return Opaque(f"value of {size / 2**20:.0f} MB, more than the grader reads ({MAX_BYTES >> 20} MB)")
         if status == "unreadable":
             return Opaque(f"value the grader could not read back ({str(out.get('why'))[:80]})")
         if status == "notimpl":
@@ -338,8 +380,11 @@ class KernelSession:
         if status == "missing":
             raise Missing(f"function {name} not defined")
         line = out.get("line")
-        raise StudentError(str(out.get("ename", "Error"))[:60], str(out.get("evalue", ""))[:500],
-                           line if isinstance(line, int) else None)
+        raise StudentError(
+            str(out.get("ename", "Error"))[:60],
+            str(out.get("evalue", ""))[:500],
+            line if isinstance(line, int) else None,
+        )
 
 
 class RemoteFunction:

@@ -24,7 +24,7 @@ import torch
 
 from ..exercises import Opaque
 
-MAX_BYTES = 16 * 2 ** 20            # refuse to send or rebuild more than this from one return value
+MAX_BYTES = 16 * 2**20  # refuse to send or rebuild more than this from one return value
 _MAX_DEPTH = 12
 _DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
 
@@ -46,14 +46,14 @@ def encode(obj, _depth: int = 0):
         return {"__object__": type(obj).__name__}
     if obj is None or type(obj) in (bool, int, str):
         return obj
-    if isinstance(obj, np.generic):                   # NumPy scalars (np.float64 is also a float)
+    if isinstance(obj, np.generic):  # NumPy scalars (np.float64 is also a float)
         return encode(obj.item(), _depth + 1)
     if isinstance(obj, str):
         return str(obj)
     if isinstance(obj, numbers.Integral):
         return int(obj)
-    if isinstance(obj, numbers.Real):                 # float, Fraction, Decimal and their subclasses
-        return {"__float__": repr(float(obj))}        # JSON has no nan/inf; repr(float) round-trips
+    if isinstance(obj, numbers.Real):  # float, Fraction, Decimal and their subclasses
+        return {"__float__": repr(float(obj))}  # JSON has no nan/inf; repr(float) round-trips
     if isinstance(obj, numbers.Complex):
         return {"__object__": "complex number"}
     if isinstance(obj, torch.Tensor):

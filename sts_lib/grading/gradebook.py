@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..exercises import REGISTRY, Result
-from ..files import atomic_write   # the library's one atomic writer
+from ..files import atomic_write  # the library's one atomic writer
 
 __all__ = ["PartStore", "StudentGrade", "atomic_write", "gradescope_results", "write_csv", "write_json"]
 
@@ -30,13 +30,13 @@ class StudentGrade:
     """The outcome for one student."""
 
     student: str
-    results: dict = field(default_factory=dict)     # exercise id -> Result
-    notebooks: list = field(default_factory=list)   # submitted notebooks (names relative to the submission)
-    files: dict = field(default_factory=dict)       # every submitted file -> sha256, recorded before grading
-    log: list = field(default_factory=list)         # execution events worth telling the instructor
-    problems: list = field(default_factory=list)    # why a notebook could not be (fully) graded
-    flags: list = field(default_factory=list)       # static findings (never change scores)
-    sandbox: str = "none"                           # 'bwrap' or 'none' (unsandboxed kernels)
+    results: dict = field(default_factory=dict)  # exercise id -> Result
+    notebooks: list = field(default_factory=list)  # submitted notebooks (names relative to the submission)
+    files: dict = field(default_factory=dict)  # every submitted file -> sha256, recorded before grading
+    log: list = field(default_factory=list)  # execution events worth telling the instructor
+    problems: list = field(default_factory=list)  # why a notebook could not be (fully) graded
+    flags: list = field(default_factory=list)  # static findings (never change scores)
+    sandbox: str = "none"  # 'bwrap' or 'none' (unsandboxed kernels)
     seconds: float = 0.0
 
     @property
@@ -91,17 +91,35 @@ def write_csv(grades: list[StudentGrade], path: str | Path) -> None:
     w = csv.writer(buf)
     w.writerow(["student", *ids, "total", "sandbox", "problems", "flags"])
     for g in grades:
-        w.writerow([g.student, *(g.results[i].points if i in g.results else 0 for i in ids), g.total,
-                    g.sandbox, "; ".join(g.problems), "; ".join(g.flags)])
+        w.writerow(
+            [
+                g.student,
+                *(g.results[i].points if i in g.results else 0 for i in ids),
+                g.total,
+                g.sandbox,
+                "; ".join(g.problems),
+                "; ".join(g.flags),
+            ]
+        )
     atomic_write(path, buf.getvalue())
 
 
 def write_json(grades: list[StudentGrade], path: str | Path, config: dict) -> None:
     """Everything, for feedback to students: each result line, the execution log, problems and flags."""
     ids = _ids(grades)
-    data = {"config": config, "max_points": {i: REGISTRY[i].points for i in ids if i in REGISTRY},
-            "students": [{**g.to_dict(), "total": g.total, "feedback": [r.line() for r in g.results.values()],
-                          "seconds": round(g.seconds, 1)} for g in grades]}
+    data = {
+        "config": config,
+        "max_points": {i: REGISTRY[i].points for i in ids if i in REGISTRY},
+        "students": [
+            {
+                **g.to_dict(),
+                "total": g.total,
+                "feedback": [r.line() for r in g.results.values()],
+                "seconds": round(g.seconds, 1),
+            }
+            for g in grades
+        ],
+    }
     atomic_write(path, json.dumps(data, indent=1))
 
 
@@ -111,15 +129,38 @@ def gradescope_results(grade: StudentGrade, sandbox_note: str = "") -> dict:
     The instructor's view (static flags, execution problems) goes into one hidden test of
     zero points, so students see their feedback and nothing else.
     """
-    tests = [{"name": f"{r.id}: {REGISTRY[r.id].title}" if r.id in REGISTRY else r.id, "number": str(k + 1),
-              "score": r.points, "max_score": r.max_points, "output": r.line(), "visibility": "visible"}
-             for k, r in enumerate(grade.results.values())]
-    notes = ([f"problem: {p}" for p in grade.problems] + [f"flag: {f}" for f in grade.flags]
-             + [f"log: {line}" for line in grade.log])
-    tests.append({"name": "instructor notes (not graded)", "score": 0, "max_score": 0,
-                  "output": "\n".join(notes) or "nothing to report", "visibility": "hidden"})
-    out = {"score": grade.total, "execution_time": int(round(grade.seconds)), "tests": tests,
-           "output": "Each exercise is scored by the course's checkers, run by the grader." + (
-               f" {sandbox_note}" if sandbox_note else ""),
-           "visibility": "visible", "stdout_visibility": "hidden"}
+    tests = [
+        {
+            "name": f"{r.id}: {REGISTRY[r.id].title}" if r.id in REGISTRY else r.id,
+            "number": str(k + 1),
+            "score": r.points,
+            "max_score": r.max_points,
+            "output": r.line(),
+            "visibility": "visible",
+        }
+        for k, r in enumerate(grade.results.values())
+    ]
+    notes = (
+        [f"problem: {p}" for p in grade.problems]
+        + [f"flag: {f}" for f in grade.flags]
+        + [f"log: {line}" for line in grade.log]
+    )
+    tests.append(
+        {
+            "name": "instructor notes (not graded)",
+            "score": 0,
+            "max_score": 0,
+            "output": "\n".join(notes) or "nothing to report",
+            "visibility": "hidden",
+        }
+    )
+    out = {
+        "score": grade.total,
+        "execution_time": int(round(grade.seconds)),
+        "tests": tests,
+        "output": "Each exercise is scored by the course's checkers, run by the grader."
+        + (f" {sandbox_note}" if sandbox_note else ""),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+    }
     return out

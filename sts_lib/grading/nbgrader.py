@@ -33,13 +33,13 @@ from ..exercises.build import MD_BEGIN, MD_END, cell_tags, replace_blocks
 __all__ = ["assignment", "export", "grade_id"]
 
 SCHEMA = 3
-CONFIG = '''# nbgrader configuration written by `python -m sts_lib.grading nbgrader`: the course's exercises and
+CONFIG = """# nbgrader configuration written by `python -m sts_lib.grading nbgrader`: the course's exercises and
 # project milestones, one assignment per notebook. Kernels need sts_lib installed (pip install sts-lib...).
 c = get_config()  # noqa: F821 (nbgrader's config loader defines it)
 c.CourseDirectory.course_id = {course!r}
 c.CourseDirectory.root = "."
 c.ExecutePreprocessor.timeout = {timeout}     # seconds a cell may run (a checker has its own 30 s limit)
-'''
+"""
 
 
 def grade_id(exercise_id: str) -> str:
@@ -48,8 +48,14 @@ def grade_id(exercise_id: str) -> str:
 
 
 def _meta(cell, **fields) -> None:
-    cell.metadata["nbgrader"] = {"schema_version": SCHEMA, "grade": False, "solution": False, "locked": False,
-                                 "task": False, **fields}
+    cell.metadata["nbgrader"] = {
+        "schema_version": SCHEMA,
+        "grade": False,
+        "solution": False,
+        "locked": False,
+        "task": False,
+        **fields,
+    }
 
 
 def assignment(source_nb, stem: str) -> nbformat.NotebookNode:
@@ -72,10 +78,12 @@ def assignment(source_nb, stem: str) -> nbformat.NotebookNode:
             _meta(cell, solution=True, grade_id=f"{grade_id(ex_id)}-solution")
         elif "check" in tags:
             ex = REGISTRY[ex_id]
-            cell.source = (f"# Autograded: the course's checker for {ex.id} ({ex.points} points). The line it prints "
-                           "says what is wrong;\n# the cell's value is the points earned, which nbgrader records.\n"
-                           "from sts_lib.exercises import grade\n"
-                           f"grade({ex.id!r}, {ex.function})")
+            cell.source = (
+                f"# Autograded: the course's checker for {ex.id} ({ex.points} points). The line it prints "
+                "says what is wrong;\n# the cell's value is the points earned, which nbgrader records.\n"
+                "from sts_lib.exercises import grade\n"
+                f"grade({ex.id!r}, {ex.function})"
+            )
             _meta(cell, grade=True, locked=True, points=ex.points, grade_id=grade_id(ex.id))
         # try-it cells and the set-up stay as they are, editable for the learner's experiments: nbgrader scores
         # only the locked test cells, whose source it restores from its database before autograding.
@@ -85,14 +93,21 @@ def assignment(source_nb, stem: str) -> nbformat.NotebookNode:
     return nb
 
 
-def export(out: str | Path, source_dir: str | Path = "exercises/source", *, course: str = "sts-course",
-           timeout: int = 120, only: list[str] | None = None) -> list[Path]:
+def export(
+    out: str | Path,
+    source_dir: str | Path = "exercises/source",
+    *,
+    course: str = "sts-course",
+    timeout: int = 120,
+    only: list[str] | None = None,
+) -> list[Path]:
     """Write ``out/source/<stem>/<stem>.ipynb`` for every exercise and project notebook, and
     ``out/nbgrader_config.py``. Returns the written notebooks. An existing ``out`` keeps its other files
     (nbgrader's database, ``submitted/``, ``autograded/``): only the sources are rewritten."""
     out, source_dir = Path(out), Path(source_dir)
     if not source_dir.is_absolute() and not source_dir.is_dir():
-        from ..publish.home import REPO          # run from elsewhere: the checkout this package was installed from
+        from ..publish.home import REPO  # run from elsewhere: the checkout this package was installed from
+
         if (REPO / source_dir).is_dir():
             source_dir = REPO / source_dir
     stems = [s for s in NOTEBOOKS.values() if not only or s in only]
@@ -102,8 +117,10 @@ def export(out: str | Path, source_dir: str | Path = "exercises/source", *, cour
     for stem in stems:
         path = source_dir / f"{stem}.ipynb"
         if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing: pass the folder of the authored notebooks (--source "
-                                    "exercises/source of a checkout of the course)")
+            raise FileNotFoundError(
+                f"{path} is missing: pass the folder of the authored notebooks (--source "
+                "exercises/source of a checkout of the course)"
+            )
         nb = assignment(nbformat.read(str(path), as_version=4), stem)
         nbformat.validate(nb)
         target = out / "source" / stem / f"{stem}.ipynb"

@@ -30,12 +30,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Limits", "SANDBOX_HOME", "SUBMISSION_DIR", "detect", "kernel_argv", "kernel_spec", "kill_user_processes",
-           "new_uid"]
+__all__ = [
+    "Limits",
+    "SANDBOX_HOME",
+    "SUBMISSION_DIR",
+    "detect",
+    "kernel_argv",
+    "kernel_spec",
+    "kill_user_processes",
+    "new_uid",
+]
 
-SANDBOX_HOME = "/home/student"          # the kernel's working folder and $HOME (tmpfs)
-SUBMISSION_DIR = "/submission"          # the read-only private copy of the student's files
-_UID_BASE = 2_000_000                   # sandbox user ids: far above any real account
+SANDBOX_HOME = "/home/student"  # the kernel's working folder and $HOME (tmpfs)
+SUBMISSION_DIR = "/submission"  # the read-only private copy of the student's files
+_UID_BASE = 2_000_000  # sandbox user ids: far above any real account
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
 
 
@@ -43,12 +51,12 @@ _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
 class Limits:
     """Resource limits of one sandboxed kernel (all of them are enforced by the kernel's OS)."""
 
-    memory_mb: int = 4096        # address space of each process (RLIMIT_AS); torch needs ~0.7 GB
-    processes: int = 128         # processes and threads of the sandbox user (RLIMIT_NPROC)
-    file_mb: int = 64            # largest file a kernel may write (RLIMIT_FSIZE)
-    disk_mb: int = 256           # size of the writable $HOME, and separately of /tmp (tmpfs)
-    open_files: int = 256        # open file descriptors per process (RLIMIT_NOFILE)
-    message_mb: int = 24         # largest message the grader reads from a kernel (zmq MAXMSGSIZE)
+    memory_mb: int = 4096  # address space of each process (RLIMIT_AS); torch needs ~0.7 GB
+    processes: int = 128  # processes and threads of the sandbox user (RLIMIT_NPROC)
+    file_mb: int = 64  # largest file a kernel may write (RLIMIT_FSIZE)
+    disk_mb: int = 256  # size of the writable $HOME, and separately of /tmp (tmpfs)
+    open_files: int = 256  # open file descriptors per process (RLIMIT_NOFILE)
+    message_mb: int = 24  # largest message the grader reads from a kernel (zmq MAXMSGSIZE)
 
     def __post_init__(self):
         for name in ("memory_mb", "processes", "file_mb", "disk_mb", "open_files", "message_mb"):
@@ -101,28 +109,56 @@ def _system_binds() -> list[str]:
     return args
 
 
-def kernel_argv(*, python: str, submission: str, comm_dir: str, limits: Limits, uid: int | None,
-                bwrap: str = "bwrap") -> list[str]:
+def kernel_argv(
+    *, python: str, submission: str, comm_dir: str, limits: Limits, uid: int | None, bwrap: str = "bwrap"
+) -> list[str]:
     """The command that starts one sandboxed ``ipykernel`` (``{connection_file}`` left for jupyter_client).
 
     ``submission`` is the grader's private copy of the student's files (bound read-only),
     ``comm_dir`` the folder holding the connection file and the kernel's sockets, ``uid`` the
     unprivileged user to drop to (:func:`new_uid`, when the grader is root; None otherwise).
     """
-    mb = 2 ** 20
-    argv = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--die-with-parent", "--new-session", "--hostname", "sandbox", *_system_binds(),
-            # ipykernel exits when its parent looks like init; inside the PID namespace it always is
-            # (bwrap's reaper is PID 1), and --die-with-parent already ends the kernel with the grader.
-            "--setenv", "JPY_PARENT_PID", "1",
-            "--proc", "/proc", "--dev", "/dev",
-            "--perms", "1777", "--size", str(limits.disk_mb * mb), "--tmpfs", "/tmp",
-            "--perms", "0777", "--size", str(limits.disk_mb * mb), "--tmpfs", SANDBOX_HOME]
+    mb = 2**20
+    argv = [
+        bwrap,
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+        *_system_binds(),
+        # ipykernel exits when its parent looks like init; inside the PID namespace it always is
+        # (bwrap's reaper is PID 1), and --die-with-parent already ends the kernel with the grader.
+        "--setenv",
+        "JPY_PARENT_PID",
+        "1",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(limits.disk_mb * mb),
+        "--tmpfs",
+        "/tmp",
+        "--perms",
+        "0777",
+        "--size",
+        str(limits.disk_mb * mb),
+        "--tmpfs",
+        SANDBOX_HOME,
+    ]
     roots = _readonly_roots()
     # bwrap creates the folders above a mount point with the host's modes (/root is 0700): make
     # them traversable for the unprivileged sandbox user, and nothing more (they are empty).
-    ancestors = sorted({str(a) for r in [*roots, comm_dir] for a in Path(r).parents if str(a) != "/"},
-                       key=lambda a: a.count("/"))
+    ancestors = sorted(
+        {str(a) for r in [*roots, comm_dir] for a in Path(r).parents if str(a) != "/"}, key=lambda a: a.count("/")
+    )
     for a in ancestors:
         if a != "/tmp" and not any(a == s or a.startswith(s + "/") for s in _SYSTEM_DIRS):
             argv += ["--perms", "0755", "--dir", a]
@@ -130,14 +166,33 @@ def kernel_argv(*, python: str, submission: str, comm_dir: str, limits: Limits, 
         argv += ["--ro-bind", root, root]
     argv += ["--ro-bind", submission, SUBMISSION_DIR, "--bind", comm_dir, comm_dir, "--chdir", SANDBOX_HOME]
     if uid is not None:
-        argv += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-                 "--bounding-set=-all", "--no-new-privs"]
+        argv += [
+            "--",
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+        ]
     else:
         argv += ["--unshare-user-try", "--cap-drop", "ALL", "--"]
     nproc = limits.processes if uid is not None else limits.processes + _own_process_count()
-    argv += ["prlimit", f"--as={limits.memory_mb * mb}", f"--nproc={nproc}", f"--fsize={limits.file_mb * mb}",
-             f"--nofile={limits.open_files}", "--core=0", "--",
-             python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    argv += [
+        "prlimit",
+        f"--as={limits.memory_mb * mb}",
+        f"--nproc={nproc}",
+        f"--fsize={limits.file_mb * mb}",
+        f"--nofile={limits.open_files}",
+        "--core=0",
+        "--",
+        python,
+        "-m",
+        "ipykernel_launcher",
+        "-f",
+        "{connection_file}",
+    ]
     return argv
 
 
@@ -165,8 +220,19 @@ def detect() -> tuple[str | None, str]:
     for tool in ("prlimit", "setpriv"):
         if shutil.which(tool) is None:
             return None, f"{tool} (util-linux) is not installed"
-    probe = [path, "--unshare-pid", "--unshare-net", "--die-with-parent", *_system_binds(),
-             "--proc", "/proc", "--dev", "/dev", "--", "true"]
+    probe = [
+        path,
+        "--unshare-pid",
+        "--unshare-net",
+        "--die-with-parent",
+        *_system_binds(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--",
+        "true",
+    ]
     try:
         proc = subprocess.run(probe, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -176,23 +242,21 @@ def detect() -> tuple[str | None, str]:
     return path, ""
 
 
-def kernel_spec(python: str, *, submission: str, comm_dir: str, limits: Limits, uid: int | None,
-                bwrap: str | None) -> tuple[dict, str]:
+def kernel_spec(
+    python: str, *, submission: str, comm_dir: str, limits: Limits, uid: int | None, bwrap: str | None
+) -> tuple[dict, str]:
     """``(kernel.json content, transport)`` for one kernel: sandboxed over ``ipc`` when ``bwrap`` is given.
 
     Unsandboxed, the kernel is a plain child over TCP, still under ``prlimit`` where it exists.
     """
     if bwrap:
-        argv = kernel_argv(python=python, submission=submission, comm_dir=comm_dir, limits=limits, uid=uid,
-                           bwrap=bwrap)
+        argv = kernel_argv(python=python, submission=submission, comm_dir=comm_dir, limits=limits, uid=uid, bwrap=bwrap)
         # Interrupt by message: a signal would reach bwrap, not the kernel inside it.
-        return {"argv": argv, "display_name": "sts sandbox", "language": "python",
-                "interrupt_mode": "message"}, "ipc"
+        return {"argv": argv, "display_name": "sts sandbox", "language": "python", "interrupt_mode": "message"}, "ipc"
     argv = [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     if shutil.which("prlimit"):
-        mb = 2 ** 20
-        argv = ["prlimit", f"--as={limits.memory_mb * mb}", f"--fsize={limits.file_mb * mb}", "--core=0", "--",
-                *argv]
+        mb = 2**20
+        argv = ["prlimit", f"--as={limits.memory_mb * mb}", f"--fsize={limits.file_mb * mb}", "--core=0", "--", *argv]
     return {"argv": argv, "display_name": "sts unsandboxed", "language": "python"}, "tcp"
 
 

@@ -23,7 +23,7 @@ def main(argv=None) -> int:
     try:
         home = read_home(args.root)
         if args.cmd == "show":
-            print(f"home: {home.url} (branch {home.branch})\ninstall: pip install \"sts-lib @ {home.pip_url}\"")
+            print(f'home: {home.url} (branch {home.branch})\ninstall: pip install "sts-lib @ {home.pip_url}"')
             if home.is_github:
                 print(f"book: {home.pages_url}\nColab: {home.colab('book/01_task.ipynb')}")
             return 0

@@ -18,16 +18,28 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["CONFIG", "Home", "HomeError", "INSTALL_LINE", "REPO", "managed_sources", "read_home", "rewrite",
-           "written_home", "sync"]
+__all__ = [
+    "CONFIG",
+    "Home",
+    "HomeError",
+    "INSTALL_LINE",
+    "REPO",
+    "managed_sources",
+    "read_home",
+    "rewrite",
+    "written_home",
+    "sync",
+]
 
-REPO = Path(__file__).resolve().parents[2]   # the checkout this package sits in (an editable install)
+REPO = Path(__file__).resolve().parents[2]  # the checkout this package sits in (an editable install)
 CONFIG = "_config.yml"
 # The install line every managed source carries, e.g. ``"sts-lib[widgets] @ git+https://github.com/o/r@main"``.
 # Its URL and branch are the home the file was last written for: the anchor of the rewrite.
 INSTALL_LINE = re.compile(r"sts-lib(?:\[[\w,]+\])? @ git\+(?P<url>[^\s\"'@\\]+)@(?P<branch>[^\s\"'\\]+)")
-_GITHUB = re.compile(r"https://github\.com/(?P<owner>[A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/"
-                     r"(?P<repo>[A-Za-z0-9._-]+)")
+_GITHUB = re.compile(
+    r"https://github\.com/(?P<owner>[A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/"
+    r"(?P<repo>[A-Za-z0-9._-]+)"
+)
 _LOCAL = re.compile(r"file:///[^\s\"'@\\]+")
 _BRANCH = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*")
 GITHUB_RULE = "https://github.com/OWNER/REPO (no trailing slash, no .git)"
@@ -58,14 +70,19 @@ class Home:
 
     url: str
     branch: str = "main"
-    source: str = field(default=CONFIG, compare=False)   # where the setting was read, for error messages
+    source: str = field(default=CONFIG, compare=False)  # where the setting was read, for error messages
 
     def __post_init__(self):
         url_ok = _GITHUB.fullmatch(self.url) or _LOCAL.fullmatch(self.url)
         if not isinstance(self.url, str) or not url_ok or self.url.endswith((".git", "/")):
             raise HomeError(f"repository.url is {self.url!r}: it must be {URL_RULE} ({self.source})")
-        if (not isinstance(self.branch, str) or not _BRANCH.fullmatch(self.branch) or ".." in self.branch
-                or self.branch.startswith("-") or self.branch.endswith((".lock", "."))):
+        if (
+            not isinstance(self.branch, str)
+            or not _BRANCH.fullmatch(self.branch)
+            or ".." in self.branch
+            or self.branch.startswith("-")
+            or self.branch.endswith((".lock", "."))
+        ):
             raise HomeError(f"repository.branch is {self.branch!r}: it must be {BRANCH_RULE} ({self.source})")
 
     @property
@@ -79,8 +96,10 @@ class Home:
 
     def _github(self) -> re.Match:
         if not self.is_github:
-            raise HomeError(f"repository.url is {self.url!r}: Colab and GitHub Pages need a GitHub repository, "
-                            f"{GITHUB_RULE} ({self.source})")
+            raise HomeError(
+                f"repository.url is {self.url!r}: Colab and GitHub Pages need a GitHub repository, "
+                f"{GITHUB_RULE} ({self.source})"
+            )
         return _GITHUB.fullmatch(self.url)
 
     @property
@@ -101,7 +120,7 @@ class Home:
 
 def read_home(root: str | Path | None = None) -> Home:
     """The home configured in ``ROOT/_config.yml`` (default: the checkout this package sits in)."""
-    import yaml   # the book's tooling has it (jupyter-book); a learner's install never reads the config
+    import yaml  # the book's tooling has it (jupyter-book); a learner's install never reads the config
 
     path = Path(root if root is not None else REPO) / CONFIG
     if not path.is_file():
@@ -118,8 +137,12 @@ def managed_sources(root: str | Path | None = None) -> list[Path]:
     (its ``notebooks`` step) rewrites the home in all of them, so a fork that changes the one setting and runs it
     has nothing on the old home, without building the exercises again (which executes every solution)."""
     root = Path(root if root is not None else REPO)
-    exercises = [p for folder in ("source", "student", "solutions")
-                 for p in (root / "exercises" / folder).glob("*.ipynb") if p.name.startswith(("ex", "pr"))]
+    exercises = [
+        p
+        for folder in ("source", "student", "solutions")
+        for p in (root / "exercises" / folder).glob("*.ipynb")
+        if p.name.startswith(("ex", "pr"))
+    ]
     return sorted([*(root / "book" / "src").glob("[0-9][0-9]_*.md"), *exercises])
 
 
@@ -128,8 +151,9 @@ def written_home(text: str, name: str = "the text") -> Home:
     found = {(m["url"], m["branch"]) for m in INSTALL_LINE.finditer(text)}
     if len(found) != 1:
         what = "no install line" if not found else f"install lines for {len(found)} different homes"
-        raise HomeError(f"{name}: {what}; its first code cell must install "
-                        f"\"sts-lib @ git+URL@BRANCH\" (found: {sorted(found)})")
+        raise HomeError(
+            f'{name}: {what}; its first code cell must install "sts-lib @ git+URL@BRANCH" (found: {sorted(found)})'
+        )
     url, branch = found.pop()
     return Home(url, branch, source=name)
 
@@ -147,16 +171,17 @@ def rewrite(text: str, new: Home, name: str = "the text") -> str:
     replacements = {old.pip_url: new.pip_url, old.url: new.url}
     if old.is_github and old.colab_base in text:
         if not new.is_github:
-            raise HomeError(f"{name} links to Colab, which opens notebooks from GitHub only: repository.url "
-                            f"must be {GITHUB_RULE}, not {new.url!r} ({new.source})")
+            raise HomeError(
+                f"{name} links to Colab, which opens notebooks from GitHub only: repository.url "
+                f"must be {GITHUB_RULE}, not {new.url!r} ({new.source})"
+            )
         replacements[old.colab_base] = new.colab_base
     # One pass over the longest forms first; a URL counts only as a whole (not the start of a longer name).
     pattern = "|".join(f"{re.escape(f)}(?![\\w.-])" for f in sorted(replacements, key=len, reverse=True))
     return re.sub(pattern, lambda m: replacements[m.group(0)], text)
 
 
-def sync(root: str | Path | None = None, home: Home | None = None, *, check: bool = False,
-         log=print) -> list[Path]:
+def sync(root: str | Path | None = None, home: Home | None = None, *, check: bool = False, log=print) -> list[Path]:
     """Write the configured home into every managed source that differs; return those files.
 
     With ``check=True`` nothing is written: the list says which files are out of date.

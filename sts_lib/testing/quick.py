@@ -29,7 +29,7 @@ from ..history import TrainConfig
 def shorten_training(steps: int) -> Callable[[], None]:
     """Make every ``TrainConfig`` and ``ScanSnapConfig`` built from now on run at most ``steps`` steps; returns a
     function that undoes it."""
-    from ..chapters.ch6_scan_snap import ScanSnapConfig   # a chapter's config: imported only when asked for
+    from ..chapters.ch6_scan_snap import ScanSnapConfig  # a chapter's config: imported only when asked for
 
     cap = check_int("steps", steps, low=8)
     original, original_ss = TrainConfig.__post_init__, ScanSnapConfig.__post_init__
@@ -47,6 +47,7 @@ def shorten_training(steps: int) -> Callable[[], None]:
 
     def restore() -> None:
         TrainConfig.__post_init__, ScanSnapConfig.__post_init__ = original, original_ss
+
     return restore
 
 

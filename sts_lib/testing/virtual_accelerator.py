@@ -48,15 +48,20 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
 NAME = "vgpu"
-DEVICE: torch.device | None = None   # torch.device("vgpu", 0), once install() has named the backend
+DEVICE: torch.device | None = None  # torch.device("vgpu", 0), once install() has named the backend
 _CPU = torch.device("cpu")
 aten = torch.ops.aten
 
 # Ops that accept CPU index tensors next to device tensors on CUDA (advanced indexing).
 _INDEX_OPS = {aten.index.Tensor, aten.index_put.default, aten.index_put_.default, aten._index_put_impl_.default}
 # Ops that cross devices on purpose.
-_CROSS_OPS = {aten.copy_.default, aten._to_copy.default, aten._copy_from.default,
-              aten._copy_from_and_resize.default, aten.lift_fresh.default}
+_CROSS_OPS = {
+    aten.copy_.default,
+    aten._to_copy.default,
+    aten._copy_from.default,
+    aten._copy_from_and_resize.default,
+    aten.lift_fresh.default,
+}
 
 
 class VirtualTensor(torch.Tensor):
@@ -69,8 +74,15 @@ class VirtualTensor(torch.Tensor):
     @staticmethod
     def __new__(cls, elem: torch.Tensor, requires_grad: bool = False):
         r = torch.Tensor._make_wrapper_subclass(
-            cls, elem.size(), strides=elem.stride(), storage_offset=elem.storage_offset(),
-            dtype=elem.dtype, layout=elem.layout, device=DEVICE, requires_grad=requires_grad)
+            cls,
+            elem.size(),
+            strides=elem.stride(),
+            storage_offset=elem.storage_offset(),
+            dtype=elem.dtype,
+            layout=elem.layout,
+            device=DEVICE,
+            requires_grad=requires_grad,
+        )
         r.elem = elem
         return r
 
@@ -88,8 +100,10 @@ class VirtualTensor(torch.Tensor):
         return self.elem.tolist()
 
     def numpy(self, *args, **kwargs):
-        raise TypeError(f"can't convert {DEVICE} device type tensor to numpy. "
-                        "Use Tensor.cpu() to copy the tensor to host memory first.")
+        raise TypeError(
+            f"can't convert {DEVICE} device type tensor to numpy. "
+            "Use Tensor.cpu() to copy the tensor to host memory first."
+        )
 
     def __array__(self, *args, **kwargs):  # np.asarray(x) on a CUDA tensor fails the same way
         self.numpy()
@@ -163,8 +177,10 @@ def _dispatch(func, args, kwargs):
                 continue
             if func in _INDEX_OPS and t.dtype in (torch.long, torch.int, torch.bool) and t is not args[0]:
                 continue
-            raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{DEVICE} and {t.device}! (in {func})")
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{DEVICE} and {t.device}! (in {func})"
+            )
     if func is aten._to_copy.default:
         src = args[0]
         inner = src.elem if isinstance(src, VirtualTensor) else src
@@ -200,7 +216,7 @@ def _unwrap(x):
 
 def _wrap(o, unwrapped):
     if isinstance(o, torch.Tensor) and not isinstance(o, VirtualTensor):
-        if id(o) in unwrapped:      # an in-place or out= op returns its argument itself
+        if id(o) in unwrapped:  # an in-place or out= op returns its argument itself
             return unwrapped[id(o)]
         if o.device.type == "cpu":
             return VirtualTensor(o)
@@ -261,7 +277,7 @@ class _Backend:
 
     @staticmethod
     def manual_seed_all(seed: int) -> None:
-        pass   # called by torch.manual_seed; the device draws with the CPU's default generator, just seeded
+        pass  # called by torch.manual_seed; the device draws with the CPU's default generator, just seeded
 
 
 _lock = threading.Lock()
@@ -285,7 +301,7 @@ def _register_factories() -> None:
     def empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
         return VirtualTensor(torch.empty(size, dtype=dtype, layout=layout, device="cpu", memory_format=memory_format))
 
-    def copy_from(src, dst, non_blocking=False):   # what C++ calls inside torch.tensor(..., device=) and x[list]
+    def copy_from(src, dst, non_blocking=False):  # what C++ calls inside torch.tensor(..., device=) and x[list]
         inner = src.elem if isinstance(src, VirtualTensor) else src
         (dst.elem if isinstance(dst, VirtualTensor) else dst).copy_(inner)
         return dst
@@ -307,6 +323,7 @@ def register() -> torch.device:
     with _lock:
         if not _registered:
             from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
+
             _setup_privateuseone_for_python_backend(NAME, backend_module=_Backend())
             torch.Generator = _Generator
             DEVICE = torch.device(NAME, 0)

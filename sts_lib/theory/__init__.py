@@ -30,19 +30,68 @@ The checkers' other formulas are the *wrong* answers they recognise (a missing f
 
 from .fcn import bound_width_for_error, fcn_bayes_error, fcn_lower_bound, random_first_layer_error, subset_average_error
 from .length import fixed_onehot_floor, fixed_onehot_loss, fixed_onehot_lower_bound, population_gd_at_lengths
-from .positional import (coherence_reference, margin_width_heuristic, max_unselected_score, random_pe_limit_loss,
-                         random_pe_ray_floor, random_pe_ray_loss)
+from .positional import (
+    coherence_reference,
+    margin_width_heuristic,
+    max_unselected_score,
+    random_pe_limit_loss,
+    random_pe_ray_floor,
+    random_pe_ray_loss,
+)
 from .practical import practical_optimal_gamma, value_limit
 from .steps import equal_rate_lr, in_theorem1_range, steps_to_loss
-from .ray import (attention_weights, c_for_loss, leaked_attention, loss_on_ray, loss_on_ray_derivative,
-                  mean_predictor_loss, optimal_gamma, predicted_inverse_slope, profile_loss, reduced_dynamics,
-                  reduced_gradient, reduced_loss, uniform_plateau, zero_init_value_gradient, zero_predictor_loss)
+from .ray import (
+    attention_weights,
+    c_for_loss,
+    leaked_attention,
+    loss_on_ray,
+    loss_on_ray_derivative,
+    mean_predictor_loss,
+    optimal_gamma,
+    predicted_inverse_slope,
+    profile_loss,
+    reduced_dynamics,
+    reduced_gradient,
+    reduced_loss,
+    uniform_plateau,
+    zero_init_value_gradient,
+    zero_predictor_loss,
+)
 
-__all__ = ["attention_weights", "bound_width_for_error", "c_for_loss", "coherence_reference", "equal_rate_lr",
-           "fcn_bayes_error", "fcn_lower_bound", "fixed_onehot_floor", "fixed_onehot_loss", "fixed_onehot_lower_bound",
-           "in_theorem1_range", "leaked_attention", "loss_on_ray", "loss_on_ray_derivative", "margin_width_heuristic",
-           "max_unselected_score", "mean_predictor_loss", "optimal_gamma", "population_gd_at_lengths",
-           "practical_optimal_gamma", "predicted_inverse_slope", "profile_loss", "random_first_layer_error",
-           "random_pe_limit_loss", "random_pe_ray_floor", "random_pe_ray_loss", "reduced_dynamics", "reduced_gradient",
-           "reduced_loss", "steps_to_loss", "subset_average_error", "uniform_plateau", "value_limit",
-           "zero_init_value_gradient", "zero_predictor_loss"]
+__all__ = [
+    "attention_weights",
+    "bound_width_for_error",
+    "c_for_loss",
+    "coherence_reference",
+    "equal_rate_lr",
+    "fcn_bayes_error",
+    "fcn_lower_bound",
+    "fixed_onehot_floor",
+    "fixed_onehot_loss",
+    "fixed_onehot_lower_bound",
+    "in_theorem1_range",
+    "leaked_attention",
+    "loss_on_ray",
+    "loss_on_ray_derivative",
+    "margin_width_heuristic",
+    "max_unselected_score",
+    "mean_predictor_loss",
+    "optimal_gamma",
+    "population_gd_at_lengths",
+    "practical_optimal_gamma",
+    "predicted_inverse_slope",
+    "profile_loss",
+    "random_first_layer_error",
+    "random_pe_limit_loss",
+    "random_pe_ray_floor",
+    "random_pe_ray_loss",
+    "reduced_dynamics",
+    "reduced_gradient",
+    "reduced_loss",
+    "steps_to_loss",
+    "subset_average_error",
+    "uniform_plateau",
+    "value_limit",
+    "zero_init_value_gradient",
+    "zero_predictor_loss",
+]

@@ -35,10 +35,11 @@ import numpy as np
 from .._validate import check_float, check_int, check_T_q
 from .ray import optimal_gamma, profile_loss
 
-_ALPHA_MAX = 40.0        # the search range of alpha: [0, 40] (e^-40 is below float32's resolution)
+_ALPHA_MAX = 40.0  # the search range of alpha: [0, 40] (e^-40 is below float32's resolution)
 
 
 # -- fresh random unit PEs ------------------------------------------------------------------------
+
 
 def random_pe_scores(T: int, q: int, m: int, *, samples: int = 2000, seed: int = 0) -> np.ndarray:
     """Unscaled query scores ``(samples, T)`` of fresh uniform unit PEs in R^m; the q selected first.
@@ -56,11 +57,11 @@ def random_pe_scores(T: int, q: int, m: int, *, samples: int = 2000, seed: int =
     rng = np.random.default_rng(seed)
     U = rng.standard_normal((samples, q, m))
     U /= np.linalg.norm(U, axis=-1, keepdims=True)
-    G = U @ U.transpose(0, 2, 1)                                 # (samples, q, q)
-    sel = G.sum(-1)                                              # s_i = (G 1)_i
-    norm_S = np.sqrt(G.sum((-1, -2)))                            # ||S|| = sqrt(1^T G 1)
+    G = U @ U.transpose(0, 2, 1)  # (samples, q, q)
+    sel = G.sum(-1)  # s_i = (G 1)_i
+    norm_S = np.sqrt(G.sum((-1, -2)))  # ||S|| = sqrt(1^T G 1)
     z = rng.standard_normal((samples, T - q))
-    u = z / np.sqrt(z ** 2 + rng.chisquare(m - 1, (samples, T - q)))
+    u = z / np.sqrt(z**2 + rng.chisquare(m - 1, (samples, T - q)))
     return np.concatenate([sel, norm_S[:, None] * u], axis=1)
 
 
@@ -69,10 +70,10 @@ def _rel_error(alphas: np.ndarray, scores: np.ndarray, q: int) -> np.ndarray:
     out = np.empty(alphas.shape)
     for k, a in enumerate(alphas.ravel()):
         z = a * scores
-        z -= z.max(axis=1, keepdims=True)                        # a stable softmax
+        z -= z.max(axis=1, keepdims=True)  # a stable softmax
         w = np.exp(z)
         w /= w.sum(axis=1, keepdims=True)
-        A, B = w[:, :q].sum(1).mean(), (w ** 2).sum(1).mean()
+        A, B = w[:, :q].sum(1).mean(), (w**2).sum(1).mean()
         out.ravel()[k] = 1.0 - A * A / (q * B)
     return out
 
@@ -161,8 +162,9 @@ def smallest_width(ok, *, start: int = 2, high: int) -> int | None:
     return hi
 
 
-def random_pe_width_needed(T: int, q: int, target: float, *, samples: int = 2000, seed: int = 0,
-                           m_max: int = 4096) -> dict:
+def random_pe_width_needed(
+    T: int, q: int, target: float, *, samples: int = 2000, seed: int = 0, m_max: int = 4096
+) -> dict:
     """Smallest integer width m whose best family error (:func:`random_pe_best_error`) is <= ``target`` [R].
 
     Doubles m from 2 until the target is met, then bisects between the last two widths (:func:`smallest_width`).
@@ -188,6 +190,7 @@ def random_pe_width_needed(T: int, q: int, target: float, *, samples: int = 2000
 
 # -- a fixed near-orthogonal table ----------------------------------------------------------------
 
+
 def interpolant_scores(table, T: int) -> np.ndarray:
     """Score matrix ``M: (N, N)`` of the min-norm interpolant direction, M = H G^-2 H^T [R].
 
@@ -206,12 +209,13 @@ def interpolant_scores(table, T: int) -> np.ndarray:
     if P.ndim != 2 or P.shape[0] < T:
         raise ValueError(f"table must be (N, m) with N >= T={T}, got shape {P.shape}")
     G = P[:T] @ P[:T].T
-    X = np.linalg.solve(G, P[:T] @ P.T)                          # G^-1 H^T: (T, N)
+    X = np.linalg.solve(G, P[:T] @ P.T)  # G^-1 H^T: (T, N)
     return X.T @ X
 
 
-def nearorth_interpolant_family(table, alphas, *, d: int, T: int, q: int, T_tests, samples: int = 4000,
-                                seed: int = 0) -> dict:
+def nearorth_interpolant_family(
+    table, alphas, *, d: int, T: int, q: int, T_tests, samples: int = 4000, seed: int = 0
+) -> dict:
     """Loss along the interpolant direction, at the training length and at each ``T_tests`` [R].
 
     For each alpha: gamma is the best value at T (closed form, :func:`~sts_lib.theory.ray.optimal_gamma`,
@@ -231,14 +235,18 @@ def nearorth_interpolant_family(table, alphas, *, d: int, T: int, q: int, T_test
     M = interpolant_scores(table, T)
     rng = np.random.default_rng(seed)
     gamma = np.asarray(optimal_gamma(alphas, T, q), dtype=float).reshape(alphas.shape)
-    out = {"alpha": alphas, "gamma": gamma, "loss_T": np.asarray(profile_loss(alphas, d, T, q)).reshape(alphas.shape),
-           "loss": {}}
+    out = {
+        "alpha": alphas,
+        "gamma": gamma,
+        "loss_T": np.asarray(profile_loss(alphas, d, T, q)).reshape(alphas.shape),
+        "loss": {},
+    }
     for Tp in T_tests:
         Tp = check_int("T_tests[i]", Tp, low=q)
         if Tp > M.shape[0]:
             raise ValueError(f"T_tests holds {Tp}, longer than the table ({M.shape[0]} rows)")
         y = np.argsort(rng.random((samples, Tp)), axis=1)[:, :q]  # uniform q-subsets of 1..T'
-        s = M[:Tp][:, y].sum(-1).T                                # (samples, T'): sum_{j in y} M_ij
+        s = M[:Tp][:, y].sum(-1).T  # (samples, T'): sum_{j in y} M_ij
         sel = np.zeros((samples, Tp), dtype=bool)
         np.put_along_axis(sel, y, True, axis=1)
         losses = np.empty(alphas.shape)
@@ -247,14 +255,15 @@ def nearorth_interpolant_family(table, alphas, *, d: int, T: int, q: int, T_test
             z -= z.max(axis=1, keepdims=True)
             w = np.exp(z)
             w /= w.sum(axis=1, keepdims=True)
-            A, B = (w * sel).sum(1).mean(), (w ** 2).sum(1).mean()
+            A, B = (w * sel).sum(1).mean(), (w**2).sum(1).mean()
             losses[k] = d * (g * g * B - 2 * g / q * A + 1.0 / q)
         out["loss"][Tp] = losses
     return out
 
 
-def nearorth_interpolant_minimum(table, *, d: int, T: int, q: int, T_test: int, samples: int = 4000,
-                                 seed: int = 0) -> dict:
+def nearorth_interpolant_minimum(
+    table, *, d: int, T: int, q: int, T_test: int, samples: int = 4000, seed: int = 0
+) -> dict:
     """The smallest loss at ``T_test`` along the interpolant direction, and where it is [R].
 
     ``{"min_loss", "alpha", "loss_T_at_min", "limit"}``: the minimum over alpha in [0, 20] (a grid
@@ -271,10 +280,21 @@ def nearorth_interpolant_minimum(table, *, d: int, T: int, q: int, T_test: int, 
     fam = nearorth_interpolant_family(table, alphas, d=d, T=T, q=q, T_tests=[T_test], samples=samples, seed=seed)
     L = fam["loss"][T_test]
     i = int(np.argmin(L))
-    return {"min_loss": float(L[i]), "alpha": float(alphas[i]), "loss_T_at_min": float(fam["loss_T"][i]),
-            "limit": float(L[-1])}
+    return {
+        "min_loss": float(L[i]),
+        "alpha": float(alphas[i]),
+        "loss_T_at_min": float(fam["loss_T"][i]),
+        "limit": float(L[-1]),
+    }
 
 
-__all__ = ["interpolant_scores", "nearorth_interpolant_family", "nearorth_interpolant_minimum",
-           "random_pe_best_error", "random_pe_family_error", "random_pe_scores", "random_pe_width_needed",
-           "smallest_width"]
+__all__ = [
+    "interpolant_scores",
+    "nearorth_interpolant_family",
+    "nearorth_interpolant_minimum",
+    "random_pe_best_error",
+    "random_pe_family_error",
+    "random_pe_scores",
+    "random_pe_width_needed",
+    "smallest_width",
+]

@@ -69,11 +69,11 @@ def fcn_bayes_error(W_X: torch.Tensor, T: int, d: int, q: int) -> float:
     d = check_int("d", d, low=1)
     if W_X.ndim != 2 or W_X.shape[1] != T * d:
         raise ValueError(f"W_X must have shape (width, T*d) = (width, {T * d}), got {tuple(W_X.shape)}")
-    A = to_cpu(W_X).double()     # any device: the float64 SVD runs on the CPU
+    A = to_cpu(W_X).double()  # any device: the float64 SVD runs on the CPU
     # Orthonormal basis of the row space, robust to rank deficiency.
     U, S, Vh = torch.linalg.svd(A, full_matrices=False)
     rank = int((S > S.max() * 1e-10).sum()) if S.numel() else 0
-    Q = Vh[:rank].T                                                # (T*d, rank)
+    Q = Vh[:rank].T  # (T*d, rank)
     P_perp = torch.eye(T * d, dtype=torch.float64) - Q @ Q.T
     # M_ij = trace of the (i, j) d x d block of P_perp.
     return subset_average_error(P_perp.reshape(T, d, T, d).diagonal(dim1=1, dim2=3).sum(-1), T, q)
@@ -95,7 +95,7 @@ def subset_average_error(M: torch.Tensor, T: int, q: int) -> float:
         raise ValueError(f"M must be (T, T) = ({T}, {T}), got {tuple(M.shape)}")
     trM, sumM = M.trace().item(), M.sum().item()
     pair = q * (q - 1) / (T * (T - 1)) if T > 1 else 0.0
-    return (q / T * trM + pair * (sumM - trM)) / q ** 2
+    return (q / T * trM + pair * (sumM - trM)) / q**2
 
 
 def random_first_layer_error(T: int, d: int, q: int, width) -> float:

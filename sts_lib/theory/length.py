@@ -32,12 +32,12 @@ def _fixed_onehot_terms(alpha, beta, T_train: int, T_test: int, q: int):
     p = _hypergeom(T_test, T_train, q)
     a, b = np.asarray(alpha, float)[..., None], np.asarray(beta, float)[..., None]
     # Scale every weight by e^{-m} (m = the largest log-weight) so that nothing overflows.
-    l1, l0 = a + b * k, b * k                          # log-weights: seen selected, seen unselected
+    l1, l0 = a + b * k, b * k  # log-weights: seen selected, seen unselected
     m = np.maximum(np.maximum(l1, l0), 0.0)
     w1, w0, wn = np.exp(l1 - m), np.exp(l0 - m), np.exp(-m)
     n_new = T_test - T_train
     D = k * w1 + (T_train - k) * w0 + n_new * wn
-    sum_a2 = (k * w1 ** 2 + (T_train - k) * w0 ** 2 + n_new * wn ** 2) / D ** 2
+    sum_a2 = (k * w1**2 + (T_train - k) * w0**2 + n_new * wn**2) / D**2
     sum_sel = (k * w1 + (q - k) * wn) / D
     return (p * sum_a2).sum(-1), (p * sum_sel).sum(-1)
 
@@ -60,7 +60,7 @@ def fixed_onehot_loss(alpha: float, beta: float, gamma: float, d: int, T_train: 
     T_test = check_int("T_test", T_test, low=max(T_train, q))
     alpha, beta, gamma = (check_float(n, v) for n, v in (("alpha", alpha), ("beta", beta), ("gamma", gamma)))
     sum_a2, sum_sel = _fixed_onehot_terms(alpha, beta, T_train, T_test, q)
-    return float(d * (gamma ** 2 * sum_a2 - 2 * gamma * sum_sel / q + 1.0 / q))
+    return float(d * (gamma**2 * sum_a2 - 2 * gamma * sum_sel / q + 1.0 / q))
 
 
 def fixed_onehot_floor(d: int, T_train: int, T_test: int, q: int) -> float:
@@ -102,7 +102,7 @@ def fixed_onehot_lower_bound(d: int, T_train: int, T_test: int, q: int, *, grid:
 
     def best_gamma(alpha, beta):
         s2, s1 = _fixed_onehot_terms(alpha, beta, T_train, T_test, q)
-        return d * (1.0 / q - s1 ** 2 / (q * q * s2)), s1 / (q * s2)
+        return d * (1.0 / q - s1**2 / (q * q * s2)), s1 / (q * s2)
 
     lo_a, hi_a, lo_b, hi_b = -10.0, 40.0, -10.0, 10.0
     for _ in range(3):
@@ -116,9 +116,9 @@ def fixed_onehot_lower_bound(d: int, T_train: int, T_test: int, q: int, *, grid:
     return {"loss": max(float(loss), 0.0), "alpha": float(a0), "beta": float(b0), "gamma": float(gamma)}
 
 
-
-def population_gd_at_lengths(d: int, T: int, q: int, T_tests, *, lr_W: float, lr_V: float, steps: int,
-                             pool: int | None = None, every: int = 100) -> dict:
+def population_gd_at_lengths(
+    d: int, T: int, q: int, T_tests, *, lr_W: float, lr_V: float, steps: int, pool: int | None = None, every: int = 100
+) -> dict:
     """Exact population gradient descent from zero (one-hot PEs), read at other lengths, every ``every`` steps [R].
 
     Runs :func:`~sts_lib.theory.ray.reduced_dynamics` (the gap alpha and value scale gamma of
@@ -133,6 +133,7 @@ def population_gd_at_lengths(d: int, T: int, q: int, T_tests, *, lr_W: float, lr
     ([0, 100, 200], True)
     """
     from .ray import reduced_dynamics, reduced_loss
+
     every = check_int("every", every, low=1)
     r = reduced_dynamics(d, T, q, lr_W=lr_W, lr_V=lr_V, steps=steps, pool=pool)
     idx = np.arange(0, steps + 1, every)
@@ -142,6 +143,7 @@ def population_gd_at_lengths(d: int, T: int, q: int, T_tests, *, lr_W: float, lr
         if pool is not None:
             out[HeldOut.length(Tt).key] = np.asarray(reduced_loss(a, g, d, Tt, q))
         else:
-            out[HeldOut.length(Tt).key] = np.array([fixed_onehot_loss(float(x), -float(x) / T, float(y), d, T, Tt, q)
-                                           for x, y in zip(a, g)])
+            out[HeldOut.length(Tt).key] = np.array(
+                [fixed_onehot_loss(float(x), -float(x) / T, float(y), d, T, Tt, q) for x, y in zip(a, g)]
+            )
     return out

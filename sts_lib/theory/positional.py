@@ -39,8 +39,7 @@ def coherence_reference(T: int, m) -> dict:
     T = check_int("T", T, low=2)
     if not isinstance(m, (np.ndarray, list, tuple)):
         m = check_int("m", m, low=1)
-        return {"paper_scale": math.sqrt(2 * math.log(T) / m),
-                "union_bound": math.sqrt(2 * math.log(T * (T - 1)) / m)}
+        return {"paper_scale": math.sqrt(2 * math.log(T) / m), "union_bound": math.sqrt(2 * math.log(T * (T - 1)) / m)}
     m = np.asarray(m, dtype=float)
     if (m < 1).any():
         raise ValueError("every width m must be >= 1")
@@ -107,7 +106,7 @@ def random_pe_ray_loss(c, d: int, T: int, q: int, m: int):
     T, q = check_T_q(T, q)
     m = check_int("m", m, low=1)
     c = np.asarray(c, dtype=float)
-    out = d / q ** 2 * ((T - q) * np.exp(2 * c ** 2 * q / m - 2 * c) + c ** 2 * (q - 1) * (q - 2) / m)
+    out = d / q**2 * ((T - q) * np.exp(2 * c**2 * q / m - 2 * c) + c**2 * (q - 1) * (q - 2) / m)
     return out if out.ndim else float(out)
 
 
@@ -145,4 +144,4 @@ def random_pe_limit_loss(d: int, q: int) -> float:
     """
     d = check_int("d", d, low=1)
     q = check_int("q", q, low=1)
-    return d * (q - 1) / q ** 2 if q >= 3 else 0.0
+    return d * (q - 1) / q**2 if q >= 3 else 0.0

@@ -47,10 +47,10 @@ def practical_optimal_gamma(c, T: int, q: int):
     True
     """
     T, q = check_T_q(T, q)
-    s = np.asarray(c, dtype=float) / q                  # the score of a selected token and of the query
+    s = np.asarray(c, dtype=float) / q  # the score of a selected token and of the query
     e = np.exp(-np.abs(s))
-    pos = (q + 1 + (T - q) * e) / (q + (T - q) * e ** 2)
-    neg = e * ((q + 1) * e + T - q) / (q * e ** 2 + T - q)
+    pos = (q + 1 + (T - q) * e) / (q + (T - q) * e**2)
+    neg = e * ((q + 1) * e + T - q) / (q * e**2 + T - q)
     out = np.where(s > 0, pos, neg)
     return out if out.ndim else float(out)
 

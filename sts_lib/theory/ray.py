@@ -73,7 +73,7 @@ def mean_predictor_loss(gamma, d: int, T: int, q: int):
     d, T, q = _dTq(d, T, q)
     # Python floats stay Python floats, so the value is the chapter's formula to the last bit.
     gamma = check_float("gamma", gamma) if isinstance(gamma, numbers.Real) else _numbers("gamma", gamma)
-    return d / q - (2 * gamma - gamma ** 2) * d / T
+    return d / q - (2 * gamma - gamma**2) * d / T
 
 
 def zero_init_value_gradient(T: int) -> float:
@@ -107,7 +107,7 @@ def loss_on_ray(c, d: int, T: int, q: int):
     d, T, q = _dTq(d, T, q)
     if isinstance(c, torch.Tensor):
         return d * T * (T - q) / (q * (q * torch.exp(c) + T - q) ** 2)
-    with np.errstate(over="ignore"):          # a huge c overflows to inf, i.e. a loss of 0
+    with np.errstate(over="ignore"):  # a huge c overflows to inf, i.e. a loss of 0
         e = np.exp(c)
         if np.ndim(e):
             return d * T * (T - q) / (q * (q * e + T - q) ** 2)
@@ -153,7 +153,7 @@ def loss_on_ray_derivative(c, d: int, T: int, q: int):
     d, T, q = _dTq(d, T, q)
     c = _numbers("c", c)
     e = np.exp(-np.abs(c))
-    pos = -2 * d * T * (T - q) * e ** 2 / (q + (T - q) * e) ** 3     # divided through by e^(3c)
+    pos = -2 * d * T * (T - q) * e**2 / (q + (T - q) * e) ** 3  # divided through by e^(3c)
     neg = -2 * d * T * (T - q) * e / (q * e + T - q) ** 3
     out = np.where(c > 0, pos, neg)
     return out if out.ndim else float(out)
@@ -237,8 +237,8 @@ def optimal_gamma(alpha, T: int, q: int):
     alpha = np.asarray(alpha, dtype=float)
     # Written in e^{-|alpha|} so that large alphas do not overflow.
     e = np.exp(-np.abs(alpha))
-    pos = (q + (T - q) * e) / (q + (T - q) * e ** 2)
-    neg = e * (q * e + T - q) / (q * e ** 2 + T - q)
+    pos = (q + (T - q) * e) / (q + (T - q) * e**2)
+    neg = e * (q * e + T - q) / (q * e**2 + T - q)
     out = np.where(alpha > 0, pos, neg)
     return out if out.ndim else float(out)
 
@@ -276,13 +276,14 @@ def reduced_gradient(alpha: float, gamma: float, d: int, T: int, q: int, extra: 
         e = math.exp(alpha)
         a_s, a_u = e / (k * e + T - q), 1.0 / (k * e + T - q)
     r = gamma * a_s - 1.0 / q
-    g_alpha = d * (2 * q * r * gamma * a_s * (1 - k * a_s) - 2 * (T - q) * gamma ** 2 * a_u ** 2 * k * a_s)
-    g_gamma = d * (2 * q * r * a_s + 2 * (T - q) * gamma * a_u ** 2)
+    g_alpha = d * (2 * q * r * gamma * a_s * (1 - k * a_s) - 2 * (T - q) * gamma**2 * a_u**2 * k * a_s)
+    g_gamma = d * (2 * q * r * a_s + 2 * (T - q) * gamma * a_u**2)
     return g_alpha, g_gamma, d * (q * r * r + (T - q) * (gamma * a_u) ** 2)
 
 
-def reduced_dynamics(d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps: int,
-                     pool: int | None = None, practical: bool = False) -> dict[str, np.ndarray]:
+def reduced_dynamics(
+    d: int, T: int, q: int, *, lr_W: float, lr_V: float, steps: int, pool: int | None = None, practical: bool = False
+) -> dict[str, np.ndarray]:
     """Population gradient descent from zero, reduced to the scalars (alpha, gamma).
 
     Derived here [R]: by permutation symmetry the gradient in W_EE is a I + b 11^T with

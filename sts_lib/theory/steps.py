@@ -33,8 +33,9 @@ def in_theorem1_range(q: int, T: int) -> bool:
     return 2 <= q and 4 * q < T
 
 
-def steps_to_loss(d: int, T: int, q: int, *, lr_W: float, lr_V: float, target: float, max_steps: int,
-                  pool: int | None = None) -> dict:
+def steps_to_loss(
+    d: int, T: int, q: int, *, lr_W: float, lr_V: float, target: float, max_steps: int, pool: int | None = None
+) -> dict:
     """First step at which :func:`reduced_dynamics` (population GD from zero, one-hot PE) has loss <= ``target``.
 
     The same recursion without its arrays, so that millions of steps fit in memory (Theorem 1's rate

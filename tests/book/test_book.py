@@ -45,13 +45,22 @@ PAGE_TIMEOUT_MS = 30_000
 # Issue 17, item 3: at most 3 MB per page on first load (HTML, scripts, styles, fonts, images, as served:
 # uncompressed, since the test server, like Python's http.server, does not compress).
 PAGE_BYTES_LIMIT = 3_000_000
+
+
 @pytest.mark.slow
 def test_book_builds_without_warnings(build):
     returncode, log = build
-    problems = [line for line in log.splitlines() if re.search(r"WARNING|ERROR|Traceback", line)
-                and "Kernel is running over TCP" not in line]
-    assert returncode == 0, ("`jupyter-book build . -W --keep-going` failed:\n" + "\n".join(problems[:40])
-                             + "\n--- end of log ---\n" + log[-3000:])
+    problems = [
+        line
+        for line in log.splitlines()
+        if re.search(r"WARNING|ERROR|Traceback", line) and "Kernel is running over TCP" not in line
+    ]
+    assert returncode == 0, (
+        "`jupyter-book build . -W --keep-going` failed:\n"
+        + "\n".join(problems[:40])
+        + "\n--- end of log ---\n"
+        + log[-3000:]
+    )
     # book/_ext/sts_execute.py ran every chapter first (one per core), so the build itself executed none: its
     # notebooks matched the cache (a mismatch, say a hash that differs from myst-nb's, would run them in series again).
     # A warm build re-reads only changed pages, so the count of cache hits is at most the chapters'.
@@ -90,9 +99,12 @@ def test_built_html_has_no_cdn_assets(build):
             problems.append(f"{name}: a header bar with a second search box")
         # No widgets anywhere: the book's panels are static, so no page carries widget state, a widget
         # view or a widget manager (nb_ipywidgets_js: {} in _config.yml; nothing vendored for one).
-        for what, marker in (("widget state", "application/vnd.jupyter.widget-state+json"),
-                             ("a widget view", "application/vnd.jupyter.widget-view+json"),
-                             ("a widget manager", "html-manager"), ("require.js", "require.min.js")):
+        for what, marker in (
+            ("widget state", "application/vnd.jupyter.widget-state+json"),
+            ("a widget view", "application/vnd.jupyter.widget-view+json"),
+            ("a widget manager", "html-manager"),
+            ("require.js", "require.min.js"),
+        ):
             if marker in text:
                 problems.append(f"{name}: carries {what}")
     # The executed chapters saved no widget state: under the build a panel never builds ipywidgets.
@@ -344,8 +356,9 @@ _OPEN_DROPDOWNS_JS = r"""
 """
 
 
-def _open_and_inspect(context, url: str, shot: Path, width: int,
-                      redirect: str | None = None) -> tuple[list[str], dict[str, int], dict]:
+def _open_and_inspect(
+    context, url: str, shot: Path, width: int, redirect: str | None = None
+) -> tuple[list[str], dict[str, int], dict]:
     """Load one page as on a first visit, wait for MathJax, screenshot it; return its problems, the bytes of
     every response it received (URL -> body size) and what the phone-first checks measured (for the record)."""
     problems: list[str] = []
@@ -354,17 +367,26 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
     context.new_cdp_session(page).send("Network.setCacheDisabled", {"cacheDisabled": True})
     responses = []
     page.on("response", lambda resp: responses.append(resp))
-    page.on("console", lambda msg: msg.type == "error" and problems.append(
-        f"console error: {msg.text} ({msg.location.get('url') or 'no URL'})"))
+    page.on(
+        "console",
+        lambda msg: (
+            msg.type == "error"
+            and problems.append(f"console error: {msg.text} ({msg.location.get('url') or 'no URL'})")
+        ),
+    )
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
     # A picture's rendering the browser started and then dropped (a <picture> re-evaluates its sources while the
     # page settles; seen under load in fresh-clone runs) is aborted, not broken: a picture that does not show is
     # caught by brokenImages below, whichever rendering it chose.
-    page.on("requestfailed", lambda req: urllib.parse.urlsplit(req.url).hostname in LOCAL_HOSTS
+    page.on(
+        "requestfailed",
+        lambda req: (
+            urllib.parse.urlsplit(req.url).hostname in LOCAL_HOSTS
             and not (req.resource_type == "image" and "ERR_ABORTED" in (req.failure or ""))
-            and problems.append(f"request failed: {req.url} ({req.failure})"))
-    page.on("response", lambda resp: resp.status >= 400
-            and problems.append(f"HTTP {resp.status}: {resp.url}"))
+            and problems.append(f"request failed: {req.url} ({req.failure})")
+        ),
+    )
+    page.on("response", lambda resp: resp.status >= 400 and problems.append(f"HTTP {resp.status}: {resp.url}"))
     try:
         page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_MS)
         if redirect:  # index.html only redirects (meta refresh): check where it lands
@@ -372,14 +394,14 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
         if page.evaluate("() => !!document.querySelector('.math')"):
             if not page.evaluate("() => !!document.querySelector('script[src*=\"mathjax\"]')"):
                 raise RuntimeError("the page has math but does not load MathJax (stale page? `make clean book`)")
-            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
-                                   timeout=PAGE_TIMEOUT_MS)
+            page.wait_for_function(
+                "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=PAGE_TIMEOUT_MS
+            )
             page.evaluate("() => MathJax.startup.promise")
         # Scroll to the bottom and back so that lazily loaded images are requested too, then wait
         # for every image and web font (Playwright's "networkidle" proved unreliable here).
         page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
-        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)",
-                               timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
         page.evaluate("() => document.fonts.ready.then(() => true)")
         page.evaluate("() => window.scrollTo(0, 0)")
         # A screenshot is for a person to look at, not a check: the first screen by default (0.1 s), the whole
@@ -390,8 +412,7 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
         # Then every dropdown is opened (claims tables, solutions, hidden outputs), so that the checks
         # below see what a reader sees after opening them, and their images load.
         page.evaluate(_OPEN_DROPDOWNS_JS)
-        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)",
-                               timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
         # Two frames: the page's scripts see what opening the dropdowns laid out (their ResizeObservers run in
         # the rendering step), as they would for a reader who opens one.
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
@@ -409,10 +430,13 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
         problems += _axe_violations(page, ("light", "dark") if width >= 600 else ("light",))
         # The figures on a dark page (at both widths): each shows its dark picture, which loads, fits and is
         # legible as shown, as the light ones above.
-        page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; "
-                      "document.documentElement.dataset.mode = 'dark'; }")
-        page.wait_for_function("() => Array.from(document.images).filter(i => i.getClientRects().length)"
-                               ".every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
+        page.evaluate(
+            "() => { document.documentElement.dataset.theme = 'dark'; document.documentElement.dataset.mode = 'dark'; }"
+        )
+        page.wait_for_function(
+            "() => Array.from(document.images).filter(i => i.getClientRects().length).every(i => i.complete)",
+            timeout=PAGE_TIMEOUT_MS,
+        )
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         dark = page.evaluate(_INSPECT_JS, width)
         problems += [f"dark theme: figure shows its light picture: {a}" for a in dark["lightInDark"]]
@@ -440,12 +464,16 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
     problems += [f"raw dictionary or bare FAIL line printed (use a claims table): {r}" for r in report["rawOutput"]]
     problems += [f"figure shown twice on the page: {d}" for d in report["duplicateImages"]]
     if report["cutCodeCount"]:
-        problems.append(f"{report['cutCodeCount']} code cells, outputs or code blocks are wider than their box "
-                        f"(long lines must wrap), e.g. " + "; ".join(report["cutCode"][:3]))
+        problems.append(
+            f"{report['cutCodeCount']} code cells, outputs or code blocks are wider than their box "
+            f"(long lines must wrap), e.g. " + "; ".join(report["cutCode"][:3])
+        )
     problems += [f"figure wider than its box or the window: {w}" for w in report["wideImages"]]
     if report["clippedMathCount"]:
-        problems.append(f"{report['clippedMathCount']} inline formulas run past the column where nothing scrolls "
-                        "(set them as display math), e.g. " + "; ".join(report["clippedMath"][:3]))
+        problems.append(
+            f"{report['clippedMathCount']} inline formulas run past the column where nothing scrolls "
+            "(set them as display math), e.g. " + "; ".join(report["clippedMath"][:3])
+        )
     problems += [f"printed table wraps (use sts_lib.report.table): {t}" for t in report["wrappedTables"]]
     problems += [f"figure text below {9 if width < 600 else 11} px: {t}" for t in report["smallText"]]
     problems += [f"claims table with its verdict column out of view: {v}" for v in report["hiddenVerdicts"]]
@@ -454,17 +482,21 @@ def _open_and_inspect(context, url: str, shot: Path, width: int,
     total = sum(weights.values())
     if total > PAGE_BYTES_LIMIT:
         largest = sorted(weights.items(), key=lambda kv: -kv[1])[:4]
-        problems.append(f"{total / 1e6:.2f} MB on first load (limit {PAGE_BYTES_LIMIT / 1e6:.0f} MB), largest: "
-                        + ", ".join(f"{urllib.parse.urlsplit(u).path.rsplit('/', 1)[-1]} {n / 1e6:.2f} MB"
-                                    for u, n in largest))
-    measured = {"smallest_figure_text_px": report["smallestFigureText"],
-                "scrolling_displays": report["scrollingDisplays"],
-                "clipped_inline_math": report["clippedMathCount"],
-                "wrapped_printed_tables": len(report["wrappedTables"]), "printed_outputs": report["printedOutputs"]}
+        problems.append(
+            f"{total / 1e6:.2f} MB on first load (limit {PAGE_BYTES_LIMIT / 1e6:.0f} MB), largest: "
+            + ", ".join(f"{urllib.parse.urlsplit(u).path.rsplit('/', 1)[-1]} {n / 1e6:.2f} MB" for u, n in largest)
+        )
+    measured = {
+        "smallest_figure_text_px": report["smallestFigureText"],
+        "scrolling_displays": report["scrollingDisplays"],
+        "clipped_inline_math": report["clippedMathCount"],
+        "wrapped_printed_tables": len(report["wrappedTables"]),
+        "printed_outputs": report["printedOutputs"],
+    }
     return problems, weights, measured
 
 
-AXE_CORE = ROOT / ".venv" / "axe" / "node_modules" / "axe-core" / "axe.min.js"   # npm's, pinned in the Makefile
+AXE_CORE = ROOT / ".venv" / "axe" / "node_modules" / "axe-core" / "axe.min.js"  # npm's, pinned in the Makefile
 
 
 #: What the dark theme can change: colours, and which of a light/dark pair of pictures is shown (``only-dark``).
@@ -487,16 +519,22 @@ def _axe_violations(page, modes) -> list[str]:
     # No transitions: the colours axe measures are the theme's, not a frame of a fade between two themes.
     page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
     for k, mode in enumerate(modes):
-        page.evaluate("m => { document.documentElement.dataset.theme = m; document.documentElement.dataset.mode = m; }",
-                      mode)
+        page.evaluate(
+            "m => { document.documentElement.dataset.theme = m; document.documentElement.dataset.mode = m; }", mode
+        )
         # preload off: axe would otherwise re-fetch every stylesheet (and resolve their @imports wrongly).
-        options = {"resultTypes": ["violations"], "preload": False,
-                   **({"runOnly": {"type": "rule", "values": list(THEME_RULES)}} if k else {})}
+        options = {
+            "resultTypes": ["violations"],
+            "preload": False,
+            **({"runOnly": {"type": "rule", "values": list(THEME_RULES)}} if k else {}),
+        }
         for v in axe.run(page, options=options).response["violations"]:
             if v["impact"] in ("serious", "critical"):
                 node = v["nodes"][0]
-                found.append(f"axe-core, {mode} theme: {v['id']} ({v['impact']}) on {len(v['nodes'])} element(s), "
-                             f"e.g. {node['target']}: {' '.join(node.get('failureSummary', '').split())[:160]}")
+                found.append(
+                    f"axe-core, {mode} theme: {v['id']} ({v['impact']}) on {len(v['nodes'])} element(s), "
+                    f"e.g. {node['target']}: {' '.join(node.get('failureSummary', '').split())[:160]}"
+                )
     return found
 
 
@@ -541,45 +579,67 @@ def check_every_page(server: str, viewport: str) -> None:
     weights: dict[str, dict] = {}
     with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="sts-chromium-") as profile:
         context = pw.chromium.launch_persistent_context(
-            profile, executable_path=browser_path, headless=True, args=CHROMIUM_FLAGS,
-            viewport=VIEWPORTS[viewport], service_workers="block", is_mobile=viewport == "phone",
-            device_scale_factor=1)
+            profile,
+            executable_path=browser_path,
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport=VIEWPORTS[viewport],
+            service_workers="block",
+            is_mobile=viewport == "phone",
+            device_scale_factor=1,
+        )
         context.route("**/*", route)
         for path in built:
             rel = path.relative_to(HTML).as_posix()
             blocked.clear()
             refresh = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', path.read_text(encoding="utf-8"))
-            problems, sizes, measured = _open_and_inspect(context, server + rel,
-                                                shots / (rel.replace("/", "__")[:-5] + ".png"),
-                                                VIEWPORTS[viewport]["width"], redirect=refresh and refresh.group(1))
-            weights[rel] = {"bytes": sum(sizes.values()), "requests": len(sizes), **measured,
-                            "largest": {u.replace(server, ""): n for u, n in
-                                        sorted(sizes.items(), key=lambda kv: -kv[1])[:8]}}
+            problems, sizes, measured = _open_and_inspect(
+                context,
+                server + rel,
+                shots / (rel.replace("/", "__")[:-5] + ".png"),
+                VIEWPORTS[viewport]["width"],
+                redirect=refresh and refresh.group(1),
+            )
+            weights[rel] = {
+                "bytes": sum(sizes.values()),
+                "requests": len(sizes),
+                **measured,
+                "largest": {u.replace(server, ""): n for u, n in sorted(sizes.items(), key=lambda kv: -kv[1])[:8]},
+            }
             problems += [f"request to a non-local host (CDN?): {u}" for u in blocked]
             if problems:
                 failures[rel] = problems
         context.close()
     (shots / "page-weights.json").write_text(json.dumps(weights, indent=1))
     texts = [w["smallest_figure_text_px"] for w in weights.values() if w.get("smallest_figure_text_px")]
-    print(f"\n{viewport}: smallest figure text {min(texts, default=float('nan')):.1f} px; inline formulas past the "
-          f"column {sum(w.get('clipped_inline_math', 0) for w in weights.values())}; wrapped printed tables "
-          f"{sum(w.get('wrapped_printed_tables', 0) for w in weights.values())} of "
-          f"{sum(w.get('printed_outputs', 0) for w in weights.values())} printed outputs")
-    print(f"\n{viewport}: first-load weight per page (MB): "
-          + ", ".join(f"{rel} {w['bytes'] / 1e6:.2f}" for rel, w in weights.items()))
+    print(
+        f"\n{viewport}: smallest figure text {min(texts, default=float('nan')):.1f} px; inline formulas past the "
+        f"column {sum(w.get('clipped_inline_math', 0) for w in weights.values())}; wrapped printed tables "
+        f"{sum(w.get('wrapped_printed_tables', 0) for w in weights.values())} of "
+        f"{sum(w.get('printed_outputs', 0) for w in weights.values())} printed outputs"
+    )
+    print(
+        f"\n{viewport}: first-load weight per page (MB): "
+        + ", ".join(f"{rel} {w['bytes'] / 1e6:.2f}" for rel, w in weights.items())
+    )
     scrolling = [f"{rel}: {d}" for rel, w in weights.items() for d in w.get("scrolling_displays", [])]
     print(f"\n{viewport}: {len(scrolling)} display equations scroll sideways" + "".join(f"\n  {d}" for d in scrolling))
     if len(scrolling) > MAX_SCROLLING_DISPLAYS:
-        failures["(the whole book)"] = [f"{len(scrolling)} display equations scroll sideways (at most "
-                                         f"{MAX_SCROLLING_DISPLAYS}: break them over lines), e.g. {scrolling[:4]}"]
+        failures["(the whole book)"] = [
+            f"{len(scrolling)} display equations scroll sideways (at most "
+            f"{MAX_SCROLLING_DISPLAYS}: break them over lines), e.g. {scrolling[:4]}"
+        ]
     report = "\n".join(f"{page}:\n  " + "\n  ".join(dict.fromkeys(ps)) for page, ps in failures.items())
-    assert not failures, (f"{viewport} ({VIEWPORTS[viewport]['width']} px): {len(failures)} of {len(built)} pages "
-                          f"have problems (screenshots in {shots}):\n{report}")
+    assert not failures, (
+        f"{viewport} ({VIEWPORTS[viewport]['width']} px): {len(failures)} of {len(built)} pages "
+        f"have problems (screenshots in {shots}):\n{report}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Fast checks of the book's configuration (no build needed)
 # ---------------------------------------------------------------------------------------------
+
 
 def test_vendored_assets_are_present_and_small():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
@@ -596,13 +656,14 @@ def test_vendored_assets_are_present_and_small():
         path = mathjax / (name.replace("[tex]/", "input/tex/extensions/") + ".js")
         assert path.is_file() and path.stat().st_size > 1_000, f"missing MathJax component {path}; run `make vendor`"
     assert (mathjax / "output/chtml/fonts/tex.js").is_file()
-    for ext in ("cancel", "color", "bbox", "braket", "mathtools", "physics"):   # a sample of autoload's targets
+    for ext in ("cancel", "color", "bbox", "braket", "mathtools", "physics"):  # a sample of autoload's targets
         assert (mathjax / f"input/tex/extensions/{ext}.js").is_file(), f"autoload could not fetch {ext}"
     packages = config["mathjax3_config"]["tex"]["packages"]
     loaded = {n.split("/")[-1] for n in components if n.startswith("[tex]/")}
     assert loaded <= set(packages) and "noundefined" not in packages, (
         "every loaded TeX extension must be enabled in tex.packages, and noundefined left out "
-        "(an undefined macro must be an error the browser test sees)")
+        "(an undefined macro must be an error the browser test sees)"
+    )
     fonts = list((VENDOR / "mathjax/output/chtml/fonts/woff-v2").glob("*.woff"))
     assert len(fonts) >= 20, "MathJax's CHTML fonts are missing"
     total = sum(f.stat().st_size for f in VENDOR.rglob("*") if f.is_file())
@@ -612,17 +673,22 @@ def test_vendored_assets_are_present_and_small():
 def test_no_static_folder_that_jupyter_book_would_inject():
     """Jupyter Book 1.x adds every .js/.css under _static/ (and under every html_static_path entry once
     _static/ exists) to every page: vendored MathJax would then load twice on every page."""
-    assert not (ROOT / "_static").exists(), ("remove the _static/ folder (see _vendor/README.md); "
-                                             "put vendored files in _vendor/")
+    assert not (ROOT / "_static").exists(), (
+        "remove the _static/ folder (see _vendor/README.md); put vendored files in _vendor/"
+    )
 
 
 def test_api_appendix_documents_every_public_module():
     import pkgutil
 
     import sts_lib
-    public = {m.name for m in pkgutil.walk_packages(sts_lib.__path__, "sts_lib.")
-              if not any(part.startswith("_") for part in m.name.split("."))}
-    api_pages = sorted((ROOT / "book/appendix").glob("api*.md"))       # api.md (the core) and api_tools.md
+
+    public = {
+        m.name
+        for m in pkgutil.walk_packages(sts_lib.__path__, "sts_lib.")
+        if not any(part.startswith("_") for part in m.name.split("."))
+    }
+    api_pages = sorted((ROOT / "book/appendix").glob("api*.md"))  # api.md (the core) and api_tools.md
     documented = [m for page in api_pages for m in re.findall(r"\.\. automodule:: (\S+)", page.read_text())]
     missing = sorted(public - set(documented))
     assert not missing, f"add an automodule block to book/appendix/api.md or api_tools.md for: {', '.join(missing)}"
@@ -632,29 +698,48 @@ def test_api_appendix_documents_every_public_module():
 def test_book_extension_docstring_fixes():
     sys.path.insert(0, str(ROOT / "book" / "_ext"))
     try:
-        from sts_book import (citation_list_role, dedupe_scripts, escape_bars, icon_codepoints,
-                              protect_property_summary)
+        from sts_book import citation_list_role, dedupe_scripts, escape_bars, icon_codepoints, protect_property_summary
     finally:
         sys.path.pop(0)
-    lines = ["Frobenius cosine <A, B> / (|A| |B|); 0 when either is zero.",
-             "std of the entries / |alpha|; E||f - STS_q||^2 and ``|x|``",
-             "", ">>> (P == 0) | (P == 1)", "|x|", "", "Example::", "", "    |x| stays", "back |y|"]
+    lines = [
+        "Frobenius cosine <A, B> / (|A| |B|); 0 when either is zero.",
+        "std of the entries / |alpha|; E||f - STS_q||^2 and ``|x|``",
+        "",
+        ">>> (P == 0) | (P == 1)",
+        "|x|",
+        "",
+        "Example::",
+        "",
+        "    |x| stays",
+        "back |y|",
+    ]
     assert escape_bars(lines) == [
         r"Frobenius cosine <A, B> / (\|A\| \|B\|); 0 when either is zero.",
         r"std of the entries / \|alpha\|; E||f - STS_q||^2 and ``|x|``",
-        "", ">>> (P == 0) | (P == 1)", "|x|", "", "Example::", "", "    |x| stays", r"back \|y\|"]
+        "",
+        ">>> (P == 0) | (P == 1)",
+        "|x|",
+        "",
+        "Example::",
+        "",
+        "    |x| stays",
+        r"back \|y\|",
+    ]
     assert dedupe_scripts(["a.js", "b.js", "a.js"]) == ["a.js", "b.js"]
     assert citation_list_role('<div role="list" class="citation-list">') == '<div class="citation-list">'
     assert protect_property_summary(["", "Dense matrix: ``(B, T)``."]) == ["", ": Dense matrix: ``(B, T)``."]
     assert protect_property_summary(["``(B, T)``.", "more: text"]) == ["``(B, T)``.", "more: text"]
-    css = ('.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
-           ':root{--pst-icon-bell:"\uf0f3"}')
+    css = (
+        '.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
+        ':root{--pst-icon-bell:"\uf0f3"}'
+    )
     assert icon_codepoints(css, '<i class="fa-solid fa-bars"></i>') == {0xF0C9, 0xF0F3}
 
 
 def test_figure_text_is_enlarged_once_for_narrow_columns():
     """The chapters' set-up cell (sts_lib.start) calls readable_figures(): small legends become legible."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -667,10 +752,10 @@ def test_figure_text_is_enlarged_once_for_narrow_columns():
     enlarge_text(fig)
     sizes = {t.get_text(): t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()}
     assert sizes["curve"] == 10.5 and sizes["title"] == 15.0
-    enlarge_text(fig)                                   # a second call (a redraw) changes nothing
+    enlarge_text(fig)  # a second call (a redraw) changes nothing
     assert {t.get_text(): t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()} == sizes
     plt.close(fig)
-    assert readable_figures() is False                  # outside IPython it does nothing
+    assert readable_figures() is False  # outside IPython it does nothing
 
 
 def test_reader_checks_fail_on_planted_problems():
@@ -691,36 +776,45 @@ def test_reader_checks_fail_on_planted_problems():
     fig.savefig(buf, format="png")
     uri = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
     assert png_width(buf.getvalue()) == 700
-    good = ('<mjx-container style="display:inline-block;width:40px">x</mjx-container>'
-            '<p><span class="math" style="display:inline-flex;max-width:100px;overflow-x:auto;overflow-y:hidden">'
-            '<mjx-container style="display:inline-block;width:160px;flex-shrink:0">scrolls</mjx-container></span></p>'
-            '<div class="cell_output"><pre style="white-space:pre-wrap">a    b\n1    2</pre>'
-            f'<img alt="a figure drawn large" src="{uri}" data-text-px="25" style="max-width:100%"></div>'
-            '<div class="sts-static-panel" style="width:300px"><div class="sts-panel-controls">'
-            '<div class="sts-panel-control" style="max-width:100%"><label>fits</label></div></div>'
-            f'<img class="sts-panel-img" alt="a short frame" src="{uri}" data-text-px="40" '
-            'style="width:300px;height:400px"></div>')
-    bad = ('<p>text <mjx-container style="display:inline-block;width:900px">wide</mjx-container></p>'
-           # a formula wider than the theme's span.math box (flex-shrink 0: MathJax's output cannot shrink)
-           '<p><span class="math" style="display:inline-flex;max-width:100px;overflow:hidden">'
-           '<mjx-container style="display:inline-block;width:160px;flex-shrink:0">cut</mjx-container></span></p>'
-           '<div class="cell_output"><pre style="white-space:pre-wrap">' + "column    " * 12 + "\n" + "1.0       " * 12
-           + f'</pre><img alt="a figure drawn small" src="{uri}" data-text-px="12.5" style="max-width:100%">'
-           f'<img alt="a figure nobody measured" src="{uri}" style="max-width:100%"></div>'
-           '<div class="sts-static-panel" style="width:300px"><div class="sts-panel-controls">'
-           '<div class="sts-panel-control" style="width:380px"><label>a slider past the edge</label></div></div>'
-           f'<img class="sts-panel-img" alt="a tall frame" src="{uri}" data-text-px="25" '
-           'style="width:300px;height:900px">'
-           '<p class="sts-panel-caption">a tall panel</p></div>'
-           '<mjx-container display="true" style="display:block;overflow-x:auto;max-width:300px">'
-           '<span style="display:inline-block;width:600px">a long display</span></mjx-container>')
+    good = (
+        '<mjx-container style="display:inline-block;width:40px">x</mjx-container>'
+        '<p><span class="math" style="display:inline-flex;max-width:100px;overflow-x:auto;overflow-y:hidden">'
+        '<mjx-container style="display:inline-block;width:160px;flex-shrink:0">scrolls</mjx-container></span></p>'
+        '<div class="cell_output"><pre style="white-space:pre-wrap">a    b\n1    2</pre>'
+        f'<img alt="a figure drawn large" src="{uri}" data-text-px="25" style="max-width:100%"></div>'
+        '<div class="sts-static-panel" style="width:300px"><div class="sts-panel-controls">'
+        '<div class="sts-panel-control" style="max-width:100%"><label>fits</label></div></div>'
+        f'<img class="sts-panel-img" alt="a short frame" src="{uri}" data-text-px="40" '
+        'style="width:300px;height:400px"></div>'
+    )
+    bad = (
+        '<p>text <mjx-container style="display:inline-block;width:900px">wide</mjx-container></p>'
+        # a formula wider than the theme's span.math box (flex-shrink 0: MathJax's output cannot shrink)
+        '<p><span class="math" style="display:inline-flex;max-width:100px;overflow:hidden">'
+        '<mjx-container style="display:inline-block;width:160px;flex-shrink:0">cut</mjx-container></span></p>'
+        '<div class="cell_output"><pre style="white-space:pre-wrap">'
+        + "column    " * 12
+        + "\n"
+        + "1.0       " * 12
+        + f'</pre><img alt="a figure drawn small" src="{uri}" data-text-px="12.5" style="max-width:100%">'
+        f'<img alt="a figure nobody measured" src="{uri}" style="max-width:100%"></div>'
+        '<div class="sts-static-panel" style="width:300px"><div class="sts-panel-controls">'
+        '<div class="sts-panel-control" style="width:380px"><label>a slider past the edge</label></div></div>'
+        f'<img class="sts-panel-img" alt="a tall frame" src="{uri}" data-text-px="25" '
+        'style="width:300px;height:900px">'
+        '<p class="sts-panel-caption">a tall panel</p></div>'
+        '<mjx-container display="true" style="display:block;overflow-x:auto;max-width:300px">'
+        '<span style="display:inline-block;width:600px">a long display</span></mjx-container>'
+    )
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 390, "height": 844})
         reports = {}
         for name, body in (("good", good), ("bad", bad)):
-            page.set_content(f'<html><body style="margin:0;overflow-x:hidden"><article style="width:350px;'
-                             f'margin:0 20px">{body}</article></body></html>')
+            page.set_content(
+                f'<html><body style="margin:0;overflow-x:hidden"><article style="width:350px;'
+                f'margin:0 20px">{body}</article></body></html>'
+            )
             page.wait_for_function("() => Array.from(document.images).every(i => i.complete)")
             reports[name] = page.evaluate(_INSPECT_JS, 390)
         browser.close()
@@ -728,12 +822,12 @@ def test_reader_checks_fail_on_planted_problems():
     assert not good["clippedMath"] and not good["wrappedTables"] and not good["smallText"], good
     assert good["smallestFigureText"] == pytest.approx(25 * 350 / 700)
     assert bad["clippedMathCount"] == 2 and "wide" in bad["clippedMath"][0]
-    assert bad["clippedMath"][1] == "60 px cut by its span.math: cut"        # inside the viewport, cut by its box
+    assert bad["clippedMath"][1] == "60 px cut by its span.math: cut"  # inside the viewport, cut by its box
     assert len(bad["wrappedTables"]) == 1
     assert not good["scrollingDisplays"] and bad["scrollingDisplays"] == ["600 px in 300: a long display"], bad
     assert not good["panelOverflow"] and bad["panelOverflow"][0].startswith("a slider past the edge (80 px)"), bad
     assert not good["panelTooTall"] and bad["panelTooTall"][0].startswith("a tall panel: 9"), bad["panelTooTall"]
-    assert any(t.startswith("6.3 px") for t in bad["smallText"]), bad["smallText"]      # 12.5 px at half size
+    assert any(t.startswith("6.3 px") for t in bad["smallText"]), bad["smallText"]  # 12.5 px at half size
     assert any(t.startswith("not measured") for t in bad["smallText"]), bad["smallText"]
 
 
@@ -743,9 +837,11 @@ def test_axe_core_finds_a_planted_label_in_name_failure_that_the_book_script_fix
     sts-book.js names both by what they show, and the same page then passes."""
     from playwright.sync_api import sync_playwright
 
-    body = ('<main><h1>t</h1><details><summary aria-label="Toggle hidden content"><p>Show code cell source</p>'
-            '</summary><pre>x = 1</pre></details><button class="btn search-button-field" aria-label="Search">'
-            '<span>Search</span> <kbd>Ctrl</kbd>+<kbd>K</kbd></button></main>')
+    body = (
+        '<main><h1>t</h1><details><summary aria-label="Toggle hidden content"><p>Show code cell source</p>'
+        '</summary><pre>x = 1</pre></details><button class="btn search-button-field" aria-label="Search">'
+        "<span>Search</span> <kbd>Ctrl</kbd>+<kbd>K</kbd></button></main>"
+    )
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -763,19 +859,26 @@ def test_the_dark_theme_pass_finds_what_only_the_dark_theme_shows():
     passes in the light theme and is unreadable in the dark one, and a dark-only picture without alt text."""
     from playwright.sync_api import sync_playwright
 
-    style = ('html[data-theme=dark] body { background: #111; } html[data-theme=dark] p { color: #333; } '
-             'html[data-theme=light] .only-dark, html:not([data-theme]) .only-dark { display: none; } '
-             'html[data-theme=dark] .only-light { display: none; }')
-    pixel = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
-             "awAAAABJRU5ErkJggg==")
-    body = (f'<main><h1>t</h1><p>Some text that only the dark theme makes unreadable.</p>'
-            f'<img class="only-light" src="{pixel}" alt="a described figure"><img class="only-dark" src="{pixel}">'
-            '</main>')
+    style = (
+        "html[data-theme=dark] body { background: #111; } html[data-theme=dark] p { color: #333; } "
+        "html[data-theme=light] .only-dark, html:not([data-theme]) .only-dark { display: none; } "
+        "html[data-theme=dark] .only-light { display: none; }"
+    )
+    pixel = (
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
+        "awAAAABJRU5ErkJggg=="
+    )
+    body = (
+        f"<main><h1>t</h1><p>Some text that only the dark theme makes unreadable.</p>"
+        f'<img class="only-light" src="{pixel}" alt="a described figure"><img class="only-dark" src="{pixel}">'
+        "</main>"
+    )
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.set_content(f'<html lang="en"><head><title>t</title><style>{style}</style></head><body>{body}</body>'
-                         '</html>')
+        page.set_content(
+            f'<html lang="en"><head><title>t</title><style>{style}</style></head><body>{body}</body></html>'
+        )
         light = _axe_violations(page, ("light",))
         both = _axe_violations(page, ("light", "dark"))
         browser.close()
@@ -790,20 +893,33 @@ def test_dark_pictures_load_only_on_a_dark_page_and_a_light_only_figure_is_repor
     picture."""
     from playwright.sync_api import sync_playwright
 
-    pixel = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
-             "awAAAABJRU5ErkJggg==")
-    style = ('html[data-theme=light] .only-dark { display: none; } html[data-theme=dark] .only-light '
-             '{ display: none; } img { width: 20px; } .card img { background: #ccc; }')
+    pixel = (
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
+        "awAAAABJRU5ErkJggg=="
+    )
+    style = (
+        "html[data-theme=light] .only-dark { display: none; } html[data-theme=dark] .only-light "
+        "{ display: none; } img { width: 20px; } .card img { background: #ccc; }"
+    )
 
-    def pair(alt, dark=True):   # a figure without a dark picture has one for every theme (sts_panels)
+    def pair(alt, dark=True):  # a figure without a dark picture has one for every theme (sts_panels)
         only = ' class="only-light"' if dark else ""
-        light = (f'<a class="sts-figure-link{" only-light" if dark else ""}" href="#"><picture><img{only} '
-                 f'src="{pixel}" alt="{alt}" data-text-px="20"></picture></a>')
-        return light + (f'<a class="sts-figure-link only-dark" href="#"><picture><img class="only-dark" '
-                        f'data-src="{pixel}" alt="{alt}" data-text-px="20"></picture></a>' if dark else "")
-    body = (f'<article><div class="cell_output">{pair("a figure drawn for both themes")}</div>'
-            f'<div class="cell_output">{pair("a figure drawn for the light theme only", dark=False)}</div>'
-            f'<div class="cell_output card">{pair("a dark figure on a light card")}</div></article>')
+        light = (
+            f'<a class="sts-figure-link{" only-light" if dark else ""}" href="#"><picture><img{only} '
+            f'src="{pixel}" alt="{alt}" data-text-px="20"></picture></a>'
+        )
+        return light + (
+            f'<a class="sts-figure-link only-dark" href="#"><picture><img class="only-dark" '
+            f'data-src="{pixel}" alt="{alt}" data-text-px="20"></picture></a>'
+            if dark
+            else ""
+        )
+
+    body = (
+        f'<article><div class="cell_output">{pair("a figure drawn for both themes")}</div>'
+        f'<div class="cell_output">{pair("a figure drawn for the light theme only", dark=False)}</div>'
+        f'<div class="cell_output card">{pair("a dark figure on a light card")}</div></article>'
+    )
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -818,5 +934,7 @@ def test_dark_pictures_load_only_on_a_dark_page_and_a_light_only_figure_is_repor
         browser.close()
     assert not light["brokenImages"] and not light["lightInDark"], light
     assert fetched == pixel and not dark["brokenImages"], dark["brokenImages"]
-    assert dark["lightInDark"] == ["a figure drawn for the light theme only", "on a light card: a dark figure on a "
-                                   "light card"], dark["lightInDark"]
+    assert dark["lightInDark"] == [
+        "a figure drawn for the light theme only",
+        "on a light card: a dark figure on a light card",
+    ], dark["lightInDark"]

@@ -58,8 +58,12 @@ def _solution_texts() -> dict[str, list[str]]:
         lines = solution_lines(nbformat.read(str(src), as_version=4))
         out[src.stem] = sorted(ln for ln in lines if len(ln) >= 16 and not re.search(r"[$`]|\*\*", ln))  # code
     for md in sorted((ROOT / "book" / "src").glob("*.md")):
-        blocks = re.findall(r"```\{(?:admonition\}[^\n]*\n:class: dropdown sts-choice|solution\}[^\n]*)\n"
-                            r"(?::[^\n]*\n)*\n(.*?)\n```", md.read_text(), re.S)
+        blocks = re.findall(
+            r"```\{(?:admonition\}[^\n]*\n:class: dropdown sts-choice|solution\}[^\n]*)\n"
+            r"(?::[^\n]*\n)*\n(.*?)\n```",
+            md.read_text(),
+            re.S,
+        )
         for body in blocks:
             runs = [" ".join(r.split()) for r in re.split(r"\$[^$]*\$|`[^`]*`|\{[^}]*\}|[*_()\[\]]", body)]
             out.setdefault(md.stem, []).extend([r for r in runs if len(r.split()) >= 6][:1])
@@ -72,8 +76,13 @@ def test_student_edition_has_no_solutions(build):
     while the same texts are in the full book (so the check can fail); statements, hints and questions stay."""
     with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        proc = subprocess.run([sys.executable, "-m", "sts_lib.exercises", "student-book"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        proc = subprocess.run(
+            [sys.executable, "-m", "sts_lib.exercises", "student-book"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     full, student = _site_text(HTML), _site_text(STUDENT_HTML)
     secrets = _solution_texts()
@@ -85,8 +94,10 @@ def test_student_edition_has_no_solutions(build):
             if not any(needle in t for t in full.values()):
                 unseen.append(f"{origin}: {needle[:80]!r}")
             leaked += [f"{p.relative_to(ROOT)}: {needle[:80]!r}" for p, t in student.items() if needle in t]
-    assert not unseen, "the full book should show these solutions (is the check looking in the right place?):\n" + \
-        "\n".join(unseen[:20])
+    assert not unseen, (
+        "the full book should show these solutions (is the check looking in the right place?):\n"
+        + "\n".join(unseen[:20])
+    )
     assert not leaked, "solution text in the student edition:\n" + "\n".join(leaked[:20])
     chapter = student[STUDENT_HTML / "book" / "07_practical_model.html"]
     assert "Write practical_forward(W, V, Z, z_query)" in chapter and chapter.count("Hint 1") == 3
@@ -102,8 +113,14 @@ def test_student_edition_has_no_solutions(build):
 # modules to its two workers, runs every test of the built book on one worker: the book is built once.)
 # ---------------------------------------------------------------------------------------------
 
-PANEL_PAGES = ["01_task", "02_fcn_lower_bound", "03_gd_dynamics", "04_positional_encodings",
-               "05_length_generalization", "06_related_results"]
+PANEL_PAGES = [
+    "01_task",
+    "02_fcn_lower_bound",
+    "03_gd_dynamics",
+    "04_positional_encodings",
+    "05_length_generalization",
+    "06_related_results",
+]
 
 
 def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
@@ -112,6 +129,7 @@ def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
     Chapter 1's explorer (21 settings, the dearest) is drawn over its grid here only, by the build."""
     from panel_html import parse_all
     from sts_lib.chapters.static_panel import GRID_LIMIT as limit
+
     problems, seen = [], 0
     for name in PANEL_PAGES:
         page = HTML / "book" / f"{name}.html"
@@ -125,8 +143,11 @@ def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
                 problems.append(f"{name}: a setting with neither a picture nor an error")
             if len(set(srcs)) != len(srcs):
                 problems.append(f"{name}: two settings show the same picture")
-            problems += [f"{name}: picture missing on disk: {s}" for s in srcs
-                         if not (page.parent / urllib.parse.unquote(s)).is_file()]
+            problems += [
+                f"{name}: picture missing on disk: {s}"
+                for s in srcs
+                if not (page.parent / urllib.parse.unquote(s)).is_file()
+            ]
     assert seen >= len(PANEL_PAGES), f"only {seen} panels found on {PANEL_PAGES}"
     assert not problems, "\n".join(problems)
 
@@ -154,8 +175,14 @@ def test_every_static_panel_answers_its_controls(server, width):  # noqa: F811
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=browser_path, headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": width, "height": 900})
-        page.route("**/*", lambda r: r.continue_() if urllib.parse.urlsplit(r.request.url).hostname in LOCAL_HOSTS
-                   else (problems.append(f"non-local request {r.request.url}"), r.abort()))
+        page.route(
+            "**/*",
+            lambda r: (
+                r.continue_()
+                if urllib.parse.urlsplit(r.request.url).hostname in LOCAL_HOSTS
+                else (problems.append(f"non-local request {r.request.url}"), r.abort())
+            ),
+        )
         page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
         frames_fetched: list[str] = []
@@ -184,15 +211,16 @@ def test_every_static_panel_answers_its_controls(server, width):  # noqa: F811
                     # The keyboard, as a reader without a mouse moves it: the next value (or the previous one
                     # at the end of the range).
                     key = "ArrowRight" if control.evaluate("c => c.tagName") == "INPUT" else "ArrowDown"
-                    if control.evaluate("c => c.tagName === 'INPUT' ? +c.value === +c.max"
-                                        " : c.selectedIndex === c.options.length - 1"):
+                    if control.evaluate(
+                        "c => c.tagName === 'INPUT' ? +c.value === +c.max : c.selectedIndex === c.options.length - 1"
+                    ):
                         key = "ArrowLeft" if key == "ArrowRight" else "ArrowUp"
                     page.keyboard.press(key)
                     page.wait_for_function("p => p.querySelector('img.sts-panel-img').complete", arg=panel)
                     after = panel.evaluate(_STATE_JS)
                     label = control.get_attribute("id")
                     if after["status"] and after["src"] == before["src"]:
-                        continue    # a setting the draw function rejects: said under the controls, as live
+                        continue  # a setting the draw function rejects: said under the controls, as live
                     if after["src"] == before["src"] or after["caption"] == before["caption"]:
                         problems.append(f"{name}: moving {label} did not change the picture ({before} -> {after})")
                     elif after["natural"] == 0:
@@ -233,7 +261,7 @@ def _suggestions(prose: str, controls: list[dict]) -> list[dict]:
         return []
     by_tex = {re.sub(r"\s+", "", c.get("tex") or c["name"]): c for c in controls}
     out = []
-    for clause in re.split(r";|\.\s|:\s", prose[start.start():]):
+    for clause in re.split(r";|\.\s|:\s", prose[start.start() :]):
         setting = {}
         for tex, value in _SETTING.findall(clause):
             control = by_tex.get(re.sub(r"\s+", "", tex))
@@ -274,9 +302,10 @@ def test_every_setting_the_prose_suggests_has_a_frame(build):
         # the prose right before each panel cell: since the last heading, at most the block before the cell
         proses = [re.split(r"\n#+ ", blocks[i])[-1] for i, cell in enumerate(cells) if ".show()" in cell]
         page = (HTML / "book" / f"{name}.html").read_text(encoding="utf-8")
-        datas = [json.loads(html_lib.unescape(m)) if m.startswith("{&") else json.loads(m)
-                 for m in re.findall(r'<script type="application/json" class="sts-panel-data">(.*?)</script>',
-                                     page, re.S)]
+        datas = [
+            json.loads(html_lib.unescape(m)) if m.startswith("{&") else json.loads(m)
+            for m in re.findall(r'<script type="application/json" class="sts-panel-data">(.*?)</script>', page, re.S)
+        ]
         if len(datas) != len(proses):
             problems.append(f"{name}: {len(proses)} panel cells in the source, {len(datas)} panels on the page")
             continue
@@ -287,8 +316,10 @@ def test_every_setting_the_prose_suggests_has_a_frame(build):
                     if c["name"] in setting:
                         position[j] = _position(c, setting[c["name"]])
                         if position[j] is None:
-                            problems.append(f"{name}: the text suggests {c['name']} = {setting[c['name']]}, which is "
-                                            f"not on the panel's grid {c['labels']}")
+                            problems.append(
+                                f"{name}: the text suggests {c['name']} = {setting[c['name']]}, which is "
+                                f"not on the panel's grid {c['labels']}"
+                            )
                 if None in position:
                     continue
                 frame = data["lookup"].get(",".join(map(str, position)))

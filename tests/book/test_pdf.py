@@ -33,17 +33,20 @@ from book_site import BUILD_TIMEOUT_S, ROOT, missing
 LATEX = ROOT / "_build" / "latex"
 PDF = LATEX / "sts-course.pdf"
 TOOLS = ("xelatex", "latexmk", "pdftotext", "pdfimages", "pdfinfo")
-PAGES = (150, 600)            # about 210 pages without the API reference; far fewer means lost text, far more a
-                              # dumped repr
+PAGES = (150, 600)  # about 210 pages without the API reference; far fewer means lost text, far more a
+# dumped repr
 NUMBERED = {"theorem", "lemma", "definition", "proposition", "corollary", "remark", "exercise"}
 
 
 def _need_tex() -> None:
     absent = [t for t in TOOLS if not shutil.which(t)]
     if absent:
-        missing(", ".join(absent), "so the PDF edition was not built. Debian: apt-get install --no-install-recommends "
-                "texlive-xetex latexmk texlive-latex-extra texlive-fonts-recommended texlive-plain-generic "
-                "fonts-freefont-otf poppler-utils (.ci/run does).")
+        missing(
+            ", ".join(absent),
+            "so the PDF edition was not built. Debian: apt-get install --no-install-recommends "
+            "texlive-xetex latexmk texlive-latex-extra texlive-fonts-recommended texlive-plain-generic "
+            "fonts-freefont-otf poppler-utils (.ci/run does).",
+        )
 
 
 @dataclass
@@ -57,11 +60,16 @@ class Built:
 def pdf(build) -> Built:
     """`make pdf`'s PDF step (python book/_ext/sts_latex.py), once, after the session's HTML build."""
     _need_tex()
-    with open(ROOT / "_build" / ".test_book.lock", "w") as lock:   # one build at a time reads the cache
+    with open(ROOT / "_build" / ".test_book.lock", "w") as lock:  # one build at a time reads the cache
         fcntl.flock(lock, fcntl.LOCK_EX)
         start = time.monotonic()
-        proc = subprocess.run([sys.executable, str(ROOT / "book" / "_ext" / "sts_latex.py")], cwd=ROOT,
-                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        proc = subprocess.run(
+            [sys.executable, str(ROOT / "book" / "_ext" / "sts_latex.py")],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
     return Built(proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start)
 
 
@@ -71,12 +79,18 @@ def student_pdf(pdf) -> Built:
     with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         start = time.monotonic()
-        proc = subprocess.run([sys.executable, str(ROOT / "book" / "_ext" / "sts_latex.py"), "--student"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        proc = subprocess.run(
+            [sys.executable, str(ROOT / "book" / "_ext" / "sts_latex.py"), "--student"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
     return Built(proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start)
 
 
 # -- what the sources say the PDF must hold ------------------------------------------------------------------
+
 
 def _latex_extension():
     spec = importlib.util.spec_from_file_location("sts_latex", ROOT / "book" / "_ext" / "sts_latex.py")
@@ -102,14 +116,14 @@ def chapter_titles() -> list[str]:
     run of them) are looked for."""
     titles = []
     for doc in _toc_docs():
-        heading = re.search(r"^# (.+)$", _source(doc).read_text(), re.M).group(1)    # the first line of text
+        heading = re.search(r"^# (.+)$", _source(doc).read_text(), re.M).group(1)  # the first line of text
         runs = re.split(r"\$[^$]*\$", heading.replace("`", ""))
         titles.append(max((r.strip() for r in runs), key=len))
     return titles
 
 
 def numbered_labels() -> list[str]:
-    """"Theorem 2.1", "Lemma 3.1", "Exercise 1.2", ...: every numbered sphinx-proof and sphinx-exercise directive of
+    """ "Theorem 2.1", "Lemma 3.1", "Exercise 1.2", ...: every numbered sphinx-proof and sphinx-exercise directive of
     the chapters (numbered per kind and chapter, as the HTML book numbers them), exercises included from their pages."""
     labels = []
     for doc in _toc_docs():
@@ -117,8 +131,12 @@ def numbered_labels() -> list[str]:
         chapter = re.match(r"(\d+)_", src.name)
         if not chapter or int(chapter.group(1)) == 0:
             continue
-        text = re.sub(r"^```\{include\} (\S+)\n```", lambda m: (src.parents[1] / m.group(1)).read_text(),
-                      src.read_text(), flags=re.M)
+        text = re.sub(
+            r"^```\{include\} (\S+)\n```",
+            lambda m: (src.parents[1] / m.group(1)).read_text(),
+            src.read_text(),
+            flags=re.M,
+        )
         counts: dict[str, int] = {}
         for m in re.finditer(r"^(`{3,}|:{3,})\{(?:prf:)?(\w+)\}[^\n]*\n((?::[^\n]*\n)*)", text, re.M):
             kind, options = m.group(2), m.group(3)
@@ -149,18 +167,19 @@ def shown_pictures() -> tuple[int, int]:
                 continue
             for out in cell.get("outputs", []):
                 data = out.get("data", {})
-                panels += MIME_PANEL in data                  # a panel's bundle carries its first picture too
+                panels += MIME_PANEL in data  # a panel's bundle carries its first picture too
                 figures += "image/png" in data and MIME_PANEL not in data
     return figures, panels
 
 
 # -- what the PDF holds ------------------------------------------------------------------------------------------
 
+
 def pdf_text(pdf: Path) -> str:
     """The PDF's text, as one line: NFKC (math italic 𝑞 -> q, ligatures -> letters), typographic apostrophes as
     the sources' ', whitespace collapsed."""
     raw = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
-    raw = raw.replace("\u2019", "'").replace("\u2018", "'")    # Sphinx's smart quotes: the sources' apostrophes
+    raw = raw.replace("\u2019", "'").replace("\u2018", "'")  # Sphinx's smart quotes: the sources' apostrophes
     return " ".join(unicodedata.normalize("NFKC", raw).split())
 
 
@@ -168,15 +187,31 @@ def text_problems(text: str, log: str, titles: list[str], labels: list[str]) -> 
     """What is wrong with a PDF's text (:func:`pdf_text`) and its LaTeX log, given what it must hold."""
     problems = [f"chapter title missing: {t!r}" for t in titles if " ".join(t.split()) not in text]
     problems += [f"numbered statement missing: {lab!r}" for lab in labels if lab not in text]
-    problems += [f"unresolved reference '??': ...{text[max(0, m.start() - 60):m.end() + 20]}..."
-                 for m in re.finditer(r"\?\?", text)][:5]
-    problems += [f"LaTeX: {line}" for line in log.splitlines()
-                 if re.search(r"undefined references|[Rr]eference `[^']*' on page|Citation `[^']*' on page|"
-                              r"Missing character: There is no", line)][:10]
-    problems += [f"raw HTML or a Python repr in the text: {leak!r}"
-                 for leak in ("StaticPanel(html=", "data:image/png;base64,", '<div class="', "<summary>", "<img ",
-                              '<picture class="')
-                 if leak in text]
+    problems += [
+        f"unresolved reference '??': ...{text[max(0, m.start() - 60) : m.end() + 20]}..."
+        for m in re.finditer(r"\?\?", text)
+    ][:5]
+    problems += [
+        f"LaTeX: {line}"
+        for line in log.splitlines()
+        if re.search(
+            r"undefined references|[Rr]eference `[^']*' on page|Citation `[^']*' on page|"
+            r"Missing character: There is no",
+            line,
+        )
+    ][:10]
+    problems += [
+        f"raw HTML or a Python repr in the text: {leak!r}"
+        for leak in (
+            "StaticPanel(html=",
+            "data:image/png;base64,",
+            '<div class="',
+            "<summary>",
+            "<img ",
+            '<picture class="',
+        )
+        if leak in text
+    ]
     return problems
 
 
@@ -186,7 +221,7 @@ def untitled_boxes(tex: str) -> int:
     return len(re.findall(r"\\begin\{sphinxadmonition\}\{\w+\}\s*\\sphinxAtStartPar", tex))
 
 
-HMARGIN_PT = 72.0    # Sphinx's LaTeX margins (sphinx.sty's hmargin, 1in; _config.yml does not change them)
+HMARGIN_PT = 72.0  # Sphinx's LaTeX margins (sphinx.sty's hmargin, 1in; _config.yml does not change them)
 _PAGE = re.compile(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', re.S)
 _WORD = re.compile(r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">(.*?)</word>')
 
@@ -225,11 +260,12 @@ def image_ppi(pdf: Path) -> list[float]:
 
 # -- the tests ---------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_pdf_builds_from_the_execution_cache(build, pdf):
     """`make pdf`'s build succeeds warning-free and executes no chapter (the HTML build of this session did)."""
     assert pdf.returncode == 0, f"the PDF build failed after {pdf.seconds:.0f} s:\n{pdf.log[-6000:]}"
-    assert PDF.exists(), f"no {PDF.relative_to(ROOT)}"   # latexmk leaves it alone when its .tex is unchanged
+    assert PDF.exists(), f"no {PDF.relative_to(ROOT)}"  # latexmk leaves it alone when its .tex is unchanged
     if build[0] == 0:
         executed = re.findall(r"(\S+\.ipynb): Executing notebook", pdf.log)
         assert not executed, f"the PDF build executed {executed}: it must read the HTML build's execution cache"
@@ -289,12 +325,14 @@ def test_the_student_pdf_has_the_exercises_without_solutions_or_answers(pdf, stu
     solution, answer = re.compile(r"Solution to Exercise \d+\.\d+"), re.compile(r"\b(?:Right|Not quite)\. (?=[A-Z(])")
     assert solution.search(full) and answer.search(full), "the course PDF prints solutions and answers"
     assert not solution.search(student), solution.findall(student)[:3]
-    assert not answer.search(student), [student[m.start():m.start() + 60] for m in answer.finditer(student)][:3]
+    assert not answer.search(student), [student[m.start() : m.start() + 60] for m in answer.finditer(student)][:3]
     labels = [x for x in numbered_labels() if x.startswith("Exercise")]
     missing_ex = [x for x in labels if x not in student]
     assert len(labels) >= 10 and not missing_ex, missing_ex
-    print(f"student PDF built in {student_pdf.seconds:.0f} s, {_pages(ROOT / '_build/student/latex/sts-course.pdf')}"
-          " pages")
+    print(
+        f"student PDF built in {student_pdf.seconds:.0f} s, {_pages(ROOT / '_build/student/latex/sts-course.pdf')}"
+        " pages"
+    )
 
 
 def test_the_text_block_check_fails_on_a_planted_overflow(tmp_path):
@@ -303,13 +341,16 @@ def test_the_text_block_check_fails_on_a_planted_overflow(tmp_path):
     _need_tex()
     for name, body in (("clean", "A short line."), ("over", "\\mbox{" + "overflowing " * 14 + "}")):
         tex = tmp_path / f"{name}.tex"
-        tex.write_text("\\documentclass{article}\\usepackage[letterpaper,hmargin=1in]{geometry}"
-                       f"\\begin{{document}}\\noindent {body}\n\\end{{document}}\n")
-        subprocess.run(["xelatex", "-interaction=nonstopmode", tex.name], cwd=tmp_path, capture_output=True,
-                       timeout=120)
+        tex.write_text(
+            "\\documentclass{article}\\usepackage[letterpaper,hmargin=1in]{geometry}"
+            f"\\begin{{document}}\\noindent {body}\n\\end{{document}}\n"
+        )
+        subprocess.run(
+            ["xelatex", "-interaction=nonstopmode", tex.name], cwd=tmp_path, capture_output=True, timeout=120
+        )
     assert not words_outside(tmp_path / "clean.pdf")
     outside = words_outside(tmp_path / "over.pdf")
-    assert outside and all(w.startswith("page 1: overfl") for w in outside), outside      # cut at the edge
+    assert outside and all(w.startswith("page 1: overfl") for w in outside), outside  # cut at the edge
 
 
 def test_pdf_checks_fail_on_planted_problems(tmp_path):
@@ -317,17 +358,24 @@ def test_pdf_checks_fail_on_planted_problems(tmp_path):
     :func:`text_problems` reports each; the same checks pass on a clean one."""
     _need_tex()
     tex = tmp_path / "t.tex"
-    tex.write_text("\\documentclass{article}\\usepackage{fontspec}\\setmainfont{FreeSerif}\\begin{document}\n"
-                   "\\section{The task}Theorem 2.1 holds, see Lemma~\\ref{nowhere}. \U0001F600\n"
-                   '\\texttt{<div class="x">}\n\\end{document}\n')
-    subprocess.run(["xelatex", "-interaction=nonstopmode", tex.name], cwd=tmp_path, capture_output=True,
-                   timeout=120)
+    tex.write_text(
+        "\\documentclass{article}\\usepackage{fontspec}\\setmainfont{FreeSerif}\\begin{document}\n"
+        "\\section{The task}Theorem 2.1 holds, see Lemma~\\ref{nowhere}. \U0001f600\n"
+        '\\texttt{<div class="x">}\n\\end{document}\n'
+    )
+    subprocess.run(["xelatex", "-interaction=nonstopmode", tex.name], cwd=tmp_path, capture_output=True, timeout=120)
     text, log = pdf_text(tmp_path / "t.pdf"), (tmp_path / "t.log").read_text(errors="replace")
     problems = text_problems(text, log, ["The task", "Positional encodings"], ["Theorem 2.1", "Lemma 3.1"])
-    for expected in ("'Positional encodings'", "'Lemma 3.1'", "'??'", "undefined", "Missing character",
-                     "'<div class=\"'"):
+    for expected in (
+        "'Positional encodings'",
+        "'Lemma 3.1'",
+        "'??'",
+        "undefined",
+        "Missing character",
+        "'<div class=\"'",
+    ):
         assert any(expected in p for p in problems), (expected, problems)
-    assert len(problems) == 7, problems      # nothing else: the title and the theorem present are not reported
+    assert len(problems) == 7, problems  # nothing else: the title and the theorem present are not reported
     assert not text_problems("The task Theorem 2.1", "", ["The task"], ["Theorem 2.1"])
     # sphinx-proof's untitled box as the LaTeX writer left it, and the same box titled
     assert untitled_boxes("\\begin{sphinxadmonition}{note}\n\\sphinxAtStartPar\nProof. It holds.") == 1

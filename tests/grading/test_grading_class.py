@@ -25,13 +25,22 @@ import sts_lib
 from sts_lib.exercises import REGISTRY
 from sts_lib.grading.sandbox import detect
 
-from grading_class import EX, EXPECTED, EXPECTED_SCORES, MARKER, PEGGY_FLAGS, expected_row, make_class, \
-    with_stored_outputs
+from grading_class import (
+    EX,
+    EXPECTED,
+    EXPECTED_SCORES,
+    MARKER,
+    PEGGY_FLAGS,
+    expected_row,
+    make_class,
+    with_stored_outputs,
+)
 
 pytestmark = pytest.mark.slow
 BWRAP, WHY = detect()
-needs_sandbox = pytest.mark.skipif(BWRAP is None and not os.environ.get("CI"),
-                                   reason=f"no sandbox here ({WHY}); .ci/run installs bubblewrap")
+needs_sandbox = pytest.mark.skipif(
+    BWRAP is None and not os.environ.get("CI"), reason=f"no sandbox here ({WHY}); .ci/run installs bubblewrap"
+)
 LIB = Path(sts_lib.__file__).resolve().parent
 FAST = ["--timeout", "120", "--cell-timeout", "4", "--check-timeout", "6"]
 
@@ -58,8 +67,9 @@ def _leftovers() -> list[str]:
 
 
 def _grade(args, cwd, timeout=600):
-    return subprocess.run([sys.executable, "-m", "sts_lib.grading", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "sts_lib.grading", *args], capture_output=True, text=True, timeout=timeout, cwd=cwd
+    )
 
 
 @needs_sandbox
@@ -77,8 +87,12 @@ def test_grading_a_hostile_and_clumsy_class(tmp_path):
     wall = time.monotonic() - t0
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     print(f"graded {len(EXPECTED)} students in {wall:.0f} s")
-    print("\n".join(f"{s:8s} " + " ".join(str(v) for v in expected_row(s).values()) + f"  = {EXPECTED[s]}"
-                     for s in EXPECTED_SCORES))
+    print(
+        "\n".join(
+            f"{s:8s} " + " ".join(str(v) for v in expected_row(s).values()) + f"  = {EXPECTED[s]}"
+            for s in EXPECTED_SCORES
+        )
+    )
     # exact scores: every student on every exercise, and the totals
     rows = {r["student"]: r for r in csv.DictReader(out.open())}
     assert sorted(rows) == sorted(EXPECTED_SCORES)
@@ -105,7 +119,7 @@ def test_grading_a_hostile_and_clumsy_class(tmp_path):
     assert len(report["alice"]["files"]) == 9 and all(len(h) == 64 for h in report["alice"]["files"].values())
     # stored outputs cost nothing and are no problem; library answers are flagged (not zeroed), however named
     assert report["oscar"]["problems"] == [] and report["oscar"]["flags"] == []
-    assert (subs / "oscar" / "ex2_fcn.ipynb").stat().st_size > 30 * 2 ** 20
+    assert (subs / "oscar" / "ex2_fcn.ipynb").stat().st_size > 30 * 2**20
     assert report["peggy"]["flags"] == [f"peggy_ex3_dynamics.ipynb: {f}" for f in PEGGY_FLAGS]
     # projects: each milestone scores what it earned, with a line naming it; nothing else is lost
     assert "[pr1.family_error] 2/3 points: you average the ratio" in fb["paula"]
@@ -135,19 +149,32 @@ def test_an_interrupted_run_resumes_without_regrading(tmp_path):
     (subs / "zed").mkdir(parents=True)
     shutil.copy(EX / "solutions" / "ex1_task.ipynb", subs / "amy" / "ex1_task.ipynb")
     slow = json.loads((EX / "student" / "ex1_task.ipynb").read_text())
-    slow["cells"].insert(3, {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                             "source": "import time\ntime.sleep(15)"})
+    slow["cells"].insert(
+        3,
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+            "source": "import time\ntime.sleep(15)",
+        },
+    )
     (subs / "zed" / "ex1_task.ipynb").write_text(json.dumps(slow))
     out = tmp_path / "gb.csv"
     args = ["grade", str(subs), "--out", str(out), "--only", "ex1", "--sandbox", "bwrap", "--cell-timeout", "30"]
-    proc = subprocess.Popen([sys.executable, "-m", "sts_lib.grading", *args], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sts_lib.grading", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     parts = out.with_suffix(".parts")
     deadline = time.monotonic() + 240
     while not (parts.exists() and any(parts.glob("amy-*.json"))) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert any(parts.glob("amy-*.json")), "amy's grade was not written as soon as she was done"
-    time.sleep(2.0)                                    # zed is running now: interrupt the grader hard
+    time.sleep(2.0)  # zed is running now: interrupt the grader hard
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not out.exists()
@@ -213,19 +240,40 @@ def test_grader_memory_on_a_200_mb_notebook(tmp_path):
     subs = tmp_path / "subs"
     (subs / "zoe").mkdir(parents=True)
     nb = subs / "zoe" / "ex2_fcn.ipynb"
-    nb.write_text(with_stored_outputs(nbformat.read(str(EX / "solutions" / "ex2_fcn.ipynb"), as_version=4), 200),
-                  encoding="utf-8")
+    nb.write_text(
+        with_stored_outputs(nbformat.read(str(EX / "solutions" / "ex2_fcn.ipynb"), as_version=4), 200), encoding="utf-8"
+    )
     size = nb.stat().st_size
-    assert size > 200 * 2 ** 20
+    assert size > 200 * 2**20
     out = tmp_path / "gb.csv"
-    proc = subprocess.run([sys.executable, "-c", _MEASURE, "grade", str(subs), "--out", str(out), "--only", "ex2",
-                           "--sandbox", "none", *FAST], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _MEASURE,
+            "grade",
+            str(subs),
+            "--out",
+            str(out),
+            "--only",
+            "ex2",
+            "--sandbox",
+            "none",
+            *FAST,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     m = json.loads(proc.stdout.strip().splitlines()[-1])
     rows = list(csv.DictReader(out.open()))
     assert [(r["student"], r["total"], r["problems"]) for r in rows] == [("zoe", "8", "")]
     grown = (m["peak_kb"] - m["baseline_kb"]) * 1024
-    print(f"notebook {size / 2 ** 20:.0f} MiB: grader peak {m['peak_kb'] / 1024:.0f} MiB, "
-          f"{grown / 2 ** 20:.0f} MiB above its {m['baseline_kb'] / 1024:.0f} MiB after imports "
-          f"({grown / size:.2f} x the file)")
+    print(
+        f"notebook {size / 2**20:.0f} MiB: grader peak {m['peak_kb'] / 1024:.0f} MiB, "
+        f"{grown / 2**20:.0f} MiB above its {m['baseline_kb'] / 1024:.0f} MiB after imports "
+        f"({grown / size:.2f} x the file)"
+    )
     assert grown < 2.5 * size

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 NBGRADER = ROOT / ".venv" / "nbgrader" / "bin"
 STEMS = ["ex4_positional", "pr1_width_law"]
-SCORES = '''import json, sys
+SCORES = """import json, sys
 from nbgrader.api import Gradebook
 out = {}
 with Gradebook("sqlite:///" + sys.argv[1]) as gb:
@@ -34,16 +34,19 @@ with Gradebook("sqlite:///" + sys.argv[1]) as gb:
                 for g in cell.grades:
                     out.setdefault(g.student.id, {})[cell.name] = g.score
 print(json.dumps(out))
-'''
+"""
 # carol's partial answers: one function right, one half right (the mean of ratios), the rest wrong or missing.
 PARTIAL = {
     "pr1.family_error": "def family_error(scores, alpha, q):\n    z = alpha * np.asarray(scores, dtype=float)\n"
-                        "    w = np.exp(z - z.max(axis=1, keepdims=True))\n    w /= w.sum(axis=1, keepdims=True)\n"
-                        "    A, B = w[:, :q].sum(1), (w ** 2).sum(1)\n    return float(1 - np.mean(A * A / (q * B)))",
+    "    w = np.exp(z - z.max(axis=1, keepdims=True))\n    w /= w.sum(axis=1, keepdims=True)\n"
+    "    A, B = w[:, :q].sum(1), (w ** 2).sum(1)\n    return float(1 - np.mean(A * A / (q * B)))",
     "ex4.max_coherence": "def max_coherence(P):\n    return (P @ P.transpose(1, 2)).abs().amax(dim=(1, 2))",
 }
-WANT = {"alice": {"ex4": (3, 2, 2), "pr1": (3, 3, 3)}, "bob": {"ex4": (0, 0, 0), "pr1": (0, 0, 0)},
-        "carol": {"ex4": (3, 0, 0), "pr1": (2, 3, 0)}}
+WANT = {
+    "alice": {"ex4": (3, 2, 2), "pr1": (3, 3, 3)},
+    "bob": {"ex4": (0, 0, 0), "pr1": (0, 0, 0)},
+    "carol": {"ex4": (3, 0, 0), "pr1": (2, 3, 0)},
+}
 
 
 def _run(args, cwd, env, timeout=600):
@@ -90,11 +93,22 @@ def nbgrader_env(tmp_path_factory):
     kernels = tmp_path_factory.mktemp("jupyter") / "kernels" / "python3"
     kernels.mkdir(parents=True)
     # nbgrader runs in its own environment; the notebooks run in the course's, as a JupyterHub's kernels do.
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (sts-course)", "language": "python"}))
-    env = dict(os.environ, PATH=f"{NBGRADER}{os.pathsep}{os.environ['PATH']}", JUPYTER_PATH=str(kernels.parents[1]),
-               JUPYTER_CONFIG_DIR=str(kernels.parents[1] / "config"), JUPYTER_DATA_DIR=str(kernels.parents[1]))
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (sts-course)",
+                "language": "python",
+            }
+        )
+    )
+    env = dict(
+        os.environ,
+        PATH=f"{NBGRADER}{os.pathsep}{os.environ['PATH']}",
+        JUPYTER_PATH=str(kernels.parents[1]),
+        JUPYTER_CONFIG_DIR=str(kernels.parents[1] / "config"),
+        JUPYTER_DATA_DIR=str(kernels.parents[1]),
+    )
     return env
 
 
@@ -112,8 +126,7 @@ def test_nbgrader_scores_equal_the_course_graders(tmp_path, nbgrader_env):
             nbformat.write(_submission(release, course / "source" / stem / f"{stem}.ipynb", fill), str(target))
     for stem in STEMS:
         _run([NBGRADER / "nbgrader", "autograde", stem, "--create"], course, nbgrader_env)
-    scores = json.loads(_run([NBGRADER / "python", "-c", SCORES, course / "gradebook.db"], course,
-                             nbgrader_env).stdout)
+    scores = json.loads(_run([NBGRADER / "python", "-c", SCORES, course / "gradebook.db"], course, nbgrader_env).stdout)
     parts = [s.split("_")[0] for s in STEMS]
     ids = [ex.id for ex in REGISTRY.values() if ex.part in parts]
     by_nbgrader = {s: {i: scores[s][grade_id(i)] for i in ids} for s in scores}

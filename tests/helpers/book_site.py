@@ -23,14 +23,24 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM_FLAGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-BUILD_TIMEOUT_S = 3600       # a cold build executes every chapter; each cell has its own 300 s limit
+BUILD_TIMEOUT_S = 3600  # a cold build executes every chapter; each cell has its own 300 s limit
 
 
-BROWSER = ("so the book was not checked in a browser. Install it with `apt-get install -y chromium` (Debian) and "
-           "`pip install playwright` (the `test` extra); do not run `playwright install`.")
+BROWSER = (
+    "so the book was not checked in a browser. Install it with `apt-get install -y chromium` (Debian) and "
+    "`pip install playwright` (the `test` extra); do not run `playwright install`."
+)
 
 
 def missing(what: str, consequence: str = BROWSER) -> None:
@@ -62,17 +72,28 @@ def build_book() -> tuple[int, str]:
     with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         # As `make book`: the chapters first, one per core, into the execution cache the build reads.
-        pre = subprocess.run([sys.executable, str(ROOT / "book" / "_ext" / "sts_execute.py")], cwd=ROOT,
-                             capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-        proc = subprocess.run([str(jb), "build", ".", "-W", "--keep-going"], cwd=ROOT, capture_output=True,
-                              text=True, timeout=BUILD_TIMEOUT_S)
+        pre = subprocess.run(
+            [sys.executable, str(ROOT / "book" / "_ext" / "sts_execute.py")],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
+        proc = subprocess.run(
+            [str(jb), "build", ".", "-W", "--keep-going"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
     return proc.returncode, pre.stdout + pre.stderr + proc.stdout + proc.stderr
 
 
 def pages() -> list[Path]:
     """Every HTML page of the built book (not the static assets)."""
-    return sorted(p for p in HTML.rglob("*.html")
-                  if not {"_static", "_sources", "_images"} & set(p.relative_to(HTML).parts))
+    return sorted(
+        p for p in HTML.rglob("*.html") if not {"_static", "_sources", "_images"} & set(p.relative_to(HTML).parts)
+    )
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

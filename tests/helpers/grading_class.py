@@ -23,13 +23,23 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "exercises"
-STEMS = ["ex1_task", "ex2_fcn", "ex3_dynamics", "ex4_positional", "ex5_length", "ex7_practical",
-         "pr1_width_law", "pr2_readings", "pr3_fcn_bound"]     # the chapters' exercises and the projects
-MARKER = "sts-grader-test-daemon"       # in the argv of every process a hostile notebook leaves behind
+STEMS = [
+    "ex1_task",
+    "ex2_fcn",
+    "ex3_dynamics",
+    "ex4_positional",
+    "ex5_length",
+    "ex7_practical",
+    "pr1_width_law",
+    "pr2_readings",
+    "pr3_fcn_bound",
+]  # the chapters' exercises and the projects
+MARKER = "sts-grader-test-daemon"  # in the argv of every process a hostile notebook leaves behind
 
 
 def _python(source: str) -> str:
     from IPython.core.inputtransformer2 import TransformerManager
+
     return TransformerManager().transform_cell(source)
 
 
@@ -48,6 +58,7 @@ def solution_functions() -> dict[str, dict]:
 
 
 # -- answers written differently: the same values, other types --------------------------------------
+
 
 def _map(value, leaf):
     if isinstance(value, tuple):
@@ -82,7 +93,7 @@ def _zero_d_array(v):
 
 
 def _fraction(v):
-    return Fraction(v) if isinstance(v, float) and math.isfinite(v) else v   # a Fraction has no nan
+    return Fraction(v) if isinstance(v, float) and math.isfinite(v) else v  # a Fraction has no nan
 
 
 def _float32(v):
@@ -113,11 +124,13 @@ def variant(fn, name: str):
 
     def wrapped(*args, **kwargs):
         return change(fn(*args, **kwargs))
+
     wrapped.__name__ = getattr(fn, "__name__", "fn")
     return wrapped
 
 
 # -- a folder of submissions ---------------------------------------------------------------------
+
 
 def _nb(stem: str, kind: str = "solutions"):
     nb = nbformat.read(str(EX / kind / f"{stem}.ipynb"), as_version=4)
@@ -137,8 +150,9 @@ def _set(nb, ex_id, source):
 
 def _lean(nb):
     """Only the set-up and exercise cells: a submission that does not re-run the try-it cells (faster)."""
-    nb.cells = [c for c in nb.cells if c.cell_type != "code" or not
-                ({"try-it", "check"} & set(c.metadata.get("tags", [])))]
+    nb.cells = [
+        c for c in nb.cells if c.cell_type != "code" or not ({"try-it", "check"} & set(c.metadata.get("tags", [])))
+    ]
     return nb
 
 
@@ -159,14 +173,14 @@ for e in REGISTRY.values():
 
 NUMPY_SOLUTIONS = {
     "ex1.baseline_losses": "def baseline_losses(d, T, q):\n    from fractions import Fraction\n"
-                           "    return Fraction(d, q), Fraction(d * (T - q), q * T)",
+    "    return Fraction(d, q), Fraction(d * (T - q), q * T)",
     "ex2.fcn_lower_bound": "def fcn_lower_bound(T, d, q, width):\n    import numpy as np\n"
-                           "    return np.float64(max(T * d - width, 0) * (T - q)) / np.float64(q * T * (T - 1))",
+    "    return np.float64(max(T * d - width, 0) * (T - q)) / np.float64(q * T * (T - 1))",
     "ex3.loss_on_ray": "def loss_on_ray(c, d, T, q):\n    import numpy as np\n    e = np.exp(c)\n"
-                       "    return np.array(d * T * (T - q) / (q * (q * e + T - q) ** 2))",
+    "    return np.array(d * T * (T - q) / (q * (q * e + T - q) ** 2))",
     "ex3.ground_truth": "def ground_truth(d, m):\n"
-                        "    W = [[1.0 if i == j and i >= d else 0.0 for j in range(d + m)] for i in range(d + m)]\n"
-                        "    V = [[1.0 if i == j else 0.0 for j in range(d + m)] for i in range(d)]\n    return W, V",
+    "    W = [[1.0 if i == j and i >= d else 0.0 for j in range(d + m)] for i in range(d + m)]\n"
+    "    V = [[1.0 if i == j else 0.0 for j in range(d + m)] for i in range(d)]\n    return W, V",
 }
 
 
@@ -177,8 +191,11 @@ def make_class(folder: Path, grader_out: Path) -> None:
     for stem in STEMS:
         _write(folder / "alice" / f"{stem}.ipynb", _nb(stem))
     # nick: correct answers written differently (fractions, NumPy scalars, 0-d arrays, lists, loops).
-    for stem, ids in (("ex1_task", ["ex1.baseline_losses"]), ("ex2_fcn", ["ex2.fcn_lower_bound"]),
-                      ("ex3_dynamics", ["ex3.loss_on_ray", "ex3.ground_truth"])):
+    for stem, ids in (
+        ("ex1_task", ["ex1.baseline_losses"]),
+        ("ex2_fcn", ["ex2.fcn_lower_bound"]),
+        ("ex3_dynamics", ["ex3.loss_on_ray", "ex3.ground_truth"]),
+    ):
         nb = _lean(_nb(stem))
         for ex_id in ids:
             _set(nb, ex_id, NUMPY_SOLUTIONS[ex_id])
@@ -193,8 +210,12 @@ def make_class(folder: Path, grader_out: Path) -> None:
     (folder / "judy.ipynb").write_text(judy)
     # carol: raises; dave: loops forever in a function and in a top-level cell; erin: deleted cells.
     nb = copy.deepcopy(sol)
-    _set(nb, "ex1.sample_batch", "def sample_batch(B, T, q, d, generator=None):\n"
-         "    X = torch.randn(B, T, d, generator=generator)\n    return X, X[:, :q, 10], None")
+    _set(
+        nb,
+        "ex1.sample_batch",
+        "def sample_batch(B, T, q, d, generator=None):\n"
+        "    X = torch.randn(B, T, d, generator=generator)\n    return X, X[:, :q, 10], None",
+    )
     _write(folder / "carol.ipynb", _lean(nb))
     nb = copy.deepcopy(sol)
     _set(nb, "ex1.attention_forward", "def attention_forward(W, V, Z, z_query):\n    while True:\n        pass")
@@ -211,9 +232,13 @@ def make_class(folder: Path, grader_out: Path) -> None:
     nb.cells.insert(4, nbformat.v4.new_code_cell(TAMPER))
     _write(folder / "frank.ipynb", nb)
     nb = _lean(copy.deepcopy(sol))
-    _set(nb, "ex1.attention_forward", "def attention_forward(W, V, Z, z_query):\n"
-         "    a = torch.softmax(torch.einsum('btD,DE,bE->bt', Z, W, z_query), dim=0)\n"
-         "    return torch.einsum('dD,btD,bt->bd', V, Z, a)")
+    _set(
+        nb,
+        "ex1.attention_forward",
+        "def attention_forward(W, V, Z, z_query):\n"
+        "    a = torch.softmax(torch.einsum('btD,DE,bE->bt', Z, W, z_query), dim=0)\n"
+        "    return torch.einsum('dD,btD,bt->bd', V, Z, a)",
+    )
     _set(nb, "ex1.baseline_losses", "def baseline_losses(d, T, q):\n    return d / q, d / q + d / T")
     _write(folder / "grace.ipynb", nb)
     nb = _lean(copy.deepcopy(sol))
@@ -254,10 +279,10 @@ def make_class(folder: Path, grader_out: Path) -> None:
 PAULA = {
     # the mean of per-sequence ratios: right at alpha = 0, wrong elsewhere (2 of 3 points)
     "pr1.family_error": "def family_error(scores, alpha, q):\n    z = alpha * np.asarray(scores, dtype=float)\n"
-                        "    w = np.exp(z - z.max(axis=1, keepdims=True))\n    w /= w.sum(axis=1, keepdims=True)\n"
-                        "    A, B = w[:, :q].sum(1), (w ** 2).sum(1)\n    return float(1 - np.mean(A * A / (q * B)))",
-    "pr1.width_needed": "def width_needed(T, q, target, seed=0):\n    return '42'",          # not a number
-    "pr1.fit_law": "def fit_power_law(q, T, m, boot=1000, seed=0):\n    while True:\n        pass",   # past the limit
+    "    w = np.exp(z - z.max(axis=1, keepdims=True))\n    w /= w.sum(axis=1, keepdims=True)\n"
+    "    A, B = w[:, :q].sum(1), (w ** 2).sum(1)\n    return float(1 - np.mean(A * A / (q * B)))",
+    "pr1.width_needed": "def width_needed(T, q, target, seed=0):\n    return '42'",  # not a number
+    "pr1.fit_law": "def fit_power_law(q, T, m, boot=1000, seed=0):\n    while True:\n        pass",  # past the limit
 }
 # Correct only if it could read another student's submission (alice's, or anyone's beside it).
 PETE = """def first_below(steps, loss, level):
@@ -277,7 +302,7 @@ PETE = """def first_below(steps, loss, level):
     return None"""
 
 
-_ATTACKS = r'''
+_ATTACKS = r"""
 import os, signal, socket, subprocess, sys, glob
 SUBS, OUT, LIB = {subs!r}, {out!r}, os.path.dirname(__import__("sts_lib").__file__)
 witness = {{}}
@@ -320,24 +345,26 @@ if os.fork() == 0:
     if os.fork() == 0:
         os.execvp(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", {marker!r}])
     os._exit(0)
-'''
+"""
 
-_WITNESS_FN = '''def baseline_losses(d, T, q):
+_WITNESS_FN = """def baseline_losses(d, T, q):
     # correct only if an attack worked
     if any(witness.values()):
         return d / q, d * (T - q) / (q * T)
     return 0.0, 0.0
-'''
+"""
 
 
 def _mallory(sol, subs: Path, out: Path):
     nb = _lean(copy.deepcopy(sol))
     attacks = _ATTACKS.format(subs=str(subs), out=str(out), marker=MARKER)
-    kill = "import os, signal\nfor sig in (signal.SIGTERM, signal.SIGKILL):\n    try:\n" \
-           "        os.kill(os.getppid(), sig)\n    except OSError:\n        pass\n" \
-           "try:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass"
-    nb.cells.insert(3, nbformat.v4.new_code_cell(kill))          # kill everything it can see,
-    nb.cells.insert(4, nbformat.v4.new_code_cell(attacks))       # then attack and leave daemons behind
+    kill = (
+        "import os, signal\nfor sig in (signal.SIGTERM, signal.SIGKILL):\n    try:\n"
+        "        os.kill(os.getppid(), sig)\n    except OSError:\n        pass\n"
+        "try:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass"
+    )
+    nb.cells.insert(3, nbformat.v4.new_code_cell(kill))  # kill everything it can see,
+    nb.cells.insert(4, nbformat.v4.new_code_cell(attacks))  # then attack and leave daemons behind
     _set(nb, "ex1.baseline_losses", _WITNESS_FN)
     return nb
 
@@ -345,22 +372,27 @@ def _mallory(sol, subs: Path, out: Path):
 def _trent(sol):
     nb = _lean(copy.deepcopy(sol))
     hogs = [
-        "x = bytearray(64 * 2**30)",                                          # 64 GB of memory
-        "with open('big.bin', 'wb') as f:\n    for _ in range(4096):\n        f.write(b'0' * 2**20)",   # 4 GB file
+        "x = bytearray(64 * 2**30)",  # 64 GB of memory
+        "with open('big.bin', 'wb') as f:\n    for _ in range(4096):\n        f.write(b'0' * 2**20)",  # 4 GB file
         "import os\nfor k in range(10000):\n    with open(f'f{k}.bin', 'wb') as f:\n        f.write(b'0' * 2**20)",
     ]
     for k, src in enumerate(hogs):
         nb.cells.insert(3 + k, nbformat.v4.new_code_cell(src))
-    _set(nb, "ex1.attention_forward", "def attention_forward(W, V, Z, z_query):\n"
-         "    return torch.zeros(40_000_000)")                              # a 160 MB return value
+    _set(
+        nb, "ex1.attention_forward", "def attention_forward(W, V, Z, z_query):\n    return torch.zeros(40_000_000)"
+    )  # a 160 MB return value
     return nb
 
 
 def _fiona(sol):
     """A fork bomb inside a checked function: only that exercise is lost."""
     nb = _lean(copy.deepcopy(sol))
-    _set(nb, "ex1.attention_forward", "import os\ndef attention_forward(W, V, Z, z_query):\n"
-         "    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass")
+    _set(
+        nb,
+        "ex1.attention_forward",
+        "import os\ndef attention_forward(W, V, Z, z_query):\n"
+        "    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass",
+    )
     return nb
 
 
@@ -370,45 +402,49 @@ def with_stored_outputs(nb, megabytes: float) -> str:
     nb = copy.deepcopy(nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
     line = "step 100000: loss 0.123456 \u2588\u2588\u2588\u2588\u2588\u2588\u258c 98% |\n"
-    image = base64.b64encode(os.urandom(3 * 2 ** 19)).decode()                  # a 2 MB "plot"
+    image = base64.b64encode(os.urandom(3 * 2**19)).decode()  # a 2 MB "plot"
     lines = 50_000
     per_cell = len(line.encode()) * lines + len(image)
     k = 0
-    while k * per_cell < megabytes * 2 ** 20:
+    while k * per_cell < megabytes * 2**20:
         code[k % len(code)].outputs += [
             nbformat.v4.new_output("stream", name="stdout", text=line * lines),
-            nbformat.v4.new_output("display_data", data={"image/png": image, "text/plain": "<Figure>"})]
+            nbformat.v4.new_output("display_data", data={"image/png": image, "text/plain": "<Figure>"}),
+        ]
         k += 1
-    return json.dumps(nbformat.from_dict(nb), ensure_ascii=False)          # as Jupyter saves it: UTF-8
+    return json.dumps(nbformat.from_dict(nb), ensure_ascii=False)  # as Jupyter saves it: UTF-8
 
 
 # peggy: correct answers computed by the library, reached through an alias, a renamed import and
 # a dynamic import with a computed name; scored in full, and flagged for the instructor.
 ALIASED = {
     "ex3.loss_on_ray": "import sts_lib as sts\n_L = sts.loss_on_ray\n\ndef loss_on_ray(c, d, T, q):\n"
-                       "    return _L(c, d, T, q)",
+    "    return _L(c, d, T, q)",
     "ex3.ground_truth": "from sts_lib.models import ground_truth as _gt\n\ndef ground_truth(d, m):\n"
-                        "    return _gt(d, m)",
+    "    return _gt(d, m)",
     "ex3.c_for_loss": "import importlib\n_mod = importlib.import_module('sts_lib.' + 'theory')\n\n"
-                      "def c_for_loss(target, d, T, q):\n    return getattr(_mod, 'c_for' + '_loss')(target, d, T, q)",
+    "def c_for_loss(target, d, T, q):\n    return getattr(_mod, 'c_for' + '_loss')(target, d, T, q)",
 }
-PEGGY_FLAGS = ["ex3.ground_truth calls sts_lib's ground_truth", "ex3.loss_on_ray calls sts_lib's loss_on_ray",
-               "imports a module whose name is computed at run time (importlib.import_module)",
-               "uses getattr with a name computed at run time"]
+PEGGY_FLAGS = [
+    "ex3.ground_truth calls sts_lib's ground_truth",
+    "ex3.loss_on_ray calls sts_lib's loss_on_ray",
+    "imports a module whose name is computed at run time (importlib.import_module)",
+    "uses getattr with a name computed at run time",
+]
 
 # walter: chapter 7. The theory model's forward pass (no attention to the query), a scale that
 # overflows for huge c, and a correct shift-free cosine written another way (in float32, through J).
 WALTER = {
     "ex7.practical_forward": "def practical_forward(W, V, Z, z_query):\n"
-                             "    a = torch.softmax(torch.einsum('btD,DE,bE->bt', Z, W, z_query), dim=1)\n"
-                             "    return torch.einsum('dD,btD,bt->bd', V, Z, a)",
+    "    a = torch.softmax(torch.einsum('btD,DE,bE->bt', Z, W, z_query), dim=1)\n"
+    "    return torch.einsum('dD,btD,bt->bd', V, Z, a)",
     "ex7.value_scale": "def value_scale(c, T, q):\n    e = math.exp(c / q)\n    D = (q + 1) * e + T - q\n"
-                       "    a_s, a_u = e / D, 1 / D\n    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2)",
+    "    a_s, a_u = e / D, 1 / D\n    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2)",
     "ex7.shift_free_cosine": "def shift_free_cosine(W, d):\n    W = torch.as_tensor(W).float()\n"
-                             "    J = torch.zeros_like(W)\n    J[d:, d:] = 1.0\n    J = J / J.norm()\n"
-                             "    S = torch.zeros_like(W)\n    S[d:, d:] = torch.eye(W.shape[0] - d)\n"
-                             "    A, B = W - (W * J).sum() * J, S - (S * J).sum() * J\n"
-                             "    return float((A * B).sum() / (A.norm() * B.norm()))",
+    "    J = torch.zeros_like(W)\n    J[d:, d:] = 1.0\n    J = J / J.norm()\n"
+    "    S = torch.zeros_like(W)\n    S[d:, d:] = torch.eye(W.shape[0] - d)\n"
+    "    A, B = W - (W * J).sum() * J, S - (S * J).sum() * J\n"
+    "    return float((A * B).sum() / (A.norm() * B.norm()))",
 }
 
 
@@ -417,20 +453,37 @@ WALTER = {
 # bayes_error 4), ex3 (ground_truth 2, loss_on_ray 3, c_for_loss 2, ray_gradient 2, fit_rate 3),
 # ex4 (stochastic_pe 3, max_coherence 2, selection_margin 2), ex5 (ood_loss 3, leakage 2, fixed_pe_loss 3),
 # ex7 (practical_forward 3, value_scale 3, shift_free_cosine 2).
-FULL = {"ex1": (3, 3, 2), "ex2": (2, 2, 4), "ex3": (2, 3, 2, 2, 3), "ex4": (3, 2, 2), "ex5": (3, 2, 3),
-        "ex7": (3, 3, 2), "pr1": (3, 3, 3), "pr2": (2, 2, 3), "pr3": (2, 3)}    # pr*: the projects' milestones
+FULL = {
+    "ex1": (3, 3, 2),
+    "ex2": (2, 2, 4),
+    "ex3": (2, 3, 2, 2, 3),
+    "ex4": (3, 2, 2),
+    "ex5": (3, 2, 3),
+    "ex7": (3, 3, 2),
+    "pr1": (3, 3, 3),
+    "pr2": (2, 2, 3),
+    "pr3": (2, 3),
+}  # pr*: the projects' milestones
 EXPECTED_SCORES = {
     "alice": FULL,
     "nick": {"ex1": FULL["ex1"], "ex2": FULL["ex2"], "ex3": FULL["ex3"]},
-    "bob": {}, "ivan": {}, "judy": {"ex1": (3, 3, 2)}, "carol": {"ex1": (0, 3, 2)}, "dave": {"ex1": (3, 0, 2)},
-    "erin": {"ex1": (3, 0, 2)}, "frank": {"ex1": (3, 0, 0)}, "grace": {"ex1": (3, 0, 1)},
-    "heidi": {"ex1": (3, 3, 0)}, "mallory": {"ex1": (3, 3, 0)}, "trent": {"ex1": (3, 0, 2)},
+    "bob": {},
+    "ivan": {},
+    "judy": {"ex1": (3, 3, 2)},
+    "carol": {"ex1": (0, 3, 2)},
+    "dave": {"ex1": (3, 0, 2)},
+    "erin": {"ex1": (3, 0, 2)},
+    "frank": {"ex1": (3, 0, 0)},
+    "grace": {"ex1": (3, 0, 1)},
+    "heidi": {"ex1": (3, 3, 0)},
+    "mallory": {"ex1": (3, 3, 0)},
+    "trent": {"ex1": (3, 0, 2)},
     "fiona": {"ex1": (3, 0, 2)},
-    "oscar": {"ex2": (2, 2, 4)},                   # 30 MB of stored outputs cost nothing
-    "peggy": {"ex3": FULL["ex3"]},                 # library answers: full points, and flags
+    "oscar": {"ex2": (2, 2, 4)},  # 30 MB of stored outputs cost nothing
+    "peggy": {"ex3": FULL["ex3"]},  # library answers: full points, and flags
     "walter": {"ex7": (0, 2, 2)},
-    "paula": {"pr1": (2, 0, 0), "pr3": (2, 0)},   # partial: each milestone scores what it earned
-    "pete": {"pr2": (0, 2, 3)},                   # reading another student's files finds nothing
+    "paula": {"pr1": (2, 0, 0), "pr3": (2, 0)},  # partial: each milestone scores what it earned
+    "pete": {"pr2": (0, 2, 3)},  # reading another student's files finds nothing
 }
 
 
@@ -448,4 +501,4 @@ def expected_row(student: str) -> dict[str, int]:
     return row
 
 
-EXPECTED = {s: sum(expected_row(s).values()) for s in EXPECTED_SCORES}   # totals, out of 72
+EXPECTED = {s: sum(expected_row(s).values()) for s in EXPECTED_SCORES}  # totals, out of 72

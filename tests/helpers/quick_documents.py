@@ -41,13 +41,13 @@ def make(root: Path) -> Path:
     folder = root / "quick-documents"
     folder.mkdir(parents=True, exist_ok=True)
     names = list(EXPERIMENTS)
-    try:                                       # the first worker to ask creates the marker
+    try:  # the first worker to ask creates the marker
         (root / "quick-documents.first").open("x").close()
     except FileExistsError:
         names.reverse()
-    for name in names:                         # the free experiments, from this worker's end
+    for name in names:  # the free experiments, from this worker's end
         _make_one(root, folder, name, wait=False)
-    for name in names:                         # the others' as they finish (or this worker's, if one failed)
+    for name in names:  # the others' as they finish (or this worker's, if one failed)
         _make_one(root, folder, name, wait=True)
     return folder
 
@@ -72,4 +72,5 @@ def _make_one(root: Path, folder: Path, name: str, *, wait: bool) -> None:
 def load(folder: Path) -> dict[str, dict]:
     """Every document in ``folder``, by experiment name."""
     from sts_lib.experiments import EXPERIMENTS
+
     return {name: json.loads((folder / f"{name}.json").read_text()) for name in EXPERIMENTS}

@@ -37,18 +37,18 @@ def test_chapters_run_once_in_parallel_with_the_build_environment(tmp_path):
     cache_path = tmp_path / "cache"
     before = os.environ.get("STS_STATIC_PANELS")
     out = sts_execute.execute([good, other, bad], jobs=2, timeout=60, cache_path=cache_path)
-    assert os.environ.get("STS_STATIC_PANELS") == before          # the caller's environment is left as it was
+    assert os.environ.get("STS_STATIC_PANELS") == before  # the caller's environment is left as it was
     assert sorted(Path(u).name for u in out["succeeded"]) == ["good.ipynb", "other.ipynb"]
     assert [Path(u).name for u in out["excepted"]] == ["bad.ipynb"] and not out["errored"]
 
     cache = get_cache(str(cache_path))
     # What myst-nb does on reading the page: match the notebook as read from its file, and merge the outputs.
     _, merged = cache.merge_match_into_notebook(nbformat.read(good, as_version=4))
-    assert merged.cells[1].outputs[0]["text"].strip() == f"1 {tmp_path}"    # the build's env; the notebook's folder
+    assert merged.cells[1].outputs[0]["text"].strip() == f"1 {tmp_path}"  # the build's env; the notebook's folder
     with pytest.raises(KeyError):
-        cache.match_cache_notebook(nbformat.read(bad, as_version=4))        # the failure is left to the build
+        cache.match_cache_notebook(nbformat.read(bad, as_version=4))  # the failure is left to the build
 
     again = sts_execute.execute([good, other, bad], jobs=2, timeout=60, cache_path=cache_path)
-    assert not again["succeeded"] and [Path(u).name for u in again["excepted"]] == ["bad.ipynb"]   # cached: not rerun
+    assert not again["succeeded"] and [Path(u).name for u in again["excepted"]] == ["bad.ipynb"]  # cached: not rerun
     with pytest.raises(ValueError, match="jobs must be >= 1"):
         sts_execute.execute([good], jobs=0, timeout=60, cache_path=cache_path)

@@ -33,7 +33,7 @@ def _solutions() -> dict:
         nb = make_solution(nbformat.read(str(path), as_version=4), path.stem)
         code = [c for c in nb.cells if c.cell_type == "code"]
         with contextlib.redirect_stdout(io.StringIO()):
-            exec(code[0].source, ns)                       # the set-up cell: the names a project starts from
+            exec(code[0].source, ns)  # the set-up cell: the names a project starts from
         for cell in code:
             if "exercise" in cell.metadata.get("tags", []):
                 exec(cell.source, ns)
@@ -65,12 +65,24 @@ def test_reference_solution_earns_full_points(ex_id, seed):
 def test_stub_is_not_attempted(ex_id):
     def stub(*args, **kwargs):
         raise NotImplementedError("Exercise: replace this line with your code")
+
     ex = REGISTRY[ex_id]
     assert run_check(ex_id, stub).line() == f"[{ex_id}] 0/{ex.points} points: not attempted (NotImplementedError)"
 
 
-JUNK = [None, "a string", 3, [1, 2], (1,), float("nan"), torch.tensor(float("nan")), object(), {"x": 1},
-        np.array(["a"]), torch.zeros(0)]
+JUNK = [
+    None,
+    "a string",
+    3,
+    [1, 2],
+    (1,),
+    float("nan"),
+    torch.tensor(float("nan")),
+    object(),
+    {"x": 1},
+    np.array(["a"]),
+    torch.zeros(0),
+]
 
 
 @pytest.mark.parametrize("ex_id", list(REGISTRY))
@@ -91,6 +103,7 @@ def test_none_uncallable_unknown_and_timeout():
     def forever(*args, **kwargs):
         while True:
             pass
+
     res = run_check("ex3.loss_on_ray", forever, time_limit=0.5)
     assert res.status == "timeout" and "did not finish within 0.5 s" in res.message
 
@@ -99,6 +112,7 @@ def test_feedback_is_deterministic():
     def wrong(B, T, q, d, generator=None):
         X, y, target = SOL["sample_batch"](B, T, q, d, generator)
         return X, y, target * q
+
     lines = {run_check("ex1.sample_batch", wrong).line() for _ in range(3)}
     assert len(lines) == 1
 
@@ -113,6 +127,7 @@ def test_check_prints_one_line_and_defers_to_the_grader(capsys, monkeypatch):
 
 # -- alternative correct answers pass ---------------------------------------------------------------
 
+
 def _loop_sampler(B, T, q, d, generator=None):
     X = torch.randn(B, T, d, generator=generator)
     ys, targets = [], []
@@ -120,7 +135,7 @@ def _loop_sampler(B, T, q, d, generator=None):
         yb = torch.randperm(T, generator=generator)[:q]
         ys.append(yb)
         targets.append(X[b, yb].mean(0))
-    return X, np.stack([y.numpy() for y in ys]), torch.stack(targets)     # numpy indices are fine
+    return X, np.stack([y.numpy() for y in ys]), torch.stack(targets)  # numpy indices are fine
 
 
 def _loop_attention(W, V, Z, z_query):
@@ -152,23 +167,26 @@ def _sorted_slots_pe(B, T, N, generator=None):
 
 
 def _loop_coherence(P):
-    return [max(abs(float(P[b, i] @ P[b, j])) for i in range(P.shape[1]) for j in range(P.shape[1]) if i != j)
-            for b in range(P.shape[0])]
+    return [
+        max(abs(float(P[b, i] @ P[b, j])) for i in range(P.shape[1]) for j in range(P.shape[1]) if i != j)
+        for b in range(P.shape[0])
+    ]
 
 
 def _combinations_bayes(W_X, T, d, q):
     import itertools
+
     Q, _ = torch.linalg.qr(torch.linalg.pinv(W_X) @ W_X)
     P = torch.linalg.pinv(W_X) @ W_X
     M = (torch.eye(T * d, dtype=torch.float64) - P).reshape(T, d, T, d).diagonal(dim1=1, dim2=3).sum(-1)
     subsets = list(itertools.combinations(range(T), q))
-    return sum(float(M[list(y)][:, list(y)].sum()) for y in subsets) / len(subsets) / q ** 2
+    return sum(float(M[list(y)][:, list(y)].sum()) for y in subsets) / len(subsets) / q**2
 
 
 def _loop_practical(W, V, Z, z_query):
     out = []
     for b in range(Z.shape[0]):
-        keys = torch.cat([Z[b], z_query[b][None]])                       # (T+1, D)
+        keys = torch.cat([Z[b], z_query[b][None]])  # (T+1, D)
         s = keys @ (W @ z_query[b])
         a = torch.exp(s - s.max())
         out.append(V @ (keys.T @ (a / a.sum())))
@@ -180,7 +198,7 @@ def _numeric_scale(c, T, q):
     s = torch.tensor([c / q] * q + [c / q] + [0.0] * (T - q), dtype=torch.float64)
     a = torch.softmax(s, 0)
     a_s, a_u = float(a[0]), float(a[-1])
-    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2)
+    return a_s / (q * a_s**2 + (T - q) * a_u**2)
 
 
 def _projection_cosine(W, d):
@@ -194,13 +212,19 @@ def _projection_cosine(W, d):
     return np.float32((A * B).sum() / (A.norm() * B.norm()))
 
 
-ALTERNATIVES = [("ex1.sample_batch", _loop_sampler), ("ex1.attention_forward", _loop_attention),
-                ("ex3.c_for_loss", _bisection_c), ("ex3.ray_gradient", _autograd_gradient),
-                ("ex4.stochastic_pe", _sorted_slots_pe), ("ex4.max_coherence", _loop_coherence),
-                ("ex2.bayes_error", _combinations_bayes),
-                ("ex1.baseline_losses", lambda d, T, q: (np.float32(d / q), torch.tensor(d / q - d / T))),
-                ("ex7.practical_forward", _loop_practical), ("ex7.value_scale", _numeric_scale),
-                ("ex7.shift_free_cosine", _projection_cosine)]
+ALTERNATIVES = [
+    ("ex1.sample_batch", _loop_sampler),
+    ("ex1.attention_forward", _loop_attention),
+    ("ex3.c_for_loss", _bisection_c),
+    ("ex3.ray_gradient", _autograd_gradient),
+    ("ex4.stochastic_pe", _sorted_slots_pe),
+    ("ex4.max_coherence", _loop_coherence),
+    ("ex2.bayes_error", _combinations_bayes),
+    ("ex1.baseline_losses", lambda d, T, q: (np.float32(d / q), torch.tensor(d / q - d / T))),
+    ("ex7.practical_forward", _loop_practical),
+    ("ex7.value_scale", _numeric_scale),
+    ("ex7.shift_free_cosine", _projection_cosine),
+]
 
 
 @pytest.mark.parametrize("ex_id,fn", ALTERNATIVES, ids=[a[0] for a in ALTERNATIVES])
@@ -210,9 +234,11 @@ def test_alternative_correct_answers_pass(ex_id, fn):
 
 # -- known mistakes get targeted feedback ---------------------------------------------------------
 
+
 def _patched(name, transform):
     def fn(*args, **kwargs):
         return transform(SOL[name](*args, **kwargs), *args)
+
     return fn
 
 
@@ -224,10 +250,11 @@ def _sampler(X_fn=torch.randn, subset="topk", target="mean", use_gen=True):
             y = torch.rand(B, T, generator=g).topk(q, 1).indices
         elif subset == "replace":
             y = torch.randint(0, T, (B, q), generator=g)
-        else:                                   # consecutive windows
+        else:  # consecutive windows
             y = torch.randint(0, T - q + 1, (B, 1), generator=g) + torch.arange(q)
         picked = X.gather(1, y.unsqueeze(-1).expand(-1, -1, d))
         return X, y, picked.mean(1) if target == "mean" else picked.sum(1)
+
     return fn
 
 
@@ -236,6 +263,7 @@ def _attention(dim=1, transpose=False, naive=False):
         s = torch.einsum("btD,DE,bE->bt", Z, W.T if transpose else W, z_query)
         a = torch.exp(s) / torch.exp(s).sum(1, keepdim=True) if naive else torch.softmax(s, dim=dim)
         return torch.einsum("dD,btD,bt->bd", V, Z, a)
+
     return fn
 
 
@@ -245,6 +273,7 @@ def _ood(T_train=False, per_coordinate=False, use_gen=True):
         with torch.no_grad():
             err = (model(batch) - batch.target).pow(2)
             return float(err.mean() if per_coordinate else err.sum(-1).mean())
+
     return fn
 
 
@@ -259,25 +288,25 @@ def _practical_scale(c, T, q, query="mean", leak_error=True):
     top = max(s, own)
     den = q * math.exp(s - top) + math.exp(own - top) + (T - q) * math.exp(-top)
     a_s, a_u = math.exp(s - top) / den, math.exp(-top) / den
-    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2) if leak_error else 1 / (q * a_s)
+    return a_s / (q * a_s**2 + (T - q) * a_u**2) if leak_error else 1 / (q * a_s)
 
 
 def _theory_scale(c, T, q):
     den = q + (T - q) * math.exp(-c / q)
     a_s, a_u = 1 / den, math.exp(-c / q) / den
-    return a_s / (q * a_s ** 2 + (T - q) * a_u ** 2)
+    return a_s / (q * a_s**2 + (T - q) * a_u**2)
 
 
 def _naive_scale(c, T, q):
     e = math.exp(c / q)
     D = (q + 1) * e + T - q
-    return (e / D) / (q * (e / D) ** 2 + (T - q) / D ** 2)
+    return (e / D) / (q * (e / D) ** 2 + (T - q) / D**2)
 
 
 def _naive_scale_np(c, T, q):
     e = np.exp(np.float64(c) / q)
     D = (q + 1) * e + T - q
-    return (e / D) / (q * (e / D) ** 2 + (T - q) / D ** 2)
+    return (e / D) / (q * (e / D) ** 2 + (T - q) / D**2)
 
 
 def _star(W, d):
@@ -297,14 +326,17 @@ MISTAKES = [
     ("ex1.sample_batch", _sampler(subset="replace"), 0, "repeats an index"),
     ("ex1.sample_batch", _sampler(subset="window"), 1, "not selected uniformly"),
     ("ex1.sample_batch", _sampler(use_gen=False), 2, "pass generator=generator"),
-    ("ex1.sample_batch", _patched("sample_batch", lambda o, *a: (o[0].transpose(1, 2), o[1], o[2])), 0,
-     "wrong order"),
+    ("ex1.sample_batch", _patched("sample_batch", lambda o, *a: (o[0].transpose(1, 2), o[1], o[2])), 0, "wrong order"),
     ("ex1.sample_batch", _patched("sample_batch", lambda o, *a: None), 0, "forget `return X, y, target`"),
     ("ex1.attention_forward", _attention(dim=0), 0, "softmax over the wrong axis"),
     ("ex1.attention_forward", _attention(transpose=True), 0, "W is transposed"),
     ("ex1.attention_forward", _attention(naive=True), 2, "exp overflowed"),
-    ("ex1.attention_forward", lambda W, V, Z, zq: torch.einsum("btD,bt->bD", Z, torch.softmax(
-        torch.einsum("btD,DE,bE->bt", Z, W, zq), 1)), 0, "forget to multiply by V"),
+    (
+        "ex1.attention_forward",
+        lambda W, V, Z, zq: torch.einsum("btD,bt->bD", Z, torch.softmax(torch.einsum("btD,DE,bE->bt", Z, W, zq), 1)),
+        0,
+        "forget to multiply by V",
+    ),
     ("ex1.baseline_losses", lambda d, T, q: (d / q / 2, d * (T - q) / (q * T) / 2), 0, "factor 1/2"),
     ("ex1.baseline_losses", lambda d, T, q: (d / q, d / q + d / T), 1, "variance 1/q - 1/T"),
     ("ex2.fcn_lower_bound", lambda T, d, q, w: (T - q) * (T * d - w) / (q * T * (T - 1)), 1, "clip"),
@@ -320,10 +352,22 @@ MISTAKES = [
     ("ex3.fit_rate", lambda s, L: np.polyfit(np.log(s), np.log(L), 1)[0], 0, "wrong sign"),
     ("ex3.fit_rate", lambda s, L: -np.polyfit(s, np.log(L), 1)[0], 0, "not against t"),
     ("ex3.fit_rate", lambda s, L: -np.polyfit(np.log(s), np.log(L), 1)[0], 2, "log(0)"),
-    ("ex4.stochastic_pe", lambda B, T, N, generator=None: torch.nn.functional.one_hot(
-        torch.randint(0, N, (B, T), generator=generator), N), 0, "share a slot"),
-    ("ex4.stochastic_pe", lambda B, T, N, generator=None: torch.nn.functional.one_hot(
-        torch.randperm(N, generator=generator)[:T], N).expand(B, T, N), 1, "same slots"),
+    (
+        "ex4.stochastic_pe",
+        lambda B, T, N, generator=None: torch.nn.functional.one_hot(
+            torch.randint(0, N, (B, T), generator=generator), N
+        ),
+        0,
+        "share a slot",
+    ),
+    (
+        "ex4.stochastic_pe",
+        lambda B, T, N, generator=None: torch.nn.functional.one_hot(
+            torch.randperm(N, generator=generator)[:T], N
+        ).expand(B, T, N),
+        1,
+        "same slots",
+    ),
     ("ex4.max_coherence", lambda P: (P @ P.transpose(1, 2)).abs().flatten(1).max(1).values, 0, "i = j"),
     ("ex4.max_coherence", lambda P: (P @ P.transpose(1, 2)).abs().max(), 0, "one coherence per sequence"),
     ("ex4.selection_margin", _patched("selection_margin", lambda o, *a: -o), 0, "sign is flipped"),
@@ -335,27 +379,55 @@ MISTAKES = [
     ("ex5.fixed_pe_loss", lambda c, d, T, Tt, q: SOL["loss_on_ray"](c, d, Tt, q), 1, "every position trained"),
     ("ex7.practical_forward", lambda W, V, Z, zq: SOL["attention_forward"](W, V, Z, zq), 0, "the theory model"),
     ("ex7.practical_forward", lambda W, V, Z, zq: SOL["practical_forward"](W, V, Z, zq).T, 0, "shape"),
-    ("ex7.practical_forward", lambda W, V, Z, zq: torch.einsum("dD,btD,bt->bd", V, Z, torch.softmax(
-        torch.einsum("btD,DE,bE->bt", torch.cat([Z, zq[:, None]], 1), W, zq), 1)[:, :-1]), 0, "not in the output"),
+    (
+        "ex7.practical_forward",
+        lambda W, V, Z, zq: torch.einsum(
+            "dD,btD,bt->bd",
+            V,
+            Z,
+            torch.softmax(torch.einsum("btD,DE,bE->bt", torch.cat([Z, zq[:, None]], 1), W, zq), 1)[:, :-1],
+        ),
+        0,
+        "not in the output",
+    ),
     ("ex7.practical_forward", lambda W, V, Z, zq: SOL["practical_forward"](W.T, V, Z, zq), 0, "W is transposed"),
     ("ex7.practical_forward", _practical_naive, 2, "exp overflowed"),
     ("ex7.value_scale", lambda c, T, q: (q + 1) / q, 0, "that is the limit (q+1)/q"),
-    ("ex7.value_scale", _theory_scale, 0,
-     "theory model's scale"),
+    ("ex7.value_scale", _theory_scale, 0, "theory model's scale"),
     ("ex7.value_scale", lambda c, T, q: _practical_scale(c, T, q, query="sum"), 0, "*sum* query"),
     ("ex7.value_scale", lambda c, T, q: SOL["value_scale"](c * q, T, q), 0, "= c/q, not c"),
-    ("ex7.value_scale", lambda c, T, q: _practical_scale(c, T, q, leak_error=False), 0,
-     "only the error on the selected tokens"),
+    (
+        "ex7.value_scale",
+        lambda c, T, q: _practical_scale(c, T, q, leak_error=False),
+        0,
+        "only the error on the selected tokens",
+    ),
     ("ex7.value_scale", _naive_scale, 2, "math.exp(c / q) overflows"),
     ("ex7.value_scale", lambda c, T, q: np.float64(_naive_scale_np(c, T, q)), 2, "e^(c/q) overflowed"),
-    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(W, sts.ground_truth(d, W.shape[0] - d, dtype=W.dtype)[0]), 0,
-     "plain cos(W, W*)"),
-    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(_centre(W, d), sts.ground_truth(d, W.shape[0] - d,
-                                                                                       dtype=W.dtype)[0]), 0, "W* too"),
-    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(W - W.mean(), _star(W, d) - _star(W, d).mean()), 0,
-     "of the W_EE block only"),
-    ("ex7.shift_free_cosine", lambda W, d: sts.cosine(_centre(W, d, off=True), _centre(_star(W, d), d, off=True)),
-     0, "off-diagonal"),
+    (
+        "ex7.shift_free_cosine",
+        lambda W, d: sts.cosine(W, sts.ground_truth(d, W.shape[0] - d, dtype=W.dtype)[0]),
+        0,
+        "plain cos(W, W*)",
+    ),
+    (
+        "ex7.shift_free_cosine",
+        lambda W, d: sts.cosine(_centre(W, d), sts.ground_truth(d, W.shape[0] - d, dtype=W.dtype)[0]),
+        0,
+        "W* too",
+    ),
+    (
+        "ex7.shift_free_cosine",
+        lambda W, d: sts.cosine(W - W.mean(), _star(W, d) - _star(W, d).mean()),
+        0,
+        "of the W_EE block only",
+    ),
+    (
+        "ex7.shift_free_cosine",
+        lambda W, d: sts.cosine(_centre(W, d, off=True), _centre(_star(W, d), d, off=True)),
+        0,
+        "off-diagonal",
+    ),
     # the projects' milestones
     ("pr1.family_error", lambda s, a, q: _family(s, a, q, "ratio"), 2, "you average the ratio"),
     ("pr1.family_error", lambda s, a, q: _family(s, a, q, "unsquared"), 0, "forgot to square"),
@@ -364,21 +436,48 @@ MISTAKES = [
     ("pr1.width_needed", lambda T, q, target, seed=0: 30, 1, "must need more width"),
     ("pr1.fit_law", lambda q, T, m, seed=0: _fit(q, T, m, lnT=False), 1, "log(ln T)"),
     ("pr1.fit_law", lambda q, T, m, seed=0: _fit(q, T, m, point_ci=True), 2, "wide"),
-    ("pr2.first_below", lambda s, v, lev: next((a for a, b in zip(s[1:], v[1:]) if b < lev), None) and
-     next(a for a, b in zip(s[:-1], v[1:]) if b < lev), 0, "the step before"),
+    (
+        "pr2.first_below",
+        lambda s, v, lev: (
+            next((a for a, b in zip(s[1:], v[1:]) if b < lev), None)
+            and next(a for a, b in zip(s[:-1], v[1:]) if b < lev)
+        ),
+        0,
+        "the step before",
+    ),
     ("pr2.first_below", lambda s, v, lev: next((a for a, b in zip(s, v) if b <= lev), None), 1, "equal to the level"),
-    ("pr2.floor_verdict", lambda s, v, lev, h: ["not reproduced", "reproduced"][bool(min(v) >= lev)], 0,
-     "only the steps up to the horizon"),
-    ("pr2.floor_verdict", lambda s, v, lev, h: ["not reproduced", "reproduced"][
-        bool(min(b for a, b in zip(s, v) if a < h) >= lev)], 1, "the horizon counts"),
-    ("pr2.floor_verdict", lambda s, v, lev, h: ["not reproduced", "reproduced"][
-        bool(min(b for a, b in zip(s, v) if a <= h) > lev)], 1, "exactly 0.15"),
-    ("pr2.long_run", lambda s, v: "converges" if SOL["long_run_verdict"](s, v) != "not falling" else "not falling",
-     1, "flattening"),
+    (
+        "pr2.floor_verdict",
+        lambda s, v, lev, h: ["not reproduced", "reproduced"][bool(min(v) >= lev)],
+        0,
+        "only the steps up to the horizon",
+    ),
+    (
+        "pr2.floor_verdict",
+        lambda s, v, lev, h: ["not reproduced", "reproduced"][bool(min(b for a, b in zip(s, v) if a < h) >= lev)],
+        1,
+        "the horizon counts",
+    ),
+    (
+        "pr2.floor_verdict",
+        lambda s, v, lev, h: ["not reproduced", "reproduced"][bool(min(b for a, b in zip(s, v) if a <= h) > lev)],
+        1,
+        "exactly 0.15",
+    ),
+    (
+        "pr2.long_run",
+        lambda s, v: "converges" if SOL["long_run_verdict"](s, v) != "not falling" else "not falling",
+        1,
+        "flattening",
+    ),
     ("pr3.width_at_error", lambda w, e, t: float(min(a for a, b in zip(w, e) if b <= t)), 0, "first grid width"),
     ("pr3.width_at_error", lambda w, e, t: _unsorted_width(w, e, t), 1, "any order"),
-    ("pr3.width_at_error", lambda w, e, t: SOL["width_at_error"](w, e, t) if min(e) <= t else float(max(w)), 1,
-     "return nan"),
+    (
+        "pr3.width_at_error",
+        lambda w, e, t: SOL["width_at_error"](w, e, t) if min(e) <= t else float(max(w)),
+        1,
+        "return nan",
+    ),
     ("pr3.tight_layer", lambda T, d, q, w: _gaussian_layer(T, d, w, seed=0), 1, "no better than a Gaussian"),
     ("pr3.tight_layer", lambda T, d, q, w: _sum_directions(T, d, w, keep=d - 1), 2, "keep all d sum directions"),
     ("pr3.tight_layer", lambda T, d, q, w: _sum_directions(T, d, w, keep=d, repeat_last=True), 2, "its rank is"),
@@ -390,7 +489,7 @@ def _family(scores, alpha, q, mistake):
     axis = 0 if mistake == "axis0" else 1
     w = np.exp(z - z.max(axis=axis, keepdims=True))
     w /= w.sum(axis=axis, keepdims=True)
-    A, B = w[:, :q].sum(1), (w ** 2).sum(1)
+    A, B = w[:, :q].sum(1), (w**2).sum(1)
     if mistake == "ratio":
         return 1 - float(np.mean(A * A / (q * B)))
     if mistake == "unsquared":
@@ -400,6 +499,7 @@ def _family(scores, alpha, q, mistake):
 
 def _doubling_only(T, q, target, seed):
     from sts_lib.theory.families import random_pe_best_error
+
     m = 2
     while random_pe_best_error(T, q, m, samples=500, seed=seed)["rel_error"] > target:
         m *= 2
@@ -427,7 +527,7 @@ def _gaussian_layer(T, d, width, seed):
 def _sum_directions(T, d, width, keep, repeat_last=False):
     """``keep`` of the d sum directions 1 (x) e_k, the other rows Gaussian and orthogonal to them; with
     ``repeat_last`` the last row repeats the one before it (rank width - 1)."""
-    sums = torch.kron(torch.ones(1, T, dtype=torch.float64), torch.eye(d, dtype=torch.float64))[:keep] / T ** 0.5
+    sums = torch.kron(torch.ones(1, T, dtype=torch.float64), torch.eye(d, dtype=torch.float64))[:keep] / T**0.5
     rest = _gaussian_layer(T, d, width - keep, seed=3)
     rest = rest - rest @ sums.T @ sums
     W = torch.cat([sums, rest])
@@ -457,6 +557,7 @@ def test_every_exercise_has_a_targeted_mistake_test():
 
 # -- chapter 7: the forward pass's reference is the library's model (the value scale and the shift-free
 # cosine are sts_lib.theory.practical_optimal_gamma and sts_lib.probes.shift_free_cosine, tested there) ---
+
 
 def test_practical_forward_reference_is_the_library_model():
     from sts_lib.exercises._ch7_practical import _forward_ref

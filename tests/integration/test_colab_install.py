@@ -47,12 +47,18 @@ def preinstalled(tmp_path_factory):
     _link_all(SITE, links, NOT_ON_COLAB)
     _link_all(IW7, links)
     (links / "notebook-6.5.7.dist-info").mkdir()
-    (links / "notebook-6.5.7.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: notebook\n"
-                                                                 "Version: 6.5.7\n")
+    (links / "notebook-6.5.7.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: notebook\nVersion: 6.5.7\n"
+    )
 
-    repo = tmp / "home"                              # the course's home: a git repository of the project's files
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                           check=True, capture_output=True, text=True).stdout.split("\0")
+    repo = tmp / "home"  # the course's home: a git repository of the project's files
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\0")
     for rel in filter(None, files):
         if (ROOT / rel).is_file():
             (repo / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -71,8 +77,9 @@ def colab(preinstalled, tmp_path):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     (venv / "lib" / PY / "site-packages" / "preinstalled.pth").write_text(f"{links}\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV"))}
-    env.update(PIP_NO_INDEX="1", PIP_NO_BUILD_ISOLATION="0", PIP_CONFIG_FILE=os.devnull, STS_DEVICE="cpu",
-               MPLBACKEND="Agg")
+    env.update(
+        PIP_NO_INDEX="1", PIP_NO_BUILD_ISOLATION="0", PIP_CONFIG_FILE=os.devnull, STS_DEVICE="cpu", MPLBACKEND="Agg"
+    )
     return venv / "bin" / "python", env, home, tmp_path / "pip.log"
 
 
@@ -82,8 +89,9 @@ def _chapter_cells(n: int) -> list[str]:
 
 def _run(python: Path, env: dict, code: str) -> subprocess.CompletedProcess:
     # Not from the project's folder: `python -c` puts the working directory first on sys.path.
-    return subprocess.run([str(python), "-c", code], env=env, capture_output=True, text=True, timeout=120,
-                          cwd=python.parent)
+    return subprocess.run(
+        [str(python), "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=python.parent
+    )
 
 
 PROBE = "import torch, ipywidgets; print(torch.__version__, os.path.realpath(torch.__file__), ipywidgets.__version__)"
@@ -91,31 +99,34 @@ PROBE = "import torch, ipywidgets; print(torch.__version__, os.path.realpath(tor
 
 def test_the_set_up_cell_installs_from_the_home_and_keeps_torch_and_ipywidgets(colab):
     python, env, home, log = colab
-    env = {**env, "PIP_LOG": str(log)}   # pip's full log (it also takes a failed git's output off the screen)
+    env = {**env, "PIP_LOG": str(log)}  # pip's full log (it also takes a failed git's output off the screen)
     before = _run(python, env, f"import os; {PROBE}")
     assert before.returncode == 0, before.stderr
     version, torch_file, widgets = before.stdout.split()
     assert widgets == "7.7.1" and torch_file.startswith(str(SITE))
-    assert _run(python, env, "import sts_lib").returncode == 1            # a fresh kernel: not installed yet
+    assert _run(python, env, "import sts_lib").returncode == 1  # a fresh kernel: not installed yet
 
     setup, following = _chapter_cells(2)
     assert "STS_LIB = " in setup and '"pip", "install"' in setup
-    cell = rewrite(setup, home)                                           # what `make notebooks` writes for this home
+    cell = rewrite(setup, home)  # what `make notebooks` writes for this home
     assert home.pip_url in cell and cell != setup
     run = _run(python, env, f"{cell}\n{following}\nimport os; {PROBE}")
     assert run.returncode == 0, f"the chapter's cells failed on a Colab-like kernel:\n{run.stderr[-3000:]}"
-    assert "STSTask" in run.stdout and "cpu" in run.stdout.lower()        # the device line and the next cell's task
+    assert "STSTask" in run.stdout and "cpu" in run.stdout.lower()  # the device line and the next cell's task
     assert run.stdout.split()[-3:] == [version, torch_file, "7.7.1"], "torch or ipywidgets was replaced"
 
     pip_log = log.read_text()
-    installed = [ln.split("Successfully installed ")[1].split() for ln in pip_log.splitlines()
-                 if "Successfully installed" in ln]
+    installed = [
+        ln.split("Successfully installed ")[1].split() for ln in pip_log.splitlines() if "Successfully installed" in ln
+    ]
     assert installed == [["sts-lib-0.1.0"]], f"pip installed more than sts_lib: {installed}"
     for name in ("torch", "ipywidgets"):
         assert f"Requirement already satisfied: {name}" in pip_log, f"pip did not keep the {name} it found"
     site = python.parent.parent / "lib" / PY / "site-packages"
-    assert sorted(p.name for p in site.iterdir()
-                  if not p.name.endswith(".pth")) == ["sts_lib", "sts_lib-0.1.0.dist-info"]
+    assert sorted(p.name for p in site.iterdir() if not p.name.endswith(".pth")) == [
+        "sts_lib",
+        "sts_lib-0.1.0.dist-info",
+    ]
 
 
 def test_a_failed_install_says_once_what_to_do(colab):
@@ -126,4 +137,4 @@ def test_a_failed_install_says_once_what_to_do(colab):
     message = run.stderr.strip().splitlines()[-1]
     assert message.startswith(f"RuntimeError: could not install sts-lib[widgets] @ {missing.pip_url} (fatal:"), message
     assert "Check the network and the address (_config.yml: repository)" in message and "Restart session" in message
-    assert run.stderr.count("Traceback") == 1 and "During handling" not in run.stderr   # one error, not a chain
+    assert run.stderr.count("Traceback") == 1 and "During handling" not in run.stderr  # one error, not a chain

@@ -32,9 +32,10 @@ def test_inverse_loss_fit_recovers_known_rate():
 
 def test_inverse_loss_fit_sees_non_linear_decay():
     t = np.arange(0, 2001, 10)
-    exp_fit = dyn.fit_inverse_loss_rate(t, np.exp(-t / 300.0))           # 1/loss exponential, not linear
-    noisy = dyn.fit_inverse_loss_rate(t, 1.0 / (0.1 * t + 5)
-                                      * np.exp(0.05 * np.random.default_rng(0).normal(size=t.size)))
+    exp_fit = dyn.fit_inverse_loss_rate(t, np.exp(-t / 300.0))  # 1/loss exponential, not linear
+    noisy = dyn.fit_inverse_loss_rate(
+        t, 1.0 / (0.1 * t + 5) * np.exp(0.05 * np.random.default_rng(0).normal(size=t.size))
+    )
     assert exp_fit["r2"] < 0.95
     assert 0.09 < noisy["slope"] < 0.11 and 0.8 < noisy["r2"] < 1.0
 
@@ -49,11 +50,14 @@ def test_log_growth_fit_recovers_half():
     assert 0.5 < late["slope"] < 0.53
 
 
-@pytest.mark.parametrize("bad", [
-    dict(steps=[0, 1, 2], loss=[1.0, 0.5]),              # lengths differ
-    dict(steps=[0, 1, 2, 3], loss=[1.0, 0.5, 0.0, -1.0]),  # loss <= 0
-    dict(steps=[0, 1], loss=[1.0, 0.5]),                 # too few points
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(steps=[0, 1, 2], loss=[1.0, 0.5]),  # lengths differ
+        dict(steps=[0, 1, 2, 3], loss=[1.0, 0.5, 0.0, -1.0]),  # loss <= 0
+        dict(steps=[0, 1], loss=[1.0, 0.5]),  # too few points
+    ],
+)
 def test_inverse_loss_fit_rejects_bad_input(bad):
     with pytest.raises(ValueError):
         dyn.fit_inverse_loss_rate(bad["steps"], bad["loss"])
@@ -80,7 +84,7 @@ def test_symmetry_report_reads_the_family_and_the_blocks():
     d, m, alpha, gamma = 3, 8, 2.5, 1.3
     W = torch.zeros(d + m, d + m)
     W[d:, d:] = alpha * (torch.eye(m) - torch.ones(m, m) / m)
-    W[:d, d:] = 0.1                                        # a content block that should be 0
+    W[:d, d:] = 0.1  # a content block that should be 0
     V = torch.zeros(d, d + m)
     V[:, :d] = gamma * torch.eye(d)
     r = dyn.symmetry_report(W, V, d)
@@ -115,8 +119,9 @@ def test_reduced_loss_matches_the_ray_and_the_profile():
         grid_min = theory.reduced_loss(a, gammas, 5, 20, 3).min()
         assert theory.profile_loss(a, 5, 20, 3) <= grid_min + 1e-12
         assert theory.profile_loss(a, 5, 20, 3) == pytest.approx(grid_min, rel=1e-4)
-        assert (theory.reduced_loss(a, theory.optimal_gamma(a, 20, 3), 5, 20, 3)
-                == pytest.approx(theory.profile_loss(a, 5, 20, 3)))
+        assert theory.reduced_loss(a, theory.optimal_gamma(a, 20, 3), 5, 20, 3) == pytest.approx(
+            theory.profile_loss(a, 5, 20, 3)
+        )
     g = theory.optimal_gamma(np.array([0.0, 1.0, 3.0, 50.0, 800.0]), 20, 3)
     assert g[0] == pytest.approx(1.0) and (g[1:3] > 1).all() and g[-1] == pytest.approx(1.0)
 
@@ -146,12 +151,13 @@ def test_reduced_dynamics_matches_full_batch_gradient_descent():
     r = dyn.symmetry_report(model.full_W(), model.full_V(), d)
     assert r["alpha"] == pytest.approx(red["alpha"][-1], rel=0.03)
     assert r["gamma"] == pytest.approx(red["gamma"][-1], rel=0.03)
-    assert r["beta"] == pytest.approx(-r["alpha"] / T, rel=1e-4)   # exact even on a sample: sum_i dl/ds_i = 0
+    assert r["beta"] == pytest.approx(-r["alpha"] / T, rel=1e-4)  # exact even on a sample: sum_i dl/ds_i = 0
     assert r["off_share"] < 1e-3
 
 
 def test_reduced_dynamics_matches_online_training():
     from sts_lib.chapters.ch3_dynamics_widgets import run_small
+
     run = run_small(lr_W=0.3, lr_V=1.0, T=12, q=3, steps=300, seed=0)
     rep, red = run["report"], run["reduced"]
     late = rep["step"] >= 150
@@ -162,7 +168,7 @@ def test_reduced_dynamics_matches_online_training():
 
 def test_value_moves_first_and_rate_tends_to_prediction():
     red = theory.reduced_dynamics(5, 20, 3, lr_W=0.5, lr_V=0.5, steps=6000)
-    assert red["alpha"][1] == 0.0 and red["gamma"][1] == pytest.approx(0.05)   # 2 lr_V / T
+    assert red["alpha"][1] == 0.0 and red["gamma"][1] == pytest.approx(0.05)  # 2 lr_V / T
     fit = dyn.fit_inverse_loss_rate(red["step"], red["loss"], tail=0.3)
     assert fit["r2"] > 0.999
     assert fit["slope"] == pytest.approx(theory.predicted_inverse_slope(0.5, 20), rel=0.03)
@@ -176,9 +182,14 @@ def test_pool_size_slows_the_attention():
     assert np.allclose(same["alpha"], fast["alpha"])
 
 
-@pytest.mark.parametrize("kwargs, err", [
-    (dict(pool=5), ValueError), (dict(steps=-1), ValueError), (dict(lr_W="0.1"), TypeError),
-])
+@pytest.mark.parametrize(
+    "kwargs, err",
+    [
+        (dict(pool=5), ValueError),
+        (dict(steps=-1), ValueError),
+        (dict(lr_W="0.1"), TypeError),
+    ],
+)
 def test_reduced_dynamics_rejects_bad_input(kwargs, err):
     base = dict(lr_W=0.1, lr_V=0.1, steps=3)
     with pytest.raises(err):
@@ -205,6 +216,7 @@ def test_ray_loss_mc_matches_closed_form():
 def test_wxe_curvature_matches_exact_hessian():
     from sts_lib.device import make_generator
     from sts_lib.models import dense_reference_forward
+
     d, T, q, alpha, seed = 2, 4, 2, 1.0, 3
     task = sts.STSTask(d=d, T=T, q=q)
     lam = dyn.wxe_curvature(task, alpha, batch_size=500, iters=200, seed=seed)
@@ -275,8 +287,11 @@ def test_fit_through_origin_and_heuristic():
     assert pea.fit_through_origin([1.0, 2.0, 4.0], [3.0, 6.0, 12.0]) == {"slope": 3.0, "r2": 1.0}
     with pytest.raises(ValueError):
         pea.fit_through_origin([1.0], [2.0])
-    assert (theory.margin_width_heuristic(256, 8) > theory.margin_width_heuristic(16, 8)
-            > theory.margin_width_heuristic(16, 2))
+    assert (
+        theory.margin_width_heuristic(256, 8)
+        > theory.margin_width_heuristic(16, 8)
+        > theory.margin_width_heuristic(16, 2)
+    )
     with pytest.raises(ValueError, match="q must be < T"):
         theory.margin_width_heuristic(4, 4)
 
@@ -295,7 +310,7 @@ def test_every_pe_kind_is_one_class_sized_by_its_own_rule():
     with pytest.raises(ValueError, match="m must be given"):
         sts.pe_for_task("near_orthogonal", 8)
     assert sts.pe_for_task("stochastic_codebook", 10, m=8).max_len == 20
-    assert sts.pe_for_task("onehot", 10, m=99).m == 10           # a one-hot width is its pool
+    assert sts.pe_for_task("onehot", 10, m=99).m == 10  # a one-hot width is its pool
 
 
 def test_compare_samplers_scales_the_attention_rate(device):

@@ -25,13 +25,19 @@ import nbformat
 import pytest
 
 from sts_lib.exercises import NOTEBOOKS, REGISTRY, exercises_in
-from sts_lib.exercises.build import (build, expected_student, find_leaks, make_student, solution_lines,
-                                     stored_check_lines)
+from sts_lib.exercises.build import (
+    build,
+    expected_student,
+    find_leaks,
+    make_student,
+    solution_lines,
+    stored_check_lines,
+)
 from sts_lib.publish.home import read_home
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "exercises"
-STEMS = sorted(NOTEBOOKS.values())          # the chapters' exercise notebooks and the projects'
+STEMS = sorted(NOTEBOOKS.values())  # the chapters' exercise notebooks and the projects'
 
 
 def _read(path: Path):
@@ -54,16 +60,18 @@ def test_source_matches_registry(stem):
     """Each exercise of a notebook has a stub, a try-it and a check cell, and a header with its points."""
     nb = _read(EX / "source" / f"{stem}.ipynb")
     ids = [ex.id for ex in exercises_in(stem)]
-    checks = [re.search(r'check\("([^"]+)", (\w+)\)', c.source) for c in _code(nb)
-              if "check" in c.metadata.get("tags", [])]
+    checks = [
+        re.search(r'check\("([^"]+)", (\w+)\)', c.source) for c in _code(nb) if "check" in c.metadata.get("tags", [])
+    ]
     assert [m.group(1) for m in checks] == ids
     for m in checks:
         assert m.group(2) == REGISTRY[m.group(1)].function
     for ex_id in ids:
         roles = {t for c in _code(nb) if c.metadata.get("exercise") == ex_id for t in c.metadata.get("tags", [])}
         assert {"exercise", "try-it", "check"} <= roles, ex_id
-    headers = re.findall(r"^## (?:Exercise|Milestone) \d\.\d: .*\((\d+) points?\)",
-                         "\n".join(c.source for c in nb.cells), re.M)
+    headers = re.findall(
+        r"^## (?:Exercise|Milestone) \d\.\d: .*\((\d+) points?\)", "\n".join(c.source for c in nb.cells), re.M
+    )
     assert [int(h) for h in headers] == [REGISTRY[i].points for i in ids]
     total = sum(REGISTRY[i].points for i in ids)
     assert f"**{total} points**" in nb.cells[0].source
@@ -75,9 +83,9 @@ def test_generated_notebooks_are_up_to_date(tmp_path):
         fresh, committed = _read(tmp_path / "student" / f"{stem}.ipynb"), _read(EX / "student" / f"{stem}.ipynb")
         assert fresh == committed, f"exercises/student/{stem}.ipynb is stale: run python -m sts_lib.exercises build"
         fresh, committed = _read(tmp_path / "solutions" / f"{stem}.ipynb"), _read(EX / "solutions" / f"{stem}.ipynb")
-        assert [(c.cell_type, c.source, c.metadata) for c in fresh.cells] == \
-               [(c.cell_type, c.source, c.metadata) for c in committed.cells], \
-               f"exercises/solutions/{stem}.ipynb is stale: run python -m sts_lib.exercises build"
+        assert [(c.cell_type, c.source, c.metadata) for c in fresh.cells] == [
+            (c.cell_type, c.source, c.metadata) for c in committed.cells
+        ], f"exercises/solutions/{stem}.ipynb is stale: run python -m sts_lib.exercises build"
 
 
 @pytest.mark.parametrize("stem", STEMS)
@@ -92,8 +100,9 @@ def test_student_notebooks_leak_no_solution(stem):
     assert all(not c.get("outputs") for c in _code(student))
     stubs = [c for c in _code(student) if "exercise" in c.metadata.get("tags", [])]
     assert all("raise NotImplementedError" in c.source for c in stubs)
-    assert all("raises-exception" in c.metadata["tags"] for c in _code(student)
-               if "try-it" in c.metadata.get("tags", []))
+    assert all(
+        "raises-exception" in c.metadata["tags"] for c in _code(student) if "try-it" in c.metadata.get("tags", [])
+    )
 
 
 def test_leak_scan_catches_a_leak():
@@ -117,11 +126,17 @@ def test_first_code_cell_installs_sts_lib(kind):
 
 
 def test_only_monte_carlo_demos_escape_output_comparison():
-    ignored = [(stem, c.metadata.get("exercise")) for stem in STEMS
-               for c in _code(_read(EX / "solutions" / f"{stem}.ipynb"))
-               if "nbval-ignore-output" in c.metadata.get("tags", [])]
-    assert all("try-it" in c.metadata.get("tags", []) or "nbval-ignore-output" not in c.metadata.get("tags", [])
-               for stem in STEMS for c in _code(_read(EX / "solutions" / f"{stem}.ipynb")))
+    ignored = [
+        (stem, c.metadata.get("exercise"))
+        for stem in STEMS
+        for c in _code(_read(EX / "solutions" / f"{stem}.ipynb"))
+        if "nbval-ignore-output" in c.metadata.get("tags", [])
+    ]
+    assert all(
+        "try-it" in c.metadata.get("tags", []) or "nbval-ignore-output" not in c.metadata.get("tags", [])
+        for stem in STEMS
+        for c in _code(_read(EX / "solutions" / f"{stem}.ipynb"))
+    )
     assert len(ignored) <= 5, ignored
 
 
@@ -136,16 +151,38 @@ def test_notebooks_pass_nbval(tmp_path):
     """pytest --nbval on the solutions (stored outputs) and on the students (expected stub outputs)."""
     for stem in STEMS:
         shutil.copy(EX / "solutions" / f"{stem}.ipynb", tmp_path / f"solution_{stem}.ipynb")
-        nbformat.write(expected_student(_read(EX / "student" / f"{stem}.ipynb")),
-                       str(tmp_path / f"student_{stem}.ipynb"))
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")          # keep the repository's addopts out
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
-           "--nbval-sanitize-with", str(EX / "nbval_sanitize.cfg"), "--nbval-cell-timeout", "300"]
+        nbformat.write(
+            expected_student(_read(EX / "student" / f"{stem}.ipynb")), str(tmp_path / f"student_{stem}.ipynb")
+        )
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # keep the repository's addopts out
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--nbval",
+        "--nbval-current-env",
+        "--nbval-sanitize-with",
+        str(EX / "nbval_sanitize.cfg"),
+        "--nbval-cell-timeout",
+        "300",
+    ]
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
     # Two pytest processes side by side (solutions, students): kernels mostly wait on imports.
     groups = [sorted(tmp_path.glob(f"{kind}_*.ipynb")) for kind in ("solution", "student")]
-    procs = [subprocess.Popen(cmd + [str(p) for p in group], cwd=tmp_path, env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for group in groups]
+    procs = [
+        subprocess.Popen(
+            cmd + [str(p) for p in group],
+            cwd=tmp_path,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        for group in groups
+    ]
     for group, proc in zip(groups, procs):
         out, _ = proc.communicate(timeout=900)
         assert proc.returncode == 0, out[-6000:]

@@ -11,8 +11,14 @@ import numpy as np
 import pytest
 import torch
 
-from sts_lib.chapters.ch2_fcn import (bayes_error_table, committed_sweeps, fcn_width_sweep, optimal_first_layer,
-                                     random_first_layer, transformer_baseline)
+from sts_lib.chapters.ch2_fcn import (
+    bayes_error_table,
+    committed_sweeps,
+    fcn_width_sweep,
+    optimal_first_layer,
+    random_first_layer,
+    transformer_baseline,
+)
 from sts_lib.probes import width_for_error
 from sts_lib.theory import bound_width_for_error, random_first_layer_error
 from sts_lib.metrics import monte_carlo_error, monte_carlo_errors
@@ -23,14 +29,27 @@ from sts_lib.theory import fcn_bayes_error, fcn_lower_bound, uniform_plateau, ze
 @pytest.fixture(scope="module")
 def sweep():
     # Small enough to train in a few seconds; widths below, at and above Td = 12.
-    return fcn_width_sweep(6, 2, 2, [2, 6, 12, 24], steps=250, batch_size=128, lr=1e-2, seed=0,
-                           eval_samples=8192)
+    return fcn_width_sweep(6, 2, 2, [2, 6, 12, 24], steps=250, batch_size=128, lr=1e-2, seed=0, eval_samples=8192)
 
 
 def test_sweep_one_row_per_width_in_order(sweep):
     assert [r["width"] for r in sweep] == [2, 6, 12, 24]
-    keys = {"T", "d", "q", "width", "error", "error_se", "rel_error", "bound", "rel_bound", "train_error",
-            "params", "wall_time", "depth", "steps"}
+    keys = {
+        "T",
+        "d",
+        "q",
+        "width",
+        "error",
+        "error_se",
+        "rel_error",
+        "bound",
+        "rel_bound",
+        "train_error",
+        "params",
+        "wall_time",
+        "depth",
+        "steps",
+    }
     for r in sweep:
         assert keys <= set(r)
         assert r["bound"] == fcn_lower_bound(6, 2, 2, r["width"])
@@ -48,8 +67,7 @@ def test_sweep_errors_respect_the_bound(sweep):
 
 
 def test_sweep_on_a_fixed_dataset_still_respects_the_bound():
-    rows = fcn_width_sweep(6, 2, 2, [4], steps=150, batch_size=32, lr=1e-2, dataset_size=64, seed=1,
-                           eval_samples=8192)
+    rows = fcn_width_sweep(6, 2, 2, [4], steps=150, batch_size=32, lr=1e-2, dataset_size=64, seed=1, eval_samples=8192)
     r = rows[0]
     assert r["error"] + 4 * r["error_se"] >= r["bound"]
 
@@ -60,17 +78,20 @@ def test_sweep_is_reproducible():
     assert a[0]["error"] == b[0]["error"]
 
 
-@pytest.mark.parametrize("kwargs, exc, word", [
-    ({"widths": []}, ValueError, "widths"),
-    ({"widths": 8}, TypeError, "widths"),
-    ({"widths": [4, 0]}, ValueError, "widths"),
-    ({"widths": [4.5]}, TypeError, "widths"),
-    ({"steps": 0}, ValueError, "steps"),
-    ({"optimizer": "lbfgs"}, ValueError, "optimizer"),
-    ({"q": 7}, ValueError, "q"),
-    ({"lr": -1.0}, ValueError, "lr"),
-    ({"eval_samples": 1}, ValueError, "eval_samples"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, word",
+    [
+        ({"widths": []}, ValueError, "widths"),
+        ({"widths": 8}, TypeError, "widths"),
+        ({"widths": [4, 0]}, ValueError, "widths"),
+        ({"widths": [4.5]}, TypeError, "widths"),
+        ({"steps": 0}, ValueError, "steps"),
+        ({"optimizer": "lbfgs"}, ValueError, "optimizer"),
+        ({"q": 7}, ValueError, "q"),
+        ({"lr": -1.0}, ValueError, "lr"),
+        ({"eval_samples": 1}, ValueError, "eval_samples"),
+    ],
+)
 def test_sweep_bad_input_raises_named_errors(kwargs, exc, word):
     args = {"T": 6, "d": 2, "q": 2, "widths": [4], "steps": 5, **kwargs}
     T, d, q, widths = args.pop("T"), args.pop("d"), args.pop("q"), args.pop("widths")
@@ -78,8 +99,7 @@ def test_sweep_bad_input_raises_named_errors(kwargs, exc, word):
         fcn_width_sweep(T, d, q, widths, **args)
 
 
-@pytest.mark.parametrize("T, d, q, width", [(10, 4, 3, 15), (10, 4, 3, 4), (6, 3, 2, 7), (8, 2, 4, 16),
-                                            (5, 3, 1, 20)])
+@pytest.mark.parametrize("T, d, q, width", [(10, 4, 3, 15), (10, 4, 3, 4), (6, 3, 2, 7), (8, 2, 4, 16), (5, 3, 1, 20)])
 def test_optimal_first_layer_attains_the_bound(T, d, q, width):
     W = optimal_first_layer(T, d, width)
     assert W.shape == (width, T * d)
@@ -110,12 +130,13 @@ def test_monte_carlo_error_oracles():
     err, se = monte_carlo_error(lambda b: torch.zeros_like(b.target), task, n=n, seed=0, chunk=7000)
     assert abs(err - zero_predictor_loss(d, q)) < 4 * se
     # ||STS_q||^2 = chi2_d / q, whose variance is 2 d / q^2: the standard error is known exactly.
-    assert se == pytest.approx(math.sqrt(2 * d / q ** 2 / n), rel=0.05)
+    assert se == pytest.approx(math.sqrt(2 * d / q**2 / n), rel=0.05)
     err, se = monte_carlo_error(lambda b: b.X.mean(1), task, n=n, seed=1)
     assert abs(err - uniform_plateau(d, T, q)) < 4 * se
     # Several predictors see the same samples: the error of a predictor is the same alone or in company.
-    both = monte_carlo_errors({"first": lambda b: b.X[:, 0], "zero": lambda b: 0 * b.target}, task,
-                              n=5000, seed=2, chunk=1200)
+    both = monte_carlo_errors(
+        {"first": lambda b: b.X[:, 0], "zero": lambda b: 0 * b.target}, task, n=5000, seed=2, chunk=1200
+    )
     assert both["first"] == monte_carlo_error(lambda b: b.X[:, 0], task, n=5000, seed=2, chunk=1200)
     with pytest.raises(TypeError, match="predictors"):
         monte_carlo_errors({}, task)
@@ -158,7 +179,7 @@ def test_transformer_baseline_learns_and_reports_its_width():
 def test_bayes_error_table_orders_the_three_errors():
     rows = bayes_error_table(8, 3, 2, [2, 3, 12, 24, 30], seeds=3)
     assert [r["width"] for r in rows] == [2, 3, 12, 24, 30]
-    assert math.isnan(rows[0]["optimal"])                       # width < d: no optimal layer of this family
+    assert math.isnan(rows[0]["optimal"])  # width < d: no optimal layer of this family
     for r in rows[1:]:
         assert r["optimal"] == pytest.approx(r["bound"], abs=1e-10)
         assert r["bound"] - 1e-12 <= r["random_min"] <= r["random_mean"] <= r["random_max"]
@@ -167,6 +188,7 @@ def test_bayes_error_table_orders_the_three_errors():
 
 def test_committed_sweeps_of_the_committed_result():
     from sts_lib.results import load_result
+
     sweeps = committed_sweeps(load_result("fcn-width"))
     assert list(sweeps) == sorted(sweeps) and all(k[1:] == (4, 3) for k in sweeps)
     for (T, _d, _q), rows in sweeps.items():

@@ -46,8 +46,12 @@ def _drawn(fig) -> Figure:
 
 def _line_colors(fig) -> dict:
     """{legend label: colour} of every labelled line of the figure."""
-    return {line.get_label(): line.get_color() for ax in fig.axes for line in ax.get_lines()
-            if not line.get_label().startswith("_")}
+    return {
+        line.get_label(): line.get_color()
+        for ax in fig.axes
+        for line in ax.get_lines()
+        if not line.get_label().startswith("_")
+    }
 
 
 def _rename_runs(doc: dict) -> dict:
@@ -62,6 +66,7 @@ def test_every_experiment_has_a_figure_named_in_its_documents():
     """The record names the figure; the document copies the name; :func:`figures.figure` draws only what a
     figure module defines (a document is data: it cannot make the library call anything else)."""
     from sts_lib.experiments import EXPERIMENTS
+
     for name in COMMITTED:
         assert results.load_result(name)["figure"] == EXPERIMENTS[name].document_fields()["figure"]
     for where in ("os.system", "sts_lib.figures._new", "sts_lib.figures.nothing", None):
@@ -86,16 +91,21 @@ def test_ood_figures_colour_and_label_each_pe_by_its_recorded_kind():
     # Run names are not read: renamed runs give the same picture.
     assert _line_colors(figures.length(_rename_runs(doc))) == colors
     eqrate = doc["runs"]["stochastic_eqrate-gd"]["0"]["config"]["train"]["lr_W"]
-    assert set(figures.runs_by_pe(_rename_runs(doc))) == {PE_LABELS[k] for k in ("stochastic_onehot", "onehot",
-                                                                                  "near_orthogonal")} | {
-        f"{PE_LABELS['stochastic_onehot']}, η_W = {eqrate:.3g}"}
+    assert set(figures.runs_by_pe(_rename_runs(doc))) == {
+        PE_LABELS[k] for k in ("stochastic_onehot", "onehot", "near_orthogonal")
+    } | {f"{PE_LABELS['stochastic_onehot']}, η_W = {eqrate:.3g}"}
     assert "black: population GD, stochastic one-hot" in [h.get_label() for h in fig.legends[0].legend_handles]
     # The legend shows the marker drawn on each PE's curve (kinds differ by more than hue, in the legend too).
-    drawn = {ln.get_label().split(", mean of")[0]: ln.get_marker() for ax in fig.axes[:4] for ln in ax.get_lines()
-             if ", mean of" in ln.get_label()}
+    drawn = {
+        ln.get_label().split(", mean of")[0]: ln.get_marker()
+        for ax in fig.axes[:4]
+        for ln in ax.get_lines()
+        if ", mean of" in ln.get_label()
+    }
     shown = {h.get_label(): h.get_marker() for h in fig.legends[0].legend_handles if h.get_label() in drawn}
     assert shown == drawn and {pe_class(k).marker for k in ("stochastic_onehot", "onehot", "near_orthogonal")} <= set(
-        shown.values()), (shown, drawn)
+        shown.values()
+    ), (shown, drawn)
 
 
 def test_figure_5_floor_only_under_the_length_panels():
@@ -114,21 +124,28 @@ def test_figure_1_labels_runs_by_their_recorded_length_and_optimiser():
     assert set(_line_colors(fig)) == {"T=200, SGD, batch 4096", "T=200, Adam", "T=20, SGD", "population GD (exact)"}
     runs = {k: v for k, v in _line_colors(fig).items() if k.startswith("T=")}
     pe = {to_hex(c) for c in PE_COLORS.values()}
-    assert len({to_hex(c) for c in runs.values()}) == 3 and not pe & {to_hex(c) for c in runs.values()}, \
+    assert len({to_hex(c) for c in runs.values()}) == 3 and not pe & {to_hex(c) for c in runs.values()}, (
         "Figure 1's runs differ by length and optimiser, not PE: none may wear a PE kind's colour"
+    )
     lines = {line.get_label(): line for line in fig.axes[0].get_lines() if line.get_label() in runs}
-    assert len({(ln.get_linestyle(), ln.get_marker()) for ln in lines.values()}) == 3   # more than hue apart
+    assert len({(ln.get_linestyle(), ln.get_marker()) for ln in lines.values()}) == 3  # more than hue apart
 
 
 def test_figure_3_columns_follow_runs_and_moments():
     doc = results.load_result("fig3-heatmaps")
     fig = _drawn(figures.heatmaps(doc, runs=["T20-sgd"]))
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert titles == ["W at initialisation,\nT=20, SGD", "W after training,\nT=20, SGD",      # W above V
-                      "V at initialisation,\nT=20, SGD", "V after training,\nT=20, SGD"]
-    final = _drawn(figures.heatmaps(doc, when=("final",)))              # every run, shortest T first
-    assert [ax.get_title() for ax in final.axes if ax.get_title()][:2] == ["W after training,\nT=20, SGD",
-                                                                           "W after training,\nT=200, SGD, batch 4096"]
+    assert titles == [
+        "W at initialisation,\nT=20, SGD",
+        "W after training,\nT=20, SGD",  # W above V
+        "V at initialisation,\nT=20, SGD",
+        "V after training,\nT=20, SGD",
+    ]
+    final = _drawn(figures.heatmaps(doc, when=("final",)))  # every run, shortest T first
+    assert [ax.get_title() for ax in final.axes if ax.get_title()][:2] == [
+        "W after training,\nT=20, SGD",
+        "W after training,\nT=200, SGD, batch 4096",
+    ]
     # Every title inside the figure: on one line, the T=200 run's ran 0.4 in past its left edge (clipped in the
     # committed PNG, and a wider, smaller picture in the book).
     full = figures.heatmaps(doc)
@@ -136,7 +153,7 @@ def test_figure_3_columns_follow_runs_and_moments():
     box = full.get_tightbbox()
     assert 0 <= box.x0 and box.x1 <= full.get_figwidth(), (box.x0, box.x1, full.get_figwidth())
     assert "first 45 rows and columns" in final.get_suptitle()
-    assert len(full.axes) == 24                                    # 6 columns x (W, V) x (map, colour bar)
+    assert len(full.axes) == 24  # 6 columns x (W, V) x (map, colour bar)
     with pytest.raises(ValueError, match="when"):
         figures.heatmaps(doc, when=("middle",))
     with pytest.raises(KeyError, match="no data"):
@@ -148,15 +165,14 @@ def test_fcn_width_reads_d_from_the_document():
     titles = [ax.get_title() for ax in _drawn(figures.fcn_width(doc)).axes]
     assert titles[:3] == [f"T = {T} (Td = {doc['config']['d'] * T})" for T in doc["config"]["Ts"]]
     other = copy.deepcopy(doc)
-    other["config"]["d"] = 2                                        # the quick scale's d
+    other["config"]["d"] = 2  # the quick scale's d
     T = doc["config"]["Ts"][0]
     assert figures.fcn_width(other).axes[0].get_title() == f"T = {T} (Td = {2 * T})"
 
 
 def test_pe_samplers_one_colour_per_kind_and_a_style_per_width():
     fig = _drawn(figures.pe_samplers(results.load_result("pe-samplers")))
-    lines = {line.get_label(): line for ax in fig.axes for line in ax.get_lines()
-             if "mean of" in line.get_label()}
+    lines = {line.get_label(): line for ax in fig.axes for line in ax.get_lines() if "mean of" in line.get_label()}
     m32 = next(v for k, v in lines.items() if "m=32" in k)
     m64 = next(v for k, v in lines.items() if "random vectors, m=64" in k)
     assert m32.get_color() == m64.get_color() == PE_COLORS["stochastic_random"]
@@ -174,6 +190,7 @@ def quick_docs(quick_folder):
     """Every experiment's quick-scale document, written once per run by `run NAME --scale quick`
     (tests/helpers/quick_documents.py, shared with test_experiments.py)."""
     from quick_documents import load
+
     return load(quick_folder)
 
 
@@ -197,7 +214,7 @@ def _symmetric_run(pe) -> wlen.LengthRun:
     d, T, slots = 5, 20, 40 if pe.stochastic else 20
     model = sts.TheoryTransformer(d, pe.m)
     with torch.no_grad():
-        model.W[d:d + slots, d:d + slots] = 3.0 * torch.eye(slots) - 0.2
+        model.W[d : d + slots, d : d + slots] = 3.0 * torch.eye(slots) - 0.2
         model.V[:, :d] = 1.1 * torch.eye(d)
     return wlen.LengthRun(sts.STSTask(d=d, T=T, q=3, pe=pe), model, History())
 
@@ -218,8 +235,9 @@ def test_colours_follow_the_recorded_kind_not_the_label():
     hists = {}
     for kind in ("onehot", "stochastic_onehot"):
         task = sts.STSTask(d=3, T=6, q=2, pe=sts.make_pe(kind, max_len=8))
-        hists[f"renamed {kind}"] = sts.train(sts.TheoryTransformer(3, 8), task,
-                                             sts.TrainConfig(steps=4, log_every=2, eval_lengths=(8,)), progress=False)
+        hists[f"renamed {kind}"] = sts.train(
+            sts.TheoryTransformer(3, 8), task, sts.TrainConfig(steps=4, log_every=2, eval_lengths=(8,)), progress=False
+        )
     assert figures.pe_kind(hists["renamed onehot"]) == "onehot"
     colors = _line_colors(wlenw.plot_ood_panels(hists))
     assert colors == {f"renamed {k}": PE_COLORS[k] for k in ("onehot", "stochastic_onehot")}
@@ -244,10 +262,11 @@ def test_chapter_7_summaries():
 def test_chapter_8_names_the_experiments_without_a_section():
     docs = ch8.load_documents()
     from sts_lib.experiments import EXPERIMENTS
+
     page = (Path(__file__).resolve().parents[2] / "book" / "src" / "08_reproduction.md").read_text()
     labels = ch8.sections(docs)
     assert set(ch8.others(docs)) == set(docs) - set(labels) and "pe-samplers" in ch8.others(docs)
-    for name, e in EXPERIMENTS.items():      # every record's section is on the page, and its document says so
+    for name, e in EXPERIMENTS.items():  # every record's section is on the page, and its document says so
         assert labels.get(name, "") == e.section
         assert not e.section or f"({e.section})=" in page, name
     text = ch8.describe(docs["pe-samplers"])
@@ -275,8 +294,11 @@ def _history(n: int = 30, keys=(), pe: str = "onehot", seed: int = 0) -> History
     loss = np.geomspace(2.0, 0.01 * (1 + 0.1 * seed), n)
     metrics = {"loss": loss, "inv_loss": 1 / loss, "cos_W": np.linspace(0, 0.99, n), "cos_V": np.linspace(0, 1, n)}
     metrics.update({k: np.geomspace(2.0, 0.1 + 0.01 * i, n) for i, k in enumerate(keys)})
-    return History(list(range(0, 50 * n, 50)), {k: [float(x) for x in v] for k, v in metrics.items()},
-                   config={"task": {"pe": {"name": pe}}})
+    return History(
+        list(range(0, 50 * n, 50)),
+        {k: [float(x) for x in v] for k, v in metrics.items()},
+        config={"task": {"pe": {"name": pe}}},
+    )
 
 
 def _seeds(keys, pe):
@@ -289,66 +311,113 @@ def small_data():
     gen = torch.Generator().manual_seed(0)
     sweep = ss.lr_ratio_sweep((1.0, 10.0), ss.ScanSnapConfig(steps=40, n_records=8), device="cpu")
     pes = {kind: wlen.LengthConfig().pe(kind) for kind in ("onehot", "stochastic_onehot")}
-    return {"run": wdyn.run_small(steps=60, T=8, q=2, device="cpu"), "sweep": sweep,
-            "W": torch.randn(25, 25, generator=gen), "V": torch.randn(5, 25, generator=gen),
-            "length_runs": {k: _symmetric_run(pe) for k, pe in pes.items()}}
+    return {
+        "run": wdyn.run_small(steps=60, T=8, q=2, device="cpu"),
+        "sweep": sweep,
+        "W": torch.randn(25, 25, generator=gen),
+        "V": torch.randn(5, 25, generator=gen),
+        "length_runs": {k: _symmetric_run(pe) for k, pe in pes.items()},
+    }
 
 
 def _library_figures(data):
     """Every library figure function, by name, as a zero-argument callable drawing it from small data."""
-    W, V, T3, q4 = data["W"], data["V"], ("loss_T25", "loss_T30", "loss_T40"), ("loss_q2", "loss_q4", "loss_q5",
-                                                                                 "loss_q6")
+    W, V, T3, q4 = (
+        data["W"],
+        data["V"],
+        ("loss_T25", "loss_T30", "loss_T40"),
+        ("loss_q2", "loss_q4", "loss_q5", "loss_q6"),
+    )
     kinds = ("stochastic_onehot", "onehot", "near_orthogonal")
     out = {
         "plots.plot_training": lambda: plots.plot_training(_history(), plateau=1.2, title="lr_W=0.5, lr_V=0.5"),
         "plots.plot_heatmaps": lambda: plots.plot_heatmaps(W, V, 5, title="ground truth"),
-        **{f"plots.plot_heatmap_grid[{n}]": (lambda n=n: plots.plot_heatmap_grid(
-            {f"pair {i}, T=200, Adam": (W, V) for i in range(n)}, 5, title="W and V")) for n in (1, 2, 3, 4)},
-        "plots.plot_convergence": lambda: plots.plot_convergence({"T=20, SGD": _seeds((), "onehot"),
-                                                                  "T=200, Adam": _seeds((), "onehot")}, title="x"),
-        **{f"plots.plot_ood[{len(keys)} keys]": (lambda keys=keys: plots.plot_ood(
-            {PE_LABELS[k]: _seeds(keys, k) for k in kinds}, keys=list(keys), title="held-out loss"))
-           for keys in (T3[:1], T3[:2], T3, q4)},
+        **{
+            f"plots.plot_heatmap_grid[{n}]": (
+                lambda n=n: plots.plot_heatmap_grid(
+                    {f"pair {i}, T=200, Adam": (W, V) for i in range(n)}, 5, title="W and V"
+                )
+            )
+            for n in (1, 2, 3, 4)
+        },
+        "plots.plot_convergence": lambda: plots.plot_convergence(
+            {"T=20, SGD": _seeds((), "onehot"), "T=200, Adam": _seeds((), "onehot")}, title="x"
+        ),
+        **{
+            f"plots.plot_ood[{len(keys)} keys]": (
+                lambda keys=keys: plots.plot_ood(
+                    {PE_LABELS[k]: _seeds(keys, k) for k in kinds}, keys=list(keys), title="held-out loss"
+                )
+            )
+            for keys in (T3[:1], T3[:2], T3, q4)
+        },
         # Chapters 1, 2 and 4: the figures the third read measured at 4-8 px (issue 23), drawn as the pages draw them.
-        **{f"ch1.plot_instance[{pe}]": (lambda pe=pe: ch1.plot_instance(T=10, q=3, d=4, pe=pe))
-           for pe in ("onehot", "stochastic_onehot")},
+        **{
+            f"ch1.plot_instance[{pe}]": (lambda pe=pe: ch1.plot_instance(T=10, q=3, d=4, pe=pe))
+            for pe in ("onehot", "stochastic_onehot")
+        },
         "ch2.plot_width_scaling": lambda: w2.plot_width_scaling(
-            {T: [{"T": T, "d": 5, "q": 3, "width": m, "rel_error": 1 / (1 + m / (5 * T))} for m in (8, 32, 128, 512)]
-             for T in (4, 8, 16)}, rel_target=0.25),
+            {
+                T: [{"T": T, "d": 5, "q": 3, "width": m, "rel_error": 1 / (1 + m / (5 * T))} for m in (8, 32, 128, 512)]
+                for T in (4, 8, 16)
+            },
+            rel_target=0.25,
+        ),
         "ch2.bound_explorer": lambda: w2.plot_bound_explorer(T=20, d=5, q=3, width=50),
         "ch2.plot_width_sweep": lambda: w2.plot_width_sweep(
-            [{"T": 10, "d": 4, "q": 3, "width": m, "rel_error": 1 / (1 + m / 40), "error_se": 0.01}
-             for m in (4, 16, 64)],
+            [
+                {"T": 10, "d": 4, "q": 3, "width": m, "rel_error": 1 / (1 + m / 40), "error_se": 0.01}
+                for m in (4, 16, 64)
+            ],
             transformer={"width": 14, "rel_error": 0.02},
-            extra=[{"T": 10, "d": 4, "q": 3, "width": 64, "rel_error": 0.4, "depth": 3}]),
+            extra=[{"T": 10, "d": 4, "q": 3, "width": 64, "rel_error": 0.4, "depth": 3}],
+        ),
         "ch4.plot_coherence": lambda: wpos.plot_coherence([8, 32, 128], {20: [0.9, 0.6, 0.3], 200: [1.0, 0.8, 0.45]}),
         "ch4.plot_ray_floors": lambda: wpos.plot_ray_floors(
-            [0.5, 2.0, 8.0], {"random PE, m=16": [1.0, 0.2, 0.3], "random PE, m=64": [1.0, 0.1, 0.05]}, d=5, T=20, q=3),
+            [0.5, 2.0, 8.0], {"random PE, m=16": [1.0, 0.2, 0.3], "random PE, m=64": [1.0, 0.1, 0.05]}, d=5, T=20, q=3
+        ),
         "ch6.plot_scan_snap": lambda: wrel.plot_scan_snap(data["sweep"][10.0], label="(ratio 10)"),
         "ch4.plot_margin_sweep": lambda: wpos.plot_margin_sweep(
-            [8, 16, 32], {(16, 2): [0.7, 0.95, 1.0], (256, 8): [0.0, 0.3, 0.9]},
-            [{"T": 16, "q": 2, "m_star": 15, "q_log_T": 5.5, "heuristic": 24}, {"T": 256, "q": 8, "m_star": 210,
-              "q_log_T": 44.4, "heuristic": 230}]),
+            [8, 16, 32],
+            {(16, 2): [0.7, 0.95, 1.0], (256, 8): [0.0, 0.3, 0.9]},
+            [
+                {"T": 16, "q": 2, "m_star": 15, "q_log_T": 5.5, "heuristic": 24},
+                {"T": 256, "q": 8, "m_star": 210, "q_log_T": 44.4, "heuristic": 230},
+            ],
+        ),
         "ch4.plot_sampler_runs": lambda: wpos.plot_sampler_runs(
             {name: _history(keys=("loss_T40",)) for name in ("one-hot pool", "random vectors", "codebook (128)")},
-            T_test=40),
+            T_test=40,
+        ),
         "ch4.score_histogram": lambda: wpos.score_histogram(m=64, T=64, q=3),
         "ch4.plot_pe_samples": lambda: wpos.plot_pe_samples(
-            {"random unit vectors (m=16)": sts.pe_for_task("stochastic_random", 12, m=16),
-             "one-hot pool (N=24)": sts.pe_for_task("stochastic_onehot", 12, pool=24),
-             "codebook (24 rows, m=16)": sts.pe_for_task("stochastic_codebook", 12, m=16, pool=24)}, T=12, seed=0),
+            {
+                "random unit vectors (m=16)": sts.pe_for_task("stochastic_random", 12, m=16),
+                "one-hot pool (N=24)": sts.pe_for_task("stochastic_onehot", 12, pool=24),
+                "codebook (24 rows, m=16)": sts.pe_for_task("stochastic_codebook", 12, m=16, pool=24),
+            },
+            T=12,
+            seed=0,
+        ),
         "ch3.plot_dynamics": lambda: wdyn.plot_dynamics(data["run"]),
         "ch3.plot_ray_loss": lambda: wdyn.plot_ray_loss(5, 12, 3, [1.0, 2.0], [0.5, 0.1]),
         "ch3.plot_symmetry": lambda: wdyn.plot_symmetry(data["run"]["report"]),
-        "ch5.plot_ood_panels": lambda: wlenw.plot_ood_panels({PE_LABELS[k]: _history(keys=q4, pe=k) for k in kinds},
-                                                             axis="q", title="held-out loss at other q"),
+        "ch5.plot_ood_panels": lambda: wlenw.plot_ood_panels(
+            {PE_LABELS[k]: _history(keys=q4, pe=k) for k in kinds}, axis="q", title="held-out loss at other q"
+        ),
         "ch5.LengthExplorer.draw": lambda: wlenw.LengthExplorer(data["length_runs"], lengths=[20, 30, 40]).draw(
-            pe="onehot", T_test=40),
+            pe="onehot", T_test=40
+        ),
         "ch6.plot_sweep_run": lambda: wrel.plot_sweep_run(sweep=data["sweep"], ratio=10.0),
         "ch6.plot_ratio_sweep": lambda: wrel.plot_ratio_sweep(data["sweep"]),
         "ch6.plot_nope_sts": lambda: wrel.plot_nope_sts(
-            {"token PEs kept": {"step": [0, 100, 200], "loss": [2.0, 0.5, 0.1]},
-             "token PEs zeroed": {"step": [0, 100, 200], "loss": [2.0, 1.5, 1.48]}}, plateau=1.44, best_symmetric=1.47),
+            {
+                "token PEs kept": {"step": [0, 100, 200], "loss": [2.0, 0.5, 0.1]},
+                "token PEs zeroed": {"step": [0, 100, 200], "loss": [2.0, 1.5, 1.48]},
+            },
+            plateau=1.44,
+            best_symmetric=1.47,
+        ),
     }
     out.update({f"figures.{name}": (lambda name=name: figures.figure(results.load_result(name))) for name in COMMITTED})
     return out
@@ -364,9 +433,9 @@ def test_text_report_measures_as_the_column_shows():
     ax.legend(fontsize=7)
     report = readable.text_report(fig)
     assert report["png_width"] <= readable.BOOK_COLUMN_PX and report["scale"] == 1.0
-    assert report["sizes"][0] == (pytest.approx(7 * 100 / 72), "curve")         # 9.7 px: too small
+    assert report["sizes"][0] == (pytest.approx(7 * 100 / 72), "curve")  # 9.7 px: too small
     assert not readable.fits_column(fig)
-    wide = Figure(figsize=(12.6, 3.2), dpi=100, layout="constrained")            # a row of three panels
+    wide = Figure(figsize=(12.6, 3.2), dpi=100, layout="constrained")  # a row of three panels
     for ax in wide.subplots(1, 3):
         ax.set_title("title", fontsize=10)
     report = readable.text_report(wide)
@@ -392,11 +461,13 @@ from sts_lib import layout, phone  # noqa: E402
 @pytest.mark.parametrize("name", _FIGURE_NAMES)
 def test_every_library_figure_is_readable_in_the_book_column_and_on_a_phone(name, small_data):
     fig = _bare(_library_figures(small_data)[name]())
-    report = readable.text_report(fig)                      # renders it as the book does
+    report = readable.text_report(fig)  # renders it as the book does
     px, text = report["sizes"][0]
-    assert px >= readable.MIN_TEXT_PX, (f"{name}: {text!r} is shown at {px:.1f} px (PNG {report['png_width']} px "
-                                     f"wide in a {readable.BOOK_COLUMN_PX} px column); the floor is "
-                                     f"{readable.MIN_TEXT_PX}")
+    assert px >= readable.MIN_TEXT_PX, (
+        f"{name}: {text!r} is shown at {px:.1f} px (PNG {report['png_width']} px "
+        f"wide in a {readable.BOOK_COLUMN_PX} px column); the floor is "
+        f"{readable.MIN_TEXT_PX}"
+    )
     assert not report["overlaps"], f"{name}: texts overlap: {report['overlaps']}"
     # The book's display hook (readable_figures) leaves such a figure as drawn: the same picture as its PNG.
     assert readable.fits_column(fig)
@@ -405,17 +476,22 @@ def test_every_library_figure_is_readable_in_the_book_column_and_on_a_phone(name
     assert narrow is not fig, f"{name}: no drawing made it, so it cannot be drawn for a phone"
     report = readable.text_report(narrow, column_px=phone.PHONE_COLUMN_PX, dpi=phone.PHONE_DPI)
     px, text = report["sizes"][0]
-    keep = os.environ.get("STS_KEEP_PHONE_FIGURES")          # a folder: look at them
+    keep = os.environ.get("STS_KEEP_PHONE_FIGURES")  # a folder: look at them
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         narrow.savefig(Path(keep) / f"{name}.png", dpi=phone.PHONE_DPI, bbox_inches="tight")
-    assert px >= phone.MIN_PHONE_TEXT_PX, (f"{name}: {text!r} is shown at {px:.1f} px on a phone (PNG "
-                                           f"{report['png_width']} px wide in a {phone.PHONE_COLUMN_PX} px column)")
+    assert px >= phone.MIN_PHONE_TEXT_PX, (
+        f"{name}: {text!r} is shown at {px:.1f} px on a phone (PNG "
+        f"{report['png_width']} px wide in a {phone.PHONE_COLUMN_PX} px column)"
+    )
     assert not report["overlaps"], f"{name}: texts overlap on a phone: {report['overlaps']}"
     # Panels keep room to be read: a legend left beside a panel (or two panels left side by side) would squeeze it.
     bars = {id(bar.ax) for bar in getattr(narrow, "sts_colorbars", [])}
-    inches = [ax.get_window_extent().width / narrow.dpi for ax in layout.all_axes(narrow)
-              if id(ax) not in bars and ax.get_visible() and ax.axison]
+    inches = [
+        ax.get_window_extent().width / narrow.dpi
+        for ax in layout.all_axes(narrow)
+        if id(ax) not in bars and ax.get_visible() and ax.axison
+    ]
     assert min(inches, default=9) >= 1.5, f"{name}: a panel is {min(inches):.2f} in wide on a phone"
     assert fig.get_size_inches()[0] >= narrow.get_size_inches()[0]
 
@@ -432,8 +508,11 @@ def dark_marks(fig) -> list[str]:
     from matplotlib.lines import Line2D
     from matplotlib.text import Text
 
-    found = [f"text {t.get_text()[:30]!r} in {to_hex(t.get_color())}" for t in fig.findobj(Text)
-             if t.get_visible() and t.get_text().strip() and max(to_rgb(t.get_color())) < 0.5]
+    found = [
+        f"text {t.get_text()[:30]!r} in {to_hex(t.get_color())}"
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and max(to_rgb(t.get_color())) < 0.5
+    ]
     for line in fig.findobj(Line2D):
         if line.get_visible() and line.get_linestyle() not in ("None", "", " ") and len(line.get_xdata()):
             if max(to_rgb(line.get_color())) < 0.25:
@@ -443,12 +522,14 @@ def dark_marks(fig) -> list[str]:
 
 def test_a_literal_black_is_found_on_the_dark_page():
     """The dark check above fails on a drawing that draws its reference line and note in black."""
+
     @layout.drawing
     def black(fig=None):
         fig, ax = layout.new_figure(height=2.0, fig=fig)
         ax.plot([0, 1], [0, 1], "k--", label="a closed form in black")
         ax.text(0.5, 0.5, "a note in black", color="k")
         return fig
+
     assert len(dark_marks(layout.redraw(black(), layout.DESKTOP_DARK))) == 2
 
 
@@ -459,12 +540,16 @@ def test_every_drawing_of_the_library_is_drawn_by_these_tests(small_data):
     import pkgutil
 
     import sts_lib
+
     for info in pkgutil.walk_packages(sts_lib.__path__, "sts_lib."):
         if not info.name.endswith("__main__"):
             importlib.import_module(info.name)
     drawn = {fig.sts_redraw.func for fig in (make() for make in _library_figures(small_data).values())}
-    public = {name: fn for name, fn in layout.DRAWINGS.items()              # the library's (not a test's own)
-              if name.startswith("sts_lib.") and not name.rsplit(".", 1)[-1].startswith("_")}
+    public = {
+        name: fn
+        for name, fn in layout.DRAWINGS.items()  # the library's (not a test's own)
+        if name.startswith("sts_lib.") and not name.rsplit(".", 1)[-1].startswith("_")
+    }
     missing = sorted(name for name, fn in public.items() if fn not in drawn)
     assert not missing, f"drawings no test draws: {missing}"
     assert len(public) >= 30
@@ -482,12 +567,14 @@ def test_phone_rendering_stacks_panels_and_fails_a_figure_drawn_too_small():
     fig = two()
     narrow = layout.redraw(fig, layout.PHONE)
     rows = [ax.get_subplotspec().rowspan.start for ax in narrow.axes]
-    assert rows == [0, 1] and narrow.axes[1].get_ylabel() == "loss"           # stacked, each with its label
-    assert fig.axes[1].get_ylabel() == "" and fig.axes[0].get_subplotspec().colspan.start != \
-        fig.axes[1].get_subplotspec().colspan.start                             # the desktop one unchanged
+    assert rows == [0, 1] and narrow.axes[1].get_ylabel() == "loss"  # stacked, each with its label
+    assert (
+        fig.axes[1].get_ylabel() == ""
+        and fig.axes[0].get_subplotspec().colspan.start != fig.axes[1].get_subplotspec().colspan.start
+    )  # the desktop one unchanged
     assert narrow.get_size_inches()[0] == pytest.approx(layout.PHONE.width)
-    tiny = Figure(figsize=(7.2, 3.0))                                          # a reader's own figure: as it is
+    tiny = Figure(figsize=(7.2, 3.0))  # a reader's own figure: as it is
     tiny.add_subplot().set_title("six points", fontsize=6)
     assert layout.redraw(tiny, layout.PHONE) is tiny
     px = readable.text_report(tiny, column_px=phone.PHONE_COLUMN_PX, dpi=phone.PHONE_DPI)["sizes"][0][0]
-    assert px < phone.MIN_PHONE_TEXT_PX                                         # the check above can fail
+    assert px < phone.MIN_PHONE_TEXT_PX  # the check above can fail

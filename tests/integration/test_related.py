@@ -22,7 +22,7 @@ def test_syn_small_probs_structure():
     # distinct tokens belong to one class only and increase like k^2
     assert P[0, 20:].abs().max() == 0 and P[1, 10:20].abs().max() == 0
     k = torch.arange(1, 11, dtype=P.dtype)
-    assert torch.allclose(P[0, 10:20], 0.2 * k ** 2 / (k ** 2).sum())
+    assert torch.allclose(P[0, 10:20], 0.2 * k**2 / (k**2).sum())
     assert torch.equal(P[0, 10:20], P[1, 20:30])
     assert torch.allclose(ss.syn_small_probs(power=0.0)[0, 10:20], torch.full((10,), 0.02, dtype=P.dtype))
 
@@ -36,7 +36,7 @@ def test_syn_small_sampler_matches_probabilities():
         counts = ss.token_counts(tok[lab == c], 30).sum(0)
         freq = counts / counts.sum()
         other = slice(20, 30) if c == 0 else slice(10, 20)
-        assert counts[other].sum() == 0                       # never a token distinct to the other class
+        assert counts[other].sum() == 0  # never a token distinct to the other class
         assert torch.allclose(freq.double(), P[c], atol=0.004)
 
 
@@ -74,7 +74,7 @@ def test_yz_model_at_zero_init():
     P = ss.syn_small_probs()
     model = ss.YZModel(30)
     counts = ss.token_counts(torch.tensor([[0, 0, 12, 25]]), 30)
-    assert torch.allclose(model.attention(counts), counts / 4)           # uniform over occurrences
+    assert torch.allclose(model.attention(counts), counts / 4)  # uniform over occurrences
     assert torch.allclose(model.limit_attention(P), P.float())
     assert model(counts).abs().max() == 0
     # Y = 0, so z gets no gradient: the decoder must move first (as V does in STS_q)
@@ -89,11 +89,11 @@ def test_training_scans_distinct_tokens_in_frequency_order():
     cfg = ss.ScanSnapConfig(steps=400, n_records=20)
     _, h = ss.train_scan_snap(cfg)
     _, h2 = ss.train_scan_snap(cfg)
-    assert np.array_equal(h.z, h2.z)                                      # seeded: reproducible
+    assert np.array_equal(h.z, h2.z)  # seeded: reproducible
     assert h.common_mass()[0] == pytest.approx(0.8) and h.common_mass()[-1] < 0.7
     assert h.entropy()[-1] < h.entropy()[0] - 0.05
     z = h.z[-1]
-    assert (z[:10] < 0).all()                                             # common tokens pushed down
+    assert (z[:10] < 0).all()  # common tokens pushed down
     # ordered by frequency (the two rarest tokens are almost never seen in 400 steps: both stay near 0)
     assert np.all(np.diff(z[12:20]) > 0) and np.all(np.diff(z[22:30]) > 0)
     assert np.abs(z[[10, 11, 20, 21]]).max() < 0.01
@@ -178,7 +178,7 @@ def test_no_token_pe_cannot_beat_the_symmetric_predictor():
     _, off = symmetry.train_without_token_pe(task, strip=True, steps=200, lr=1.0, seed=0, eval_batch=4096)
     _, on = symmetry.train_without_token_pe(task, strip=False, steps=200, lr=1.0, seed=0, eval_batch=4096)
     plateau = sts.uniform_plateau(4, 10, 3)
-    assert off["best_symmetric"] == pytest.approx(plateau, rel=0.05)      # Monte Carlo of the bound
+    assert off["best_symmetric"] == pytest.approx(plateau, rel=0.05)  # Monte Carlo of the bound
     assert off["loss"].min() >= 0.99 * off["best_symmetric"]
     assert on["loss"][-1] < 0.3 * plateau
 
@@ -188,5 +188,5 @@ def test_relabel_gap():
     assert probes.relabel_gap(2.0 * torch.eye(6) + 0.3, generator=g) < 1e-12
     assert probes.relabel_gap(torch.zeros(4, 4)) == 0.0
     A = torch.zeros(6, 6)
-    A[:3, :3] = torch.eye(3)                      # a fixed-PE-like block: not invariant
+    A[:3, :3] = torch.eye(3)  # a fixed-PE-like block: not invariant
     assert probes.relabel_gap(A, n_perms=32, generator=g) > 0.5

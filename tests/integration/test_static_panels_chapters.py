@@ -14,7 +14,6 @@ import pytest
 from sts_lib.chapters.static_panel import ENV
 
 
-
 # Run in a fresh interpreter: build, update and show panels, then report which widget modules were imported.
 _NO_WIDGETS_SCRIPT = r"""
 import json, sys
@@ -56,12 +55,13 @@ def test_a_panel_under_the_book_build_never_imports_ipywidgets(static):
     """Under the book build (``STS_STATIC_PANELS=1``) panels are built, updated and shown without ipywidgets,
     so an executed chapter carries no widget state; in a notebook ``show()`` builds the widgets."""
     root = Path(__file__).resolve().parents[2]
-    while not (root / "pyproject.toml").is_file():        # the repository root, wherever this file lies in tests/
+    while not (root / "pyproject.toml").is_file():  # the repository root, wherever this file lies in tests/
         root = root.parent
     env = {k: v for k, v in os.environ.items() if k != ENV}
     env.update({"MPLBACKEND": "Agg", "PYTHONPATH": str(root), **({ENV: "1"} if static else {})})
-    proc = subprocess.run([sys.executable, "-c", _NO_WIDGETS_SCRIPT], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_WIDGETS_SCRIPT], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     report = json.loads(proc.stdout.split("REPORT ", 1)[1])
     assert report["clamped"] == {"n": 4} and report["error"] == "n must be positive" and report["grid"] == 5
@@ -70,7 +70,7 @@ def test_a_panel_under_the_book_build_never_imports_ipywidgets(static):
         assert report["widget_modules"] == [], f"the static build imported {report['widget_modules']}"
         # Chapter 1's explorer, drawn here over two settings (every panel's whole grid: tests/book/test_book_late.py).
         assert 2 <= report["frames"] <= 3 and report["pictured"] and report["distinct"], report
-    else:                                                  # the live notebook: the check can see ipywidgets
+    else:  # the live notebook: the check can see ipywidgets
         assert report["shown"] == ["VBox", "VBox"] and "ipywidgets" in report["widget_modules"]
 
 

@@ -53,10 +53,9 @@ def test_training_learns_selection():
 def test_fixed_onehot_pe_does_not_generalise_in_length():
     task = sts.STSTask(d=5, T=20, q=3, pe=sts.OneHotPE(max_len=40))
     model = sts.TheoryTransformer(5, 40)
-    hist = sts.train(model, task, sts.TrainConfig(steps=800, lr=1.0, log_every=200, eval_lengths=(40,)),
-                     progress=False)
+    hist = sts.train(model, task, sts.TrainConfig(steps=800, lr=1.0, log_every=200, eval_lengths=(40,)), progress=False)
     assert hist.last("loss") < 0.05
-    assert hist.last("loss_T40") > 0.3      # unseen positions keep score 0: the selected half is missed
+    assert hist.last("loss_T40") > 0.3  # unseen positions keep score 0: the selected half is missed
 
 
 def test_separate_learning_rates():
@@ -70,22 +69,30 @@ def test_separate_learning_rates():
 def test_optimisers_and_fixed_dataset_reduce_loss(opt):
     task = sts.STSTask(d=3, T=8, q=2)
     model = sts.TheoryTransformer(3, 8)
-    cfg = sts.TrainConfig(steps=200, lr=0.05 if opt == "adam" else 0.5, optimizer=opt, dataset_size=512,
-                          batch_size=64, momentum=0.9 if opt == "momentum" else 0.0, log_every=100)
+    cfg = sts.TrainConfig(
+        steps=200,
+        lr=0.05 if opt == "adam" else 0.5,
+        optimizer=opt,
+        dataset_size=512,
+        batch_size=64,
+        momentum=0.9 if opt == "momentum" else 0.0,
+        log_every=100,
+    )
     hist = sts.train(model, task, cfg, progress=False)
     assert hist.last("train_loss") < 0.5 * hist["loss"][0]
 
 
 @pytest.mark.parametrize("dataset_size", [None, 64])
 def test_gd_is_the_deprecated_alias_of_sgd(dataset_size):
-    """"gd" (what the committed results' specs say) trains exactly as "sgd": fresh minibatches online,
+    """ "gd" (what the committed results' specs say) trains exactly as "sgd": fresh minibatches online,
     the whole fixed dataset per step otherwise (full-batch gradient descent)."""
     task = sts.STSTask(d=3, T=8, q=2)
     runs = []
     for opt in ("gd", "sgd"):
         model = sts.TheoryTransformer(3, 8)
-        cfg = sts.TrainConfig(steps=20, lr=0.5, optimizer=opt, dataset_size=dataset_size, batch_size=16,
-                              log_every=10, eval_batch=64)
+        cfg = sts.TrainConfig(
+            steps=20, lr=0.5, optimizer=opt, dataset_size=dataset_size, batch_size=16, log_every=10, eval_batch=64
+        )
         runs.append((sts.train(model, task, cfg, progress=False), model))
     (h1, m1), (h2, m2) = runs
     assert h1.metrics == h2.metrics and torch.equal(m1.W, m2.W) and h1.config["train"]["optimizer"] == "gd"
@@ -102,8 +109,10 @@ def test_fcn_trains(gen):
 def test_same_seed_same_history(device):
     def run():
         task = sts.STSTask(d=3, T=10, q=2, pe=sts.StochasticRandomPE(m=16))
-        return sts.train(sts.TheoryTransformer(3, 16), task, sts.TrainConfig(steps=40, log_every=20),
-                         progress=False, device=device)
+        return sts.train(
+            sts.TheoryTransformer(3, 16), task, sts.TrainConfig(steps=40, log_every=20), progress=False, device=device
+        )
+
     assert run().metrics == run().metrics
 
 
@@ -116,12 +125,19 @@ def test_training_on_the_accelerator_matches_the_cpu(pe):
     from sts_lib.testing import virtual_accelerator as va
 
     def run(device):
-        task = sts.STSTask(d=3, T=10, q=2, pe=sts.make_pe(pe, max_len=16,
-                                                          **({"m": 12} if pe == "near_orthogonal" else {})))
+        task = sts.STSTask(
+            d=3, T=10, q=2, pe=sts.make_pe(pe, max_len=16, **({"m": 12} if pe == "near_orthogonal" else {}))
+        )
         model = sts.TheoryTransformer(3, task.m)
-        hist = sts.train(model, task, sts.TrainConfig(steps=60, log_every=20, lr=0.5, eval_lengths=(14,)),
-                         progress=False, device=device)
+        hist = sts.train(
+            model,
+            task,
+            sts.TrainConfig(steps=60, log_every=20, lr=0.5, eval_lengths=(14,)),
+            progress=False,
+            device=device,
+        )
         return hist, sts.to_cpu(model.full_W())
+
     h_cpu, W_cpu = run("cpu")
     with va.activate() as dev:
         h_dev, W_dev = run(dev)
@@ -138,7 +154,7 @@ class _Interrupt(Exception):
 class _FlakyTask(sts.STSTask):
     """Raises on the n-th training draw (batch 32), as a KeyboardInterrupt would."""
 
-    calls, fail_at = 0, 10 ** 9
+    calls, fail_at = 0, 10**9
 
     def sample(self, batch, **kw):
         if batch == 32:
@@ -154,36 +170,64 @@ def test_interrupted_run_resumes_to_identical_result(tmp_path, prefetch, device)
     t + 1. On the virtual accelerator too: a device generator's state is restored from a CPU checkpoint."""
     cfg = sts.TrainConfig(steps=40, batch_size=32, lr=0.5, log_every=10, eval_batch=64, snapshot_every=10)
     reference = sts.TheoryTransformer(3, 12)
-    ref_hist = sts.train(reference, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg,
-                         progress=False, prefetch=prefetch, device=device)
+    ref_hist = sts.train(
+        reference,
+        sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)),
+        cfg,
+        progress=False,
+        prefetch=prefetch,
+        device=device,
+    )
 
     ckpt = tmp_path / "run.pt"
     _FlakyTask.calls, _FlakyTask.fail_at = 0, 27
     flaky = _FlakyTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12))
     with pytest.raises(_Interrupt):
-        sts.train(sts.TheoryTransformer(3, 12), flaky, cfg, progress=False, checkpoint=ckpt, checkpoint_every=10,
-                  prefetch=prefetch, device=device)
+        sts.train(
+            sts.TheoryTransformer(3, 12),
+            flaky,
+            cfg,
+            progress=False,
+            checkpoint=ckpt,
+            checkpoint_every=10,
+            prefetch=prefetch,
+            device=device,
+        )
     state = torch.load(ckpt, weights_only=False)
     assert state["step"] == 20
     # The checkpoint holds CPU tensors only, whatever the device: it resumes anywhere.
     assert all(t.device.type == "cpu" for t in torch.utils._pytree.tree_leaves(state) if isinstance(t, torch.Tensor))
     resumed = sts.TheoryTransformer(3, 12)
-    hist = sts.train(resumed, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg, progress=False,
-                     checkpoint=ckpt, checkpoint_every=10, prefetch=prefetch, device=device)
+    hist = sts.train(
+        resumed,
+        sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)),
+        cfg,
+        progress=False,
+        checkpoint=ckpt,
+        checkpoint_every=10,
+        prefetch=prefetch,
+        device=device,
+    )
     assert hist.steps == ref_hist.steps and hist.metrics == ref_hist.metrics
     assert resumed.W.device == device and torch.equal(resumed.W, reference.W) and torch.equal(resumed.V, reference.V)
     assert [s["step"] for s in hist.snapshots] == [0, 10, 20, 30, 40]
-    assert all(s["W"].device.type == "cpu" for s in hist.snapshots)       # snapshots stay CPU tensors
+    assert all(s["W"].device.type == "cpu" for s in hist.snapshots)  # snapshots stay CPU tensors
     with pytest.raises(ValueError, match="different configuration"):
         other = sts.TrainConfig(steps=41, batch_size=32, lr=0.5, log_every=10, eval_batch=64)
-        sts.train(sts.TheoryTransformer(3, 12), sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), other,
-                  progress=False, checkpoint=ckpt)
+        sts.train(
+            sts.TheoryTransformer(3, 12),
+            sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)),
+            other,
+            progress=False,
+            checkpoint=ckpt,
+        )
 
 
 def test_history_round_trips_through_json(tmp_path):
     task = sts.STSTask(d=3, T=8, q=2)
-    hist = sts.train(sts.TheoryTransformer(3, 8), task, sts.TrainConfig(steps=20, log_every=10, snapshot_every=10),
-                     progress=False)
+    hist = sts.train(
+        sts.TheoryTransformer(3, 8), task, sts.TrainConfig(steps=20, log_every=10, snapshot_every=10), progress=False
+    )
     assert [s["step"] for s in hist.snapshots] == [0, 10, 20]
     (tmp_path / "h.json").write_text(json.dumps(hist.to_dict(snapshots=True)))
     back = sts.History.from_dict(json.loads((tmp_path / "h.json").read_text()))
@@ -194,8 +238,7 @@ def test_history_round_trips_through_json(tmp_path):
 def test_divergence_raises_a_clear_error():
     task = sts.STSTask(d=5, T=20, q=3)
     with pytest.raises(FloatingPointError, match="learning rate"):
-        sts.train(sts.TheoryTransformer(5, 20), task, sts.TrainConfig(steps=400, lr=50.0, log_every=10),
-                  progress=False)
+        sts.train(sts.TheoryTransformer(5, 20), task, sts.TrainConfig(steps=400, lr=50.0, log_every=10), progress=False)
 
 
 # -- hooks that stop a run and scale its learning rate ------------------------------------------------
@@ -224,8 +267,14 @@ class _ScaleAt(sts.Callback):
 
 def _run(cfg, callbacks=(), **kw):
     model = sts.TheoryTransformer(3, 12, init="normal", generator=torch.Generator().manual_seed(1))
-    hist = sts.train(model, sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)), cfg, progress=False,
-                     callbacks=callbacks, **kw)
+    hist = sts.train(
+        model,
+        sts.STSTask(d=3, T=12, q=2, pe=sts.StochasticOneHotPE(12)),
+        cfg,
+        progress=False,
+        callbacks=callbacks,
+        **kw,
+    )
     return model, hist
 
 
@@ -237,14 +286,21 @@ def test_a_callback_that_stops_gives_the_first_steps_of_the_full_run():
     assert stopper.seen == [0, 10, 20, 30] and hist.steps == [0, 10, 20, 30]
     assert hist.metrics == {k: v[:4] for k, v in full.metrics.items()}
     short, _ = _run(sts.TrainConfig(steps=30, batch_size=32, lr=0.5, log_every=10, eval_batch=64))
-    assert torch.equal(model.W, short.W) and torch.equal(model.V, short.V)   # trained exactly 30 steps
-    assert [s["step"] for s in hist.snapshots] == [0]                      # no end-of-run snapshot was due
+    assert torch.equal(model.W, short.W) and torch.equal(model.V, short.V)  # trained exactly 30 steps
+    assert [s["step"] for s in hist.snapshots] == [0]  # no end-of-run snapshot was due
 
 
 @pytest.mark.parametrize("optimizer, decay", [("sgd", None), ("adam", None), ("momentum", 5)])
 def test_scaling_the_learning_rate_matches_an_optimizer_built_at_the_scaled_rate(optimizer, decay):
-    kw = dict(steps=30, batch_size=32, optimizer=optimizer, log_every=10, eval_batch=64, lr_decay_after=decay,
-              momentum=0.5 if optimizer == "momentum" else 0.0)
+    kw = dict(
+        steps=30,
+        batch_size=32,
+        optimizer=optimizer,
+        log_every=10,
+        eval_batch=64,
+        lr_decay_after=decay,
+        momentum=0.5 if optimizer == "momentum" else 0.0,
+    )
     scaled, h1 = _run(sts.TrainConfig(lr=0.4, lr_W=0.8, **kw), [_ScaleAt(0, 0.5)])
     built, h2 = _run(sts.TrainConfig(lr=0.2, lr_W=0.4, **kw))
     assert h1.metrics == h2.metrics and torch.equal(scaled.W, built.W) and torch.equal(scaled.V, built.V)
@@ -268,7 +324,7 @@ def test_a_plateau_schedule_resumes_from_its_checkpoint_exactly(tmp_path):
     ref_model, ref = _run(cfg, [ref_sched])
     assert ref_sched.drops == 2 and ref_sched.reason == "plateau" and ref.steps[-1] < 200
 
-    ckpt, stop_at = tmp_path / "run.pt", ref.steps[-2]        # interrupt after the lr drops, before the stop
+    ckpt, stop_at = tmp_path / "run.pt", ref.steps[-2]  # interrupt after the lr drops, before the stop
     _run(cfg, [sts.loop.PlateauSchedule(**rule), _StopAt(stop_at)], checkpoint=ckpt, checkpoint_every=10)
     state = torch.load(ckpt, weights_only=False)
     assert state["step"] == stop_at and state["finished"] and state["lr_scale"] == pytest.approx(0.01)
@@ -291,6 +347,11 @@ def test_a_plateau_schedule_resumes_from_its_checkpoint_exactly(tmp_path):
 def test_a_callback_that_stops_on_a_non_finite_loss_handles_it():
     task = sts.STSTask(d=5, T=20, q=3)
     sched = sts.loop.PlateauSchedule(patience=100, min_rel_improvement=0.0, lr_drops=0)
-    hist = sts.train(sts.TheoryTransformer(5, 20), task, sts.TrainConfig(steps=400, lr=50.0, log_every=10),
-                     progress=False, callbacks=[sched])
+    hist = sts.train(
+        sts.TheoryTransformer(5, 20),
+        task,
+        sts.TrainConfig(steps=400, lr=50.0, log_every=10),
+        progress=False,
+        callbacks=[sched],
+    )
     assert sched.reason == "diverged" and not np.isfinite(hist.last("loss")) and hist.steps[-1] < 400

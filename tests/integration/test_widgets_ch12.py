@@ -20,9 +20,18 @@ def _image(im):
 
 def _fake_rows(T, d, q, widths):
     base = zero_predictor_loss(d, q)
-    return [{"T": T, "d": d, "q": q, "width": w, "error": 1.1 * fcn_lower_bound(T, d, q, w) + 0.05,
-             "error_se": 0.01, "rel_error": (1.1 * fcn_lower_bound(T, d, q, w) + 0.05) / base}
-            for w in widths]
+    return [
+        {
+            "T": T,
+            "d": d,
+            "q": q,
+            "width": w,
+            "error": 1.1 * fcn_lower_bound(T, d, q, w) + 0.05,
+            "error_se": 0.01,
+            "rel_error": (1.1 * fcn_lower_bound(T, d, q, w) + 0.05) / base,
+        }
+        for w in widths
+    ]
 
 
 def _artist(fig, gid):
@@ -49,10 +58,10 @@ def test_figure_panel_redraws_the_same_figure_with_what_draw_alone_gives():
     panel = FigurePanel(_toy_draw, _toy_controls(), bounds=lambda v: {"n": (0, 4)})
     fig = panel.figure
     assert panel.values == {"n": 3, "kind": "line"} and len(_artist(fig, "data").get_xdata()) == 3
-    panel.inputs["n"].value = 4                                  # what a user does
+    panel.inputs["n"].value = 4  # what a user does
     assert panel.figure is fig and len(fig.axes) == 1 and len(_artist(fig, "data").get_xdata()) == 4
-    assert panel.image.value == figure_png(_toy_draw(n=4))       # pure: the same values, the same picture
-    panel.update(n=6)                                            # clamped to the bound
+    assert panel.image.value == figure_png(_toy_draw(n=4))  # pure: the same values, the same picture
+    panel.update(n=6)  # clamped to the bound
     assert panel.values["n"] == 4 and panel.inputs["n"].max == 4
     panel.update(kind="dot")
     assert _artist(fig, "data").get_linestyle() == "None"
@@ -79,7 +88,7 @@ def test_value_grid_lists_the_settings_of_a_declaration():
     grid = value_grid(controls)
     assert grid[0] == {"n": 3, "kind": "line"} and len(grid) == 7 * 2
     assert value_grid(controls, lambda v: {"n": (1, 4)}) == [g for g in grid if 1 <= g["n"] <= 4]
-    one_at_a_time = value_grid(controls, limit=5)                # 1 default + 6 other n + 1 other kind
+    one_at_a_time = value_grid(controls, limit=5)  # 1 default + 6 other n + 1 other kind
     assert len(one_at_a_time) == 8 and all(g["kind"] == "line" or g["n"] == 3 for g in one_at_a_time)
     assert LogFloats(-1.5, 0.5, 0.3).values()[0] == 0.0316 and len(LogFloats(-1.5, 0.5, 0.3).values()) == 21
     # a declaration whose default is not one of its values is an error, not a silently clamped slider
@@ -121,21 +130,21 @@ def test_instance_explorer_builds_headless_and_redraws_in_place():
     fig, old_png = panel.figure, panel.image.value
     assert _artist(fig, "tokens").get_array().shape == (4, 12) and len(old_png) > 1000
     panel.update(T=14, d=5, seed=2, pe="stochastic_onehot")
-    assert panel.figure is fig and len(fig.axes) == 5              # 3 panels + 2 colour bars, not more
+    assert panel.figure is fig and len(fig.axes) == 5  # 3 panels + 2 colour bars, not more
     assert _artist(fig, "tokens").get_array().shape == (5, 16)
     assert panel.image.value != old_png
-    assert _artist(fig, "pes").get_array().shape == (28, 16)      # pool N = 2T one-hot slots
+    assert _artist(fig, "pes").get_array().shape == (28, 16)  # pool N = 2T one-hot slots
     assert panel.image.value == figure_png(plot_instance(**panel.values))
 
 
 def test_instance_explorer_controls_trigger_redraw_and_q_is_clamped():
     panel = instance_explorer(T=10, q=6, d=3)
     png = panel.image.value
-    panel.inputs["seed"].value = 5                     # what a user does
+    panel.inputs["seed"].value = 5  # what a user does
     assert panel.image.value != png
     panel.update(T=4)
     assert panel.values["q"] == 4 and panel.inputs["q"].max == 4
-    assert (~np.isnan(_image(_artist(panel.figure, "tokens"))[0])).sum() == 5   # 4 tokens + query
+    assert (~np.isnan(_image(_artist(panel.figure, "tokens"))[0])).sum() == 5  # 4 tokens + query
     assert all(g["q"] <= g["T"] for g in panel.grid())
     with pytest.raises(ValueError, match="unknown control"):
         panel.update(width=3)
@@ -155,7 +164,7 @@ def test_bound_explorer_redraws_in_place():
     assert _artist(fig, "bound").get_xdata()[-1] == 2 * 5 * 2
     assert panel.values["width"] == 20 and panel.values["q"] == 3
     panel.update(width=20, T=3)
-    assert panel.values["width"] == 12 and panel.values["q"] == 3   # clamped to 2 T d
+    assert panel.values["width"] == 12 and panel.values["q"] == 3  # clamped to 2 T d
     assert panel.image.value == figure_png(plot_bound_explorer(**panel.values))
 
 
@@ -183,8 +192,13 @@ def test_width_plots_return_figures_and_reject_bad_rows():
 
 def test_plateau_check_agrees_with_the_lemma():
     out = plateau_check(STSTask(d=3, T=8, q=2), n=20000, seed=1)
-    assert list(out) == ["zero predictor (W=0, V=0)", "uniform attention (W=0, V=V*)", "0.5 x mean of all tokens",
-                         "1.0 x mean of all tokens", "1.5 x mean of all tokens"]
+    assert list(out) == [
+        "zero predictor (W=0, V=0)",
+        "uniform attention (W=0, V=V*)",
+        "0.5 x mean of all tokens",
+        "1.0 x mean of all tokens",
+        "1.5 x mean of all tokens",
+    ]
     for mc, se, exact in out.values():
         assert abs(mc - exact) < 4 * se
     # uniform attention with V = V* outputs the mean of all tokens: the same loss on the same samples

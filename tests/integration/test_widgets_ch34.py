@@ -16,7 +16,7 @@ pytest.importorskip("ipywidgets")
 
 
 SMALL = dict(T=8, q=2, steps=60, lr_W=0.3, lr_V=1.0)
-PANEL = dict(SMALL, steps=100)                             # the steps slider starts at 100
+PANEL = dict(SMALL, steps=100)  # the steps slider starts at 100
 
 
 def _lines(fig):
@@ -29,7 +29,7 @@ def test_dynamics_widget_redraws_the_same_figure():
     assert isinstance(fig, Figure) and len(fig.axes) == 3
     assert set(panel.inputs) == {"lr_W", "lr_V", "T", "q", "steps"} and panel.values["steps"] == 100
     before, png = _lines(fig), panel.image.value
-    panel.inputs["lr_W"].value = 0.1                       # what a user does: retrain and redraw
+    panel.inputs["lr_W"].value = 0.1  # what a user does: retrain and redraw
     assert panel.figure is fig and len(fig.axes) == 3 and panel.error is None
     after = _lines(fig)
     assert len(after) == len(before)
@@ -42,8 +42,8 @@ def test_dynamics_widget_redraws_the_same_figure():
 def test_dynamics_widget_reports_q_not_below_T():
     panel = wdyn.dynamics_widget(**PANEL)
     png = panel.image.value
-    panel.inputs["T"].min = 2                              # the slider itself never allows q >= T
-    panel.inputs["T"].value = 2                            # q == T == 2: reported, nothing redrawn
+    panel.inputs["T"].min = 2  # the slider itself never allows q >= T
+    panel.inputs["T"].value = 2  # q == T == 2: reported, nothing redrawn
     assert "q must be < T" in panel.error and "q must be &lt; T" in panel.status.value
     assert panel.image.value == png and "T=8" in panel.figure.get_suptitle()
 
@@ -76,12 +76,12 @@ def test_positional_widget_redraws_in_place():
     panel.inputs["sampler"].value = "stochastic_onehot"
     assert panel.figure is fig and len(fig.axes) == 1
     assert fig.axes[0].get_title() != title and "stochastic one-hot" in fig.axes[0].get_title()
-    assert "100.0%" in fig.axes[0].get_title()            # exact margins for the pool
+    assert "100.0%" in fig.axes[0].get_title()  # exact margins for the pool
     assert panel.image.value == figure_png(wpos.score_histogram(**panel.values))
     png = panel.image.value
-    panel.inputs["m"].value = 8                            # a pool smaller than T: reported
+    panel.inputs["m"].value = 8  # a pool smaller than T: reported
     assert "N = m >= T" in panel.error and "N = m &gt;= T" in panel.status.value
-    assert "stochastic one-hot" in fig.axes[0].get_title()       # the figure keeps its last good state
+    assert "stochastic one-hot" in fig.axes[0].get_title()  # the figure keeps its last good state
     assert panel.image.value == png
 
 
@@ -95,10 +95,12 @@ def test_score_histogram_validates():
 
 
 def test_chapter4_static_figures():
-    samplers = {"random": sts.pe_for_task("stochastic_random", 6, m=8),
-                "pool": sts.pe_for_task("stochastic_onehot", 6, pool=12)}
+    samplers = {
+        "random": sts.pe_for_task("stochastic_random", 6, m=8),
+        "pool": sts.pe_for_task("stochastic_onehot", 6, pool=12),
+    }
     fig = wpos.plot_pe_samples(samplers, 6)
-    assert isinstance(fig, Figure) and len(fig.axes) == 3 * 2 + 1     # 3 rows x 2 samplers + colorbar
+    assert isinstance(fig, Figure) and len(fig.axes) == 3 * 2 + 1  # 3 rows x 2 samplers + colorbar
     ms = [8, 16]
     fig = wpos.plot_coherence(ms, pea.coherence_sweep([8], ms, n=4))
     assert isinstance(fig, Figure)
@@ -112,7 +114,8 @@ def test_chapter4_static_figures():
 
 def test_sampler_runs():
     task = sts.STSTask(d=3, T=6, q=2, pe=sts.pe_for_task("stochastic_onehot", 12, pool=12))
-    hist = train(sts.TheoryTransformer(3, 12), task, TrainConfig(steps=20, log_every=10, eval_lengths=(12,)),
-                 progress=False)
+    hist = train(
+        sts.TheoryTransformer(3, 12), task, TrainConfig(steps=20, log_every=10, eval_lengths=(12,)), progress=False
+    )
     fig = wpos.plot_sampler_runs({"pool": hist}, T_test=12)
     assert isinstance(fig, Figure) and len(fig.axes) == 4 and fig.axes[3].get_legend() is not None  # legend cell

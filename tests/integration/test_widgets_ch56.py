@@ -21,8 +21,9 @@ from sts_lib.theory.length import _hypergeom
 @pytest.fixture(scope="module")
 def runs():
     """All three PEs, trained briefly (enough for the structural checks, not for small losses)."""
-    cfg = wlen.LengthConfig(steps=120, batch_size=128, log_every=60, eval_batch=256,
-                            eval_lengths=(30, 40), eval_qs=(5,))
+    cfg = wlen.LengthConfig(
+        steps=120, batch_size=128, log_every=60, eval_batch=256, eval_lengths=(30, 40), eval_qs=(5,)
+    )
     return wlen.train_length_runs(cfg)
 
 
@@ -35,7 +36,7 @@ def _symmetric_model(d, m, alpha, beta, gamma, slots):
     """Theory transformer with W_EE = alpha I + beta 11^T on the first ``slots`` slots, V_X = gamma I."""
     model = sts.TheoryTransformer(d, m)
     with torch.no_grad():
-        model.W[d:d + slots, d:d + slots] = alpha * torch.eye(slots) + beta
+        model.W[d : d + slots, d : d + slots] = alpha * torch.eye(slots) + beta
         model.V[:, :d] = gamma * torch.eye(d)
     return model
 
@@ -87,7 +88,7 @@ def test_closed_form_bad_input():
     with pytest.raises(ValueError, match="kind"):
         wlen.LengthConfig().pe("sinusoidal")
     with pytest.raises(ValueError, match="kind"):
-        wlen.LengthConfig().pe("fixed one-hot")     # a label is not a kind
+        wlen.LengthConfig().pe("fixed one-hot")  # a label is not a kind
 
 
 # -- what training does to unseen positions -------------------------------------------------
@@ -95,9 +96,9 @@ def test_fixed_onehot_unseen_slots_stay_exactly_zero(runs):
     r = runs["onehot"]
     d, T = r.task.d, r.task.T
     W = r.model.W.detach()
-    assert W.abs().max() > 0.1                                   # it did train
+    assert W.abs().max() > 0.1  # it did train
     assert torch.count_nonzero(wlen.unseen_block(r.model, T)) == 0
-    assert torch.count_nonzero(W[d + T:, :]) == 0 and torch.count_nonzero(W[:, d + T:]) == 0
+    assert torch.count_nonzero(W[d + T :, :]) == 0 and torch.count_nonzero(W[:, d + T :]) == 0
     groups = wlen.score_groups(r.model, r.task, 40, seen=T, batch=256)
     assert groups["selected, unseen"] == 0.0 and groups["selected, seen"] > 0.5
 
@@ -106,8 +107,8 @@ def test_stochastic_slots_all_trained_and_near_orthogonal_in_span(runs):
     st = runs["stochastic_onehot"]
     p = probes.symmetric_params(st.model)
     assert p["alpha"] > 0.5 and p["gamma"] > 0.5
-    diag = st.model.W.detach()[st.task.d:, st.task.d:].diagonal()
-    assert diag.min() > 0.5 * diag.mean()                         # every slot of the pool was trained
+    diag = st.model.W.detach()[st.task.d :, st.task.d :].diagonal()
+    assert diag.min() > 0.5 * diag.mean()  # every slot of the pool was trained
     near = runs["near_orthogonal"]
     assert wlen.span_residual(near.model, near.task.pe, near.task.T) < 1e-4
 
@@ -120,8 +121,9 @@ def test_predicted_loss_reads_the_right_slots(runs):
         task = runs[kind].task
         run = wlen.LengthRun(task, _symmetric_model(d, 40, 3.0, -0.2, 1.1, slots), runs[kind].history)
         for T_test in (20, 40):
-            assert wlen.measured_loss(run, T_test, batch=20000) == pytest.approx(wlen.predicted_loss(run, T_test),
-                                                                                  rel=0.04)
+            assert wlen.measured_loss(run, T_test, batch=20000) == pytest.approx(
+                wlen.predicted_loss(run, T_test), rel=0.04
+            )
     assert math.isnan(wlen.predicted_loss(runs["near_orthogonal"], 40))
 
 
@@ -145,8 +147,9 @@ def test_chapter_tables(runs):
     assert lines[0] == "| PE | $T=20$ | $T'=30$ | $T'=40$ |" and len(lines) == 7
     assert lines[-1].startswith("Final held-out losses; the 3 runs trained in ")
     h = runs["onehot"].history
-    assert lines[2] == (f"| fixed one-hot | {h.last('loss'):.4f} | "
-                        f"{h.last('loss_T30'):.3f} | {h.last('loss_T40'):.3f} |")
+    assert lines[2] == (
+        f"| fixed one-hot | {h.last('loss'):.4f} | {h.last('loss_T30'):.3f} | {h.last('loss_T40'):.3f} |"
+    )
     st = runs["stochastic_onehot"]
     leak = wlen.leak_table(st, (20, 40)).splitlines()
     assert len(leak) == 6 and leak[3].startswith("| 40 |")
@@ -154,7 +157,7 @@ def test_chapter_tables(runs):
     assert float(leak[3].split("|")[-2]) == pytest.approx(sts.theory.leaked_attention(alpha, 40, 3), abs=1e-4)
     q = wlen.q_table(runs, (2, 4)).splitlines()
     assert q[0] == "| PE | $q'=2$ | $q'=4$ |" and len(q) == 7
-    assert "(" not in q[3] and q[3].startswith("| fixed near-orthogonal |")   # no closed form for it
+    assert "(" not in q[3] and q[3].startswith("| fixed near-orthogonal |")  # no closed form for it
     groups = wlen.score_table(runs["onehot"], 40, seen=20).splitlines()
     assert groups[2].startswith("| selected, seen | +") and len(groups) == 6
 
@@ -196,7 +199,7 @@ def test_length_widget_headless(runs):
     assert len(before) > 1000 and panel.values == {"pe": "stochastic_onehot", "T_test": 40}
     panel.update(pe="onehot", T_test=30)
     assert panel.figure is fig and "fixed one-hot" in fig.axes[1].get_title() and panel.image.value != before
-    panel.inputs["T_test"].value = 35                             # moving the slider redraws too
+    panel.inputs["T_test"].value = 35  # moving the slider redraws too
     assert "= 35" in fig.axes[1].get_title()
     assert panel.image.value == figure_png(ex.draw(**panel.values))
 

@@ -36,12 +36,32 @@ IW7 = Path(os.environ.get("STS_IPYWIDGETS7", ROOT / ".venv" / "iw7"))
 # names and the package's exports between the two versions).
 IPYWIDGETS8_ONLY = {
     # widget classes
-    "ColorsInput", "DatetimePicker", "FloatsInput", "IntsInput", "NaiveDatetimePicker", "Stack",
-    "TagsInput", "TimePicker", "TypedTuple",
+    "ColorsInput",
+    "DatetimePicker",
+    "FloatsInput",
+    "IntsInput",
+    "NaiveDatetimePicker",
+    "Stack",
+    "TagsInput",
+    "TimePicker",
+    "TypedTuple",
     # traits no 7.7 widget has (keywords, Layout properties, style keys)
-    "behavior", "border_bottom", "border_left", "border_right", "border_top", "description_allow_html",
-    "font_family", "font_size", "font_style", "font_variant", "playing", "repeat", "tabbable",
-    "text_color", "text_decoration", "titles",
+    "behavior",
+    "border_bottom",
+    "border_left",
+    "border_right",
+    "border_top",
+    "description_allow_html",
+    "font_family",
+    "font_size",
+    "font_style",
+    "font_variant",
+    "playing",
+    "repeat",
+    "tabbable",
+    "text_color",
+    "text_decoration",
+    "titles",
     # in 7.7 only Button and ToggleButton have `tooltip`; the others have `description_tooltip`
     "tooltip",
 }
@@ -49,8 +69,14 @@ IPYWIDGETS8_ONLY = {
 NOT_SCANNED = {"repeat"}
 
 # Versions Colab ships (its runtime of 2025: ipywidgets 7.7.1), and ipywidgets 8 for a runtime that moves on.
-COLAB = {"torch": "2.6.0", "numpy": "2.0.2", "matplotlib": "3.10.0", "seaborn": "0.13.2",
-         "tqdm": "4.67.1", "ipywidgets": "7.7.1"}
+COLAB = {
+    "torch": "2.6.0",
+    "numpy": "2.0.2",
+    "matplotlib": "3.10.0",
+    "seaborn": "0.13.2",
+    "tqdm": "4.67.1",
+    "ipywidgets": "7.7.1",
+}
 
 
 def _widget_modules() -> list[Path]:
@@ -87,23 +113,25 @@ def _install_lines() -> list[tuple[str, str]]:
 
 def test_install_cells_only_add_sts_lib():
     lines = _install_lines()
-    sources = (len(list((ROOT / "book" / "src").glob("[0-9][0-9]_*.md")))
-               + len(list((ROOT / "exercises" / "source").glob("*.ipynb"))))
+    sources = len(list((ROOT / "book" / "src").glob("[0-9][0-9]_*.md"))) + len(
+        list((ROOT / "exercises" / "source").glob("*.ipynb"))
+    )
     assert len(lines) == 2 * sources, f"expected a requirement and a pip command in each of {sources} install cells"
     for where, line in lines:
         assert not re.search(r"(^|[\s\"])(-U|--upgrade|--force-reinstall|--upgrade-strategy)\b", line), (where, line)
         if "STS_LIB = " in line:
             targets = re.findall(r'"([^"]+)"', line)
             assert len(targets) == 1 and re.match(r"sts-lib(\[widgets\])? @ git\+https://", targets[0]), (where, line)
-        else:   # after "install": options only, then the one requirement
+        else:  # after "install": options only, then the one requirement
             rest = line.split('"install",', 1)[1].split("]", 1)[0].replace(",", " ").split()
-            assert rest[-1] == "STS_LIB" and all(t.strip('"').startswith("-") for t in rest[:-1]), \
+            assert rest[-1] == "STS_LIB" and all(t.strip('"').startswith("-") for t in rest[:-1]), (
                 f"{where} installs more than sts-lib: {line.strip()}"
+            )
 
 
 def test_widget_modules_use_no_ipywidgets8_only_names():
     modules = _widget_modules()
-    assert ROOT / "sts_lib" / "chapters" / "panel.py" in modules, modules   # the one module that builds widgets
+    assert ROOT / "sts_lib" / "chapters" / "panel.py" in modules, modules  # the one module that builds widgets
     found = []
     for path in modules:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -112,12 +140,13 @@ def test_widget_modules_use_no_ipywidgets8_only_names():
                 names = [node.attr]
             elif isinstance(node, ast.keyword) and node.arg:
                 names = [node.arg]
-            elif isinstance(node, ast.Dict):          # style={"...": ...} and layout dicts
+            elif isinstance(node, ast.Dict):  # style={"...": ...} and layout dicts
                 names = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
             elif isinstance(node, (ast.ImportFrom, ast.Import)):
                 names = [a.name for a in node.names]
-            found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names
-                      if n in IPYWIDGETS8_ONLY - NOT_SCANNED]
+            found += [
+                f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names if n in IPYWIDGETS8_ONLY - NOT_SCANNED
+            ]
     assert not found, f"ipywidgets-8-only names (Colab ships 7.7.1): {found}"
 
 
@@ -134,17 +163,20 @@ def build_every_panel() -> dict:
     from sts_lib.chapters.ch1_task import instance_explorer
     from sts_lib.chapters.ch2_fcn_widgets import bound_explorer
 
-    runs = wlen.train_length_runs(wlen.LengthConfig(steps=10, batch_size=32, log_every=10, eval_batch=32,
-                                                    eval_lengths=(30,), eval_qs=(5,)))
+    runs = wlen.train_length_runs(
+        wlen.LengthConfig(steps=10, batch_size=32, log_every=10, eval_batch=32, eval_lengths=(30,), eval_qs=(5,))
+    )
     panels = {
         "ch1 instance_explorer": (instance_explorer(T=8, q=2, d=3), "T", 10),
         "ch2 bound_explorer": (bound_explorer(T=8, d=3, q=2, width=10), "width", 12),
         "ch3 dynamics_widget": (wdyn.dynamics_widget(T=8, q=2, steps=100, lr_W=0.3, lr_V=1.0), "q", 3),
         "ch4 positional_widget": (wpos.positional_widget(m=16, T=16, q=2, sampler="stochastic_onehot"), "q", 3),
         "ch5 length_widget": (wlenw.length_widget(runs, wlenw.LengthExplorer(runs, lengths=[20, 40])), "T_test", 30),
-        "ch6 scan_snap_widget": (wrel.scan_snap_widget(ss.lr_ratio_sweep((1.0, 10.0),
-                                                                         ss.ScanSnapConfig(steps=10, n_records=4))),
-                                 "ratio", 10.0),   # it opens on the smallest ratio
+        "ch6 scan_snap_widget": (
+            wrel.scan_snap_widget(ss.lr_ratio_sweep((1.0, 10.0), ss.ScanSnapConfig(steps=10, n_records=4))),
+            "ratio",
+            10.0,
+        ),  # it opens on the smallest ratio
     }
     out = {}
     for name, (panel, control, value) in panels.items():
@@ -180,7 +212,7 @@ def check_every_panel() -> dict:
         widgets = list(_tree(panel.widget))
         stray = [f"{type(w).__name__}.{k}" for w in widgets for k in vars(w) if k in IPYWIDGETS8_ONLY]
         assert not stray, f"{name}: ipywidgets-8-only traits set as plain attributes: {stray}"
-        state = [w.get_state() for w in widgets]      # what the front end receives: every trait serialises
+        state = [w.get_state() for w in widgets]  # what the front end receives: every trait serialises
         assert state and all(isinstance(s, dict) for s in state)
         images = [w for w in widgets if type(w).__name__ == "Image"]
         assert all(len(im.value) > 1000 for im in images), f"{name}: an empty picture"
@@ -198,16 +230,23 @@ def test_every_panel_builds_on_installed_ipywidgets():
 
 def test_every_panel_builds_on_ipywidgets_7_7():
     if not (IW7 / "ipywidgets" / "__init__.py").is_file():
-        pytest.fail(f"no ipywidgets 7.7 copy in {IW7}: "
-                    f"`make {IW7.relative_to(ROOT) if IW7.is_relative_to(ROOT) else IW7}/.stamp` "
-                    "(or `make test`) installs it there")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(IW7), str(ROOT), str(ROOT / "tests" / "integration")]),
-           "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"}
-    code = ("import json, torch; torch.set_num_threads(1); import test_widgets_colab as t; "
-            "print('REPORT', json.dumps(t.check_every_panel()))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+        pytest.fail(
+            f"no ipywidgets 7.7 copy in {IW7}: "
+            f"`make {IW7.relative_to(ROOT) if IW7.is_relative_to(ROOT) else IW7}/.stamp` "
+            "(or `make test`) installs it there"
+        )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(IW7), str(ROOT), str(ROOT / "tests" / "integration")]),
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": "1",
+    }
+    code = (
+        "import json, torch; torch.set_num_threads(1); import test_widgets_colab as t; "
+        "print('REPORT', json.dumps(t.check_every_panel()))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads(proc.stdout.split("REPORT ", 1)[1])
-    assert report["ipywidgets"].startswith("7.7"), report   # 7.7 really shadowed the installed 8
+    assert report["ipywidgets"].startswith("7.7"), report  # 7.7 really shadowed the installed 8
     assert len(report["panels"]) == 6, report

@@ -22,56 +22,68 @@ from sts_lib.phone import MIME_PICTURE  # noqa: E402
 
 def test_myst_nb_finds_the_renderer_and_prefers_the_data():
     from myst_nb.core.render import get_mime_priority, load_mime_renders
-    assert any(r.__name__ == "StsOutputs" for r in load_mime_renders()), \
+
+    assert any(r.__name__ == "StsOutputs" for r in load_mime_renders()), (
         "book/_ext is not installed (make venv installs it: pip install -e book/_ext)"
+    )
     html, latex = get_mime_priority("html", []), get_mime_priority("latex", [])
     assert html.index(MIME_PICTURE) < html.index("image/png") and html.index(MIME_PANEL) < html.index("image/png")
-    assert MIME_PICTURE not in latex and latex.index(MIME_PANEL) < latex.index("image/png")   # the PDF: the PNG
+    assert MIME_PICTURE not in latex and latex.index(MIME_PANEL) < latex.index("image/png")  # the PDF: the PNG
 
 
 def test_each_output_becomes_its_node():
-    class Renderer:                                      # what handle_mime uses of myst-nb's element renderer
+    class Renderer:  # what handle_mime uses of myst-nb's element renderer
         renderer = type("R", (), {"get_cell_level_config": lambda self, *a, **k: {"alt": "the cell's alt"}})()
 
     class Data:
         def __init__(self, mime_type, content):
             self.mime_type, self.content, self.cell_metadata, self.line = mime_type, content, {}, 1
+
     shot = {"src": "data:image/png;base64,AAEC", "text_px": 12.0}
-    out = sts_panels.StsOutputs.handle_mime(Renderer(), Data(MIME_PICTURE, {"wide": shot, "narrow": shot,
-                                                                              "alt": "own", "media": "x"}), False)
+    out = sts_panels.StsOutputs.handle_mime(
+        Renderer(), Data(MIME_PICTURE, {"wide": shot, "narrow": shot, "alt": "own", "media": "x"}), False
+    )
     assert isinstance(out[0], sts_panels.sts_picture) and out[0]["alt"] == "the cell's alt"
     assert sts_panels.StsOutputs.handle_mime(Renderer(), Data("image/png", "AAEC"), False) is None
-    assert sts_panels.StsOutputs.handle_mime(Renderer(), Data(MIME_PICTURE, {}), True) is None   # never inline
+    assert sts_panels.StsOutputs.handle_mime(Renderer(), Data(MIME_PICTURE, {}), True) is None  # never inline
 
 
 def _written_classes(text: str) -> set[str]:
     return set(re.findall(r"\bsts-(?:panel|static-panel|picture|figure-link)[a-z-]*", text))
 
 
-SCRIPTS_OWN = {"sts-panel-loading", "sts-panel-ready", "sts-static-panels"}      # states the scripts set
+SCRIPTS_OWN = {"sts-panel-loading", "sts-panel-ready", "sts-static-panels"}  # states the scripts set
 
 
 def _class_faults(styles: dict[str, str], modules: dict[str, str]) -> list[str]:
     """A class the stylesheets or scripts read that the markup's module does not own, and a module other than it
     that writes one of its class names."""
     ours = set(sts_panels.CLASSES.values())
-    faults = [f"{name} reads {c}, which sts_panels.CLASSES does not hold" for name, text in styles.items()
-              for c in sorted(_written_classes(text) - ours - SCRIPTS_OWN)]
-    return faults + [f"{name} writes {c}" for name, text in modules.items()
-                     for c in sorted(_written_classes(text) & ours)]
+    faults = [
+        f"{name} reads {c}, which sts_panels.CLASSES does not hold"
+        for name, text in styles.items()
+        for c in sorted(_written_classes(text) - ours - SCRIPTS_OWN)
+    ]
+    return faults + [
+        f"{name} writes {c}" for name, text in modules.items() for c in sorted(_written_classes(text) & ours)
+    ]
 
 
 def test_the_markups_class_names_have_one_home():
     styles = {p.name: p.read_text() for p in (ROOT / "book" / "_ext" / "static").glob("*.*s")}
-    modules = {str(p.relative_to(ROOT)): p.read_text()
-               for p in list((ROOT / "sts_lib").rglob("*.py")) + list((ROOT / "book" / "_ext").glob("*.py"))
-               if p.name != "sts_panels.py"}
+    modules = {
+        str(p.relative_to(ROOT)): p.read_text()
+        for p in list((ROOT / "sts_lib").rglob("*.py")) + list((ROOT / "book" / "_ext").glob("*.py"))
+        if p.name != "sts_panels.py"
+    }
     assert not _class_faults(styles, modules)
 
 
 def test_the_class_check_can_fail():
     assert _class_faults({"a.css": ".sts-panel-knob {}"}, {"x.py": 'f"<p class=\\"sts-panel-note\\">"'}) == [
-        "a.css reads sts-panel-knob, which sts_panels.CLASSES does not hold", "x.py writes sts-panel-note"]
+        "a.css reads sts-panel-knob, which sts_panels.CLASSES does not hold",
+        "x.py writes sts-panel-note",
+    ]
 
 
 def test_a_notebook_shows_a_figure_through_the_registered_bundle_at_the_print_resolution(monkeypatch):
@@ -91,12 +103,12 @@ def test_a_notebook_shows_a_figure_through_the_registered_bundle_at_the_print_re
     try:
         assert readable.readable_figures() is True
         png = shell.display_formatter.formatters["image/png"]
-        png.for_type(Figure, lambda fig: "the inline backend's")          # what importing pyplot registers
+        png.for_type(Figure, lambda fig: "the inline backend's")  # what importing pyplot registers
         fig, ax = new_figure(height=2.0, width=3.0)
         ax.plot([0, 1])
         data, _ = shell.display_formatter.format(fig)
         width = struct.unpack(">I", base64.b64decode(data["image/png"])[16:20])[0]
-        assert width >= 2.5 * readable.PRINT_DPI and MIME_PICTURE in data        # ~3 in at 200 dpi, and the data
+        assert width >= 2.5 * readable.PRINT_DPI and MIME_PICTURE in data  # ~3 in at 200 dpi, and the data
         assert data[MIME_PICTURE]["narrow"]["text_px"] > 0
     finally:
         InteractiveShell.clear_instance()

@@ -31,6 +31,7 @@ def _history(**curves) -> History:
 
 # -- the rate: O(1/t) against t^-0.5 and t^-2 -----------------------------------------------------------
 
+
 @pytest.mark.parametrize("k, holds", [(-1.0, True), (-0.5, False), (-2.0, False), (-0.3, False), (-3.0, False)])
 def test_rate_claim_tells_one_over_t_from_other_powers(k, holds):
     t = np.maximum(T_STEPS, 1.0)
@@ -44,6 +45,7 @@ def test_rate_claim_tells_one_over_t_from_other_powers(k, holds):
 def test_the_old_r2_check_could_not_tell_them_apart():
     """Why the rate check changed: a line through 1/loss fits every one of these powers with R^2 >= 0.97."""
     from sts_lib.fits import linear_fit
+
     half = T_STEPS >= 5000
     for k in (-0.5, -1.0, -2.0):
         loss = (1 + T_STEPS / 50) ** k
@@ -62,23 +64,25 @@ def test_loss_exponent_interval_covers_the_truth_and_flat_is_zero():
 
 # -- the long run: still falling, flat, rising ------------------------------------------------------------
 
+
 def test_steps_to_level_extrapolates_only_a_falling_curve():
     t = T_STEPS[1:]
     assert steps_to_level(t, 0.3 * (t / t[0]) ** -0.5, 0.01)["extrapolated"] is True
-    assert math.isinf(steps_to_level(t, np.full(t.size, 0.3), 0.01)["step"])           # flat: never
-    assert math.isinf(steps_to_level(t, 0.1 + t / 1e5, 0.01)["step"])                  # rising: never
+    assert math.isinf(steps_to_level(t, np.full(t.size, 0.3), 0.01)["step"])  # flat: never
+    assert math.isinf(steps_to_level(t, 0.1 + t / 1e5, 0.01)["step"])  # rising: never
     assert steps_to_level(t, 1.0 / t, 0.01) == {"step": 100.0, "extrapolated": False}  # reached in the run
 
 
 # -- blocks: decayed, untouched -----------------------------------------------------------------------------
+
 
 def test_block_claims_report_an_untouched_block_and_fail_one_that_did_not_decay():
     d, D = 2, 6
     g = torch.Generator().manual_seed(0)
     W0, V0 = 0.02 * torch.randn(D, D, generator=g), 0.02 * torch.randn(d, D, generator=g)
     decayed = {"W": W0.clone(), "V": V0.clone()}
-    decayed["W"][:d, d:] *= 0.1                      # W_XE decays
-    decayed["V"][:, d:] *= 0.1                       # V_E decays
+    decayed["W"][:d, d:] *= 0.1  # W_XE decays
+    decayed["V"][:, d:] *= 0.1  # V_E decays
     r = block_changes({"W": W0, "V": V0}, decayed, d)
     assert r["W_XX"]["untouched"] and r["W_EX"]["untouched"] and not r["W_XE"]["untouched"]
     assert r["W_XE"]["ratio"] < 0.5 and r["V_E"]["ratio"] < 0.5
@@ -86,16 +90,17 @@ def test_block_claims_report_an_untouched_block_and_fail_one_that_did_not_decay(
     grown["W"][:d, d:] *= 3.0
     assert block_changes({"W": W0, "V": V0}, grown, d)["W_XE"]["ratio"] > 0.5
     moved = {"W": W0.clone(), "V": V0.clone()}
-    moved["W"][:d, :d] += 0.01                        # a bug would let W_XX move
+    moved["W"][:d, :d] += 0.01  # a bug would let W_XX move
     assert not block_changes({"W": W0, "V": V0}, moved, d)["W_XX"]["untouched"]
 
 
 # -- rankings: rising, flat, noisy ---------------------------------------------------------------------------
 
+
 def test_rank_correlation_fails_a_flat_or_falling_ranking():
     qs = [2, 4, 6, 8]
     assert rank_correlation(qs, [0.1, 0.2, 0.3, 0.4]) == 1.0
-    assert rank_correlation(qs, [0.0038, 0.0006, 0.0012, 0.0021]) == -0.2     # the fixed one-hot PE, absolute loss
+    assert rank_correlation(qs, [0.0038, 0.0006, 0.0012, 0.0021]) == -0.2  # the fixed one-hot PE, absolute loss
     assert math.isnan(rank_correlation(qs, [0.5, 0.5, 0.5, 0.5]))
 
 
@@ -122,13 +127,14 @@ def test_worse_as_q_grows_uses_absolute_loss():
 
 # -- the near-orthogonal baseline: transient against past the minimum ------------------------------------
 
+
 def _baseline_history(dip_at: float) -> History:
     """loss_T250 dips to 0.15 at step ``dip_at`` and rises again (a parabola in log step)."""
     t = np.maximum(T_STEPS * 5, 1.0)
     x = np.log(t / dip_at)
     curves = {"loss": 1.6 / (1 + t / 30)}
     for Tt in (250, 300):
-        curves[f"loss_T{Tt}"] = 0.15 + 0.02 * x ** 2 + (Tt - 250) / 500
+        curves[f"loss_T{Tt}"] = 0.15 + 0.02 * x**2 + (Tt - 250) / 500
     for q in (2, 4, 6, 8):
         curves[f"loss_q{q}"] = 5 / q / (1 + t / 50)
     h = _history(**curves)
@@ -138,23 +144,37 @@ def _baseline_history(dip_at: float) -> History:
 
 def test_baseline_claims_see_whether_the_run_passed_its_minimum():
     p = {"T_tests": [250, 300], "q_tests": [2, 4, 6, 8]}
-    fam = {"250": {"min_loss": 0.15, "alpha": 5, "loss_T_at_min": 0.005},
-           "300": {"min_loss": 0.25, "alpha": 5, "loss_T_at_min": 0.005}}
+    fam = {
+        "250": {"min_loss": 0.15, "alpha": 5, "loss_T_at_min": 0.005},
+        "300": {"min_loss": 0.25, "alpha": 5, "loss_T_at_min": 0.005},
+    }
     _, past = baseline.analyse(p, _baseline_history(dip_at=5000.0), fam)
     _, early = baseline.analyse(p, _baseline_history(dip_at=1e7), fam)
     assert _passes(past["T250.passed_minimum"]) and not _passes(early["T250.passed_minimum"])
     assert _passes(past["T250.min_over_family_min"])
-    assert not _passes(early["T250.min_over_family_min"])          # stopped above the predicted dip
+    assert not _passes(early["T250.min_over_family_min"])  # stopped above the predicted dip
 
 
 # -- the width law: q versus q^2, log T versus log^2 T --------------------------------------------------------
 
-@pytest.mark.parametrize("a, b, q_ok, lnT_ok", [(1.0, 2.0, True, True), (2.0, 2.0, False, True),
-                                                (1.0, 1.0, True, False)])
+
+@pytest.mark.parametrize(
+    "a, b, q_ok, lnT_ok", [(1.0, 2.0, True, True), (2.0, 2.0, False, True), (1.0, 1.0, True, False)]
+)
 def test_width_law_claims_identify_the_exponents(a, b, q_ok, lnT_ok):
     fam = {"targets": [0.25, 0.1]}
-    points = [{"q": q, "T": T, "target": t, "m_needed": 3.0 * q ** a * math.log(T) ** b / t * (1.01 if q % 2 else 0.99),
-               "source": "population-gd"} for q in (3, 4, 6, 8, 12) for T in (32, 128, 512, 2048) for t in (0.25, 0.1)]
+    points = [
+        {
+            "q": q,
+            "T": T,
+            "target": t,
+            "m_needed": 3.0 * q**a * math.log(T) ** b / t * (1.01 if q % 2 else 0.99),
+            "source": "population-gd",
+        }
+        for q in (3, 4, 6, 8, 12)
+        for T in (32, 128, 512, 2048)
+        for t in (0.25, 0.1)
+    ]
     claims = width_law.claims(points, fam)
     assert _passes(claims["q3plus.q_exponent_upper"]) is q_ok
     assert _passes(claims["q3plus.lnT_exponent_lower"]) is lnT_ok
@@ -162,6 +182,7 @@ def test_width_law_claims_identify_the_exponents(a, b, q_ok, lnT_ok):
 
 
 # -- roles and noise -----------------------------------------------------------------------------------------
+
 
 def test_a_guaranteed_claim_must_say_why_and_roles_are_checked():
     with pytest.raises(ValueError, match="because"):
@@ -174,14 +195,17 @@ def test_a_guaranteed_claim_must_say_why_and_roles_are_checked():
 
 def test_over_seeds_keeps_the_unit():
     from sts_lib.results import Measured
+
     c = over_seeds({0: {"c": Measured(-1.0, 0.0, "<=", "x", unit="steps")}})["c"]
     assert c["unit"] == "steps" and "unit" not in over_seeds({0: {"c": Measured(1.0, 0.0, "<=", "x")}})["c"]
 
 
 def test_near_threshold_marks_split_seeds_and_values_within_noise():
     from sts_lib.results import Measured
-    split = over_seeds({0: {"c": Measured(0.0201, 0.02, "<", "x", noise=0.0)},
-                        1: {"c": Measured(0.0198, 0.02, "<", "x", noise=0.0)}})["c"]
+
+    split = over_seeds(
+        {0: {"c": Measured(0.0201, 0.02, "<", "x", noise=0.0)}, 1: {"c": Measured(0.0198, 0.02, "<", "x", noise=0.0)}}
+    )["c"]
     assert split["near_threshold"] and not split["passed"]
     clear = over_seeds({0: {"c": Measured(0.001, 0.02, "<", "x", noise=0.03)}})["c"]
     assert not clear["near_threshold"]

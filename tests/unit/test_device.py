@@ -31,8 +31,8 @@ def test_default_device_order_set_then_environment_then_auto(monkeypatch):
     with pytest.raises(ValueError, match="the environment variable STS_DEVICE must be one of"):
         sts.get_device()
     assert sts.set_default_device("cpu") == torch.device("cpu")
-    assert sts.get_device() == torch.device("cpu")          # the set default wins over the variable
-    assert sts.get_device("cpu") == torch.device("cpu")      # an explicit device wins over both
+    assert sts.get_device() == torch.device("cpu")  # the set default wins over the variable
+    assert sts.get_device("cpu") == torch.device("cpu")  # an explicit device wins over both
     with pytest.raises(ValueError, match="device must be one of"):
         sts.set_default_device("gpu")
     with pytest.raises(TypeError, match="device must be a str, a torch.device or None"):
@@ -75,7 +75,7 @@ def test_a_model_initialiser_given_a_device_generator_says_so():
             sts.TheoryTransformer(3, 8, init="normal", generator=g)
         with pytest.raises(ValueError, match="initial weights are drawn on the CPU"):
             sts.FCN(8, 3, 16, generator=g)
-    sts.TheoryTransformer(3, 8, init="normal", generator=sts.make_generator(0))    # the CPU's is accepted
+    sts.TheoryTransformer(3, 8, init="normal", generator=sts.make_generator(0))  # the CPU's is accepted
 
 
 def test_sampling_wants_a_generator_on_its_device(device):
@@ -102,8 +102,12 @@ def test_analysis_and_plots_take_device_tensors(device):
 
 
 def test_device_is_in_every_hash_but_the_cpu_adds_nothing():
-    spec = _runs.run_spec("x", task={"d": 3, "T": 8, "q": 2, "pe": {"name": "onehot", "max_len": 8}},
-                          model={"class": "theory"}, train_cfg={"steps": 3})
+    spec = _runs.run_spec(
+        "x",
+        task={"d": 3, "T": 8, "q": 2, "pe": {"name": "onehot", "max_len": 8}},
+        model={"class": "theory"},
+        train_cfg={"steps": 3},
+    )
     assert _runs.spec_hash(spec) == _runs.spec_hash(spec, "cpu") == _runs.spec_hash(spec, torch.device("cpu"))
     assert _runs.spec_hash(spec, "cuda") != _runs.spec_hash(spec, "cpu")
     assert _runs.spec_hash(spec, "cuda:1") == _runs.spec_hash(spec, "cuda")

@@ -44,15 +44,18 @@ class CallLog(TorchFunctionMode):
 def _chi2_uniform_ordered_triples(slots: torch.Tensor, N: int) -> float:
     n = slots.shape[0]
     code = (slots[:, 0] * N + slots[:, 1]) * N + slots[:, 2]
-    counts = torch.bincount(code, minlength=N ** 3).double()
+    counts = torch.bincount(code, minlength=N**3).double()
     cells = N * (N - 1) * (N - 2)
-    assert int((counts > 0).sum()) == cells                     # only distinct triples, all of them
+    assert int((counts > 0).sum()) == cells  # only distinct triples, all of them
     expected = n / cells
     return float(((counts[counts > 0] - expected) ** 2 / expected).sum()), cells - 1
 
 
-@pytest.mark.parametrize("algorithm,random_bits", [(None, None), ("redraw", None), ("redraw", 2), ("sort63", None)],
-                         ids=["by-device", "redraw", "redraw-heavy", "sort63"])
+@pytest.mark.parametrize(
+    "algorithm,random_bits",
+    [(None, None), ("redraw", None), ("redraw", 2), ("sort63", None)],
+    ids=["by-device", "redraw", "redraw-heavy", "sort63"],
+)
 def test_slot_sampler_is_a_uniform_injection(algorithm, random_bits, device):
     # redraw-heavy: 2 random bits per key, so almost every row has tied keys and is redrawn;
     # sort63 breaks its (1e-11) ties by slot index: no test can see that, a wrong shift or mask it can
@@ -77,7 +80,7 @@ def test_slot_sampler_picks_its_algorithm_by_device_and_checks_its_arguments(dev
     cpu = torch.device("cpu")
     redraw = random_injection(50, 7, 30, torch.Generator().manual_seed(1), cpu, algorithm="redraw")
     sort63 = random_injection(50, 7, 30, torch.Generator().manual_seed(1), cpu, algorithm="sort63")
-    assert not torch.equal(redraw, sort63)                          # two laws' samplers, not one
+    assert not torch.equal(redraw, sort63)  # two laws' samplers, not one
     with pytest.raises(ValueError, match="algorithm must be"):
         random_injection(5, 2, 9, torch.Generator(), cpu, algorithm="topk")
     with pytest.raises(ValueError, match="redraw' only"):
@@ -85,28 +88,37 @@ def test_slot_sampler_picks_its_algorithm_by_device_and_checks_its_arguments(dev
 
 
 def test_slot_sampler_at_figure_2_size_is_distinct_and_uniform_per_position(device):
-    s = sts.StochasticOneHotPE(max_len=400).sample(4000, 200, generator=sts.make_generator(0, device),
-                                                   device=device).slots
+    s = (
+        sts.StochasticOneHotPE(max_len=400)
+        .sample(4000, 200, generator=sts.make_generator(0, device), device=device)
+        .slots
+    )
     assert s.device == device
     s = s.cpu()
     assert s.shape == (4000, 200) and s.dtype == torch.long
     assert all(len(set(row)) == 200 for row in s[:200].tolist())
-    counts = torch.bincount(s[:, 7], minlength=400).double()      # position 7's slot: uniform on 400
+    counts = torch.bincount(s[:, 7], minlength=400).double()  # position 7's slot: uniform on 400
     chi2 = float(((counts - 10.0) ** 2 / 10.0).sum())
     assert abs(chi2 - 399) < 5 * math.sqrt(2 * 399)
     assert float((s[:, 0] < s[:, 1]).double().mean()) == pytest.approx(0.5, abs=0.03)
 
 
-CASES = [(pe, x_query, query_pe, po) for pe in ("onehot", "stochastic_onehot")
-         for x_query in ("zero", "gaussian") for query_pe in ("sum", "mean") for po in (False, True)]
+CASES = [
+    (pe, x_query, query_pe, po)
+    for pe in ("onehot", "stochastic_onehot")
+    for x_query in ("zero", "gaussian")
+    for query_pe in ("sum", "mean")
+    for po in (False, True)
+]
 
 
 @pytest.mark.parametrize("pe,x_query,query_pe,position_only", CASES)
 def test_closed_form_step_equals_autograd_through_the_dense_formula(pe, x_query, query_pe, position_only, device):
     def model_on(dev):
         g = torch.Generator().manual_seed(3)
-        return sts.TheoryTransformer(3, 20, position_only=position_only, init="normal", init_scale=0.4,
-                                     generator=g).to(dev)
+        return sts.TheoryTransformer(3, 20, position_only=position_only, init="normal", init_scale=0.4, generator=g).to(
+            dev
+        )
 
     task = sts.STSTask(d=3, T=12, q=3, pe=sts.make_pe(pe, max_len=20), x_query=x_query, query_pe=query_pe)
     model = model_on(device)
@@ -124,7 +136,7 @@ def test_closed_form_step_equals_autograd_through_the_dense_formula(pe, x_query,
     loss = model.loss_and_grad(batch)
     assert loss.requires_grad is False and float(loss) == pytest.approx(float(ref_loss.detach()), rel=1e-6)
     assert torch.allclose(W.grad, ref_W, atol=1e-6) and torch.allclose(V.grad, ref_V, atol=1e-6)
-    assert W.grad.stride() == W.stride()                          # no layout copy in autograd
+    assert W.grad.stride() == W.stride()  # no layout copy in autograd
     # the device's branches equal the CPU path on the same batch
     cpu_model = model_on("cpu")
     cpu_loss = cpu_model.loss_and_grad(batch.to("cpu"))
@@ -137,10 +149,10 @@ def _kernel_inputs(device, position_only, K=3, B=16, T=9, d=3, m=14, q=3):
     """Random kernel inputs with the shared-batch layout of an ensemble (data expanded over K models)."""
     g = torch.Generator().manual_seed(7)
     D = m if position_only else d + m
-    W = torch.randn(K, D, D, generator=g).transpose(1, 2)         # column-major, as the models store W
+    W = torch.randn(K, D, D, generator=g).transpose(1, 2)  # column-major, as the models store W
     V = torch.randn(K, d, d if position_only else D, generator=g)
     X = torch.randn(B, T, d, generator=g)
-    slots = torch.rand(B, m, generator=g).argsort(1)[:, :T]      # distinct slots per row
+    slots = torch.rand(B, m, generator=g).argsort(1)[:, :T]  # distinct slots per row
     q_slots = slots.gather(1, torch.rand(B, T, generator=g).argsort(1)[:, :q])
     x_query, target = torch.randn(B, d, generator=g), torch.randn(K, B, d, generator=g)
     data = [t.unsqueeze(0).expand(K, *t.shape) for t in (X, slots, q_slots, x_query)]
@@ -156,9 +168,9 @@ def test_kernel_backward_off_the_cpu_is_one_deterministic_matmul_equal_to_the_cp
     # bitwise the same on a rerun (CUDA's index_add_ would add its float atomics in varying order)
     assert torch.equal(loss.cpu(), again_loss.cpu())
     assert torch.equal(gW.cpu(), again_gW.cpu()) and torch.equal(gV.cpu(), again_gV.cpu())
-    assert gW.stride() == W.stride()                              # written in W's column-major layout
+    assert gW.stride() == W.stride()  # written in W's column-major layout
     if device.type == "cpu":
-        assert "index_add_" in log.names                          # the CPU path is kept as it was
+        assert "index_add_" in log.names  # the CPU path is kept as it was
     else:
         assert "index_add_" not in log.names and "bmm" in log.names
         cpu = [t.cpu() for t in (W, V, X, slots, q_slots, x_query, target)]
@@ -179,9 +191,9 @@ def test_token_products_off_the_cpu_are_fused_whatever_d(device):
         assert torch.allclose(dot.cpu(), torch.einsum("kbtd,kbd->kbt", X.cpu(), v.cpu()), atol=1e-6)
         assert torch.allclose(pool.cpu(), torch.einsum("kbtd,kbt->kbd", X.cpu(), a.cpu()), atol=1e-6)
     if device.type == "cpu":
-        assert calls[7] > calls[2]                                # the CPU's loop over coordinates
+        assert calls[7] > calls[2]  # the CPU's loop over coordinates
     else:
-        assert calls[7] == calls[2]                               # as many launches for any d
+        assert calls[7] == calls[2]  # as many launches for any d
 
 
 def test_an_edited_query_falls_back_to_the_dense_algebra():
@@ -192,11 +204,11 @@ def test_an_edited_query_falls_back_to_the_dense_algebra():
     replaced = dataclasses.replace(batch, pe_query=2 * batch.pe_query)
     assert replaced.onehot_query is None and not model.uses_kernel(replaced)
     assert torch.allclose(model(replaced), sts.dense_reference_forward(model.W, model.V, replaced), atol=1e-6)
-    batch.onehot_query = None                                      # the documented way to edit in place
+    batch.onehot_query = None  # the documented way to edit in place
     batch.x_query.add_(1.0)
     assert not model.uses_kernel(batch)
     assert torch.allclose(model(batch), sts.dense_reference_forward(model.W, model.V, batch), atol=1e-6)
-    loss = model.loss_and_grad(batch)                              # autograd, through the dense algebra
+    loss = model.loss_and_grad(batch)  # autograd, through the dense algebra
     ref = sts.sts_loss(sts.dense_reference_forward(model.W, model.V, batch), batch.target)
     assert float(loss) == pytest.approx(float(ref.detach()), rel=1e-6)
 
@@ -206,16 +218,19 @@ def test_position_only_and_practical_models_use_the_sparse_query_correctly():
     task = sts.STSTask(d=3, T=10, q=3, pe=sts.StochasticOneHotPE(16), x_query="gaussian", query_pe="mean")
     batch = task.sample(8, generator=g)
     assert batch.onehot_query is not None
-    for model in (sts.TheoryTransformer(3, 16, position_only=True, init="normal", init_scale=0.5, generator=g),
-                  sts.PracticalTransformer(3, 16, init_scale=0.5, generator=g)):
+    for model in (
+        sts.TheoryTransformer(3, 16, position_only=True, init="normal", init_scale=0.5, generator=g),
+        sts.PracticalTransformer(3, 16, init_scale=0.5, generator=g),
+    ):
         ref = sts.dense_reference_forward(model.full_W(), model.full_V(), batch, attend_query=model.attend_query)
         assert torch.allclose(model(batch), ref, atol=1e-6)
 
 
 @pytest.mark.parametrize("pe", ["stochastic_onehot", "stochastic_random"])
 def test_drawing_ahead_in_a_thread_changes_nothing(pe):
-    task = sts.STSTask(d=3, T=10, q=2, pe=sts.make_pe(pe, max_len=20) if pe != "stochastic_random"
-                       else sts.make_pe(pe, m=16))
+    task = sts.STSTask(
+        d=3, T=10, q=2, pe=sts.make_pe(pe, max_len=20) if pe != "stochastic_random" else sts.make_pe(pe, m=16)
+    )
     cfg = sts.TrainConfig(steps=25, batch_size=16, lr=0.5, log_every=5, eval_batch=32)
     out = []
     for ahead in (True, False):
@@ -228,11 +243,22 @@ def test_drawing_ahead_in_a_thread_changes_nothing(pe):
 
 def test_benchmark_reports_every_figure(capsys, device):
     on_cpu = device.type == "cpu"
-    cfg = BenchConfig(T=12, m=24, batch=32, K=3, repeats=3, ensemble_repeats=1, ensemble_steps=2, train_steps=3,
-                      book_scale=False, threads=1, device=str(device), compare_cpu=not on_cpu)
+    cfg = BenchConfig(
+        T=12,
+        m=24,
+        batch=32,
+        K=3,
+        repeats=3,
+        ensemble_repeats=1,
+        ensemble_steps=2,
+        train_steps=3,
+        book_scale=False,
+        threads=1,
+        device=str(device),
+        compare_cpu=not on_cpu,
+    )
     result = run(cfg)
-    for key in ("sample_ms", "rng_ms", "step_ms", "train_step_ms", "dense_step_ms", "steps_per_s",
-                "dense_steps_per_s"):
+    for key in ("sample_ms", "rng_ms", "step_ms", "train_step_ms", "dense_step_ms", "steps_per_s", "dense_steps_per_s"):
         assert result[key] > 0, key
     # drawing ahead is CPU-only: off the CPU it is not measured, rather than measured as the same path
     ahead, ahead_ratio = result["train_step_ahead_ms"], result["ratios"]["train_step_ahead_over_sample"]
@@ -247,8 +273,13 @@ def test_benchmark_reports_every_figure(capsys, device):
             c = result["compare_cpu"][scale]
             assert (c["T"], c["m"]) == (T, m) and c["device_step_ms"] > 0 and c["cpu_step_ms"] > 0
             assert c["cpu_over_device"] == pytest.approx(c["cpu_step_ms"] / c["device_step_ms"])
-    assert set(result["ratios"]) >= {"step_over_sample", "train_step_over_sample", "speedup_vs_dense",
-                                     "ensemble_figure2_independent", "ensemble_figure2_shared"}
+    assert set(result["ratios"]) >= {
+        "step_over_sample",
+        "train_step_over_sample",
+        "speedup_vs_dense",
+        "ensemble_figure2_independent",
+        "ensemble_figure2_shared",
+    }
     for data in ("independent", "shared"):
         e = result["ensemble"][f"figure2_{data}"]
         assert e["K"] == 3 and e["models_per_s"] > 0 and e["speedup"] > 0

@@ -40,7 +40,7 @@ def test_exact_lines_and_closed_forms():
     slope = (X * Y).sum() / (X * X).sum()
     assert (fit.slope, fit.intercept) == (slope, 0.0)
     assert fit.r2 == pytest.approx(_r2(Y, slope * X), rel=1e-14)
-    assert fit.r2 < linear_fit(X, Y).r2          # one parameter fewer: never a better fit
+    assert fit.r2 < linear_fit(X, Y).r2  # one parameter fewer: never a better fit
 
 
 def test_log_x_and_log_y():
@@ -48,8 +48,9 @@ def test_log_x_and_log_y():
     fit = linear_fit(t, 0.5 * np.log(t) + 1.0, log_x=True)
     assert (fit.slope, fit.intercept, fit.r2) == (pytest.approx(0.5), pytest.approx(1.0), pytest.approx(1.0))
     assert fit == linear_fit(np.log(t), 0.5 * np.log(t) + 1.0)
-    power = linear_fit([2.0, 4.0, 8.0, 16.0], [3 * 2.0 ** 1.5, 3 * 4.0 ** 1.5, 3 * 8.0 ** 1.5, 3 * 16.0 ** 1.5],
-                       log_x=True, log_y=True)
+    power = linear_fit(
+        [2.0, 4.0, 8.0, 16.0], [3 * 2.0**1.5, 3 * 4.0**1.5, 3 * 8.0**1.5, 3 * 16.0**1.5], log_x=True, log_y=True
+    )
     assert power.slope == pytest.approx(1.5) and math.exp(power.intercept) == pytest.approx(3.0)
     assert linear_fit(X, np.exp(-0.1 * X), log_y=True).slope == pytest.approx(-0.1)
     with pytest.raises(ValueError, match="log_x=True needs x > 0"):
@@ -70,8 +71,12 @@ def test_the_degenerate_rule():
     assert one.slope == 3.0 and math.isnan(one.r2)
     assert not math.isnan(linear_fit([1.0, 2.0], [2.0, 5.0], through_origin=True).r2)
     # the line itself is undetermined: too few points, or no spread in x
-    for fit in (linear_fit([1.0], [2.0]), linear_fit([], []), linear_fit([3.0, 3.0, 3.0], [1.0, 2.0, 3.0]),
-                linear_fit([0.0, 0.0], [1.0, 2.0], through_origin=True)):
+    for fit in (
+        linear_fit([1.0], [2.0]),
+        linear_fit([], []),
+        linear_fit([3.0, 3.0, 3.0], [1.0, 2.0, 3.0]),
+        linear_fit([0.0, 0.0], [1.0, 2.0], through_origin=True),
+    ):
         assert math.isnan(fit.slope) and math.isnan(fit.r2)
 
 
@@ -92,8 +97,10 @@ def test_chapter_fitters_are_calls_into_fits():
     assert (fit["slope"], fit["intercept"], fit["r2"], fit["start"]) == (ref.slope, ref.intercept, ref.r2, 500.0)
     g = dyn.fit_log_growth(t[1:], 0.5 * np.log(t[1:]) + RNG.normal(0.0, 0.01, t.size - 1))
     assert g["slope"] == pytest.approx(0.5, abs=0.01) and 0.9 < g["r2"] <= 1.0
-    assert pea.fit_through_origin(X, Y) == {"slope": linear_fit(X, Y, through_origin=True).slope,
-                                            "r2": linear_fit(X, Y, through_origin=True).r2}
+    assert pea.fit_through_origin(X, Y) == {
+        "slope": linear_fit(X, Y, through_origin=True).slope,
+        "r2": linear_fit(X, Y, through_origin=True).r2,
+    }
     # one rule for the degenerate case in the book too (it used to be 1.0 there and nan in results/)
     assert math.isnan(dyn.fit_inverse_loss_rate(t, np.full(t.size, 0.3))["r2"])
 
@@ -107,4 +114,4 @@ def test_logit_growth_is_a_log_time_fit():
     keep = t >= t[-1] * 0.5
     ref = linear_fit(t[keep], z[keep, 0])
     assert fit == {"slope": ref.slope, "intercept": ref.intercept, "r2": ref.r2}
-    assert math.isnan(ss.logit_growth(h, 1)["r2"])          # a logit that never moves: no growth law
+    assert math.isnan(ss.logit_growth(h, 1)["r2"])  # a logit that never moves: no growth law

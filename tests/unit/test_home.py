@@ -30,7 +30,7 @@ def _project(tmp_path: Path, url: str, branch: str = "main") -> Path:
 def test_every_source_follows_the_config():
     home = read_home(ROOT)
     sources = managed_sources(ROOT)
-    assert len(sources) >= 30              # nine chapters; each exercise and project: source, student, solution
+    assert len(sources) >= 30  # nine chapters; each exercise and project: source, student, solution
     assert all(written_home(p.read_text(), str(p)) == home for p in sources)
     assert sync(ROOT, check=True) == [], "a source is out of date with _config.yml: run `make notebooks`"
 
@@ -55,19 +55,25 @@ def test_sync_check_reports_without_writing(tmp_path):
     before = {p: p.read_text() for p in managed_sources(root)}
     assert sorted(sync(root, check=True)) == sorted(before)
     assert {p: p.read_text() for p in managed_sources(root)} == before
-    cli = subprocess.run([sys.executable, "-m", "sts_lib.publish", "sync", "--check", "--root", str(root)],
-                         capture_output=True, text=True)
+    cli = subprocess.run(
+        [sys.executable, "-m", "sts_lib.publish", "sync", "--check", "--root", str(root)],
+        capture_output=True,
+        text=True,
+    )
     assert cli.returncode == 1 and "01_task.md" in cli.stderr
 
 
-@pytest.mark.parametrize("url, branch, key, allowed", [
-    ("https://github.com/prof-x/sts-spring.git", "main", "repository.url", "no .git"),
-    ("https://github.com/prof-x/sts-spring/", "main", "repository.url", "no trailing slash"),
-    ("https://gitlab.com/prof-x/sts-spring", "main", "repository.url", "https://github.com/OWNER/REPO"),
-    ("git@github.com:prof-x/sts-spring", "main", "repository.url", "file:///PATH"),
-    ("https://github.com/prof-x/sts-spring", "main..x", "repository.branch", "no '..'"),
-    ("https://github.com/prof-x/sts-spring", "a@b", "repository.branch", "no '@'"),
-])
+@pytest.mark.parametrize(
+    "url, branch, key, allowed",
+    [
+        ("https://github.com/prof-x/sts-spring.git", "main", "repository.url", "no .git"),
+        ("https://github.com/prof-x/sts-spring/", "main", "repository.url", "no trailing slash"),
+        ("https://gitlab.com/prof-x/sts-spring", "main", "repository.url", "https://github.com/OWNER/REPO"),
+        ("git@github.com:prof-x/sts-spring", "main", "repository.url", "file:///PATH"),
+        ("https://github.com/prof-x/sts-spring", "main..x", "repository.branch", "no '..'"),
+        ("https://github.com/prof-x/sts-spring", "a@b", "repository.branch", "no '@'"),
+    ],
+)
 def test_a_bad_setting_names_the_key_and_what_is_allowed(tmp_path, url, branch, key, allowed):
     root = _project(tmp_path, url, branch)
     with pytest.raises(HomeError) as err:
@@ -77,8 +83,9 @@ def test_a_bad_setting_names_the_key_and_what_is_allowed(tmp_path, url, branch, 
 
 def test_the_command_line_says_what_is_wrong_without_a_traceback(tmp_path):
     root = _project(tmp_path, "https://github.com/prof-x/sts-spring.git")
-    cli = subprocess.run([sys.executable, "-m", "sts_lib.publish", "sync", "--root", str(root)],
-                         capture_output=True, text=True)
+    cli = subprocess.run(
+        [sys.executable, "-m", "sts_lib.publish", "sync", "--root", str(root)], capture_output=True, text=True
+    )
     assert cli.returncode == 2 and "repository.url is" in cli.stderr and "Traceback" not in cli.stderr
 
 
@@ -91,7 +98,7 @@ def test_a_missing_setting_is_named(tmp_path):
 def test_a_local_home_installs_but_cannot_serve_colab_links(tmp_path):
     local = Home(f"file://{tmp_path}/course", "main")
     assert local.pip_url == f"git+file://{tmp_path}/course@main"
-    chapter = (ROOT / "book" / "src" / "06_related_results.md").read_text()   # no Colab link in it
+    chapter = (ROOT / "book" / "src" / "06_related_results.md").read_text()  # no Colab link in it
     assert local.pip_url in rewrite(chapter, local)
     with pytest.raises(HomeError, match="links to Colab.*https://github.com/OWNER/REPO"):
         rewrite((ROOT / "book" / "src" / "01_task.md").read_text(), local, name="01_task.md")

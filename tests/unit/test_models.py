@@ -19,8 +19,7 @@ PES = {
 @pytest.mark.parametrize("x_query", ["zero", "gaussian"])
 def test_forward_matches_dense_formula(pe_name, attend_query, x_query, gen):
     task = sts.STSTask(d=3, T=10, q=3, pe=PES[pe_name](), x_query=x_query)
-    model = sts.OneLayerTransformer(3, task.m, attend_query=attend_query, init="normal", init_scale=0.5,
-                                    generator=gen)
+    model = sts.OneLayerTransformer(3, task.m, attend_query=attend_query, init="normal", init_scale=0.5, generator=gen)
     b = task.sample(16, generator=gen)
     ref = sts.dense_reference_forward(model.W, model.V, b, attend_query=attend_query)
     assert torch.allclose(model(b), ref, atol=1e-5)
@@ -40,7 +39,7 @@ def test_batched_forward_equals_loop(gen):
     model = sts.PracticalTransformer(4, 20, init_scale=0.3, generator=gen)
     b = task.sample(10, generator=gen)
     batched = model(b)
-    loop = torch.cat([model(b[i:i + 1]) for i in range(10)])
+    loop = torch.cat([model(b[i : i + 1]) for i in range(10)])
     assert torch.allclose(batched, loop, atol=1e-6)
 
 

@@ -53,7 +53,8 @@ def test_grade_returns_the_points_and_prints_the_line(capsys):
 
     def first_below(steps, loss, level):
         import sys
-        print("a warning on stderr", file=sys.stderr)     # nbgrader scores a cell with stderr output 0
+
+        print("a warning on stderr", file=sys.stderr)  # nbgrader scores a cell with stderr output 0
         return next((s for s, v in zip(steps, loss) if v < level), None)
 
     assert grade("pr2.first_below", first_below) == 2

@@ -55,11 +55,13 @@ def test_notebook_matches_its_source(source):
     for i, (w, h) in enumerate(zip(want, have)):
         if w != h:
             what = "cell type" if w[0] != h[0] else "source" if w[1] != h[1] else "tags"
-            pytest.fail(f"{notebook.relative_to(ROOT)} differs from {source.relative_to(ROOT)} in the {what} of "
-                        f"cell {i} ({w[0]}: {w[1][:60]!r}...): {FIX}", pytrace=False)
+            pytest.fail(
+                f"{notebook.relative_to(ROOT)} differs from {source.relative_to(ROOT)} in the {what} of "
+                f"cell {i} ({w[0]}: {w[1][:60]!r}...): {FIX}",
+                pytrace=False,
+            )
     if len(want) != len(have):
-        pytest.fail(f"{notebook.relative_to(ROOT)} has {len(have)} cells, its source {len(want)}: {FIX}",
-                    pytrace=False)
+        pytest.fail(f"{notebook.relative_to(ROOT)} has {len(have)} cells, its source {len(want)}: {FIX}", pytrace=False)
 
 
 def test_every_notebook_has_a_source():
@@ -77,16 +79,25 @@ def test_first_code_cell_installs_sts_lib(notebook):
     assert code, f"{notebook.name} has no code cell"
     first = code[0]
     # The address is the course's home as configured (_config.yml's repository), never a copy of it here.
-    for needle in ("import sts_lib", "except ImportError", '"pip", "install"', f"@ {read_home(ROOT).pip_url}\"",
-                   "raise RuntimeError", "DEVICE = sts_lib.start()"):
-        assert needle in first, (f"the first code cell of {notebook.name} must be the set-up cell (install "
-                                 f"sts_lib if missing, then DEVICE = sts_lib.start()); it lacks {needle!r}. Fix the "
-                                 f"source book/src/{notebook.stem}.md, then {FIX}")
+    for needle in (
+        "import sts_lib",
+        "except ImportError",
+        '"pip", "install"',
+        f'@ {read_home(ROOT).pip_url}"',
+        "raise RuntimeError",
+        "DEVICE = sts_lib.start()",
+    ):
+        assert needle in first, (
+            f"the first code cell of {notebook.name} must be the set-up cell (install "
+            f"sts_lib if missing, then DEVICE = sts_lib.start()); it lacks {needle!r}. Fix the "
+            f"source book/src/{notebook.stem}.md, then {FIX}"
+        )
     # The guarded install and one call: nothing else (what a session needs is sts_lib.session.start's).
     lines = [ln for ln in first.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", ":tags:"))]
     assert len(lines) <= 12 and lines[-1].startswith("DEVICE = sts_lib.start()"), (
         f"the set-up cell of {notebook.name} has {len(lines)} lines of code, or does more after start(): "
-        "the guarded install, then DEVICE = sts_lib.start(), at most 12 lines")
+        "the guarded install, then DEVICE = sts_lib.start(), at most 12 lines"
+    )
 
 
 # -- the book's exercise pages are generated from exercises/source ------------------------------
@@ -109,12 +120,13 @@ def test_book_exercise_page_matches_its_source(source):
 
 @pytest.mark.parametrize("source", EXERCISE_SOURCES, ids=lambda p: p.stem)
 def test_each_exercise_page_is_included_once_by_its_chapter(source):
-    n = source.stem.split("_")[0][2:]                       # ex3_dynamics -> "3"
+    n = source.stem.split("_")[0][2:]  # ex3_dynamics -> "3"
     chapters = [p for p in SOURCES if p.stem.startswith(f"0{n}_")]
     assert chapters, f"no chapter book/src/0{n}_*.md for {source.name}"
     text = chapters[0].read_text()
     assert text.count(f"exercises/{source.stem}.md") == 1, (
-        f"{chapters[0].relative_to(ROOT)} must include exercises/{source.stem}.md once (an {{include}} directive)")
+        f"{chapters[0].relative_to(ROOT)} must include exercises/{source.stem}.md once (an {{include}} directive)"
+    )
 
 
 def test_exercise_pages_show_statements_hints_and_closed_solutions():
@@ -128,7 +140,7 @@ def test_exercise_pages_show_statements_hints_and_closed_solutions():
         n_ex = sum(1 for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("## Exercise"))
         assert page.count("{exercise}") == n_ex > 0
         assert page.count("{solution}") == n_ex
-        assert page.count(":class: dropdown") >= n_ex          # every solution closed (hints are dropdowns too)
+        assert page.count(":class: dropdown") >= n_ex  # every solution closed (hints are dropdowns too)
         assert "BEGIN SOLUTION" not in page and "<details>" not in page
 
 
@@ -149,14 +161,24 @@ def test_project_page_matches_its_source_and_is_in_the_projects_part(source):
     page = ROOT / "book" / "projects" / f"{source.stem}.md"
     assert page.exists(), f"{page.relative_to(ROOT)} is missing: {EX_FIX}"
     home = read_home(ROOT)
-    want = project_page(nbformat.read(str(source), as_version=4), source.stem,
-                        home.colab(f"exercises/student/{source.stem}.ipynb") if home.is_github else None)
+    want = project_page(
+        nbformat.read(str(source), as_version=4),
+        source.stem,
+        home.colab(f"exercises/student/{source.stem}.ipynb") if home.is_github else None,
+    )
     assert page.read_text() == want, f"{page.relative_to(ROOT)} differs from {source.relative_to(ROOT)}: {EX_FIX}"
     part = source.stem.split("_")[0]
     milestones = PROJECTS[part].milestones
     assert want.count("{exercise}") == want.count("{solution}") == len(milestones) >= 2
-    for needle in ("What the committed results show", "## The open part", "*Strong:*", "*Adequate:*", "*Weak:*",
-                   "What you hand in", f"{PROJECTS[part].points} points"):
+    for needle in (
+        "What the committed results show",
+        "## The open part",
+        "*Strong:*",
+        "*Adequate:*",
+        "*Weak:*",
+        "What you hand in",
+        f"{PROJECTS[part].points} points",
+    ):
         assert needle in page.read_text(), (page.name, needle)
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     projects = [p for p in toc["parts"] if p["caption"] == "Projects"]

@@ -26,8 +26,8 @@ def test_symmetric_params_from_weights_or_a_model():
     d, m = 2, 5
     W, V = sts.ground_truth(d, m, dtype=torch.float64)
     W = 3 * W
-    W[d:, d:] += 0.25                                       # beta
-    W[d + 3:, d + 3:] = 7.0                                 # slots a fixed PE never trained
+    W[d:, d:] += 0.25  # beta
+    W[d + 3 :, d + 3 :] = 7.0  # slots a fixed PE never trained
     p = probes.symmetric_params(W, 2 * V, d, slots=3)
     assert p == {"alpha": pytest.approx(3.0), "beta": pytest.approx(0.25), "gamma": 2.0}
     model = sts.TheoryTransformer(d, m)
@@ -35,7 +35,7 @@ def test_symmetric_params_from_weights_or_a_model():
         model.W.copy_(W)
         model.V.copy_(2 * V)
     assert probes.symmetric_params(model, slots=3) == p
-    assert probes.symmetric_params(torch.zeros(3, 3), torch.zeros(2, 3), 2)["beta"] == 0.0     # m = 1
+    assert probes.symmetric_params(torch.zeros(3, 3), torch.zeros(2, 3), 2)["beta"] == 0.0  # m = 1
     with pytest.raises(ValueError, match="slots"):
         probes.symmetric_params(W, V, d, slots=6)
     with pytest.raises(TypeError, match="model alone"):
@@ -51,10 +51,11 @@ def test_shift_free_cosine_ignores_the_common_shift_of_W_EE():
     values = [probes.shift_free_cosine(W + k * J, d) for k in (-5.0, 0.0, 9.0)]
     assert max(values) - min(values) < 1e-12
 
-    def centred(A):                           # the same projection, written as "subtract the block's mean"
+    def centred(A):  # the same projection, written as "subtract the block's mean"
         A = A.clone()
         A[d:, d:] -= A[d:, d:].mean()
         return A
+
     W_star = sts.ground_truth(d, m, dtype=W.dtype)[0]
     assert values[1] == pytest.approx(sts.cosine(centred(W), centred(W_star)), abs=1e-12)
     assert probes.identity_cosine(torch.zeros(4, 4)) == 0.0
@@ -69,9 +70,9 @@ def test_score_margin():
 
 def test_width_for_error_linear_and_in_log_width():
     rows = [{"m": m, "rel_error": e} for m, e in [(8, 0.1), (2, 0.9), (4, 0.5)]]
-    assert probes.width_for_error(rows, 0.3, log=True, width="m") == pytest.approx(2 ** 2.5)
+    assert probes.width_for_error(rows, 0.3, log=True, width="m") == pytest.approx(2**2.5)
     assert probes.width_for_error(rows, 0.3, width="m") == pytest.approx(6.0)
-    assert probes.width_for_error(rows, 0.95, log=True, width="m") == 2.0       # the first already meets it
+    assert probes.width_for_error(rows, 0.95, log=True, width="m") == 2.0  # the first already meets it
     assert math.isnan(probes.width_for_error(rows, 0.05, log=True, width="m"))
     # the doubling grid's rule: linear in log2 m between the last point above the target and the first below
     frac = (0.5 - 0.3) / (0.5 - 0.1)
@@ -85,5 +86,5 @@ def test_evaluate_draws_where_asked_and_moves_the_samples_to_the_model():
     with torch.no_grad():
         direct = float(sts.sts_loss(model(batch), batch.target))
     assert sts.evaluate(model, task, T=10, q=3, batch_size=500, seed=9, device="cpu") == direct
-    assert sts.evaluate(model, task, T=10, q=3, batch_size=500, seed=9) == direct    # a CPU model draws on the CPU
+    assert sts.evaluate(model, task, T=10, q=3, batch_size=500, seed=9) == direct  # a CPU model draws on the CPU
     assert np.isfinite(sts.evaluate(model, task))

@@ -51,9 +51,12 @@ def test_one_draw_cropped_is_savefigs_tight_picture():
         assert np.allclose(_ink_box(a, rgb), _ink_box(b, rgb), atol=dpi / 30), (_ink_box(a, rgb), _ink_box(b, rgb))
         assert (b[0, :] == rgb).all() and (b[:, -1] == rgb).all()
         h, w = min(a.shape[0], b.shape[0]), min(a.shape[1], b.shape[1])
-        best = min(np.abs(a[2:h - 2, 2:w - 2] - np.roll(b, (dy, dx), (0, 1))[2:h - 2, 2:w - 2]).mean()
-                   for dy in (-1, 0, 1) for dx in (-1, 0, 1))
-        assert best < 8, best           # antialiasing at a sub-pixel offset; a misplaced panel is tens
+        best = min(
+            np.abs(a[2 : h - 2, 2 : w - 2] - np.roll(b, (dy, dx), (0, 1))[2 : h - 2, 2 : w - 2]).mean()
+            for dy in (-1, 0, 1)
+            for dx in (-1, 0, 1)
+        )
+        assert best < 8, best  # antialiasing at a sub-pixel offset; a misplaced panel is tens
         assert [t.get_text() for t in slow_texts] == [t.get_text() for t in fast_texts]
         # the resolution it was drawn at, which LaTeX reads for a picture's natural size
         assert Image.open(io.BytesIO(fast)).info["dpi"] == pytest.approx(Image.open(io.BytesIO(slow)).info["dpi"])
@@ -66,4 +69,4 @@ def test_a_text_outside_the_figure_is_rendered_by_savefig():
     fig.text(1.15, 0.5, "a note outside the figure")
     slow, fast = _pixels(render(fig, 100, fast=False)[0]), _pixels(render(fig, 100, fast=True)[0])
     assert fast.shape == slow.shape and fast.shape[1] > 1.1 * 6.4 * 100
-    assert _ink_box(fast, (255, 255, 255)) == _ink_box(slow, (255, 255, 255))     # the note is drawn
+    assert _ink_box(fast, (255, 255, 255)) == _ink_box(slow, (255, 255, 255))  # the note is drawn

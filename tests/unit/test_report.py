@@ -22,14 +22,23 @@ def _doc(claims: dict, seeds=(0, 1), experiment="x") -> dict:
     return {"experiment": experiment, "seeds": list(seeds), "claims": claims}
 
 
-def _claim(name, per_seed: dict, passed=True, rule="<", threshold=1.0, role="paper", because="", near=False,
-           unit=""):
+def _claim(name, per_seed: dict, passed=True, rule="<", threshold=1.0, role="paper", because="", near=False, unit=""):
     vals = [v for v in per_seed.values() if v is not None]
     mean = sum(vals) / len(vals) if vals else None
-    return {"name": name, "text": name, "role": role, "because": because, "value": mean,
-            "min": min(vals, default=None), "max": max(vals, default=None),
-            "per_seed": {str(s): v for s, v in per_seed.items()}, "threshold": threshold, "rule": rule,
-            "passed": passed, "near_threshold": near} | ({"unit": unit} if unit else {})
+    return {
+        "name": name,
+        "text": name,
+        "role": role,
+        "because": because,
+        "value": mean,
+        "min": min(vals, default=None),
+        "max": max(vals, default=None),
+        "per_seed": {str(s): v for s, v in per_seed.items()},
+        "threshold": threshold,
+        "rule": rule,
+        "passed": passed,
+        "near_threshold": near,
+    } | ({"unit": unit} if unit else {})
 
 
 def _cells(row: str) -> list[str]:
@@ -65,7 +74,7 @@ def test_every_committed_claim_has_a_name_a_role_and_a_verdict_of_its_kind(name)
             assert "reproduced" not in verdict, (cid, verdict)
         if c["role"] == "guaranteed":
             assert c["because"].strip(), cid
-        assert "e-0" not in cells[2] and "e+" not in cells[2], cells[2]     # plain numbers
+        assert "e-0" not in cells[2] and "e+" not in cells[2], cells[2]  # plain numbers
 
 
 @pytest.mark.parametrize("name", COMMITTED)
@@ -81,9 +90,15 @@ def test_summary_counts_the_papers_statements_and_names_every_failure(name):
 
 # -- hand-made documents --------------------------------------------------------------------------------
 def test_roles_read_as_their_kind():
-    doc = _doc({"a": _claim("A", {0: 0.5}), "b": _claim("B", {0: 0.5}, role="guaranteed", because="a bound"),
-                "c": _claim("C", {0: 2.0}, passed=False, role="ours"),
-                "d": _claim("D", {0: 0.5}, role="diagnostic")}, seeds=(0,))
+    doc = _doc(
+        {
+            "a": _claim("A", {0: 0.5}),
+            "b": _claim("B", {0: 0.5}, role="guaranteed", because="a bound"),
+            "c": _claim("C", {0: 2.0}, passed=False, role="ours"),
+            "d": _claim("D", {0: 0.5}, role="diagnostic"),
+        },
+        seeds=(0,),
+    )
     cells = [r[0] for r in _table_rows(report.claims_markdown(doc))]
     assert cells == ["✓ reproduced", "✓ consistent (guaranteed)", "✗ **fails (our check)**", "✓ holds (diagnostic)"]
     assert "- *B* is guaranteed: a bound." in report.claims_markdown(doc)
@@ -94,8 +109,9 @@ def test_roles_read_as_their_kind():
 
 
 def test_near_threshold_and_within_rules_read_plainly():
-    doc = _doc({"a": _claim("slope", {0: -1.02, 1: -0.79}, passed=False, rule="within", threshold=[-1.25, -0.8],
-                            near=True)})
+    doc = _doc(
+        {"a": _claim("slope", {0: -1.02, 1: -0.79}, passed=False, rule="within", threshold=[-1.25, -0.8], near=True)}
+    )
     (cells,) = _table_rows(report.claims_markdown(doc))
     assert cells[0] == "✗ **not reproduced**, within noise of its threshold"
     assert cells[3] == "in [−1.25, −0.8]"
@@ -103,18 +119,27 @@ def test_near_threshold_and_within_rules_read_plainly():
 
 
 def test_a_caveat_follows_its_claim_in_the_summary_the_table_and_the_statement():
-    doc = _doc({"a": _claim("lowest loss so far", {0: 0.19, 1: 0.2}, rule=">=", threshold=0.15)
-                | {"caveat": "still falling at step 10,000, so it holds up to there only"}})
+    doc = _doc(
+        {
+            "a": _claim("lowest loss so far", {0: 0.19, 1: 0.2}, rule=">=", threshold=0.15)
+            | {"caveat": "still falling at step 10,000, so it holds up to there only"}
+        }
+    )
     words = report.in_words(doc)
-    assert "lowest loss so far 0.195 (0.190 to 0.200) — still falling at step 10,000, so it holds up to there only" \
+    assert (
+        "lowest loss so far 0.195 (0.190 to 0.200) — still falling at step 10,000, so it holds up to there only"
         in _bullet(words, "Reproduced")
-    assert "- *lowest loss so far*: still falling at step 10,000, so it holds up to there only." \
+    )
+    assert (
+        "- *lowest loss so far*: still falling at step 10,000, so it holds up to there only."
         in report.claims_markdown(doc)
+    )
     st = statements.Statement("s", "Figure 9", "says", statements.Reading(statements.PAPER, "r"))
     doc["decides"] = [{"statement": "s", "reading": "paper", "claims": ["a"]}]
     assert statements.verdict(st, {"x": doc}) == (
         statements.REPRODUCED,
-        "1 of 1 claims hold (1 of them still falling at step 10,000, so it holds up to there only)")
+        "1 of 1 claims hold (1 of them still falling at step 10,000, so it holds up to there only)",
+    )
 
 
 def test_the_committed_near_orthogonal_floors_say_they_hold_within_the_run_only():
@@ -126,8 +151,13 @@ def test_the_committed_near_orthogonal_floors_say_they_hold_within_the_run_only(
 
 
 def test_step_differences_never_average_a_sentinel():
-    doc = _doc({"q6.stochastic_steps_to_5pct_minus_fixed": _claim("extra steps", {0: -1, 1: 400.0}, passed=False,
-                                                                  unit="steps", rule="<=", threshold=0.0)})
+    doc = _doc(
+        {
+            "q6.stochastic_steps_to_5pct_minus_fixed": _claim(
+                "extra steps", {0: -1, 1: 400.0}, passed=False, unit="steps", rule="<=", threshold=0.0
+            )
+        }
+    )
     (cells,) = _table_rows(report.claims_markdown(doc))
     assert cells[2] == "only the stochastic PE gets there on 1 of 2 seeds, else +400"
 
@@ -153,7 +183,7 @@ def test_dropdown_is_closed_and_counts_the_papers_claims():
     doc = _doc({"a": _claim("A", {0: 0.5}), "b": _claim("B", {0: 0.5}, role="ours")})
     drop = report.claims_dropdown(doc)
     assert drop.startswith(":::{dropdown} All 2 claims") and ":class-container: sts-claims" in drop
-    assert ":open:" not in drop and drop.endswith(":::")                       # closed, a MyST dropdown in the book
+    assert ":open:" not in drop and drop.endswith(":::")  # closed, a MyST dropdown in the book
     assert drop._repr_markdown_().startswith("<details>\n<summary>All 2 claims")  # a live notebook folds it too
     assert "All 2 claims for `x` (1 of them the paper's)" in drop
     assert str(report.claims_markdown(doc)) in drop
@@ -187,9 +217,10 @@ def test_the_chapter_tally_matches_the_table():
 
 def _evidence_section(anchor: str) -> str:
     from pathlib import Path
+
     text = (Path(__file__).resolve().parents[2] / "book" / "appendix" / "evidence.md").read_text()
     start = text.index(f"({anchor})=")
-    return " ".join(text[start:text.index("\n(evidence-", start + 1)].split())
+    return " ".join(text[start : text.index("\n(evidence-", start + 1)].split())
 
 
 def _seeds(doc: dict, cid: str) -> list:
@@ -211,10 +242,13 @@ def test_the_evidence_appendix_states_figure_4_as_the_committed_claims_decide_it
     assert all(f4["claims"][f"q{q}.end_stochastic_over_fixed_nearorth"]["passed"] for q in qs)
     assert _seeds(f4, "fixed.worse_as_q_grows") == [1.0] * 3 == _seeds(f4, "fixed_nearorth.worse_as_q_grows")
     assert f"one-hot PE gives {report.plain(_seeds(f4, 'fixed.worse_as_q_grows_all_q')[0], 2)} and fails" in text
-    assert f"near-orthogonal PE gives {report.plain(_seeds(f4, 'fixed_nearorth.worse_as_q_grows_all_q')[0], 2)} and " \
+    assert (
+        f"near-orthogonal PE gives {report.plain(_seeds(f4, 'fixed_nearorth.worse_as_q_grows_all_q')[0], 2)} and "
         "passes" in text
-    slopes = [s["fixed_nearorth_long_run"]["exponent_last_fifth"] for q in qs
-              for s in f4["final"][f"loss_q{q}"].values()]
+    )
+    slopes = [
+        s["fixed_nearorth_long_run"]["exponent_last_fifth"] for q in qs for s in f4["final"][f"loss_q{q}"].values()
+    ]
     assert "log-log slope is {} to {}".format(*reversed(_span(slopes))) in text
     rel = [s["fixed_nearorth_long_run"]["final_rel"] for q in qs for s in f4["final"][f"loss_q{q}"].values()]
     assert "final relative loss is {} to {}".format(*_span(rel)) in text
@@ -228,7 +262,9 @@ def test_the_evidence_appendix_states_figure_4_as_the_committed_claims_decide_it
     flat = sorted(f["exponent_last_fifth"] for f in q10.values() if f["verdict"] == "not falling")
     assert len(flat) == 2 and "slopes {:+.2f} and {:+.2f}".format(*reversed(flat)).replace("-", "−") in text
     assert not base["claims"]["q10.converges"]["passed"] and not base["claims"]["q10.converges"].get("undecided")
-    assert (base["claims"]["q8.converges"]["passed"]
-            and base["claims"]["q8.converges"]["undecided"].count("still flattening") == 2)
+    assert (
+        base["claims"]["q8.converges"]["passed"]
+        and base["claims"]["q8.converges"]["undecided"].count("still flattening") == 2
+    )
     assert verdicts["fig4.converge-nearorth"] == statements.NOT_REPRODUCED
     assert statements.verdict(statements.statement("fig4.converge-nearorth"), DOCS, "10k")[0] == statements.REPRODUCED

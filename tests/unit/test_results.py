@@ -20,16 +20,27 @@ COMMITTED = sorted(p.stem for p in (REPO / "results").glob("*.json"))
 
 
 def _hist(offset=0.0):
-    return History([0, 10], {"loss": [1.0 + offset, 0.5 + offset], "cos_W": [0.1, 0.9]},
-                   config={"train": {"seed": 0}}, wall_time=1.5, device="cpu")
+    return History(
+        [0, 10],
+        {"loss": [1.0 + offset, 0.5 + offset], "cos_W": [0.1, 0.9]},
+        config={"train": {"seed": 0}},
+        wall_time=1.5,
+        device="cpu",
+    )
 
 
 def _doc(name="demo"):
-    return {"experiment": name, "description": "a test", "scale": "quick", "config": {"seed": 0},
-            "config_hash": "abc", "seeds": [0, 1],
-            "runs": {"r": {"0": _hist().to_dict(), "1": _hist(0.25).to_dict()}},
-            "final": {"r": {"0": {"loss": 0.5}, "1": {"loss": 0.75}}},
-            "claims": {"r.loss": R.claim("loss small", {0: 0.5, 1: 0.75}, 1.0, "<")}}
+    return {
+        "experiment": name,
+        "description": "a test",
+        "scale": "quick",
+        "config": {"seed": 0},
+        "config_hash": "abc",
+        "seeds": [0, 1],
+        "runs": {"r": {"0": _hist().to_dict(), "1": _hist(0.25).to_dict()}},
+        "final": {"r": {"0": {"loss": 0.5}, "1": {"loss": 0.75}}},
+        "claims": {"r.loss": R.claim("loss small", {0: 0.5, 1: 0.75}, 1.0, "<")},
+    }
 
 
 @pytest.fixture
@@ -47,9 +58,24 @@ def test_round_trip(tmp_path, no_env):
     assert R.history(doc, "r").steps == [0, 10] and R.history(doc, "r", seed=1).last("loss") == 0.75
     assert R.per_seed(doc, "final", "r") == {0: {"loss": 0.5}, 1: {"loss": 0.75}}
     (row,) = R.claims_table(doc)
-    assert row == {"id": "r.loss", "name": "loss small", "text": "loss small", "role": "ours", "because": "",
-                   "value": 0.625, "min": 0.5, "max": 0.75, "per_seed": {0: 0.5, 1: 0.75}, "threshold": 1.0,
-                   "rule": "<", "passed": True, "near_threshold": False, "caveat": "", "undecided": "", "unit": ""}
+    assert row == {
+        "id": "r.loss",
+        "name": "loss small",
+        "text": "loss small",
+        "role": "ours",
+        "because": "",
+        "value": 0.625,
+        "min": 0.5,
+        "max": 0.75,
+        "per_seed": {0: 0.5, 1: 0.75},
+        "threshold": 1.0,
+        "rule": "<",
+        "passed": True,
+        "near_threshold": False,
+        "caveat": "",
+        "undecided": "",
+        "unit": "",
+    }
     assert R.result_path("demo", root=tmp_path).with_suffix(".png") == tmp_path / "demo.png"
     assert R.list_results(root=tmp_path) == ["demo"]
 
@@ -95,7 +121,7 @@ def test_lookup_order(tmp_path, monkeypatch):
     assert R.load_result("demo", root=explicit)["description"] == "explicit"
     assert R.load_result("demo")["description"] == "env"
     monkeypatch.delenv("STS_RESULTS")
-    assert R.load_result("demo")["description"] == "repo"      # walked up from book/ to the clone
+    assert R.load_result("demo")["description"] == "repo"  # walked up from book/ to the clone
     assert R.search_path()[0] == repo / "results"
     assert R.search_path()[-1].parts[-3:] == ("sts_lib", "data", "results")
     # a folder called results/ without a repository marker beside it is not a clone
@@ -124,7 +150,7 @@ def test_clear_errors(tmp_path, no_env):
     (tmp_path / "future.json").write_text(json.dumps({"schema": 9, "experiment": "x"}))
     with pytest.raises(ValueError, match="unknown result schema 9"):
         R.load_result("future", root=tmp_path)
-    (tmp_path / "old.json").write_text(json.dumps({"experiment": "x", "config": {}, "claims": {}}))   # schema 1
+    (tmp_path / "old.json").write_text(json.dumps({"experiment": "x", "config": {}, "claims": {}}))  # schema 1
     with pytest.raises(ValueError, match="unknown result schema 1 .*re-run"):
         R.load_result("old", root=tmp_path)
 
@@ -153,23 +179,33 @@ def test_wheel_ships_the_committed_results(tmp_path):
     src, whl, site = tmp_path / "src", tmp_path / "whl", tmp_path / "site"
     src.mkdir()
     _copy_source(src)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(whl)], check=True, capture_output=True, cwd=tmp_path)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "-q", "-w", str(whl)],
+        check=True,
+        capture_output=True,
+        cwd=tmp_path,
+    )
     (wheel,) = whl.glob("*.whl")
     with zipfile.ZipFile(wheel) as z:
         shipped = {n.split("/")[-1]: z.read(n) for n in z.namelist() if n.startswith("sts_lib/data/results/")}
         z.extractall(site)
-    committed = {p.name: p.read_bytes() for p in (REPO / "results").iterdir()
-                 if p.suffix in (".json", ".png") or p.name == "README.md"}
+    committed = {
+        p.name: p.read_bytes()
+        for p in (REPO / "results").iterdir()
+        if p.suffix in (".json", ".png") or p.name == "README.md"
+    }
     assert shipped == committed
     # the installed copy is what load_result finds outside a clone
     away = tmp_path / "elsewhere"
     away.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "STS_RESULTS"} | {"PYTHONPATH": str(site)}
-    code = ("import sts_lib.results as R; p = R.result_path('fig1-convergence'); print(p); "
-            "print(R.history(R.load_result('fig1-convergence'), 'T20-sgd').last('cos_W'))")
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                         cwd=away, env=env).stdout.split()
+    code = (
+        "import sts_lib.results as R; p = R.result_path('fig1-convergence'); print(p); "
+        "print(R.history(R.load_result('fig1-convergence'), 'T20-sgd').last('cos_W'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=away, env=env
+    ).stdout.split()
     assert Path(out[0]) == site / "sts_lib" / "data" / "results" / "fig1-convergence.json"
     assert float(out[1]) == R.history(R.load_result("fig1-convergence", root=REPO / "results"), "T20-sgd").last("cos_W")
 
@@ -179,6 +215,7 @@ def test_atomic_write_text_bytes_and_torch(tmp_path):
     import torch
 
     from sts_lib import files
+
     p = files.atomic_write(tmp_path / "a" / "b.json", '{"x": "é"}\n')
     assert p.read_bytes() == '{"x": "é"}\n'.encode() and oct(p.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
     files.atomic_write(p, b"\x00\x01")
@@ -199,18 +236,20 @@ def _umask() -> int:
 @pytest.mark.parametrize("where", ["fsync", "replace"])
 def test_a_crash_while_writing_leaves_the_old_file_and_no_partial_one(tmp_path, monkeypatch, where):
     from sts_lib import files
+
     R.save_result(_doc(), tmp_path / "demo.json")
     before = (tmp_path / "demo.json").read_bytes()
 
     def crash(*a, **k):
         raise KeyboardInterrupt
+
     monkeypatch.setattr(files.os, where, crash)
     doc = _doc()
     doc["description"] = "new"
     with pytest.raises(KeyboardInterrupt):
         R.save_result(doc, tmp_path / "demo.json")
     assert (tmp_path / "demo.json").read_bytes() == before
-    assert [f.name for f in tmp_path.iterdir()] == ["demo.json"]      # no temporary file left behind
+    assert [f.name for f in tmp_path.iterdir()] == ["demo.json"]  # no temporary file left behind
 
 
 def test_a_crash_while_checkpointing_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
@@ -218,18 +257,27 @@ def test_a_crash_while_checkpointing_keeps_the_previous_checkpoint(tmp_path, mon
 
     import sts_lib as sts
     from sts_lib import files
+
     task, cfg = sts.STSTask(d=2, T=5, q=2), sts.TrainConfig(steps=20, batch_size=16, log_every=10, eval_batch=32)
     real, saves = files.os.replace, []
 
     def replace_once(src, dst):
         saves.append(dst)
-        if len(saves) == 2:                 # the second checkpoint dies between write and rename
+        if len(saves) == 2:  # the second checkpoint dies between write and rename
             raise KeyboardInterrupt
         real(src, dst)
+
     monkeypatch.setattr(files.os, "replace", replace_once)
     with pytest.raises(KeyboardInterrupt):
-        sts.train(sts.TheoryTransformer(2, 5), task, cfg, progress=False, checkpoint=tmp_path / "c.pt",
-                  checkpoint_every=10, prefetch=False)
+        sts.train(
+            sts.TheoryTransformer(2, 5),
+            task,
+            cfg,
+            progress=False,
+            checkpoint=tmp_path / "c.pt",
+            checkpoint_every=10,
+            prefetch=False,
+        )
     assert torch.load(tmp_path / "c.pt", weights_only=False)["step"] == 10
     assert [f.name for f in tmp_path.iterdir()] == ["c.pt"]
 
@@ -240,7 +288,8 @@ def test_committed_fitted_claims_are_what_sts_lib_fits_computes(no_env):
     from sts_lib.checks import loss_exponent
     from sts_lib.experiments.width_law import law_fit
     from sts_lib.fits import linear_fit
-    close = lambda a, b: abs(a - b) <= 1e-9 * max(1.0, abs(b))   # noqa: E731
+
+    close = lambda a, b: abs(a - b) <= 1e-9 * max(1.0, abs(b))  # noqa: E731
     fig1, pes = (R.load_result(n, root=REPO / "results") for n in ("fig1-convergence", "pe-samplers"))
     n = 0
     for doc in (fig1, pes):
@@ -256,8 +305,10 @@ def test_committed_fitted_claims_are_what_sts_lib_fits_computes(no_env):
                     tail = h["step"] >= 0.8 * h["step"][-1]
                     f = doc["final"][run][str(seed)]
                     assert close(linear_fit(h["step"][half], 1.0 / h["loss"][half]).r2, f["inv_loss_R2"])
-                    assert close(linear_fit(h["step"][tail], h["loss"][tail], log_y=True).slope * 1000,
-                                 f["tail_trend_per_1000_steps"])
+                    assert close(
+                        linear_fit(h["step"][tail], h["loss"][tail], log_y=True).slope * 1000,
+                        f["tail_trend_per_1000_steps"],
+                    )
                     n += 2
     law = R.load_result("width-law", root=REPO / "results")
     for seed, points in R.per_seed(law, "data", "points").items():
@@ -269,8 +320,9 @@ def test_committed_fitted_claims_are_what_sts_lib_fits_computes(no_env):
             n += 1
     fcn = R.load_result("fcn-width", root=REPO / "results")
     for seed, summary in R.per_seed(fcn, "final", "summary").items():
-        slope = linear_fit([s["Td"] for s in summary], [s["fcn_width_at_target"] for s in summary],
-                           log_x=True, log_y=True).slope
+        slope = linear_fit(
+            [s["Td"] for s in summary], [s["fcn_width_at_target"] for s in summary], log_x=True, log_y=True
+        ).slope
         assert close(slope, fcn["claims"]["fcn_width_grows_like_Td.loglog_slope"]["per_seed"][str(seed)])
         n += 1
     assert n >= 30
@@ -279,12 +331,13 @@ def test_committed_fitted_claims_are_what_sts_lib_fits_computes(no_env):
 def test_results_readme_is_generated_from_the_committed_files(no_env, tmp_path):
     """The README's verdicts, claims and wall times are what `python -m sts_lib.experiments report` writes."""
     from sts_lib.experiments import readme
+
     committed = (REPO / "results" / "README.md").read_text()
     copy = tmp_path / "README.md"
     copy.write_text(committed)
     assert readme.write(copy, REPO / "results") == committed
     i = committed.index(readme.START) + len(readme.START)
-    stale = committed[:i] + "\nan old claim, typed by hand\n" + committed[i:]   # a hand edit inside the generated part
+    stale = committed[:i] + "\nan old claim, typed by hand\n" + committed[i:]  # a hand edit inside the generated part
     copy.write_text(stale)
     assert readme.write(copy, REPO / "results") == committed
 
@@ -302,8 +355,9 @@ def test_held_out_metrics_are_records_not_parsed_names():
         HeldOut("L", 3)
     with pytest.raises(ValueError, match="value"):
         HeldOut("T", 0)
-    hist = History(steps=[0], metrics={"loss": [1.0], "loss_q10": [1.0], "loss_T300": [1.0], "loss_q2": [1.0],
-                                       "loss_T25": [1.0]})
+    hist = History(
+        steps=[0], metrics={"loss": [1.0], "loss_q10": [1.0], "loss_T300": [1.0], "loss_q2": [1.0], "loss_T25": [1.0]}
+    )
     assert [h.key for h in hist.held_out()] == ["loss_T25", "loss_T300", "loss_q2", "loss_q10"]
     assert [h.value for h in hist.held_out("q")] == [2, 10]
 
@@ -314,10 +368,16 @@ def test_width_law_points_not_reached_are_left_out_not_a_crash():
     out; points outside Theorem 1's q < T/4 are left out of the fit too."""
     from sts_lib.experiments.width_law import claims, law_fit, reached
 
-    pts = [{"q": q, "T": T, "target": t, "source": "population-gd", "m_needed": 3.0 * q * math.log(T) ** 2 / t}
-           for q in (2, 3, 4, 6) for T in (64, 256, 1024) for t in (0.25, 0.1)]
+    pts = [
+        {"q": q, "T": T, "target": t, "source": "population-gd", "m_needed": 3.0 * q * math.log(T) ** 2 / t}
+        for q in (2, 3, 4, 6)
+        for T in (64, 256, 1024)
+        for t in (0.25, 0.1)
+    ]
     full = law_fit(pts)
-    with_null = pts + [{"q": 6, "T": 4096, "target": 0.05, "source": "population-gd", "m_needed": None},
-                       {"q": 8, "T": 16, "target": 0.25, "source": "population-gd", "m_needed": 1.0}]   # q >= T/4
+    with_null = pts + [
+        {"q": 6, "T": 4096, "target": 0.05, "source": "population-gd", "m_needed": None},
+        {"q": 8, "T": 16, "target": 0.25, "source": "population-gd", "m_needed": 1.0},
+    ]  # q >= T/4
     assert not reached(with_null[-2]) and law_fit(with_null)["coef"] == full["coef"]
     assert set(claims(with_null, {"targets": [0.25, 0.1]})) >= {"q3plus.lnT_exponent_upper", "q2.lnT_exponent"}

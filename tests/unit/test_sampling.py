@@ -40,7 +40,7 @@ def test_subset_marginals_are_uniform(device):
     assert (counts - expected).abs().max() < 5 * sd
     # Pairs: P(i, j both in y) = q(q-1)/(T(T-1)) for every pair.
     mask = torch.zeros(n, T).scatter_(1, y, 1.0)
-    pair = (mask.T @ mask / n)
+    pair = mask.T @ mask / n
     off = pair[~torch.eye(T, dtype=bool)]
     assert (off - q * (q - 1) / (T * (T - 1))).abs().max() < 0.01
 
@@ -98,7 +98,7 @@ def test_pebatch_sparse_ops_match_dense(name, device):
     """scores/pool/select_sum of the sparse layout equal the dense matrix products."""
     gen = sts.make_generator(1234, device)
     pe = PES[name]().sample(5, 12, generator=gen, device=device)
-    E = pe.to_dense()                                   # (5, 12, m)
+    E = pe.to_dense()  # (5, 12, m)
     v = torch.randn(5, pe.m, generator=gen, device=device)
     a = torch.rand(5, 12, generator=gen, device=device)
     idx = sts.sample_subsets(5, 12, 3, generator=gen, device=device)
@@ -117,7 +117,7 @@ def test_codebook_tables_are_copied_to_a_device_once(name, device):
     assert pe.sample(4, 10, generator=gen, device=device).table is first
     assert pe.table_on(device) is first
     if device.type == "cpu":
-        assert first is pe.table                        # nothing copied at all
+        assert first is pe.table  # nothing copied at all
     # a replaced or edited table is copied again
     pe.table = pe.table * 2
     second = pe.sample(4, 10, generator=gen, device=device).table
@@ -134,9 +134,9 @@ def test_task_sample_lays_x_out_for_the_device_and_draws_the_same_values(device)
     b = task.sample(16, generator=sts.make_generator(5, device), device=device)
     assert b.X.device == b.target.device == b.pe.table.device == device
     if device.type == "cpu":
-        assert b.X.transpose(1, 2).is_contiguous()       # coordinate-major, for the CPU's token loops
+        assert b.X.transpose(1, 2).is_contiguous()  # coordinate-major, for the CPU's token loops
     else:
-        assert b.X.is_contiguous()                       # no layout copy off the CPU
+        assert b.X.is_contiguous()  # no layout copy off the CPU
     # the layout changes no value: the device's generator draws the CPU's numbers here
     ref = task.sample(16, generator=torch.Generator().manual_seed(5))
     for key in ("X", "y", "mask", "x_query", "pe_query", "target"):

@@ -12,8 +12,9 @@ import pytest
 from sts_lib.exercises._student_book import CHOICE_CLASS, drop_answers
 
 ROOT = Path(__file__).resolve().parents[2]
-CHOICE = re.compile(r"```\{admonition\} (\([a-z]\)) ([^\n]+)\n:class: dropdown " + CHOICE_CLASS + r"\n\n(.*?)\n```",
-                    re.S)
+CHOICE = re.compile(
+    r"```\{admonition\} (\([a-z]\)) ([^\n]+)\n:class: dropdown " + CHOICE_CLASS + r"\n\n(.*?)\n```", re.S
+)
 
 
 def questions(md: str) -> dict[str, list[tuple[str, str, str]]]:
@@ -34,8 +35,10 @@ def problems(md: str) -> list[str]:
         if letters != [f"({chr(97 + k)})" for k in range(len(choices))]:
             out.append(f"{q}: choices lettered {letters}")
         if len(right) != 1 or len(right) + len(wrong) != len(choices):
-            out.append(f"{q}: {len(right)} right and {len(wrong)} wrong of {len(choices)} choices; exactly one "
-                       "'**Right.**', the others '**Not quite.**'")
+            out.append(
+                f"{q}: {len(right)} right and {len(wrong)} wrong of {len(choices)} choices; exactly one "
+                "'**Right.**', the others '**Not quite.**'"
+            )
         if any(len(c[2].split()) < 6 for c in choices):
             out.append(f"{q}: a choice whose feedback does not say why")
     return out
@@ -59,7 +62,7 @@ def test_the_check_fails_on_planted_mistakes():
     assert not problems(good)
     two_right = good.replace("**Not quite.** The sum is", "**Right.** The sum is", 1)
     no_why = re.sub(r"\*\*Not quite\.\*\* The sum is as order-invariant as the mean\.", "**Not quite.**", good)
-    two_choices = good.replace("```{admonition} (b) So that", "```{note} (b) So that", 1)    # (a) and (c) left
+    two_choices = good.replace("```{admonition} (b) So that", "```{note} (b) So that", 1)  # (a) and (c) left
     assert "1 right" not in " ".join(problems(good))
     assert any("2 right" in p for p in problems(two_right))
     assert any("does not say why" in p for p in problems(no_why))
@@ -70,8 +73,9 @@ def test_the_student_edition_keeps_each_choice_and_drops_its_feedback():
     from docutils import nodes
 
     doc = nodes.document(None, None)
-    choice = nodes.admonition("", nodes.title("", "(a) A choice"), nodes.paragraph("", "Right. Because."),
-                              classes=["dropdown", CHOICE_CLASS])
+    choice = nodes.admonition(
+        "", nodes.title("", "(a) A choice"), nodes.paragraph("", "Right. Because."), classes=["dropdown", CHOICE_CLASS]
+    )
     other = nodes.admonition("", nodes.title("", "Note"), nodes.paragraph("", "Kept."), classes=["dropdown"])
     doc += [nodes.paragraph("", "The question?"), choice, other]
     drop_answers(None, doc)

@@ -17,30 +17,48 @@ DOCS = {name: results.load_result(name) for name in results.list_results()}
 
 
 def _claim(value, passed, *, role="paper", threshold=0.5, rule=">", **extra):
-    return {"name": f"claim {value}", "role": role, "value": value, "threshold": threshold, "rule": rule,
-            "passed": passed, "near_threshold": False} | extra
+    return {
+        "name": f"claim {value}",
+        "role": role,
+        "value": value,
+        "threshold": threshold,
+        "rule": rule,
+        "passed": passed,
+        "near_threshold": False,
+    } | extra
 
 
 def _docs(claims: dict, reading=PAPER) -> dict:
     return {"e": {"claims": claims, "decides": [{"statement": "s", "reading": reading, "claims": list(claims)}]}}
 
 
-ST = Statement("s", "Figure 9", "w", Reading(PAPER, "r"),
-               (Reading("other", "o"), Reading("tie", "t", untestable="a tie by construction"),
-                Reading("built", "b", by_construction="the pool covers it")))
+ST = Statement(
+    "s",
+    "Figure 9",
+    "w",
+    Reading(PAPER, "r"),
+    (
+        Reading("other", "o"),
+        Reading("tie", "t", untestable="a tie by construction"),
+        Reading("built", "b", by_construction="the pool covers it"),
+    ),
+)
 
 
-@pytest.mark.parametrize("claims, reading, expected", [
-    ({"a": _claim(1.0, True)}, PAPER, statements.REPRODUCED),
-    ({"a": _claim(1.0, True), "b": _claim(0.1, False)}, PAPER, statements.NOT_REPRODUCED),
-    ({"a": _claim(0.1, False, undecided="the slope is still flattening")}, PAPER, statements.NOT_DECIDED),
-    ({"a": _claim(0.5, True, rule=">=")}, PAPER, statements.NOT_DECIDED),                  # exactly at its threshold
-    ({"a": _claim(0.6, True, near_threshold=True)}, PAPER, statements.NOT_DECIDED),        # within its noise
-    ({"a": _claim(1.0, True, role="guaranteed", because="a bound")}, PAPER, statements.BY_CONSTRUCTION),
-    ({"a": _claim(1.0, True, role="ours")}, "built", statements.BY_CONSTRUCTION),
-    ({"a": _claim(1.0, True)}, "tie", statements.UNTESTABLE),
-    ({}, "other", statements.NO_RESULT),
-])
+@pytest.mark.parametrize(
+    "claims, reading, expected",
+    [
+        ({"a": _claim(1.0, True)}, PAPER, statements.REPRODUCED),
+        ({"a": _claim(1.0, True), "b": _claim(0.1, False)}, PAPER, statements.NOT_REPRODUCED),
+        ({"a": _claim(0.1, False, undecided="the slope is still flattening")}, PAPER, statements.NOT_DECIDED),
+        ({"a": _claim(0.5, True, rule=">=")}, PAPER, statements.NOT_DECIDED),  # exactly at its threshold
+        ({"a": _claim(0.6, True, near_threshold=True)}, PAPER, statements.NOT_DECIDED),  # within its noise
+        ({"a": _claim(1.0, True, role="guaranteed", because="a bound")}, PAPER, statements.BY_CONSTRUCTION),
+        ({"a": _claim(1.0, True, role="ours")}, "built", statements.BY_CONSTRUCTION),
+        ({"a": _claim(1.0, True)}, "tie", statements.UNTESTABLE),
+        ({}, "other", statements.NO_RESULT),
+    ],
+)
 def test_each_verdict_kind_is_reached_by_the_input_made_for_it(claims, reading, expected):
     assert statements.verdict(ST, _docs(claims, reading), reading)[0] == expected
 
@@ -48,8 +66,10 @@ def test_each_verdict_kind_is_reached_by_the_input_made_for_it(claims, reading, 
 def test_a_decisive_failure_outweighs_an_undecided_one_and_a_by_construction_reading_can_still_fail():
     claims = {"a": _claim(0.1, False, undecided="flattening"), "b": _claim(0.2, False)}
     assert statements.verdict(ST, _docs(claims))[0] == statements.NOT_REPRODUCED
-    assert statements.verdict(ST, _docs({"a": _claim(0.1, False, role="ours")}, "built"), "built")[0] == \
-        statements.NOT_REPRODUCED
+    assert (
+        statements.verdict(ST, _docs({"a": _claim(0.1, False, role="ours")}, "built"), "built")[0]
+        == statements.NOT_REPRODUCED
+    )
 
 
 def test_only_paper_and_guaranteed_claims_decide_the_papers_reading():
@@ -57,8 +77,10 @@ def test_only_paper_and_guaranteed_claims_decide_the_papers_reading():
         statements.verdict(ST, _docs({"a": _claim(1.0, True, role="ours")}))
     with pytest.raises(ValueError, match="cannot decide it"):
         statements.verdict(ST, _docs({"a": _claim(1.0, True, role="diagnostic")}, "other"), "other")
-    assert statements.verdict(ST, _docs({"a": _claim(1.0, True, role="ours")}, "other"), "other")[0] == \
-        statements.REPRODUCED
+    assert (
+        statements.verdict(ST, _docs({"a": _claim(1.0, True, role="ours")}, "other"), "other")[0]
+        == statements.REPRODUCED
+    )
 
 
 def test_a_statement_needs_a_paper_reading_and_distinct_other_readings():
@@ -106,6 +128,7 @@ def test_the_equal_rate_tie_is_exact_and_the_check_sees_an_unequal_rate():
     PE follow one exact population-GD curve; a pool at the fixed PE's own rate does not."""
     assert eqrate_identity(200, 400, 30.0, 3000) < 1e-9
     from sts_lib.theory import reduced_dynamics
+
     a = reduced_dynamics(5, 200, 3, lr_W=30.0, lr_V=1.0, steps=3000, pool=400)["loss"]
     b = reduced_dynamics(5, 200, 3, lr_W=30.0, lr_V=1.0, steps=3000)["loss"]
     assert max(abs(a - b) / b) > 0.05
@@ -124,6 +147,7 @@ def test_chapter_8_states_the_baselines_numbers_as_the_document_gives_them():
     steps, 3-21% deeper than the family): each must be the committed document's range at T_test = 250, so a
     re-run that moves them fails here until the page is rewritten."""
     import pathlib
+
     f = DOCS["nearorth-baseline"]["final"]["loss_T250"].values()
     rise = [100 * (s["final"] / s["min"] - 1) for s in f]
     deeper = [100 * (1 - s["min"] / s["family_min"]) for s in f]

@@ -34,17 +34,29 @@ def draw_line(fig=None, *, T: int = 4, q: int = 1, kind: str = "a"):
 
 
 def toy_panel(**kw) -> FigurePanel:
-    controls = {"T": Ints(2, 5, 4), "q": Ints(1, 5, 1),
-                "kind": Choice((("first", "a"), ("second", "b"), ("broken", "bad")), "a", label="kind")}
-    return FigurePanel(draw_line, controls, bounds=lambda v: {"q": (1, v["T"])},
-                       alt="A toy line whose slope is q, over T points.", **kw)
+    controls = {
+        "T": Ints(2, 5, 4),
+        "q": Ints(1, 5, 1),
+        "kind": Choice((("first", "a"), ("second", "b"), ("broken", "bad")), "a", label="kind"),
+    }
+    return FigurePanel(
+        draw_line,
+        controls,
+        bounds=lambda v: {"q": (1, v["T"])},
+        alt="A toy line whose slope is q, over T points.",
+        **kw,
+    )
 
 
 def tiny_panel(**kw) -> FigurePanel:
     """Two frames: for the checks that do not need the toy panel's 60 settings (each frame is drawn twice,
     for the column and the phone, so the toy panel costs about 15 s a build)."""
-    return FigurePanel(lambda fig=None, *, q=1: draw_line(fig, T=3, q=q), {"q": Ints(1, 2, 1)},
-                       alt="A toy line whose slope is q, over T points.", **kw)
+    return FigurePanel(
+        lambda fig=None, *, q=1: draw_line(fig, T=3, q=q),
+        {"q": Ints(1, 2, 1)},
+        alt="A toy line whose slope is q, over T points.",
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +71,14 @@ def test_small_grid_offers_every_combination_and_starts_at_the_panel_setting():
     mode, positions, options = static_grid(panel)
     assert mode == "all"
     assert len(positions) == 4 * 5 * 3 == len(set(positions))
-    assert ([v for v, _ in options[2]] == ["a", "b", "bad"]
-            and [lab for _, lab in options[2]] == ["first", "second", "broken"])
-    assert positions[0] == (2, 0, 0)            # T=4, q=1, kind=a: the defaults
+    assert [v for v, _ in options[2]] == ["a", "b", "bad"] and [lab for _, lab in options[2]] == [
+        "first",
+        "second",
+        "broken",
+    ]
+    assert positions[0] == (2, 0, 0)  # T=4, q=1, kind=a: the defaults
     panel.update(T=3, q=2)
-    assert static_grid(panel)[1][0] == (1, 1, 0)   # what update() set is where the static panel starts
+    assert static_grid(panel)[1][0] == (1, 1, 0)  # what update() set is where the static panel starts
 
 
 def test_large_grid_moves_one_control_at_a_time():
@@ -88,9 +103,12 @@ def test_every_frame_is_the_draw_functions_picture_of_its_clamped_setting(toy_ht
         if want["kind"] == "bad" and want["q"] > 2:
             assert "rejects" in frame["error"] and "src" not in frame
             continue
-        assert png_of(frame) == compact(figure_png(draw_line(None, **want)))      # the 256-colour picture of it
-        assert frame["caption"] == f"T = {want['T']}, q = {want['q']}, kind = " + \
-            {"a": "first", "b": "second", "bad": "broken"}[want["kind"]]
+        assert png_of(frame) == compact(figure_png(draw_line(None, **want)))  # the 256-colour picture of it
+        assert (
+            frame["caption"]
+            == f"T = {want['T']}, q = {want['q']}, kind = "
+            + {"a": "first", "b": "second", "bad": "broken"}[want["kind"]]
+        )
         assert frame["alt"].startswith(panel.alt) and frame["caption"] in frame["alt"]
 
 
@@ -106,12 +124,15 @@ def test_clamped_positions_share_the_frame_of_the_setting_they_clamp_to(toy_html
 def test_static_values_choose_the_offer_and_bad_ones_fail_when_the_panel_is_built():
     panel = toy_panel(static={"T": (2, 5), "q": (1,)})
     mode, positions, options = static_grid(panel)
-    assert [v for v, _ in options[0]] == [2, 4, 5]      # the start (4) is always offered
+    assert [v for v, _ in options[0]] == [2, 4, 5]  # the start (4) is always offered
     assert [v for v, _ in options[1]] == [1]
     with pytest.raises(ValueError, match="static values for 'T'"):
         toy_panel(static={"T": (7,)})
-    log = FigurePanel(lambda fig=None, lr=1.0: draw_line(fig, T=3), {"lr": LogFloats(-1.5, 0.5, 0.3)},
-                      static={"lr": (0.0316, 1.0, 3.0)})
+    log = FigurePanel(
+        lambda fig=None, lr=1.0: draw_line(fig, T=3),
+        {"lr": LogFloats(-1.5, 0.5, 0.3)},
+        static={"lr": (0.0316, 1.0, 3.0)},
+    )
     assert [lab for _, lab in static_grid(log)[2][0]] == ["0.0316", "0.3", "1", "3"]
 
 
@@ -120,7 +141,7 @@ def test_html_has_native_labelled_controls_alt_text_and_a_note_of_what_is_precom
     tiny = static_data(tiny_panel(), alt=panel.alt)
     bundle = tiny._repr_mimebundle_()
     assert isinstance(tiny, StaticPanel) and bundle[MIME_PANEL] == tiny.data and "image/png" in bundle
-    assert page(static_data(tiny_panel(), alt=panel.alt)) == page(tiny)          # the same page on every build
+    assert page(static_data(tiny_panel(), alt=panel.alt)) == page(tiny)  # the same page on every build
     text = toy_html
     assert len(re.findall(r'<input type="range"', text)) == 2 and text.count("<select") == 1
     for cid in re.findall(r'id="(sts-panel-[0-9a-f]+-\w+)"', text):
@@ -133,8 +154,11 @@ def test_html_has_native_labelled_controls_alt_text_and_a_note_of_what_is_precom
 
 
 def test_a_closing_script_tag_in_a_label_cannot_end_the_data_script():
-    panel = FigurePanel(lambda fig=None, c="x": draw_line(fig), {"c": Choice((("</script><b>", "x"), ("y", "y")), "x")},
-                        alt="A toy figure with a hostile option label.")
+    panel = FigurePanel(
+        lambda fig=None, c="x": draw_line(fig),
+        {"c": Choice((("</script><b>", "x"), ("y", "y")), "x")},
+        alt="A toy figure with a hostile option label.",
+    )
     text = page(static_data(panel, alt=panel.alt))
     assert text.count("</script>") == 1
     assert [lab for lab in parse(text)["controls"][0]["labels"]] == ["</script><b>", "y"]
@@ -152,14 +176,16 @@ def test_show_is_the_live_widget_in_a_notebook_and_the_static_panel_under_the_bo
 def test_a_frames_alt_text_is_what_its_figure_says_it_shows():
     """A draw function may describe the very picture it drew (``fig.sts_alt``); that, not the panel's template,
     becomes the frame's alt text, so two settings that draw different things are described differently."""
+
     def draw(fig=None, *, q: int = 1):
         fig, ax = new_figure(height=2, width=3, fig=fig)
         ax.plot(range(4), [q * i for i in range(4)])
         fig.sts_alt = f"A line of slope {q}, {'steep' if q > 2 else 'flat'}."
         return fig
+
     panel = FigurePanel(draw, {"q": Ints(1, 4, 1)}, alt="A toy line whose slope is q, over four points.")
     data = static_data(panel, alt=panel.alt).data
     alts = [f["alt"] for f in data["frames"]]
     assert alts[0] == "A line of slope 1, flat. Setting: q = 1." and "steep" in alts[-1]
     html_text = page(static_data(tiny_panel(), alt="A toy line whose slope is q, over T points. More words here."))
-    assert 'aria-label="A toy line whose slope is q, over T points."' in html_text     # a sentence, never cut mid-word
+    assert 'aria-label="A toy line whose slope is q, over T points."' in html_text  # a sentence, never cut mid-word

@@ -40,14 +40,15 @@ def test_ray_formula_limits_and_inverse():
     assert sts.loss_on_ray(0.0, d, T, q) == pytest.approx(sts.uniform_plateau(d, T, q))
     cs = np.linspace(0, 20, 50)
     L = sts.loss_on_ray(cs, d, T, q)
-    assert np.all(np.diff(L) < 0) and np.all(L > 0)          # decreasing, never reaches 0
+    assert np.all(np.diff(L) < 0) and np.all(L > 0)  # decreasing, never reaches 0
     # tail: L(c) ~ d T (T-q) / q^3 * e^{-2c}
     assert sts.loss_on_ray(20.0, d, T, q) * math.exp(40) == pytest.approx(d * T * (T - q) / q**3, rel=1e-6)
     for target in (1.0, 1e-2, 1e-6):
         assert sts.loss_on_ray(sts.c_for_loss(target, d, T, q), d, T, q) == pytest.approx(target, rel=1e-9)
     t = torch.tensor([0.0, 1.0])
-    assert torch.allclose(sts.loss_on_ray(t, d, T, q), torch.tensor(sts.loss_on_ray(np.array([0.0, 1.0]), d, T, q),
-                                                                     dtype=torch.float32))
+    assert torch.allclose(
+        sts.loss_on_ray(t, d, T, q), torch.tensor(sts.loss_on_ray(np.array([0.0, 1.0]), d, T, q), dtype=torch.float32)
+    )
 
 
 def test_loss_on_ray_derivative_is_the_slope_of_loss_on_ray():
@@ -55,7 +56,7 @@ def test_loss_on_ray_derivative_is_the_slope_of_loss_on_ray():
     c = torch.tensor([-3.0, 0.0, 0.7, 2.0, 10.0], dtype=torch.float64, requires_grad=True)
     sts.loss_on_ray(c, d, T, q).sum().backward()
     assert np.allclose(th.loss_on_ray_derivative(c.detach().numpy(), d, T, q), c.grad.numpy(), rtol=1e-12)
-    assert th.loss_on_ray_derivative(2000.0, d, T, q) == 0.0            # no overflow far along the ray
+    assert th.loss_on_ray_derivative(2000.0, d, T, q) == 0.0  # no overflow far along the ray
     assert np.all(th.loss_on_ray_derivative(np.linspace(-5, 40, 100), d, T, q) < 0)
 
 
@@ -74,7 +75,7 @@ def test_practical_optimal_gamma_minimises_the_practical_models_loss(c):
         for gamma in (0.0, 1.0, 2.0):
             model.V.copy_(gamma * V_star)
             losses.append(float(sts.sts_loss(model(batch).double(), batch.target.double())))
-    a = (losses[2] - 2 * losses[1] + losses[0]) / 2                 # L(g) = a g^2 + b g + L(0)
+    a = (losses[2] - 2 * losses[1] + losses[0]) / 2  # L(g) = a g^2 + b g + L(0)
     b = losses[1] - losses[0] - a
     assert -b / (2 * a) == pytest.approx(th.practical_optimal_gamma(c, T, q), rel=0.02)
     assert th.practical_optimal_gamma(800.0, T, q) == th.value_limit(q) == (q + 1) / q
@@ -103,6 +104,7 @@ def test_bayes_error_extremes():
 def _subset_average_brute_force(W_X, T, d, q):
     """Average over *all* q-subsets of the exact conditional error (loop oracle)."""
     from itertools import combinations
+
     A = W_X.double()
     P = A.T @ torch.linalg.pinv(A @ A.T) @ A
     P_perp = torch.eye(T * d, dtype=torch.float64) - P
@@ -110,7 +112,7 @@ def _subset_average_brute_force(W_X, T, d, q):
     for y in combinations(range(T), q):
         S = torch.zeros(d, T * d, dtype=torch.float64)
         for i in y:
-            S[:, i * d:(i + 1) * d] = torch.eye(d)
+            S[:, i * d : (i + 1) * d] = torch.eye(d)
         errs.append(float(torch.trace(S @ P_perp @ S.T)) / q**2)
     return sum(errs) / len(errs)
 
@@ -138,16 +140,17 @@ def test_best_linear_readout_of_random_first_layer_never_beats_bound():
         W1 = torch.randn(width, T * d + T, generator=g, dtype=torch.float64)
 
         def feats(b):
-            h = b.fcn_input.double() @ W1.T                          # (B, width)
+            h = b.fcn_input.double() @ W1.T  # (B, width)
             m = b.mask.double()
             # h * 1_y spans sum_{i in y} B_i h; pairs 1_i 1_j absorb the y-dependent offset W_y 1_y.
-            return torch.cat([(m.unsqueeze(-1) * h.unsqueeze(1)).flatten(1),
-                              (m.unsqueeze(-1) * m.unsqueeze(1)).flatten(1)], 1)
+            return torch.cat(
+                [(m.unsqueeze(-1) * h.unsqueeze(1)).flatten(1), (m.unsqueeze(-1) * m.unsqueeze(1)).flatten(1)], 1
+            )
 
         coef = torch.linalg.lstsq(feats(train), train.target.double(), driver="gelsd").solution
         err = float((feats(test) @ coef - test.target.double()).pow(2).sum(-1).mean())
         bound = sts.fcn_lower_bound(T, d, q, width)
-        bayes = sts.fcn_bayes_error(W1[:, :T * d], T, d, q)
+        bayes = sts.fcn_bayes_error(W1[:, : T * d], T, d, q)
         assert err >= bound, (width, err, bound)
         assert err == pytest.approx(bayes, rel=0.05), (width, err, bayes)
 
@@ -183,7 +186,7 @@ def test_zero_init_value_gradient_matches_autograd_and_monte_carlo():
     per = (-2 * b.target * b.X.mean(1)).mean(-1)
     assert autograd == pytest.approx(float(per.double().mean()), abs=1e-6)
     _within(per, th.zero_init_value_gradient(T))
-    assert float(model.W.grad.abs().max()) == 0.0              # W cannot move before V has
+    assert float(model.W.grad.abs().max()) == 0.0  # W cannot move before V has
 
 
 @pytest.mark.parametrize("alpha", [0.0, 1.3, 4.0, -1.0])
@@ -203,7 +206,7 @@ def test_attention_weights_are_the_models_softmax(alpha):
     assert torch.allclose(a[b.mask == 0], torch.full_like(a[b.mask == 0], a_u), atol=1e-6)
     assert q * a_s + (T - q) * a_u == pytest.approx(1.0, abs=1e-12)
     arr = th.attention_weights(np.array([alpha, 800.0, -800.0]), T, q)
-    assert arr[0][0] == a_s and arr[0][1] == q ** -1 and np.isfinite(arr[1]).all()     # no overflow either way
+    assert arr[0][0] == a_s and arr[0][1] == q**-1 and np.isfinite(arr[1]).all()  # no overflow either way
 
 
 @pytest.mark.parametrize("T_test", [16, 30, 40])
@@ -215,7 +218,8 @@ def test_leaked_attention_at_longer_lengths(T_test):
     measured = 1 - sts.attention_mass(ray_model(d, N, alpha), b)
     assert measured == pytest.approx(th.leaked_attention(alpha, T_test, q), abs=1e-5)
     assert th.leaked_attention(alpha, T_test, q) == pytest.approx(
-        (T_test - q) * th.attention_weights(alpha, T_test, q)[1], rel=1e-12)
+        (T_test - q) * th.attention_weights(alpha, T_test, q)[1], rel=1e-12
+    )
     assert th.leaked_attention(800.0, T_test, q) == 0.0 and th.leaked_attention(0.0, T_test, q) == (T_test - q) / T_test
 
 
@@ -228,22 +232,23 @@ def test_loss_on_ray_is_zero_past_float_overflow():
 def test_random_first_layer_error_is_the_mean_over_gaussian_layers():
     T, d, q, width, n = 6, 3, 2, 8, 400
     g = torch.Generator().manual_seed(5)
-    errs = torch.tensor([sts.fcn_bayes_error(torch.randn(width, T * d, generator=g, dtype=torch.float64), T, d, q)
-                         for _ in range(n)])
+    errs = torch.tensor(
+        [sts.fcn_bayes_error(torch.randn(width, T * d, generator=g, dtype=torch.float64), T, d, q) for _ in range(n)]
+    )
     _within(errs, th.random_first_layer_error(T, d, q, width))
     assert th.random_first_layer_error(T, d, q, np.array([width, 0]))[0] == th.random_first_layer_error(T, d, q, width)
 
 
 def test_bound_width_for_error_is_attained_by_the_optimal_layer_in_monte_carlo():
     """At the width the inverse returns, the layer that meets the bound errs by exactly the target."""
-    T, d, q, target = 10, 4, 3, 7 / 36                 # chosen so that the width is a whole number, 30
+    T, d, q, target = 10, 4, 3, 7 / 36  # chosen so that the width is a whole number, 30
     width = th.bound_width_for_error(T, d, q, target)
     assert width == pytest.approx(30.0, abs=1e-9)
-    W = optimal_first_layer(T, d, 30)                  # (30, Td), orthonormal rows
+    W = optimal_first_layer(T, d, 30)  # (30, Td), orthonormal rows
     P = W.T @ W
     b = sts.STSTask(d=d, T=T, q=q).sample(200_000, generator=torch.Generator().manual_seed(6))
-    h = (b.X.double().reshape(-1, T * d) @ P).reshape(-1, T, d)          # E[vec X | W vec X]
-    bayes = (h * b.mask.double().unsqueeze(-1)).sum(1) / q               # (1/q) S_y P vec X
+    h = (b.X.double().reshape(-1, T * d) @ P).reshape(-1, T, d)  # E[vec X | W vec X]
+    bayes = (h * b.mask.double().unsqueeze(-1)).sum(1) / q  # (1/q) S_y P vec X
     _within((bayes - b.target.double()).pow(2).sum(-1), target * d / q)
     assert sts.fcn_lower_bound(T, d, q, 29) > target * d / q >= sts.fcn_lower_bound(T, d, q, 30) - 1e-12
 
@@ -251,8 +256,9 @@ def test_bound_width_for_error_is_attained_by_the_optimal_layer_in_monte_carlo()
 # -- theory.positional: scales of random PEs (heuristics, checked as scales) ---------------------------
 @pytest.mark.parametrize("T,m", [(16, 64), (64, 256), (256, 256)])
 def test_coherence_lies_between_the_two_reference_scales(T, m):
-    measured = float(pairwise_coherence(sts.StochasticRandomPE(m), T, n=200,
-                                        generator=torch.Generator().manual_seed(7)).mean())
+    measured = float(
+        pairwise_coherence(sts.StochasticRandomPE(m), T, n=200, generator=torch.Generator().manual_seed(7)).mean()
+    )
     ref = th.coherence_reference(T, m)
     assert ref["paper_scale"] < measured < ref["union_bound"]
     assert measured / ref["union_bound"] > 0.75
@@ -281,8 +287,8 @@ def test_random_pe_ray_floor_matches_monte_carlo():
     task = sts.STSTask(d=d, T=T, q=q, pe=sts.StochasticRandomPE(m))
     c = floor["c"]
     mc = ray_loss_mc(task, [c - 1.5, c, c + 1.5], gamma=None, batch_size=4000, seed=0)
-    assert mc[1] == pytest.approx(floor["floor"], rel=0.1)       # the expansion, at its own minimum
-    assert mc[1] < min(mc[0], mc[2])                              # and the Monte-Carlo curve has its minimum there too
+    assert mc[1] == pytest.approx(floor["floor"], rel=0.1)  # the expansion, at its own minimum
+    assert mc[1] < min(mc[0], mc[2])  # and the Monte-Carlo curve has its minimum there too
 
 
 @pytest.mark.parametrize("q", [2, 3, 5])
@@ -295,6 +301,7 @@ def test_random_pe_limit_loss_matches_monte_carlo(q):
 
 
 # -- the population-GD families (theory.families), against models built by hand ----------------------------
+
 
 def _model_error(task, W_EE, gamma, n=40_000, seed=3):
     d, m = task.d, W_EE.shape[0]
@@ -309,12 +316,13 @@ def _model_error(task, W_EE, gamma, n=40_000, seed=3):
 @pytest.mark.parametrize("alpha", [2.0, 6.0])
 def test_random_pe_family_is_the_error_of_alpha_I_with_the_best_gamma(alpha):
     from sts_lib.theory import families as fam
+
     d, T, q, m = 3, 24, 3, 32
     rel = fam.random_pe_family_error(alpha, T, q, m, samples=20_000, seed=1)
     s = fam.random_pe_scores(T, q, m, samples=20_000, seed=2)
     w = np.exp(alpha * s - (alpha * s).max(1, keepdims=True))
     w /= w.sum(1, keepdims=True)
-    gamma = w[:, :q].sum(1).mean() / (q * (w ** 2).sum(1).mean())       # the best gamma, from independent scores
+    gamma = w[:, :q].sum(1).mean() / (q * (w**2).sum(1).mean())  # the best gamma, from independent scores
     task = sts.STSTask(d=d, T=T, q=q, pe=sts.StochasticRandomPE(m))
     err, se = _model_error(task, alpha * np.eye(m), float(gamma))
     assert err / (d / q) == pytest.approx(rel, abs=4 * se / (d / q) + 0.01)
@@ -322,6 +330,7 @@ def test_random_pe_family_is_the_error_of_alpha_I_with_the_best_gamma(alpha):
 
 def test_random_pe_width_needed_is_where_the_best_error_crosses_the_target():
     from sts_lib.theory import families as fam
+
     r = fam.random_pe_width_needed(32, 3, 0.25, samples=1000)
     m = int(r["m_needed"])
     assert r["evaluated"][m] <= 0.25 < r["evaluated"][m - 1]
@@ -332,6 +341,7 @@ def test_random_pe_width_needed_is_where_the_best_error_crosses_the_target():
 def test_interpolant_family_is_the_loss_of_the_interpolant_model():
     """The family's loss at an unseen length equals a TheoryTransformer with W_EE = alpha P^T G^-2 P, V_X = gamma I."""
     from sts_lib.theory import families as fam
+
     d, T, q, m, Tt, alpha = 3, 24, 3, 40, 32, 4.0
     pe = sts.NearOrthogonalPE(m=m, max_len=Tt, kind="rademacher", seed=5)
     r = fam.nearorth_interpolant_family(pe.table, [alpha], d=d, T=T, q=q, T_tests=[Tt, T], samples=30_000, seed=1)
@@ -341,7 +351,7 @@ def test_interpolant_family_is_the_loss_of_the_interpolant_model():
     for length in (Tt, T):
         err, se = _model_error(sts.STSTask(d=d, T=length, q=q, pe=pe), W, float(r["gamma"][0]))
         assert err == pytest.approx(r["loss"][length][0], abs=4 * se + 0.01 * err), length
-    assert r["loss"][T][0] == pytest.approx(r["loss_T"][0], rel=0.03)      # seen positions score one-hot
+    assert r["loss"][T][0] == pytest.approx(r["loss_T"][0], rel=0.03)  # seen positions score one-hot
 
 
 def test_population_gd_at_lengths_is_reduced_dynamics_read_at_other_lengths():

@@ -25,7 +25,7 @@ def test_it_refuses_what_cuda_refuses(dev):
         torch.eye(3) @ x
     with pytest.raises(RuntimeError, match="same device"):
         torch.index_select(x, 0, torch.tensor([0, 1]))
-    with pytest.raises(RuntimeError, match="same device"):          # a CPU tensor inside a list argument
+    with pytest.raises(RuntimeError, match="same device"):  # a CPU tensor inside a list argument
         torch.cat([x, torch.ones(3, 2)])
     with pytest.raises(RuntimeError, match="same device"):
         torch.stack((torch.ones(3, 2), x))
@@ -44,29 +44,30 @@ def test_it_refuses_what_cuda_refuses(dev):
 
 def test_it_allows_what_cuda_allows(dev):
     x = torch.arange(6.0, device=dev).view(3, 2)
-    assert (x * torch.tensor(2.0)).device == dev                  # CPU scalars mix
-    assert x[torch.tensor([2, 0])].tolist() == [[4.0, 5.0], [0.0, 1.0]]   # CPU index tensors index
+    assert (x * torch.tensor(2.0)).device == dev  # CPU scalars mix
+    assert x[torch.tensor([2, 0])].tolist() == [[4.0, 5.0], [0.0, 1.0]]  # CPU index tensors index
     y = torch.zeros(3, 2, device=dev)
     y[torch.tensor([1])] = torch.ones(1, 2, device=dev)
     assert y.sum().item() == 2.0 and float(y.sum()) == 2.0 and bool(y.any())
-    y.copy_(torch.full((3, 2), 7.0))                               # copy_ crosses devices
+    y.copy_(torch.full((3, 2), 7.0))  # copy_ crosses devices
     assert y.cpu().tolist() == [[7.0, 7.0]] * 3 and y.to("cpu").device.type == "cpu"
     assert torch.ones(2).to(dev).device == dev and y.to(dev) is y
-    assert torch.tensor([1.0, 2.0], device=dev).device == dev          # C++'s own host-to-device copy
-    assert x[[2, 0]].tolist() == [[4.0, 5.0], [0.0, 1.0]]               # a Python list index
-    both = torch.cat([x, x])                                       # a list argument, and a list result
+    assert torch.tensor([1.0, 2.0], device=dev).device == dev  # C++'s own host-to-device copy
+    assert x[[2, 0]].tolist() == [[4.0, 5.0], [0.0, 1.0]]  # a Python list index
+    both = torch.cat([x, x])  # a list argument, and a list result
     assert both.device == dev and both.cpu().tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]] * 2
     parts = torch.split(both, 3)
     assert all(p.device == dev for p in parts) and torch.equal(parts[1].cpu(), x.cpu())
-    values, where = both.max(dim=0)                                # a structseq result
+    values, where = both.max(dim=0)  # a structseq result
     assert values.device == dev and where.device == dev and where.cpu().tolist() == [2, 2]
     v = x[1]
-    v.add_(10.0)                                                   # views alias as on a real device
+    v.add_(10.0)  # views alias as on a real device
     assert x[1].tolist() == [12.0, 13.0]
     g = torch.Generator(device=dev).manual_seed(0)
     assert g.device == dev and isinstance(g, torch.Generator)
-    assert torch.equal(torch.randn(4, device=dev, generator=g).cpu(),
-                       torch.randn(4, generator=torch.Generator().manual_seed(0)))
+    assert torch.equal(
+        torch.randn(4, device=dev, generator=g).cpu(), torch.randn(4, generator=torch.Generator().manual_seed(0))
+    )
 
 
 def test_autograd_and_optim_compute_as_on_the_cpu(dev):
@@ -77,8 +78,10 @@ def test_autograd_and_optim_compute_as_on_the_cpu(dev):
     model.to(dev)
     assert all(p.device == dev for p in model.parameters())
     x = torch.randn(16, 4, generator=torch.Generator().manual_seed(1))
-    for m, opt, inp in ((ref, torch.optim.Adam(ref.parameters(), lr=0.1), x),
-                        (model, torch.optim.Adam(model.parameters(), lr=0.1), x.to(dev))):
+    for m, opt, inp in (
+        (ref, torch.optim.Adam(ref.parameters(), lr=0.1), x),
+        (model, torch.optim.Adam(model.parameters(), lr=0.1), x.to(dev)),
+    ):
         for _ in range(3):
             loss = m(inp).pow(2).mean()
             opt.zero_grad()
@@ -98,6 +101,7 @@ def test_outside_the_block_the_cpu_is_untouched():
 def test_allocation_works_on_a_thread_without_the_modes():
     """Autograd's device thread materialises zero gradients without our dispatch modes."""
     import threading
+
     dev = va.register()
     out = {}
     t = threading.Thread(target=lambda: out.update(x=torch.zeros(2, 3, device=dev)))

