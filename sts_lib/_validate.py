@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import numbers
 
+from collections.abc import Sequence
+
+import numpy as np
 import torch
 
 
@@ -67,6 +70,16 @@ def check_T_q(T, q) -> tuple[int, int]:
     if q > T:
         raise ValueError(f"q must satisfy 1 <= q <= T (T={T}), got q={q}")
     return T, q
+
+
+def check_widths(widths) -> list[int]:
+    """``widths``: a non-empty list of positive integer widths (a single int is refused, not wrapped)."""
+    if isinstance(widths, (int, np.integer)) or not isinstance(widths, (Sequence, np.ndarray)):
+        raise TypeError(f"widths must be a list of positive integers, got {widths!r}")
+    widths = [check_int("widths[i]", w, low=1) for w in widths]
+    if not widths:
+        raise ValueError("widths must contain at least one width")
+    return widths
 
 
 def _same_device(a: torch.device, b: torch.device) -> bool:

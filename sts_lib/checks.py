@@ -216,14 +216,5 @@ def population_gd_of(hist, T_tests=()) -> dict | None:
     return {k: (r["step"], r[k]) for k in r if k.startswith("loss")}
 
 
-__all__ = [
-    "FLAT_SLOPE",
-    "SLOPE_TOL",
-    "block_changes",
-    "first_step_at_or_below",
-    "long_run",
-    "loss_exponent",
-    "population_gd_of",
-    "rank_correlation",
-    "steps_to_level",
-]
+__all__ = ["FLAT_SLOPE", "SLOPE_TOL", "block_changes", "first_step_at_or_below", "long_run", "loss_exponent",
+           "population_gd_of", "rank_correlation", "steps_to_level"]  # fmt: skip

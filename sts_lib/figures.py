@@ -6,8 +6,9 @@ Each function takes the schema-2 document that ``python -m sts_lib.experiments r
 chapters and a page without a kernel draw the same picture from the same numbers. Documents are
 read only through :mod:`sts_lib.results`' public readers. A run's positional encoding is the kind
 its History recorded (``config["task"]["pe"]["name"]``), coloured and labelled from
-:data:`sts_lib.positional.PE_COLORS` and :data:`~sts_lib.positional.PE_LABELS`; run names are never
-parsed. Every seed is a thin line; the OOD figures add the mean over seeds (:func:`sts_lib.plots.plot_ood`).
+:data:`sts_lib.positional.PE_COLORS` and :data:`~sts_lib.positional.PE_LABELS` (:mod:`sts_lib.run_labels`);
+run names are never parsed. Every seed is a thin line; the OOD figures add the mean over seeds
+(:func:`sts_lib.plots.plot_ood`).
 :func:`figure` draws any document with the function its experiment record names (the document's ``figure``).
 """
 
@@ -22,75 +23,18 @@ from matplotlib.ticker import NullFormatter, StrMethodFormatter
 from .checks import population_gd_of
 from .layout import DESKTOP, drawing, legend, new_figure, palette, stacked
 from .plots import ood_title, plot_convergence, plot_heatmap_grid, plot_ood, seed_legend_handles
-from .positional import PE_COLORS, PE_KINDS, PE_LABELS, pe_class
+from .positional import PE_COLORS, PE_LABELS, pe_class
 from .results import histories, history, per_seed
+from .run_labels import pe_colors, pe_kind, pe_markers, run_label, runs_by_pe
 from .history import HeldOut, History
 from .statements import FIXED_PE_FLOOR
 
-# Plain steps on fresh minibatches are SGD ("gd" is the deprecated alias of "sgd": sts_lib.train.OPTIMIZERS).
-_OPTIMIZERS = {"gd": "SGD", "sgd": "SGD", "momentum": "SGD + momentum", "adam": "Adam"}
 _WHEN = {"init": "at initialisation", "final": "after training"}
 _MODELS = {"TheoryTransformer": "theory model", "PracticalTransformer": "practical model (Figure 1)"}
 
 
-# -- what a run is, read from its recorded config ------------------------------------------------
-
-def pe_kind(hist: History) -> str:
-    """The PE kind a History recorded, e.g. ``'onehot'`` (a key of :data:`~sts_lib.positional.PE_KINDS`)."""
-    try:
-        return hist.config["task"]["pe"]["name"]
-    except (KeyError, TypeError):
-        raise KeyError("this History records no PE kind (config['task']['pe']['name']); "
-                       "histories written by sts_lib.train record it") from None
-
-
-def pe_colors(runs: dict):
-    """``color(label, i)`` for :func:`~sts_lib.plots.plot_ood`: the colour of the PE kind each run recorded.
-
-    ``runs`` maps a label to a History or ``{seed: History}``; a run without a recorded kind gets ``C{i}``.
-    """
-    kinds = _recorded_kinds(runs)
-    return lambda label, i: PE_COLORS.get(kinds.get(label), f"C{i % 10}")
-
-
-def pe_markers(runs: dict):
-    """``marker(label, i)`` for :func:`~sts_lib.plots.plot_ood`: the marker of the PE kind each run recorded (so
-    kinds differ by more than hue); a run without a recorded kind gets none."""
-    kinds = _recorded_kinds(runs)
-    return lambda label, i: pe_class(kinds[label]).marker if kinds.get(label) in PE_KINDS else None
-
-
-def _recorded_kinds(runs: dict) -> dict:
-    kinds = {}
-    for label, run in runs.items():
-        first = run if isinstance(run, History) else next(iter(run.values()))
-        kinds[label] = first.config.get("task", {}).get("pe", {}).get("name")
-    return kinds
-
-
-def runs_by_pe(doc: dict) -> dict[str, dict[int, History]]:
-    """``{label: {seed: History}}`` of every training run of ``doc``, labelled by its recorded PE kind."""
-    out, first = {}, {}
-    for run in doc.get("runs", {}):
-        hists = histories(doc, run)
-        h = next(iter(hists.values()))
-        label = PE_LABELS[pe_kind(h)]
-        if label in out:        # a second run of one PE kind: name what differs (its rate), never the run id
-            lr, lr0 = h.config["train"].get("lr_W"), first[label].config["train"].get("lr_W")
-            label = f"{label}, η_W = {lr:.3g}" if lr != lr0 else f"{label}, run {len(out) + 1}"
-        first.setdefault(label, h)
-        out[label] = hists
-    return out
-
-
-def run_label(hist: History) -> str:
-    """``'T=20, SGD'``: the training length and optimiser a History recorded (and its batch, when not 256)."""
-    tr = hist.config["train"]
-    batch = f", batch {tr['batch_size']}" if tr.get("batch_size", 256) != 256 else ""
-    return f"T={hist.config['task']['T']}, {_OPTIMIZERS.get(tr['optimizer'], tr['optimizer'])}{batch}"
-
-
 # -- the figures ------------------------------------------------------------------------------------
+
 
 @drawing
 def convergence(doc: dict) -> Figure:
@@ -104,8 +48,15 @@ def convergence(doc: dict) -> Figure:
     exact = [e for e in (population_gd_of(next(iter(h.values()))) for h in runs.values()) if e]
     for k, e in enumerate(exact):
         steps, loss = e["loss"]
-        fig.axes[0].plot(steps[1:], loss[1:], c=palette().ink, ls=(0, (4, 2)), lw=0.9, zorder=5,
-                         label=None if k else "population GD (exact)")
+        fig.axes[0].plot(
+            steps[1:],
+            loss[1:],
+            c=palette().ink,
+            ls=(0, (4, 2)),
+            lw=0.9,
+            zorder=5,
+            label=None if k else "population GD (exact)",
+        )
         fig.axes[1].plot(steps[1:], 1 / loss[1:], c=palette().ink, ls=(0, (4, 2)), lw=0.9, zorder=5)
     fig.axes[0].legend()
     return fig
@@ -115,7 +66,7 @@ def convergence(doc: dict) -> Figure:
 def heatmaps(doc: dict, runs=None, when=("init", "final")) -> Figure:
     """Figure 3: W above V (first seed) for each run in ``runs`` (default all) at each moment in ``when``."""
     seed = doc["seeds"][0]
-    if runs is None:                     # every run, shortest training length first
+    if runs is None:  # every run, shortest training length first
         runs = sorted(doc["runs"], key=lambda run: history(doc, run).config["task"]["T"])
     runs = list(runs)
     if not set(when) <= set(_WHEN):
@@ -127,7 +78,7 @@ def heatmaps(doc: dict, runs=None, when=("init", "final")) -> Figure:
         if r["shown"] < r["D"]:
             crops.add(r["shown"])
         label = run_label(history(doc, run, seed))
-        for w in when:       # the moment above the run: on one line, "W at initialisation, T=200, SGD, batch
+        for w in when:  # the moment above the run: on one line, "W at initialisation, T=200, SGD, batch
             # 4096" ran 0.4 in past the figure's edge in the book's column
             pairs[f"{_WHEN[w]},\n{label}"] = (r["heatmaps"][w]["W"], r["heatmaps"][w]["V"])
     if len(ds) != 1:
@@ -150,29 +101,44 @@ def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None, log_ste
     kinds = {label: pe_kind(next(iter(h.values()))) for label, h in runs.items()}
     seen: list = []
     dashes = {}
-    for label, kind in kinds.items():     # a kind's second run keeps its colour and is dashed
+    for label, kind in kinds.items():  # a kind's second run keeps its colour and is dashed
         dashes[label] = "--" if kind in seen else "-"
         seen.append(kind)
-    style = lambda label, i: dashes[label]   # noqa: E731
+    style = lambda label, i: dashes[label]  # noqa: E731
     ncols = max(len(keys) for keys, _ in rows)
-    filled = [len(keys) for keys, _ in rows]          # a short row can only be the last (an odd number of keys)
-    fig, grid = new_figure(len(rows), ncols, height=2.7 * len(rows) + 0.5, width=DESKTOP.width / 2 * ncols,
-                           sharex=True, squeeze=False, panels=sum(filled))
+    filled = [len(keys) for keys, _ in rows]  # a short row can only be the last (an odd number of keys)
+    fig, grid = new_figure(
+        len(rows),
+        ncols,
+        height=2.7 * len(rows) + 0.5,
+        width=DESKTOP.width / 2 * ncols,
+        sharex=True,
+        squeeze=False,
+        panels=sum(filled),
+    )
     color = pe_colors(runs)
     for row, (keys, floor) in zip(grid, rows):
-        plot_ood(runs, keys=keys, titles=[ood_title(k) for k in keys], floor=floor, axes=list(row[:len(keys)]),
-                 color=color, linestyle=style, marker=pe_markers(runs))
-    axes = [ax for row, (keys, _) in zip(grid, rows) for ax in row[:len(keys)]]
-    for ax in axes:                         # one legend, below the panels (plot_ood gives each row one)
+        plot_ood(
+            runs,
+            keys=keys,
+            titles=[ood_title(k) for k in keys],
+            floor=floor,
+            axes=list(row[: len(keys)]),
+            color=color,
+            linestyle=style,
+            marker=pe_markers(runs),
+        )
+    axes = [ax for row, (keys, _) in zip(grid, rows) for ax in row[: len(keys)]]
+    for ax in axes:  # one legend, below the panels (plot_ood gives each row one)
         if ax.get_legend() is not None:
             ax.get_legend().remove()
     for ax in grid[:-1].ravel() if not stacked(ncols) else ():
-        ax.set_xlabel("")                   # the row below shows the shared step axis
+        ax.set_xlabel("")  # the row below shows the shared step axis
     for ax in axes if log_steps else ():
         ax.set_xscale("symlog", linthresh=LOG_STEPS_FROM, linscale=0.4)
         ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         ax.set_xlabel(f"step (log scale beyond {LOG_STEPS_FROM})" if ax.get_xlabel() else "")
-    handles = seed_legend_handles(runs, color, style, pe_markers(runs))   # a colour and marker per PE, then the seeds
+    handles = seed_legend_handles(runs, color, style, pe_markers(runs))  # a colour and marker per PE, then the seeds
     for k, (label, curves) in enumerate((overlay or {}).items()):
         dash = ((0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))[k % 3]
         for row, (keys, _) in zip(grid, rows):
@@ -199,22 +165,29 @@ def length(doc: dict) -> Figure:
     the theorem's object, at the runs' own rates."""
     keys = [HeldOut.length(T).key for T in doc["config"]["T_tests"]]
     overlay = {}
-    for run in doc["runs"]:           # the first run of each one-hot kind trained by gradient descent
+    for run in doc["runs"]:  # the first run of each one-hot kind trained by gradient descent
         h = history(doc, run)
         name = f"black: population GD, {PE_LABELS[pe_kind(h)]}"
         if name not in overlay and (e := population_gd_of(h, doc["config"]["T_tests"])):
             overlay[name] = e
-    return _ood(doc, [(k, FIXED_PE_FLOOR) for k in (keys[i:i + 2] for i in range(0, len(keys), 2))],
-                f"Figure 2: held-out loss at longer lengths (trained at T={_trained(doc)['T']}), seeds {doc['seeds']}",
-                overlay=overlay, log_steps=True)
+    return _ood(
+        doc,
+        [(k, FIXED_PE_FLOOR) for k in (keys[i : i + 2] for i in range(0, len(keys), 2))],
+        f"Figure 2: held-out loss at longer lengths (trained at T={_trained(doc)['T']}), seeds {doc['seeds']}",
+        overlay=overlay,
+        log_steps=True,
+    )
 
 
 @drawing
 def q_generalization(doc: dict) -> Figure:
     """Figure 4 (bottom): held-out loss at each unseen q_test during training, a curve per PE, a line per seed."""
     keys = [HeldOut.subset(q).key for q in doc["config"]["q_tests"]]
-    return _ood(doc, [(k, None) for k in (keys[i:i + 2] for i in range(0, len(keys), 2))],
-                f"Figure 4: held-out loss at other q (trained at q={_trained(doc)['q']}), seeds {doc['seeds']}")
+    return _ood(
+        doc,
+        [(k, None) for k in (keys[i : i + 2] for i in range(0, len(keys), 2))],
+        f"Figure 4: held-out loss at other q (trained at q={_trained(doc)['q']}), seeds {doc['seeds']}",
+    )
 
 
 @drawing
@@ -222,8 +195,10 @@ def adam(doc: dict) -> Figure:
     """Figure 5: the shortest and longest T_test (top) and the smallest and largest q_test (bottom), Adam."""
     Ts, qs = doc["config"]["T_tests"], doc["config"]["q_tests"]
     task = _trained(doc)
-    rows = [([HeldOut.length(T).key for T in (Ts[0], Ts[-1])], FIXED_PE_FLOOR),
-            ([HeldOut.subset(q).key for q in (qs[0], qs[-1])], None)]
+    rows = [
+        ([HeldOut.length(T).key for T in (Ts[0], Ts[-1])], FIXED_PE_FLOOR),
+        ([HeldOut.subset(q).key for q in (qs[0], qs[-1])], None),
+    ]
     return _ood(doc, rows, f"Figure 5: Adam, trained at T={task['T']}, q={task['q']}, seeds {doc['seeds']}")
 
 
@@ -232,39 +207,48 @@ def fcn_width(doc: dict) -> Figure:
     """The separation: relative error against first-layer width per T (FCN, bound, transformers); then width vs Td."""
     cfg = doc["config"]
     d, target = cfg["d"], cfg["target"]
-    sweeps = per_seed(doc, "data", "sweeps")                       # {seed: {"T": {"fcn": [...], ...}}}
+    sweeps = per_seed(doc, "data", "sweeps")  # {seed: {"T": {"fcn": [...], ...}}}
     Ts = list(next(iter(sweeps.values())))
     nrows = (len(Ts) + 2) // 2
     fig, grid = new_figure(nrows, 2, height=2.8 * nrows + 0.5, squeeze=False, panels=len(Ts) + 1)
     axes = grid.ravel()
-    fcn_c, tf_c, oh_c = "C5", PE_COLORS["stochastic_random"], PE_COLORS["onehot"]
+    # One style per line kind, shared by the panels: the trained FCN, the bound, and the two transformers.
+    fcn, tf_random = {"c": "C5", "lw": 1, "ms": 3}, {"c": PE_COLORS["stochastic_random"], "lw": 1, "ms": 3}
+    bound, tf_onehot = {"c": palette().ink, "lw": 1, "ls": "--"}, {"c": PE_COLORS["onehot"]}
+
+    def col(rows: list, key: str) -> list:
+        return [r[key] for r in rows]
+
     for k, (ax, T) in enumerate(zip(axes, Ts)):
         if k:
             ax.sharey(axes[0])
         for i, sw in enumerate(sweeps.values()):
             pts, tf, oh = sw[T]["fcn"], sw[T]["random_pe_transformer"], sw[T]["onehot_transformer"]
-            first = (lambda text: text) if i == 0 else (lambda text: None)   # noqa: E731
-            ax.plot([p["width"] for p in pts], [p["rel_error"] for p in pts], "o-", c=fcn_c, lw=1, ms=3,
-                    label=first("trained FCN"))
-            ax.plot([p["width"] for p in pts], [p["rel_bound"] for p in pts], c=palette().ink, lw=1, ls="--",
-                    label=first("lower bound (any FCN)"))
-            ax.plot([p["width"] for p in tf], [p["rel_error"] for p in tf], "s-", c=tf_c, lw=1, ms=3,
-                    label=first("transformer, random PE (width d+m)"))
-            ax.plot([oh["width"]], [oh["rel_error"]], "*", c=oh_c, ms=9, label=first("transformer, one-hot PE (d+T)"))
+            first = (lambda text: text) if i == 0 else (lambda text: None)  # noqa: E731
+            ax.plot(col(pts, "width"), col(pts, "rel_error"), "o-", **fcn, label=first("trained FCN"))
+            ax.plot(col(pts, "width"), col(pts, "rel_bound"), **bound, label=first("lower bound (any FCN)"))
+            ax.plot(
+                col(tf, "width"),
+                col(tf, "rel_error"),
+                "s-",
+                **tf_random,
+                label=first("transformer, random PE (width d+m)"),
+            )
+            ax.plot(
+                [oh["width"]], [oh["rel_error"]], "*", **tf_onehot, ms=9, label=first("transformer, one-hot PE (d+T)")
+            )
         ax.axhline(target, ls=":", c=palette().guide, lw=1)
-        ax.set(title=f"T = {T} (Td = {d * int(T)})", xscale="log", xlabel="first-layer width",
-               ylabel="relative error" if k % 2 == 0 or stacked(2) else None)
+        ylabel = "relative error" if k % 2 == 0 or stacked(2) else None
+        ax.set(title=f"T = {T} (Td = {d * int(T)})", xscale="log", xlabel="first-layer width", ylabel=ylabel)
         ax.xaxis.set_minor_formatter(NullFormatter())
     ax = axes[len(Ts)]
     for i, summary in enumerate(per_seed(doc, "final", "summary").values()):
-        Td = [r["Td"] for r in summary]
-        first = (lambda text: text) if i == 0 else (lambda text: None)   # noqa: E731
-        ax.plot(Td, [r["fcn_width_at_target"] for r in summary], "o-", c=fcn_c, lw=1, ms=3, label=first("trained FCN"))
-        ax.plot(Td, [r["bound_width_at_target"] for r in summary], "--", c=palette().ink, lw=1,
-                label=first("lower bound"))
-        ax.plot(Td, [r["tf_random_width_at_target"] for r in summary], "s-", c=tf_c, lw=1, ms=3,
-                label=first("transformer, random PE"))
-        ax.plot(Td, [r["tf_onehot_width"] for r in summary], "*-", c=oh_c, lw=1, label=first("transformer, one-hot PE"))
+        Td = col(summary, "Td")
+        first = (lambda text: text) if i == 0 else (lambda text: None)  # noqa: E731
+        ax.plot(Td, col(summary, "fcn_width_at_target"), "o-", **fcn, label=first("trained FCN"))
+        ax.plot(Td, col(summary, "bound_width_at_target"), **bound, label=first("lower bound"))
+        ax.plot(Td, col(summary, "tf_random_width_at_target"), "s-", **tf_random, label=first("transformer, random PE"))
+        ax.plot(Td, col(summary, "tf_onehot_width"), "*-", **tf_onehot, lw=1, label=first("transformer, one-hot PE"))
     ax.set(xlabel="Td", ylabel=f"width for relative error {target}", title="width needed (a line per seed)")
     # One legend for every panel (the same four lines everywhere), below them.
     legend(fig, handles=axes[0].get_legend_handles_labels()[0], place="below", ncols=2)
@@ -285,27 +269,33 @@ def pe_samplers(doc: dict) -> Figure:
     A row per model: the loss at the training length (dashed: each sampler's closed-form floor; dotted:
     the uniform plateau) beside the loss at the longer test length; one legend below every row.
     """
-    groups = {}                                        # model class -> {label: (run, {seed: History})}
+    groups = {}  # model class -> {label: (run, {seed: History})}
     for run in doc["runs"]:
         hists = histories(doc, run)
         first = next(iter(hists.values()))
         groups.setdefault(first.config["model"]["class"], {})[_sampler_label(first)] = (run, hists)
     fig, axes = new_figure(len(groups), 2, height=2.9 * len(groups) + 1.2, squeeze=False)
-    entries, kinds_of_line = {}, {}                     # label -> handle over every row: samplers, line kinds
-    seen, styles = [], {}                              # over every row: one legend entry, so one style per label
+    entries, kinds_of_line = {}, {}  # label -> handle over every row: samplers, line kinds
+    seen, styles = [], {}  # over every row: one legend entry, so one style per label
     for row, (model, runs) in zip(axes, sorted(groups.items(), key=lambda kv: kv[0] != "TheoryTransformer")):
         curves = {label: hists for label, (_, hists) in runs.items()}
         first = next(iter(next(iter(curves.values())).values()))
         test = first.held_out("T")[0]
         kinds = {label: pe_kind(next(iter(h.values()))) for label, h in curves.items()}
-        for label, kind in kinds.items():                # a kind's later samplers keep its colour, in other dashes
+        for label, kind in kinds.items():  # a kind's later samplers keep its colour, in other dashes
             if label not in styles:
                 styles[label] = ("-", "-.", ":", "--")[seen.count(kind) % 4]
                 seen.append(kind)
         color = pe_colors(curves)
         name = f"{_MODELS.get(model, model)}, T={first.config['task']['T']}"
-        plot_ood(curves, keys=["loss", test.key], titles=[f"{name}\n{at}" for at in ("at the training length",
-                 f"at {test.where}")], axes=list(row), color=color, linestyle=lambda label, i: styles[label])
+        plot_ood(
+            curves,
+            keys=["loss", test.key],
+            titles=[f"{name}\n{at}" for at in ("at the training length", f"at {test.where}")],
+            axes=list(row),
+            color=color,
+            linestyle=lambda label, i: styles[label],
+        )
         for handle in seed_legend_handles(curves, color, lambda label, i: styles[label]):
             (kinds_of_line if handle.get_label() not in curves else entries).setdefault(handle.get_label(), handle)
         for i, (label, (run, _)) in enumerate(runs.items()):
@@ -317,9 +307,14 @@ def pe_samplers(doc: dict) -> Figure:
         row[1].get_legend().remove()
         if not stacked(2):
             row[1].set_ylabel("")
-    handles = list(entries.values()) + list(kinds_of_line.values()) + [
-        Line2D([], [], c=palette().guide, ls="--", lw=0.8, label="dashed: closed-form floor (left)"),
-        Line2D([], [], c=palette().guide, ls=":", lw=0.8, label="dotted: uniform plateau (left)")]
+    handles = (
+        list(entries.values())
+        + list(kinds_of_line.values())
+        + [
+            Line2D([], [], c=palette().guide, ls="--", lw=0.8, label="dashed: closed-form floor (left)"),
+            Line2D([], [], c=palette().guide, ls=":", lw=0.8, label="dotted: uniform plateau (left)"),
+        ]
+    )
     for ax in axes[:-1].ravel() if not stacked(2) else ():
         ax.set_xlabel("")
     legend(fig, handles=handles, place="below", ncols=2)
@@ -336,8 +331,10 @@ def figure(doc: dict) -> Figure:
     where = doc.get("figure")
     module, _, name = (where or "").rpartition(".")
     if module not in FIGURE_MODULES:
-        raise KeyError(f"result document {doc.get('experiment')!r} names no figure of {sorted(FIGURE_MODULES)} "
-                       f"(its 'figure' field is {where!r}); re-run its experiment to refresh the document")
+        raise KeyError(
+            f"result document {doc.get('experiment')!r} names no figure of {sorted(FIGURE_MODULES)} "
+            f"(its 'figure' field is {where!r}); re-run its experiment to refresh the document"
+        )
     func = getattr(importlib.import_module(module), name, None)
     if not callable(func) or name.startswith("_"):
         raise KeyError(f"result document {doc.get('experiment')!r} names {where!r}, which is not a figure function")
@@ -345,5 +342,4 @@ def figure(doc: dict) -> Figure:
 
 
 __all__ = ["FIGURE_MODULES", "LOG_STEPS_FROM", "adam", "convergence", "fcn_width", "figure",
-           "heatmaps", "length", "pe_colors", "pe_kind", "pe_markers", "pe_samplers", "q_generalization", "run_label",
-           "runs_by_pe"]
+           "heatmaps", "length", "pe_samplers", "q_generalization"]  # fmt: skip

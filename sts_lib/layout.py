@@ -41,11 +41,11 @@ from .theme import DARK, LIGHT, Palette
 class Layout:
     """Where a figure is shown: the column's width and what fits in it, and the page's theme."""
 
-    name: str                 # "desktop", "phone", "print", "desktop-dark", "phone-dark"
-    width: float              # the column's width in inches: a figure is at most this wide
-    columns: int              # panels side by side; a grid with more columns is stacked one panel a row
-    legend_columns: int       # the most columns a legend may take
-    dpi: float                # the resolution its picture is rendered at
+    name: str  # "desktop", "phone", "print", "desktop-dark", "phone-dark"
+    width: float  # the column's width in inches: a figure is at most this wide
+    columns: int  # panels side by side; a grid with more columns is stacked one panel a row
+    legend_columns: int  # the most columns a legend may take
+    dpi: float  # the resolution its picture is rendered at
     palette: Palette = LIGHT  # the page's theme: its background and neutral colours
 
 
@@ -111,6 +111,7 @@ def drawing(fn):
     again, so :func:`redraw` can draw it for another layout; a figure it drew into (a panel's redraw, axes
     passed in) is not marked, since the call did not make it.
     """
+
     @functools.wraps(fn)
     def draw(*args, layout: Layout | None = None, **kwargs):
         layout = layout or current()
@@ -123,7 +124,7 @@ def drawing(fn):
             ours = _MADE.get()
             _MADE.reset(made)
         enclosing = _MADE.get()
-        if enclosing is not None:                          # an enclosing drawing made them too, and finishes them
+        if enclosing is not None:  # an enclosing drawing made them too, and finishes them
             enclosing.extend(ours)
         if isinstance(fig, Figure) and any(fig is f for f in ours):
             fig.sts_redraw = functools.partial(draw, *args, **kwargs)
@@ -152,9 +153,19 @@ def stacked(cols: int) -> bool:
     return cols > current().columns
 
 
-def new_figure(rows: int = 1, cols: int = 1, *, height: float, width: float | None = None, sharex=False,
-               sharey=False, height_ratios: list[float] | None = None, squeeze: bool = True, fig: Figure | None = None,
-               panels: int | None = None):
+def new_figure(
+    rows: int = 1,
+    cols: int = 1,
+    *,
+    height: float,
+    width: float | None = None,
+    sharex=False,
+    sharey=False,
+    height_ratios: list[float] | None = None,
+    squeeze: bool = True,
+    fig: Figure | None = None,
+    panels: int | None = None,
+):
     """A bare constrained-layout Figure (never pyplot's) and its ``rows x cols`` panels, for the current layout.
 
     ``height`` is the figure's height in the book's column, ``width`` its width there (default the column's);
@@ -167,11 +178,11 @@ def new_figure(rows: int = 1, cols: int = 1, *, height: float, width: float | No
     grid's empty slot, which a stacked layout does not draw).
     """
     layout = current()
-    desk_w = width or DESKTOP.width                       # the figure's width in the book's column
+    desk_w = width or DESKTOP.width  # the figure's width in the book's column
     ratios = list(height_ratios or [1] * rows)
     panels = rows * cols if panels is None else panels
     stack = cols > layout.columns
-    if stack:                                             # each panel keeps its height, scaled with its width
+    if stack:  # each panel keeps its height, scaled with its width
         scale = min(1.25, max(0.8, layout.width / (desk_w / cols)))
         heights = [height * r / sum(ratios) * scale for r in ratios for _ in range(cols)][:panels]
         size = (layout.width, sum(heights))
@@ -186,11 +197,12 @@ def new_figure(rows: int = 1, cols: int = 1, *, height: float, width: float | No
         fig.clear()
         fig.set_size_inches(size)
     fig.sts_layout = layout
-    if panels == 0:                                       # the caller lays the figure out (subfigures)
+    if panels == 0:  # the caller lays the figure out (subfigures)
         return fig, np.empty((0,), dtype=object)
     if not stack:
-        axes = fig.subplots(rows, cols, sharex=sharex, sharey=sharey, squeeze=False,
-                            gridspec_kw={"height_ratios": ratios})
+        axes = fig.subplots(
+            rows, cols, sharex=sharex, sharey=sharey, squeeze=False, gridspec_kw={"height_ratios": ratios}
+        )
         for ax in axes.ravel()[panels:]:
             ax.remove()
         axes = axes.astype(object)
@@ -255,7 +267,7 @@ def legend(where, *args, place: str = "inside", ncols: int = 1, **kwargs):
         for key in ("loc", "bbox_to_anchor"):
             kwargs.pop(key, None)
         leg = fig.legend(*args, loc="outside lower center", ncols=ncols, **kwargs)
-        if layout.width < DESKTOP.width:                   # room for its rows, so that the panels keep theirs
+        if layout.width < DESKTOP.width:  # room for its rows, so that the panels keep theirs
             rows = sum(t.get_text().count("\n") + 1 for t in leg.texts[::ncols]) + bool(leg.get_title().get_text())
             root = fig.get_figure(root=True)
             root.set_figheight(root.get_figheight() + 0.2 * rows + 0.1)
@@ -278,7 +290,7 @@ def wrap(text: str, n: int) -> str:
     """
     words = []
     for word in text.split(" "):
-        if words and words[-1].count("$") % 2:                 # still inside a formula: keep it whole
+        if words and words[-1].count("$") % 2:  # still inside a formula: keep it whole
             words[-1] += " " + word
         else:
             words.append(word)
@@ -295,7 +307,7 @@ def wrap(text: str, n: int) -> str:
 def all_axes(fig) -> list:
     """Every axes of ``fig``, its subfigures' included (``fig.axes`` holds only its own)."""
     found = list(fig.axes) + [ax for sub in fig.subfigs for ax in all_axes(sub)]
-    return list(dict.fromkeys(found))                       # each once, whichever list holds it
+    return list(dict.fromkeys(found))  # each once, whichever list holds it
 
 
 def _finish(fig: Figure, layout: Layout) -> None:
@@ -308,13 +320,13 @@ def _finish(fig: Figure, layout: Layout) -> None:
             if axis.get_scale() == "log":
                 axis.set_minor_formatter(NullFormatter())
     fig.draw_without_rendering()
-    for bar in getattr(fig, "sts_colorbars", []):          # about one tick per 0.35 inch of its length
+    for bar in getattr(fig, "sts_colorbars", []):  # about one tick per 0.35 inch of its length
         box = bar.ax.get_position()
         inches = max(box.height * fig.get_figheight(), box.width * fig.get_figwidth())
         bar.locator = MaxNLocator(nbins=max(1, int(inches / 0.35)))
     room = fig.get_window_extent().width
     if fig.get_suptitle():
-        _fit_text(fig.suptitle(fig.get_suptitle()), room)   # suptitle() returns the same Text, to measure it
+        _fit_text(fig.suptitle(fig.get_suptitle()), room)  # suptitle() returns the same Text, to measure it
     for ax in all_axes(fig):
         if ax.get_title():
             _fit_text(ax.title, ax.get_window_extent().width)
@@ -331,4 +343,4 @@ def _fit_text(text, room: float) -> None:
 
 __all__ = ["DESKTOP", "DESKTOP_DARK", "DRAWINGS", "Layout", "NOTE_SIZE", "PHONE", "PHONE_DARK", "PRINT", "STYLE",
            "all_axes", "colorbar", "current", "drawing", "legend", "new_figure", "outer_labels", "palette", "redraw",
-           "stacked", "wrap"]
+           "stacked", "wrap"]  # fmt: skip

@@ -64,8 +64,17 @@ class OneLayerTransformer(nn.Module):
     generator : the torch.Generator used by ``init='normal'``.
     """
 
-    def __init__(self, d: int, m: int, *, attend_query: bool = False, position_only: bool = False,
-                 init: str = "zero", init_scale: float = 0.02, generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        *,
+        attend_query: bool = False,
+        position_only: bool = False,
+        init: str = "zero",
+        init_scale: float = 0.02,
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         self.d = check_int("d", d, low=1)
         self.m = check_int("m", m, low=1)
@@ -86,15 +95,11 @@ class OneLayerTransformer(nn.Module):
     # -- full matrices, whatever the parametrisation --------------------------------
     def full_W(self) -> torch.Tensor:
         """W as a ``(d+m, d+m)`` matrix (zeros outside W_EE in the position-only form)."""
-        if not self.position_only:
-            return self.W
-        return nn.functional.pad(self.W_EE, (self.d, 0, self.d, 0))
+        return nn.functional.pad(self.W_EE, (self.d, 0, self.d, 0)) if self.position_only else self.W
 
     def full_V(self) -> torch.Tensor:
         """V as a ``(d, d+m)`` matrix."""
-        if not self.position_only:
-            return self.V
-        return nn.functional.pad(self.V_X, (0, self.m))
+        return nn.functional.pad(self.V_X, (0, self.m)) if self.position_only else self.V
 
     def param_groups(self) -> dict[str, list[nn.Parameter]]:
         """Parameters by role, so attention and value can get separate learning rates."""
@@ -109,8 +114,9 @@ class OneLayerTransformer(nn.Module):
             raise TypeError(f"batch must be a sts_lib.Batch (from STSTask.sample), got {type(batch).__name__}")
         B, T, d, m = batch.shape
         if d != self.d or m != self.m:
-            raise ValueError(f"batch has token dim d={d} and PE dim m={m}, but the model was built "
-                             f"with d={self.d}, m={self.m}")
+            raise ValueError(
+                f"batch has token dim d={d} and PE dim m={m}, but the model was built with d={self.d}, m={self.m}"
+            )
         return batch.to(module_device(self))
 
     def query_map(self, batch: Batch) -> torch.Tensor:
@@ -127,7 +133,7 @@ class OneLayerTransformer(nn.Module):
         if oq is None:
             return batch.z_query @ self.W.T
         u = nn.functional.embedding_bag(oq.slots + self.d, self.W.T, mode="sum") * oq.scale
-        return u if oq.x_is_zero else torch.addmm(u, batch.x_query, self.W[:, :self.d].T)
+        return u if oq.x_is_zero else torch.addmm(u, batch.x_query, self.W[:, : self.d].T)
 
     def scores(self, batch: Batch) -> torch.Tensor:
         """Attention logits Z^T W z_q: ``(B, T)``, or ``(B, T+1)`` with the query's own score last."""
@@ -135,7 +141,7 @@ class OneLayerTransformer(nn.Module):
         u = self.query_map(batch)
         if self.position_only:
             return batch.pe.scores(u)
-        s = token_dot(batch.X, u[:, :self.d]) + batch.pe.scores(u[:, self.d:])
+        s = token_dot(batch.X, u[:, : self.d]) + batch.pe.scores(u[:, self.d :])
         if self.attend_query:
             s = torch.cat([s, (batch.z_query * u).sum(-1, keepdim=True)], dim=-1)
         return s
@@ -151,16 +157,16 @@ class OneLayerTransformer(nn.Module):
             # Fast path, the same function: with one-hot PEs, sts_lib.fast.kernel gathers and
             # scatters instead of multiplying by Z, and its backward is written in closed form.
             return OneHotAttention.apply(*self.kernel_params(), *self._kernel_data(batch))
-        a = self.attention(batch)                                  # softmax(Z^T W z_q)
+        a = self.attention(batch)  # softmax(Z^T W z_q)
         T = batch.X.shape[1]
-        x_pool = torch.bmm(a[:, :T].unsqueeze(1), batch.X).squeeze(1)   # X^T a  (B, d)
+        x_pool = torch.bmm(a[:, :T].unsqueeze(1), batch.X).squeeze(1)  # X^T a  (B, d)
         if self.position_only:
             return x_pool @ self.V_X.T
-        e_pool = batch.pe.pool(a[:, :T])                           # E^T a  (B, m)
+        e_pool = batch.pe.pool(a[:, :T])  # E^T a  (B, m)
         if self.attend_query:
             x_pool = x_pool + a[:, T:] * batch.x_query
             e_pool = e_pool + a[:, T:] * batch.pe_query
-        return x_pool @ self.V[:, :self.d].T + e_pool @ self.V[:, self.d:].T   # V [X; E]^T a
+        return x_pool @ self.V[:, : self.d].T + e_pool @ self.V[:, self.d :].T  # V [X; E]^T a
 
     # -- the closed-form kernel (sts_lib.fast.kernel) -----------------------------------
     def uses_kernel(self, batch: Batch) -> bool:
@@ -168,8 +174,12 @@ class OneLayerTransformer(nn.Module):
         the theory model (keys are the T tokens) on a batch with a one-hot query
         (``batch.onehot_query``, set by :meth:`STSTask.sample` for one-hot PEs) and no gradient
         wanted with respect to the data."""
-        return (not self.attend_query and batch.onehot_query is not None
-                and not batch.X.requires_grad and not batch.x_query.requires_grad)
+        return (
+            not self.attend_query
+            and batch.onehot_query is not None
+            and not batch.X.requires_grad
+            and not batch.x_query.requires_grad
+        )
 
     def kernel_params(self) -> tuple[nn.Parameter, nn.Parameter]:
         """(W, V) as the kernel takes them: W_EE and V_X in the position-only form."""
@@ -194,8 +204,9 @@ class OneLayerTransformer(nn.Module):
             loss.backward()
             return loss.detach()
         params = self.kernel_params()
-        loss, grads = onehot_loss_and_grad(params[0].unsqueeze(0), params[1].unsqueeze(0), *self._kernel_data(batch),
-                                           batch.target.unsqueeze(0))
+        loss, grads = onehot_loss_and_grad(
+            params[0].unsqueeze(0), params[1].unsqueeze(0), *self._kernel_data(batch), batch.target.unsqueeze(0)
+        )
         for p, g in zip(params, grads):
             if p.requires_grad:
                 if p.grad is None:
@@ -215,19 +226,36 @@ class TheoryTransformer(OneLayerTransformer):
     torch.Size([5, 3])
     """
 
-    def __init__(self, d: int, m: int, *, position_only: bool = False, init: str = "zero",
-                 init_scale: float = 0.02, generator: torch.Generator | None = None):
-        super().__init__(d, m, attend_query=False, position_only=position_only, init=init,
-                         init_scale=init_scale, generator=generator)
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        *,
+        position_only: bool = False,
+        init: str = "zero",
+        init_scale: float = 0.02,
+        generator: torch.Generator | None = None,
+    ):
+        super().__init__(
+            d, m, attend_query=False, position_only=position_only, init=init, init_scale=init_scale, generator=generator
+        )
 
 
 class PracticalTransformer(OneLayerTransformer):
     """The "full" model of Figures 1 and 3: attends over [Z, z_query], random initialisation."""
 
-    def __init__(self, d: int, m: int, *, init: str = "normal", init_scale: float = 0.02,
-                 generator: torch.Generator | None = None):
-        super().__init__(d, m, attend_query=True, position_only=False, init=init,
-                         init_scale=init_scale, generator=generator)
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        *,
+        init: str = "normal",
+        init_scale: float = 0.02,
+        generator: torch.Generator | None = None,
+    ):
+        super().__init__(
+            d, m, attend_query=True, position_only=False, init=init, init_scale=init_scale, generator=generator
+        )
 
 
 class FCN(nn.Module):
@@ -248,8 +276,17 @@ class FCN(nn.Module):
     #: The activations by name (an ``nn.Module`` class each).
     ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
-    def __init__(self, T: int, d: int, width: int, *, depth: int = 1, hidden: int | None = None,
-                 activation: str = "relu", generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        T: int,
+        d: int,
+        width: int,
+        *,
+        depth: int = 1,
+        hidden: int | None = None,
+        activation: str = "relu",
+        generator: torch.Generator | None = None,
+    ):
         super().__init__()
         check_init_generator(generator)
         self.T = check_int("T", T, low=1)
@@ -291,20 +328,21 @@ class FCN(nn.Module):
             raise TypeError(f"batch must be a sts_lib.Batch, got {type(batch).__name__}")
         B, T, d, _ = batch.shape
         if T != self.T or d != self.d:
-            raise ValueError(f"this FCN was built for T={self.T}, d={self.d}; got a batch with T={T}, d={d} "
-                             "(an FCN cannot change length)")
+            raise ValueError(
+                f"this FCN was built for T={self.T}, d={self.d}; got a batch with T={T}, d={d} "
+                "(an FCN cannot change length)"
+            )
         return self.net(batch.to(self.first_layer.weight.device).fcn_input)
 
 
-def dense_reference_forward(W: torch.Tensor, V: torch.Tensor, batch: Batch,
-                            attend_query: bool = False) -> torch.Tensor:
+def dense_reference_forward(W: torch.Tensor, V: torch.Tensor, batch: Batch, attend_query: bool = False) -> torch.Tensor:
     """f = V Z softmax(Z^T W z_query) computed as written, with the dense Z.
 
     The oracle for tests and the "plain" baseline of the benchmark: ``(B, d)``.
     """
-    Z = batch.Z.transpose(1, 2)                                    # (B, d+m, T)
-    zq = batch.z_query.unsqueeze(-1)                               # (B, d+m, 1)
+    Z = batch.Z.transpose(1, 2)  # (B, d+m, T)
+    zq = batch.z_query.unsqueeze(-1)  # (B, d+m, 1)
     if attend_query:
         Z = torch.cat([Z, zq], dim=-1)
-    a = torch.softmax(Z.transpose(1, 2) @ (W @ zq), dim=1)         # (B, T(+1), 1)
+    a = torch.softmax(Z.transpose(1, 2) @ (W @ zq), dim=1)  # (B, T(+1), 1)
     return (V @ Z @ a).squeeze(-1)

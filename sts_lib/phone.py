@@ -208,23 +208,6 @@ def picture_data(fig: Figure, *, double: bytes | None = None) -> dict:
     return {**renderings(fig, double=double), "alt": getattr(fig, "sts_alt", "") or "", "media": PHONE_MEDIA}
 
 
-__all__ = [
-    "MIN_PHONE_TEXT_PX",
-    "PHONE_COLUMN_PX",
-    "PHONE_DPI",
-    "PHONE_MEDIA",
-    "PHONE_WIDTH",
-    "STATIC_BOOK_ENV",
-    "MIME_PICTURE",
-    "all_axes",
-    "compact",
-    "data_uri",
-    "drawn_texts",
-    "halved",
-    "picture_data",
-    "png_width",
-    "render",
-    "renderings",
-    "smallest_text_px",
-    "static_book",
-]
+__all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
+           "MIME_PICTURE", "all_axes", "compact", "data_uri", "drawn_texts", "halved", "picture_data", "png_width",
+           "render", "renderings", "smallest_text_px", "static_book"]  # fmt: skip

@@ -214,14 +214,5 @@ def relabel_gap(M: torch.Tensor, *, n_perms: int = 8, generator: torch.Generator
     return float(np.mean(gaps))
 
 
-__all__ = [
-    "identity_cosine",
-    "ray_loss_mc",
-    "relabel_gap",
-    "ray_model",
-    "score_margin",
-    "shift_free_cosine",
-    "symmetric_params",
-    "width_for_error",
-    "width_row",
-]
+__all__ = ["identity_cosine", "ray_loss_mc", "relabel_gap", "ray_model", "score_margin", "shift_free_cosine",
+           "symmetric_params", "width_for_error", "width_row"]  # fmt: skip

@@ -318,16 +318,5 @@ def summary_markdown(docs: dict[str, dict]) -> Markdown:
     return table(["experiment", "the paper's statements", "other checks", "seeds", "what it checks"], rows)
 
 
-__all__ = [
-    "Dropdown",
-    "Markdown",
-    "claim_lines",
-    "claims_dropdown",
-    "claims_markdown",
-    "in_words",
-    "plain",
-    "summary_markdown",
-    "table",
-    "title_of",
-    "verdict",
-]
+__all__ = ["Dropdown", "Markdown", "claim_lines", "claims_dropdown", "claims_markdown", "in_words", "plain",
+           "summary_markdown", "table", "title_of", "verdict"]  # fmt: skip

@@ -185,16 +185,5 @@ def claims_table(doc: dict) -> list[dict]:
 
 # The claim records (ROLES, Measured, claim, over_seeds, ...) are importable from here too; documented in
 # sts_lib.claims.
-__all__ = [
-    "SCHEMA",
-    "claims_table",
-    "histories",
-    "history",
-    "jsonable",
-    "list_results",
-    "load_result",
-    "per_seed",
-    "result_path",
-    "save_result",
-    "search_path",
-]
+__all__ = ["SCHEMA", "claims_table", "histories", "history", "jsonable", "list_results", "load_result",
+           "per_seed", "result_path", "save_result", "search_path"]  # fmt: skip

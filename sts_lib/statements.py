@@ -273,11 +273,5 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-__all__ = [
-    "FIXED_PE_FLOOR",
-    "STATEMENTS",
-    "in_short",
-    "statement",
-    "statements_table",
-    "tally",
-]  # verdict names: sts_lib.verdicts'
+# The verdicts' names are sts_lib.verdicts'.
+__all__ = ["FIXED_PE_FLOOR", "STATEMENTS", "in_short", "statement", "statements_table", "tally"]

@@ -191,23 +191,6 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
     return REPRODUCED, held
 
 
-__all__ = [
-    "AFTER_FAILURE",
-    "AFTER_RUNS",
-    "BEFORE",
-    "BY_CONSTRUCTION",
-    "NOT_DECIDED",
-    "NOT_REPRODUCED",
-    "NO_RESULT",
-    "PAPER",
-    "REPRODUCED",
-    "UNTESTABLE",
-    "VERDICTS",
-    "Decides",
-    "Reading",
-    "Statement",
-    "Verdict",
-    "at_threshold",
-    "deciding_claims",
-    "verdict",
-]
+__all__ = ["AFTER_FAILURE", "AFTER_RUNS", "BEFORE", "BY_CONSTRUCTION", "NOT_DECIDED", "NOT_REPRODUCED", "NO_RESULT",
+           "PAPER", "REPRODUCED", "UNTESTABLE", "VERDICTS", "Decides", "Reading", "Statement", "Verdict",
+           "at_threshold", "deciding_claims", "verdict"]  # fmt: skip

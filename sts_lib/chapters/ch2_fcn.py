@@ -1,37 +1,22 @@
-"""Fully-connected nets on STS_q: width sweeps, first layers that meet the bound, Monte-Carlo errors.
+"""Fully-connected nets on STS_q: the bound against first layers that meet it, by their exact Bayes errors.
 
 Chapter 2 compares three things at each first-layer width ``m1``: the lower bound
 of :func:`sts_lib.theory.fcn_lower_bound` (any FCN, any depth), the exact Bayes
 error of particular first layers (a random one, and :func:`optimal_first_layer`,
-which attains the bound), and the population error of FCNs actually trained with
-:func:`sts_lib.train.train`. Training uses fresh online batches by default, because
-the bound is a statement about the population error; an FCN fitted to a small
-fixed dataset can push its *training* error below the bound, never its held-out
-error. Errors are always reported with their Monte-Carlo standard error. The chapter's three tables
-are rendered here by :func:`sts_lib.report.table` (:func:`bayes_error_markdown`,
-:func:`width_sweep_markdown`, :func:`width_needed_markdown`).
+which attains the bound), and the population error of FCNs actually trained
+(:mod:`sts_lib.chapters.ch2_fcn_sweeps`, with their Monte-Carlo standard errors).
+The chapter's first table is rendered here by :func:`sts_lib.report.table` (:func:`bayes_error_markdown`).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
-
 import numpy as np
 import torch
 
-from .._validate import check_choice, check_float, check_int, check_T_q
-from ..device import EVAL_SEED, SEED_STRIDE, get_device, make_generator
-from ..fast.ensemble import train_ensemble
-from ..models import FCN, TheoryTransformer
-from ..positional import pe_for_task
-from ..probes import width_for_error, width_row
+from .._validate import check_int, check_T_q, check_widths
+from ..device import make_generator
 from ..report import Markdown, table
-from ..results import per_seed
-from ..task import STSTask
-from ..theory import (bound_width_for_error, fcn_bayes_error, fcn_lower_bound, random_first_layer_error,
-                      zero_predictor_loss)
-from ..train import OPTIMIZERS, TrainConfig, train
+from ..theory import fcn_bayes_error, fcn_lower_bound, random_first_layer_error, zero_predictor_loss
 
 
 def random_first_layer(T: int, d: int, width: int, *, seed: int = 0) -> torch.Tensor:
@@ -69,14 +54,14 @@ def optimal_first_layer(T: int, d: int, width: int) -> torch.Tensor:
     removed = max(n - width, 0)
     # Orthonormal basis of R^T whose first vector is 1/sqrt(T): QR of [1, I] (Householder, stable).
     basis, _ = torch.linalg.qr(torch.cat([torch.ones(T, 1), torch.eye(T)], 1).double())
-    V = basis[:, 1:T]                                                 # (T, T-1), orthogonal to 1
+    V = basis[:, 1:T]  # (T, T-1), orthogonal to 1
     # Candidate removed directions v_k (x) e_j, in k-major order; vec X stacks x_1..x_T.
     drop = torch.einsum("tk,jc->kjtc", V, torch.eye(d, dtype=torch.float64)).reshape((T - 1) * d, n)
     drop = drop[:removed]
     # The kept rows: an orthonormal basis of the complement of span(drop).
     proj = torch.eye(n, dtype=torch.float64) - drop.T @ drop
     evals, evecs = torch.linalg.eigh(proj)
-    keep = evecs[:, evals > 0.5].T                                    # (n - removed, n)
+    keep = evecs[:, evals > 0.5].T  # (n - removed, n)
     if keep.shape[0] < width:
         keep = torch.cat([keep, keep.new_zeros(width - keep.shape[0], n)])
     return keep
@@ -96,16 +81,22 @@ def bayes_error_table(T: int, d: int, q: int, widths, *, seeds: int = 3) -> list
     d = check_int("d", d, low=1)
     seeds = check_int("seeds", seeds, low=1)
     rows = []
-    for width in _check_widths(widths):
+    for width in check_widths(widths):
         w_eff = min(width, T * d)
         # max(., 0): at full rank the exact error is 0 up to rounding (about -1e-16).
-        sampled = [max(fcn_bayes_error(random_first_layer(T, d, w_eff, seed=s), T, d, q), 0.0)
-                   for s in range(seeds)]
-        optimal = (max(fcn_bayes_error(optimal_first_layer(T, d, w_eff), T, d, q), 0.0) if width >= d
-                   else float("nan"))
-        rows.append({"width": width, "bound": fcn_lower_bound(T, d, q, width), "optimal": optimal,
-                     "random_mean": float(np.mean(sampled)), "random_min": min(sampled),
-                     "random_max": max(sampled), "random_closed_form": random_first_layer_error(T, d, q, width)})
+        sampled = [max(fcn_bayes_error(random_first_layer(T, d, w_eff, seed=s), T, d, q), 0.0) for s in range(seeds)]
+        optimal = max(fcn_bayes_error(optimal_first_layer(T, d, w_eff), T, d, q), 0.0) if width >= d else float("nan")
+        rows.append(
+            {
+                "width": width,
+                "bound": fcn_lower_bound(T, d, q, width),
+                "optimal": optimal,
+                "random_mean": float(np.mean(sampled)),
+                "random_min": min(sampled),
+                "random_max": max(sampled),
+                "random_closed_form": random_first_layer_error(T, d, q, width),
+            }
+        )
     return rows
 
 
@@ -119,163 +110,19 @@ def bayes_error_markdown(T: int, d: int, q: int, widths, *, seeds: int = 3) -> M
     <BLANKLINE>
     $T$ = 10, $d$ = 4, $q$ = 3, $Td$ = 40; absolute errors (the zero predictor's: 1.333).
     """
-    rows = [(r["width"], f"{r['bound']:.3f}", f"{r['optimal']:.3f}",
-             f"{r['random_min']:.3f} to {r['random_max']:.3f}", f"{r['random_closed_form']:.3f}")
-            for r in bayes_error_table(T, d, q, widths, seeds=seeds)]
-    return table(["width $m_1$", "bound", "optimal layer", "random layers (min to max)", "closed form"], rows,
-                 note=f"$T$ = {T}, $d$ = {d}, $q$ = {q}, $Td$ = {T * d}; absolute errors "
-                      f"(the zero predictor's: {zero_predictor_loss(d, q):.3f}).")
-
-
-def width_sweep_markdown(rows: list[dict], transformer: dict | None = None) -> Markdown:
-    """Rows of :func:`fcn_width_sweep` (any depths) and, optionally, :func:`transformer_baseline`, as a table.
-
-    Errors are relative to the zero predictor ``d/q``, with their standard errors; the transformer's
-    width is its embedding width ``d + m`` and it has no FCN bound (—).
-
-    >>> fcn = {"width": 4, "depth": 1, "params": 224, "rel_error": 0.7061, "error": 0.9415, "error_se": 0.005,
-    ...        "d": 4, "q": 3, "rel_bound": 0.7, "wall_time": 0.21}
-    >>> tf = {"width": 14, "params": 252, "rel_error": 0.00213, "error_se": 0.00004, "d": 4, "q": 3, "wall_time": 1.5}
-    >>> print(width_sweep_markdown([fcn], transformer=tf))
-    | net | width | parameters | error / $(d/q)$ | bound / $(d/q)$ | training time |
-    |---|---|---|---|---|---|
-    | FCN, 1 hidden layer | 4 | 224 | 0.706 ± 0.004 | 0.700 | 0.2 s |
-    | transformer | 14 | 252 | 0.0021 ± 0.0000 | — | 1.5 s |
-    """
-    out = [(f"FCN, {r['depth']} hidden layer{'s' * (r['depth'] > 1)}", r["width"], r["params"],
-            f"{r['rel_error']:.3f} ± {r['error_se'] / (r['d'] / r['q']):.3f}", f"{r['rel_bound']:.3f}",
-            f"{r['wall_time']:.1f} s") for r in rows]
-    if transformer is not None:
-        tf = transformer
-        out.append(("transformer", tf["width"], tf["params"],
-                    f"{tf['rel_error']:.4f} ± {tf['error_se'] / (tf['d'] / tf['q']):.4f}", None,
-                    f"{tf['wall_time']:.1f} s"))
-    return table(["net", "width", "parameters", "error / $(d/q)$", "bound / $(d/q)$", "training time"], out)
-
-
-def width_needed_markdown(sweeps: dict, d: int, q: int, rel_target: float) -> Markdown:
-    """For each ``T`` of ``sweeps`` (``{T: rows of fcn_width_sweep}``): the width at which the trained nets'
-    relative error reaches ``rel_target`` (:func:`~sts_lib.probes.width_for_error`) against the width the
-    bound needs (:func:`~sts_lib.theory.bound_width_for_error`), also in units of ``Td``.
-
-    >>> sweep = [{"width": 10, "rel_error": 0.5}, {"width": 30, "rel_error": 0.1}]
-    >>> print(width_needed_markdown({10: sweep}, d=4, q=3, rel_target=0.3))
-    | $T$ | $Td$ | trained FCN | trained FCN / $Td$ | bound | bound / $Td$ |
-    |---|---|---|---|---|---|
-    | 10 | 40 | 20.0 | 0.50 | 24.6 | 0.61 |
-    <BLANKLINE>
-    The first-layer width at which the relative error, error / $(d/q)$, reaches 0.3.
-    """
-    rows = []
-    for T, sw in sweeps.items():
-        need, bound = width_for_error(sw, rel_target), bound_width_for_error(T, d, q, rel_target)
-        rows.append((T, T * d, f"{need:.1f}", f"{need / (T * d):.2f}", f"{bound:.1f}", f"{bound / (T * d):.2f}"))
-    return table(["$T$", "$Td$", "trained FCN", "trained FCN / $Td$", "bound", "bound / $Td$"], rows,
-                 note=f"The first-layer width at which the relative error, error / $(d/q)$, reaches {rel_target:g}.")
-
-
-def committed_sweeps(doc: dict, seed: int | None = None) -> dict:
-    """The FCN width sweeps of an ``fcn-width`` result (read it with :func:`sts_lib.results.load_result`).
-
-    Returns ``{(T, d, q): rows sorted by width}`` for one seed (None: the first), rows as
-    :func:`fcn_width_sweep` writes them.
-    """
-    per = per_seed(doc, "data", "sweeps")
-    sweeps = per[next(iter(per))] if seed is None else per[seed]
-    out = {}
-    for s in sweeps.values():
-        rows = sorted(s["fcn"], key=lambda r: r["width"])
-        out[(rows[0]["T"], rows[0]["d"], rows[0]["q"])] = rows
-    return dict(sorted(out.items()))
-
-
-def _check_widths(widths) -> list[int]:
-    if isinstance(widths, (int, np.integer)) or not isinstance(widths, (Sequence, np.ndarray)):
-        raise TypeError(f"widths must be a list of positive integers, got {widths!r}")
-    widths = [check_int("widths[i]", w, low=1) for w in widths]
-    if not widths:
-        raise ValueError("widths must contain at least one width")
-    return widths
-
-
-def fcn_width_sweep(T: int, d: int, q: int, widths, *, steps: int, batch_size: int = 256, lr: float = 1e-2,
-                    optimizer: str = "adam", dataset_size: int | None = None, seed: int = 0, device=None,
-                    depth: int = 1, hidden: int | None = None, eval_samples: int = 16384,
-                    eval_seed: int = EVAL_SEED, progress: bool = False) -> list[dict]:
-    """Train one FCN per first-layer width on STS_q and measure its population error.
-
-    Each FCN (:class:`~sts_lib.models.FCN`, input ``[vec X; 1_y]``, ``depth`` hidden layers)
-    is trained for ``steps`` steps (all widths in one batched call) on fresh batches
-    (``dataset_size=None``, the fair comparison with a population bound) or on a fixed dataset,
-    then evaluated on ``eval_samples`` fresh held-out samples.
-
-    Returns one dict per width, in the order given, with keys
-    ``width``, ``error`` (held-out E||f - STS_q||^2), ``error_se`` (its Monte-Carlo standard error),
-    ``rel_error`` (error / (d/q), 1 = the zero predictor), ``bound`` (:func:`fcn_lower_bound`),
-    ``rel_bound``, ``train_error`` (mean minibatch loss over the last logging window),
-    ``params``, ``wall_time`` (training seconds per width, amortised: with fresh data all widths
-    train together through :func:`sts_lib.fast.ensemble.train_ensemble`), and ``T, d, q, depth, steps``.
-
-    >>> rows = fcn_width_sweep(6, 2, 2, [4, 12], steps=30, seed=0, eval_samples=4096)
-    >>> [r["width"] for r in rows], all(r["error"] + 4 * r["error_se"] >= r["bound"] for r in rows)
-    ([4, 12], True)
-    """
-    T, q = check_T_q(T, q)
-    d = check_int("d", d, low=1)
-    widths = _check_widths(widths)
-    steps = check_int("steps", steps, low=1)
-    check_choice("optimizer", optimizer, OPTIMIZERS)
-    depth = check_int("depth", depth, low=1)
-    eval_samples = check_int("eval_samples", eval_samples, low=2)
-    seed = check_int("seed", seed, low=0)
-    device = get_device(device)
-    task = STSTask(d=d, T=T, q=q)
-    nets = [FCN(T, d, width, depth=depth, hidden=hidden, generator=make_generator(seed + SEED_STRIDE * i))
-            for i, width in enumerate(widths)]
-    cfg = TrainConfig(steps=steps, batch_size=batch_size, optimizer=optimizer, lr=lr,
-                      dataset_size=dataset_size, log_every=max(steps // 4, 1), eval_batch=256,
-                      seed=seed, eval_seed=eval_seed)
-    t0 = time.perf_counter()
-    if dataset_size is None:
-        # Every width sees the same data stream (one seed), so the batched path is exactly
-        # K separate train() calls, in one pass over the data (tests/integration/test_ensemble.py).
-        hists = train_ensemble(nets, task, cfg, data="shared", device=device, progress=progress)
-    else:
-        hists = [train(net, task, cfg, device=device, progress=progress) for net in nets]
-    wall = (time.perf_counter() - t0) / len(nets)
-    rows = []
-    for width, net, hist in zip(widths, nets, hists):
-        rows.append({"T": T, "d": d, "q": q, "width": width, "depth": depth, "steps": steps,
-                     **width_row(net, task, n=eval_samples, seed=eval_seed, device=device),
-                     "train_error": hist.last("train_loss"), "wall_time": wall})
-    return rows
-
-
-def transformer_baseline(T: int, d: int, q: int, *, pe: str = "onehot", steps: int = 600, lr: float = 0.03,
-                         optimizer: str = "adam", batch_size: int = 256, seed: int = 0, device=None,
-                         eval_samples: int = 16384, eval_seed: int = EVAL_SEED) -> dict:
-    """Train the theory transformer (zero init) on the same task and measure it like an FCN.
-
-    ``pe`` is ``'onehot'`` (m = T) or ``'stochastic_onehot'`` (a pool of N = 2T one-hot slots).
-    The returned dict has ``width`` = the embedding width ``d + m``, ``m``, ``error``, ``error_se``,
-    ``rel_error``, ``params``, ``wall_time`` and ``pe``.
-
-    >>> row = transformer_baseline(6, 2, 2, steps=20, eval_samples=2048)
-    >>> row["width"], row["rel_error"] < 1.0
-    (8, True)
-    """
-    T, q = check_T_q(T, q)
-    d = check_int("d", d, low=1)
-    check_choice("pe", pe, ("onehot", "stochastic_onehot"))
-    lr = check_float("lr", lr, low=0.0, strict_low=True)
-    device = get_device(device)
-    task = STSTask(d=d, T=T, q=q, pe=pe_for_task(pe, T))
-    model = TheoryTransformer(d, task.m)
-    cfg = TrainConfig(steps=steps, batch_size=batch_size, optimizer=optimizer, lr=lr,
-                      log_every=max(check_int("steps", steps, low=1) // 4, 1), eval_batch=256,
-                      seed=seed, eval_seed=eval_seed)
-    t0 = time.perf_counter()
-    train(model, task, cfg, device=device, progress=False)
-    wall = time.perf_counter() - t0
-    return {"T": T, "d": d, "q": q, "pe": pe, "m": task.m, "width": d + task.m,
-            **width_row(model, task, n=eval_samples, seed=eval_seed, device=device), "wall_time": wall}
+    rows = [
+        (
+            r["width"],
+            f"{r['bound']:.3f}",
+            f"{r['optimal']:.3f}",
+            f"{r['random_min']:.3f} to {r['random_max']:.3f}",
+            f"{r['random_closed_form']:.3f}",
+        )
+        for r in bayes_error_table(T, d, q, widths, seeds=seeds)
+    ]
+    return table(
+        ["width $m_1$", "bound", "optimal layer", "random layers (min to max)", "closed form"],
+        rows,
+        note=f"$T$ = {T}, $d$ = {d}, $q$ = {q}, $Td$ = {T * d}; absolute errors "
+        f"(the zero predictor's: {zero_predictor_loss(d, q):.3f}).",
+    )

@@ -6,7 +6,7 @@ Bayes error of a Gaussian random first layer, and at the chosen width the exact
 Bayes error of one sampled random layer (closed form, no training); it is the draw
 function of :func:`bound_explorer`, whose sliders redraw the same figure in place.
 :func:`plot_width_sweep` and :func:`plot_width_scaling` draw the rows returned by
-:func:`sts_lib.chapters.ch2_fcn.fcn_width_sweep`. All return bare Figures, never pyplot's
+:func:`sts_lib.chapters.ch2_fcn_sweeps.fcn_width_sweep`. All return bare Figures, never pyplot's
 (:mod:`~sts_lib.chapters.panel`).
 """
 
@@ -136,7 +136,7 @@ def bound_explorer(
 
 def _check_rows(rows) -> list[dict]:
     if not isinstance(rows, (list, tuple)) or not rows:
-        raise ValueError("rows must be a non-empty list of dicts from sts_lib.chapters.ch2_fcn.fcn_width_sweep")
+        raise ValueError("rows must be a non-empty list of dicts from sts_lib.chapters.ch2_fcn_sweeps.fcn_width_sweep")
     keys = {"T", "d", "q", "width", "rel_error"}
     for r in rows:
         if not isinstance(r, dict) or not keys <= set(r):
@@ -157,10 +157,10 @@ def plot_width_sweep(
 ) -> Figure:
     """Measured relative error of trained FCNs against width, with the bound and the random-layer curve.
 
-    ``rows``: output of :func:`sts_lib.chapters.ch2_fcn.fcn_width_sweep` (one ``(T, d, q)``); error bars are
+    ``rows``: output of :func:`sts_lib.chapters.ch2_fcn_sweeps.fcn_width_sweep` (one ``(T, d, q)``); error bars are
     2 Monte-Carlo standard errors. ``extra``: more FCN rows of the same task (e.g. deeper nets),
     drawn as separate markers labelled by their depth. ``transformer``: output of
-    :func:`sts_lib.chapters.ch2_fcn.transformer_baseline`, drawn as a star at its embedding width ``d + m``.
+    :func:`sts_lib.chapters.ch2_fcn_sweeps.transformer_baseline`, drawn as a star at its embedding width ``d + m``.
     """
     rows = _check_rows(rows)
     T, d, q = rows[0]["T"], rows[0]["d"], rows[0]["q"]
@@ -221,7 +221,7 @@ def plot_width_sweep(
 def plot_width_scaling(sweeps: dict, *, rel_target: float | None = None, title: str | None = None) -> Figure:
     """Sweeps at several T, against width / (T d): trained FCN (solid) and the bound (dashed).
 
-    ``sweeps`` maps a label (e.g. T) to rows of :func:`sts_lib.chapters.ch2_fcn.fcn_width_sweep`. If
+    ``sweeps`` maps a label (e.g. T) to rows of :func:`sts_lib.chapters.ch2_fcn_sweeps.fcn_width_sweep`. If
     ``rel_target`` is given, a horizontal line marks it and the right panel shows the interpolated
     width at which each sweep reaches it, against ``T d``.
     """

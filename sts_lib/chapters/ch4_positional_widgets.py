@@ -6,7 +6,8 @@ positions (the attention logits of the ground-truth direction). It is the static
 figure the book shows and the draw function of :func:`positional_widget`, whose controls
 redraw that figure in place when m, T, q or the sampler change. The other helpers draw the
 chapter's fixed figures from data computed by :mod:`sts_lib.chapters.ch4_positional` (each
-returns a bare Figure, never pyplot's) and the tables of the committed ``width-law`` experiment.
+returns a bare Figure, never pyplot's). The committed ``width-law`` experiment's tables and words are
+:mod:`sts_lib.chapters.ch4_width_law`'s.
 """
 
 from __future__ import annotations
@@ -23,18 +24,23 @@ from ..history import HeldOut
 from .ch4_positional import SAMPLERS, fit_through_origin, query_scores
 from ..theory import coherence_reference, loss_on_ray, max_unselected_score
 from ..probes import score_margin
-from ..report import Markdown, plain, table
-from ..results import per_seed
 from ..layout import colorbar, drawing, legend, new_figure, palette, stacked
-from . import ch4_width_law as wlaw
 from .panel import Choice, FigurePanel, Ints
 
 DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "stochastic_random"}
 
 
 @drawing
-def score_histogram(fig: Figure | None = None, *, m: int = 64, T: int = 64, q: int = 3,
-                    sampler: str = "stochastic_random", n: int | None = None, seed: int = 0) -> Figure:
+def score_histogram(
+    fig: Figure | None = None,
+    *,
+    m: int = 64,
+    T: int = 64,
+    q: int = 3,
+    sampler: str = "stochastic_random",
+    n: int | None = None,
+    seed: int = 0,
+) -> Figure:
     """Histogram of the selected and unselected scores <p_i, sum_y p_j> over ``n`` sequences, drawn
     into ``fig`` (cleared) or a new Figure: the draw function of :func:`positional_widget`.
 
@@ -46,23 +52,31 @@ def score_histogram(fig: Figure | None = None, *, m: int = 64, T: int = 64, q: i
         raise ValueError(f"q must be < T, got q={q}, T={T}")
     n = max(20, 20000 // T) if n is None else check_int("n", n, low=1)
     kind = pe_class(check_choice("sampler", sampler, SAMPLERS))
-    if kind.one_hot and m < T:                     # the slider's m is a one-hot pool's size N
+    if kind.one_hot and m < T:  # the slider's m is a one-hot pool's size N
         raise ValueError(f"the one-hot pool needs N = m >= T, got m={m}, T={T}")
     pe = kind.for_task(T, m=m, pool=m if kind.one_hot else None)
     s, mask = query_scores(pe, T, q, n=n, generator=make_generator(seed))
     sel, unsel = s[mask == 1], s[mask == 0]
     margin = score_margin(s, mask)
-    fig, ax = new_figure(height=4.2, fig=fig)      # drawn for the book's column (and a panel frame)
+    fig, ax = new_figure(height=4.2, fig=fig)  # drawn for the book's column (and a panel frame)
     lo, hi = float(s.min()) - 0.05, float(s.max()) + 0.05
     bins = np.linspace(lo, hi, 60)
     ax.hist(unsel.numpy(), bins=bins, density=True, alpha=0.6, label=f"unselected ({T - q} per sequence)")
     ax.hist(sel.numpy(), bins=bins, density=True, alpha=0.6, hatch="//", label=f"selected ({q} per sequence)")
     if not kind.one_hot:
-        ax.axvline(max_unselected_score(T, q, m), c="C0", ls=":", lw=1,
-                   label=r"typical largest unselected: $\sqrt{q/m}\,\sqrt{2\log(T-q)}$")
-    ax.set(xlabel=r"score $\langle p_i,\sum_{j\in y}p_j\rangle$", ylabel="density",
-           title=f"{kind.label}: m={pe.m}, T={T}, q={q}\n"
-                 f"margin > 0 in {float((margin > 0).double().mean()):.1%} of {n} sequences")
+        ax.axvline(
+            max_unselected_score(T, q, m),
+            c="C0",
+            ls=":",
+            lw=1,
+            label=r"typical largest unselected: $\sqrt{q/m}\,\sqrt{2\log(T-q)}$",
+        )
+    ax.set(
+        xlabel=r"score $\langle p_i,\sum_{j\in y}p_j\rangle$",
+        ylabel="density",
+        title=f"{kind.label}: m={pe.m}, T={T}, q={q}\n"
+        f"margin > 0 in {float((margin > 0).double().mean()):.1%} of {n} sequences",
+    )
     # The legend goes below the axes: inside, it covered the peak of the unselected scores.
     legend(ax, place="beside", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)
     return fig
@@ -81,10 +95,13 @@ def positional_widget(**params) -> FigurePanel:
         "q": Ints(1, 8, init["q"]),
         "sampler": Choice(tuple((pe_class(k).label, k) for k in SAMPLERS), init["sampler"]),
     }
-    return FigurePanel(score_histogram, controls,
-                       note="Change a control: fresh sequences are drawn and the histogram is redrawn here.",
-                       alt="Histograms of the attention scores of selected and of unselected positions under the "
-                           "chosen positional-encoding sampler, with the gap between the two groups marked.")
+    return FigurePanel(
+        score_histogram,
+        controls,
+        note="Change a control: fresh sequences are drawn and the histogram is redrawn here.",
+        alt="Histograms of the attention scores of selected and of unselected positions under the "
+        "chosen positional-encoding sampler, with the gap between the two groups marked.",
+    )
 
 
 # -- the chapter's fixed figures ---------------------------------------------------------
@@ -100,10 +117,14 @@ def plot_pe_samples(samplers: dict, T: int, *, seed: int = 0) -> Figure:
         P = pe.sample(2, T, generator=g).to_dense()
         lim = float(P.abs().max())
         for i in range(2):
-            axes[j][i].imshow(P[i].numpy(), cmap=palette().diverging, vmin=-lim, vmax=lim, aspect="auto",
-                              interpolation="nearest")
-            axes[j][i].set(title=f"{name}:\nsequence {i + 1}" if i == 0 else f"sequence {i + 1}",
-                           ylabel="position i" if i == 0 or stacked(3) else "", xlabel="coordinate")
+            axes[j][i].imshow(
+                P[i].numpy(), cmap=palette().diverging, vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest"
+            )
+            axes[j][i].set(
+                title=f"{name}:\nsequence {i + 1}" if i == 0 else f"sequence {i + 1}",
+                ylabel="position i" if i == 0 or stacked(3) else "",
+                xlabel="coordinate",
+            )
         for ax in axes[j]:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
             ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
@@ -127,8 +148,11 @@ def plot_coherence(ms, measured: dict) -> Figure:
         ax.loglog(ms, ref["union_bound"], c=f"C{k}", ls="--", lw=1)
     ax.plot([], [], ":", c=palette().ink, lw=1, label=r"$\sqrt{2\log T/m}$")
     ax.plot([], [], "--", c=palette().ink, lw=1, label=r"$\sqrt{2\log(T(T-1))/m}$")
-    ax.set(xlabel="PE dimension m", ylabel=r"max$_{i\neq j}|\langle p_i,p_j\rangle|$",
-           title="coherence of fresh random unit vectors")
+    ax.set(
+        xlabel="PE dimension m",
+        ylabel=r"max$_{i\neq j}|\langle p_i,p_j\rangle|$",
+        title="coherence of fresh random unit vectors",
+    )
     legend(ax, ncols=2)
     return fig
 
@@ -144,8 +168,9 @@ def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95)
     marker = dict(zip(Ts, "osD^v<>"))
     fig, (a1, a2) = new_figure(2, 1, height=6.4)
     for (T, q), rates in curves.items():
-        a1.semilogx(ms, rates, marker=marker[T], ms=4, c=color[q], ls="-" if T == Ts[0] else "--",
-                    label=f"T={T}, q={q}")
+        a1.semilogx(
+            ms, rates, marker=marker[T], ms=4, c=color[q], ls="-" if T == Ts[0] else "--", label=f"T={T}, q={q}"
+        )
     a1.axhline(prob, c=palette().guide, ls=":", lw=1)
     a1.set(xlabel="PE dimension m", ylabel="P(margin > 0)", title="selection succeeds once m is large enough")
     legend(a1, ncols=2, loc="lower right")
@@ -155,18 +180,34 @@ def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95)
     for r in rows:
         a2.scatter(r["q_log_T"], r["m_star"], c=color[r["q"]], marker=marker[r["T"]], zorder=3)
     grid = np.linspace(0, x.max() * 1.05, 50)
-    a2.plot(grid, fit["slope"] * grid, "--", c=palette().ink, lw=1,
-            label=f"{fit['slope']:.2f} q log T ($R^2$ {fit['r2']:.2f})")
+    a2.plot(
+        grid,
+        fit["slope"] * grid,
+        "--",
+        c=palette().ink,
+        lw=1,
+        label=f"{fit['slope']:.2f} q log T ($R^2$ {fit['r2']:.2f})",
+    )
     if all("heuristic" in r for r in rows):
         h = np.array([r["heuristic"] for r in rows])
         hfit = fit_through_origin(h, y)
-        a2.scatter(x, hfit["slope"] * h, facecolors="none", edgecolors=palette().ink, s=45, zorder=2,
-                   label=f"{hfit['slope']:.2f} x heuristic ($R^2$ {hfit['r2']:.2f})")
+        a2.scatter(
+            x,
+            hfit["slope"] * h,
+            facecolors="none",
+            edgecolors=palette().ink,
+            s=45,
+            zorder=2,
+            label=f"{hfit['slope']:.2f} x heuristic ($R^2$ {hfit['r2']:.2f})",
+        )
     handles = [Line2D([], [], c=color[q], lw=0, marker="o", label=f"q={q}") for q in qs]
     handles += [Line2D([], [], c=palette().ink, lw=0, marker=marker[T], label=f"T={T}") for T in Ts]
     legend(a2, handles=a2.get_legend_handles_labels()[0] + handles, ncols=2, loc="upper left")
-    a2.set(xlabel=r"$q\log T$", ylabel=f"smallest m with\nP(margin > 0) >= {prob:g}",
-           title="the width needed grows with q log T, but not in proportion")
+    a2.set(
+        xlabel=r"$q\log T$",
+        ylabel=f"smallest m with\nP(margin > 0) >= {prob:g}",
+        title="the width needed grows with q log T, but not in proportion",
+    )
     return fig
 
 
@@ -182,8 +223,12 @@ def plot_ray_floors(cs, curves: dict, *, d: int, T: int, q: int) -> Figure:
         ax.semilogy(cs, losses, c=f"C{k}", label=label)
         i = int(losses.argmin())
         ax.scatter([cs[i]], [losses[i]], c=f"C{k}", zorder=5)
-    ax.set(xlabel=r"scale $c$ of $W=cW^\star$", ylabel="loss (measured)", ylim=(1e-4, 3),
-           title=f"random PEs have a loss floor at finite c\n(d={d}, T={T}, q={q})")
+    ax.set(
+        xlabel=r"scale $c$ of $W=cW^\star$",
+        ylabel="loss (measured)",
+        ylim=(1e-4, 3),
+        title=f"random PEs have a loss floor at finite c\n(d={d}, T={T}, q={q})",
+    )
     # Below the axes: inside them the legend covered the curves' floors (and, on a phone, stuck out of the axes).
     legend(ax, place="beside", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, frameon=False)
     return fig
@@ -202,101 +247,9 @@ def plot_sampler_runs(hists: dict, *, T_test: int) -> Figure:
     a1.set(xlabel="step", ylabel="loss", title="training length (held-out)")
     a2.set(xlabel="step", title="1 / loss")
     a3.set(xlabel="step", ylabel="loss", title=f"length generalisation: T = {T_test}")
-    if a4 is None:                                   # stacked: the legend goes under the three panels
+    if a4 is None:  # stacked: the legend goes under the three panels
         legend(fig, *a1.get_legend_handles_labels(), place="below", title="sampler")
     else:
         a4.axis("off")
         a4.legend(*a1.get_legend_handles_labels(), loc="center", title="sampler")
     return fig
-
-
-# -- the committed width-law experiment, as tables ------------------------------------------------
-def width_needed_table(doc: dict, target: float = 0.25) -> Markdown:
-    """The ``width-law`` document's width m needed for relative error ``target``, per q (rows) and T (columns):
-    the population-GD family's value (mean over the Monte Carlo seeds), and a trained model's in brackets."""
-    points = [p for pts in per_seed(doc, "data", "points").values() for p in pts if p["target"] == target]
-    qs, Ts = sorted({p["q"] for p in points}), sorted({p["T"] for p in points})
-    rows = []
-    for q in qs:
-        cells = [q]
-        for T in Ts:
-            fam = [p["m_needed"] for p in points if (p["q"], p["T"], p["source"]) == (q, T, "population-gd")
-                   and p["m_needed"] is not None]
-            tr = {round(p["m_needed"], 1) for p in points if (p["q"], p["T"], p["source"]) == (q, T, "trained")
-                  and p["m_needed"] is not None}
-            cells.append((f"{np.mean(fam):.0f}" if fam else "—") + (f" [{min(tr):.0f}]" if tr else ""))
-        rows.append(cells)
-    return table(["$q$"] + [f"$T={T}$" for T in Ts], rows)
-
-
-def _law_of(value: float, interval: list, laws: dict) -> str:
-    """Which of ``laws`` (name -> exponent) a fitted exponent supports: the one its 95% interval contains,
-    else where it lies between them."""
-    inside = [name for name, k in laws.items() if interval[0] <= k <= interval[1]]
-    if inside:
-        return inside[0]
-    ordered = sorted(laws.items(), key=lambda kv: kv[1])
-    for (lo_name, lo), (hi_name, hi) in zip(ordered, ordered[1:]):
-        if lo < value < hi:
-            near = lo_name if value - lo < hi - value else hi_name
-            return f"between {lo_name} and {hi_name}, nearer {near} (its interval excludes both)"
-    name = min(laws, key=lambda n: abs(laws[n] - value))
-    return f"beyond {name} (its interval excludes it)"
-
-
-def _rate_in_q(lo: float, hi: float) -> str:
-    """Words for local exponents of q from ``lo`` to ``hi``: about linear means within [0.8, 1.25]."""
-    if hi < 0.8:
-        return "slower than linear in $q$"
-    if lo > 1.25:
-        return "faster than linear in $q$"
-    if hi <= 1.25:
-        return "about linear in $q$" if lo >= 0.8 else "linear or slower in $q$"
-    return "no single rate in $q$"
-
-
-def width_law_in_words(doc: dict) -> Markdown:
-    """What the width-law fits say, in words generated from every Monte Carlo seed's points
-    (:mod:`sts_lib.chapters.ch4_width_law`: per-target fits, the expansion form, bootstrap intervals)."""
-    data = wlaw.cells(doc)
-    targets = sorted({k[2] for k in data}, reverse=True)
-    power = {t: wlaw.fit_form(data, "power", t) for t in targets}
-    pooled, expansion = wlaw.fit_form(data, "power"), wlaw.fit_form(data, "expansion")
-    ci = lambda f, k: f"{plain(f['ci95'][k][0])} to {plain(f['ci95'][k][1])}"   # noqa: E731
-    by_T = {T: ks for T, ks in wlaw.local_q_exponents(data, max(targets)).items() if T >= 128}
-    local = [k for ks in by_T.values() for k in ks]
-    pairs = "; ".join("$q={}$ to ${}$ at $T={}$".format(*wlaw.largest_two_q(data, T, max(targets)), T)
-                      for T in sorted(by_T))
-    ends = [power[targets[0]], power[targets[-1]]]
-    apart = all(not (f["ci95"][k][0] <= g["coef"][k] <= f["ci95"][k][1]) for k in ("q", "lnT")
-                for f, g in (ends, ends[::-1]))
-    seed = min(doc["seeds"])
-    rng = lambda i: f"{plain(i[0])} to {plain(i[1])}"   # noqa: E731
-    text = ("**What the data support.** For $q\\ge3$ (inside Theorem 1's $q<T/4$) the width the learned solution "
-            "needs grows faster than $q\\log T$, but no single power law describes it: fitted per target error, the "
-            "exponent of $q$ is " + ", ".join(f"{plain(power[t]['coef']['q'])} ({ci(power[t], 'q')})" for t in targets)
-            + " and that of $\\ln T$ " + ", ".join(f"{plain(power[t]['coef']['lnT'])} ({ci(power[t], 'lnT')})"
-                                                 for t in targets)
-            + f" at $\\varepsilon={', '.join(map(str, targets))}$: "
-            + ("they move with the target, the two ends outside each other's intervals, " if apart else
-               "they move with the target (within their intervals), ")
-            + f"so the pooled fit's $q^{{{plain(pooled['coef']['q'])}}}(\\ln T)^{{{plain(pooled['coef']['lnT'])}}}$ "
-            "is an average, not a law. The form built from the cross-talk expansion, "
-            "$[(q-1)(q-2)/q]^b\\,\\ln((T-q)/\\varepsilon)^c\\,\\varepsilon^{-e}$, fits with rms residual "
-            f"{plain(expansion['rms'])} in $\\log m$ against {plain(pooled['rms'])} for the pooled power law, with "
-            f"$c={plain(expansion['coef']['lnT'])}$ ({ci(expansion, 'lnT')}) and "
-            f"$e={plain(expansion['coef']['1/target'])}$"
-            f" ({ci(expansion, '1/target')}). At large $q$ it grows like $q^{{{plain(expansion['coef']['q'])}}}$. "
-            f"Between the two largest $q$ of each length ({pairs}) the local exponent of $q$ is {plain(min(local))} "
-            f"to {plain(max(local))} over every Monte Carlo seed at relative error {max(targets)}: "
-            + f"{_rate_in_q(min(local), max(local))} there. "
-            + "In the target error: a power, not a logarithm, so at every fixed width there is a floor.")
-    q2 = per_seed(doc, "final", "lnT_exponent_q2").get(seed, {})
-    if q2:
-        t, v = next(iter(q2.items()))
-        law2 = _law_of(v["coef"]["log_lnT"], v["ci95"]["log_lnT"], {"$\\log T$": 1.0, "$\\log^2 T$": 2.0})
-        text += (f" At $q=2$ the exponent of $\\ln T$ is {plain(v['coef']['log_lnT'])} ({rng(v['ci95']['log_lnT'])}) "
-                 f"at target {t}: {law2}.")
-    text += (" The paper's width for stochastic PEs, $\\tilde O(d+q\\log T)$ [S], is linear in $q$ and in "
-             "$\\log T$: for $q\\ge3$ the solution gradient descent finds with fresh random unit PEs needs more.")
-    return Markdown(text)

@@ -13,7 +13,8 @@ shown apart):
 
 each with 95% intervals by a bootstrap over grid points and Monte Carlo seeds (resample the
 (q, T, target) cells, and for each a seed), and the rms residual of each form in log m. Chapter 4
-and chapter 8 show :func:`width_forms_table`; :func:`local_q_exponents` gives the exponent of q
+and chapter 8 show :func:`width_forms_table` and :func:`width_law_in_words` (the fits in sentences generated
+from every seed), chapter 4 :func:`width_needed_table`; :func:`local_q_exponents` gives the exponent of q
 between the two largest q, every seed, so that no sentence rests on one seed.
 """
 
@@ -161,13 +162,113 @@ def width_forms_table(doc: dict) -> Markdown:
     return table(["form", "target ε", "b (of q)", "c (of the log)", "e (of 1/ε)", "rms", "cells"], rows, note=note)
 
 
-__all__ = [
-    "BOOT",
-    "BOOT_SEED",
-    "cells",
-    "fit_form",
-    "in_theorem",
-    "largest_two_q",
-    "local_q_exponents",
-    "width_forms_table",
-]
+# -- the committed width-law experiment, as tables ------------------------------------------------
+def width_needed_table(doc: dict, target: float = 0.25) -> Markdown:
+    """The ``width-law`` document's width m needed for relative error ``target``, per q (rows) and T (columns):
+    the population-GD family's value (mean over the Monte Carlo seeds), and a trained model's in brackets."""
+    points = [p for pts in per_seed(doc, "data", "points").values() for p in pts if p["target"] == target]
+    qs, Ts = sorted({p["q"] for p in points}), sorted({p["T"] for p in points})
+    rows = []
+    for q in qs:
+        cells = [q]
+        for T in Ts:
+            fam = [
+                p["m_needed"]
+                for p in points
+                if (p["q"], p["T"], p["source"]) == (q, T, "population-gd") and p["m_needed"] is not None
+            ]
+            tr = {
+                round(p["m_needed"], 1)
+                for p in points
+                if (p["q"], p["T"], p["source"]) == (q, T, "trained") and p["m_needed"] is not None
+            }
+            cells.append((f"{np.mean(fam):.0f}" if fam else "—") + (f" [{min(tr):.0f}]" if tr else ""))
+        rows.append(cells)
+    return table(["$q$"] + [f"$T={T}$" for T in Ts], rows)
+
+
+def _law_of(value: float, interval: list, laws: dict) -> str:
+    """Which of ``laws`` (name -> exponent) a fitted exponent supports: the one its 95% interval contains,
+    else where it lies between them."""
+    inside = [name for name, k in laws.items() if interval[0] <= k <= interval[1]]
+    if inside:
+        return inside[0]
+    ordered = sorted(laws.items(), key=lambda kv: kv[1])
+    for (lo_name, lo), (hi_name, hi) in zip(ordered, ordered[1:]):
+        if lo < value < hi:
+            near = lo_name if value - lo < hi - value else hi_name
+            return f"between {lo_name} and {hi_name}, nearer {near} (its interval excludes both)"
+    name = min(laws, key=lambda n: abs(laws[n] - value))
+    return f"beyond {name} (its interval excludes it)"
+
+
+def _rate_in_q(lo: float, hi: float) -> str:
+    """Words for local exponents of q from ``lo`` to ``hi``: about linear means within [0.8, 1.25]."""
+    if hi < 0.8:
+        return "slower than linear in $q$"
+    if lo > 1.25:
+        return "faster than linear in $q$"
+    if hi <= 1.25:
+        return "about linear in $q$" if lo >= 0.8 else "linear or slower in $q$"
+    return "no single rate in $q$"
+
+
+def width_law_in_words(doc: dict) -> Markdown:
+    """What the width-law fits say, in words generated from every Monte Carlo seed's points
+    (:mod:`sts_lib.chapters.ch4_width_law`: per-target fits, the expansion form, bootstrap intervals)."""
+    data = cells(doc)
+    targets = sorted({k[2] for k in data}, reverse=True)
+    power = {t: fit_form(data, "power", t) for t in targets}
+    pooled, expansion = fit_form(data, "power"), fit_form(data, "expansion")
+    ci = lambda f, k: f"{plain(f['ci95'][k][0])} to {plain(f['ci95'][k][1])}"  # noqa: E731
+    by_T = {T: ks for T, ks in local_q_exponents(data, max(targets)).items() if T >= 128}
+    local = [k for ks in by_T.values() for k in ks]
+    pairs = "; ".join("$q={}$ to ${}$ at $T={}$".format(*largest_two_q(data, T, max(targets)), T) for T in sorted(by_T))
+    ends = [power[targets[0]], power[targets[-1]]]
+    apart = all(
+        not (f["ci95"][k][0] <= g["coef"][k] <= f["ci95"][k][1]) for k in ("q", "lnT") for f, g in (ends, ends[::-1])
+    )
+    seed = min(doc["seeds"])
+    rng = lambda i: f"{plain(i[0])} to {plain(i[1])}"  # noqa: E731
+    text = (
+        "**What the data support.** For $q\\ge3$ (inside Theorem 1's $q<T/4$) the width the learned solution "
+        "needs grows faster than $q\\log T$, but no single power law describes it: fitted per target error, the "
+        "exponent of $q$ is "
+        + ", ".join(f"{plain(power[t]['coef']['q'])} ({ci(power[t], 'q')})" for t in targets)
+        + " and that of $\\ln T$ "
+        + ", ".join(f"{plain(power[t]['coef']['lnT'])} ({ci(power[t], 'lnT')})" for t in targets)
+        + f" at $\\varepsilon={', '.join(map(str, targets))}$: "
+        + (
+            "they move with the target, the two ends outside each other's intervals, "
+            if apart
+            else "they move with the target (within their intervals), "
+        )
+        + f"so the pooled fit's $q^{{{plain(pooled['coef']['q'])}}}(\\ln T)^{{{plain(pooled['coef']['lnT'])}}}$ "
+        "is an average, not a law. The form built from the cross-talk expansion, "
+        "$[(q-1)(q-2)/q]^b\\,\\ln((T-q)/\\varepsilon)^c\\,\\varepsilon^{-e}$, fits with rms residual "
+        f"{plain(expansion['rms'])} in $\\log m$ against {plain(pooled['rms'])} for the pooled power law, with "
+        f"$c={plain(expansion['coef']['lnT'])}$ ({ci(expansion, 'lnT')}) and "
+        f"$e={plain(expansion['coef']['1/target'])}$"
+        f" ({ci(expansion, '1/target')}). At large $q$ it grows like $q^{{{plain(expansion['coef']['q'])}}}$. "
+        f"Between the two largest $q$ of each length ({pairs}) the local exponent of $q$ is {plain(min(local))} "
+        f"to {plain(max(local))} over every Monte Carlo seed at relative error {max(targets)}: "
+        + f"{_rate_in_q(min(local), max(local))} there. "
+        + "In the target error: a power, not a logarithm, so at every fixed width there is a floor."
+    )
+    q2 = per_seed(doc, "final", "lnT_exponent_q2").get(seed, {})
+    if q2:
+        t, v = next(iter(q2.items()))
+        law2 = _law_of(v["coef"]["log_lnT"], v["ci95"]["log_lnT"], {"$\\log T$": 1.0, "$\\log^2 T$": 2.0})
+        text += (
+            f" At $q=2$ the exponent of $\\ln T$ is {plain(v['coef']['log_lnT'])} ({rng(v['ci95']['log_lnT'])}) "
+            f"at target {t}: {law2}."
+        )
+    text += (
+        " The paper's width for stochastic PEs, $\\tilde O(d+q\\log T)$ [S], is linear in $q$ and in "
+        "$\\log T$: for $q\\ge3$ the solution gradient descent finds with fresh random unit PEs needs more."
+    )
+    return Markdown(text)
+
+
+__all__ = ["BOOT", "BOOT_SEED", "cells", "fit_form", "in_theorem", "largest_two_q", "local_q_exponents",
+           "width_forms_table", "width_law_in_words", "width_needed_table"]  # fmt: skip

@@ -18,7 +18,7 @@ from matplotlib.ticker import LogLocator
 
 from .._validate import check_choice, check_int
 from ..device import make_generator, to_numpy
-from ..figures import pe_colors, pe_markers
+from ..run_labels import pe_colors, pe_markers
 from ..layout import drawing, legend, new_figure, palette
 from ..plots import plot_ood
 from ..positional import PE_COLORS

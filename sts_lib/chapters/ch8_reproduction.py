@@ -18,7 +18,7 @@ import os
 import re
 
 from .. import statements
-from .ch4_positional_widgets import width_law_in_words
+from .ch4_width_law import width_law_in_words
 from ..history import HeldOut
 from ..report import Markdown, table
 from ..results import list_results, load_result, per_seed
@@ -97,13 +97,5 @@ def baseline_minima(doc: dict) -> Markdown:
     )
 
 
-__all__ = [
-    "EVIDENCE",
-    "baseline_minima",
-    "describe",
-    "load_documents",
-    "others",
-    "sections",
-    "tally_in_words",
-    "width_law_in_words",
-]
+__all__ = ["EVIDENCE", "baseline_minima", "describe", "load_documents", "others", "sections", "tally_in_words",
+           "width_law_in_words"]  # fmt: skip

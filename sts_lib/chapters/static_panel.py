@@ -244,16 +244,5 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dpi: int = 100) -> 
     return StaticPanel(data, len(frames))
 
 
-__all__ = [
-    "ENV",
-    "GRID_LIMIT",
-    "MIME_PANEL",
-    "StaticPanel",
-    "clamp",
-    "figure_png",
-    "first_frame",
-    "setting_grid",
-    "static_book",
-    "static_data",
-    "static_grid",
-]
+__all__ = ["ENV", "GRID_LIMIT", "MIME_PANEL", "StaticPanel", "clamp", "figure_png", "first_frame", "setting_grid",
+           "static_book", "static_data", "static_grid"]  # fmt: skip

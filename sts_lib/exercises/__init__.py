@@ -26,22 +26,8 @@ from ._core import ID_PATTERN, NOTEBOOKS, REGISTRY, Exercise, Missing, Opaque, R
 
 # Missing, Opaque, StudentError and student_line are the contract with sts_lib.grading: what a
 # proxy for a function living in another process raises or returns, and where a learner's error is.
-__all__ = [
-    "ID_PATTERN",
-    "NOTEBOOKS",
-    "REGISTRY",
-    "Exercise",
-    "Missing",
-    "Opaque",
-    "Result",
-    "StudentError",
-    "check",
-    "exercises_in",
-    "grade",
-    "run_check",
-    "student_line",
-    "total_points",
-]
+__all__ = ["ID_PATTERN", "NOTEBOOKS", "REGISTRY", "Exercise", "Missing", "Opaque", "Result", "StudentError", "check",
+           "exercises_in", "grade", "run_check", "student_line", "total_points"]  # fmt: skip
 
 GRADING_ENV = "STS_GRADING"  # set to "1" by the grader: scores are computed outside the notebook
 GRADER_SEED = 1  # the class grader's checker inputs; a notebook's own check() uses seed 0

@@ -36,24 +36,9 @@ from ._markers import BEGIN, END, MARKERS, MD_BEGIN, MD_END, replace_blocks, sol
 
 # The authored notebooks' conventions (solution markers, cell tags) are public here for the other editions that
 # read them (sts_lib.grading.nbgrader).
-__all__ = [
-    "BOOK_DIR",
-    "MARKERS",
-    "MD_BEGIN",
-    "MD_END",
-    "book_page",
-    "build",
-    "build_book_pages",
-    "cell_tags",
-    "execute",
-    "expected_student",
-    "find_leaks",
-    "make_solution",
-    "make_student",
-    "replace_blocks",
-    "solution_lines",
-    "stored_check_lines",
-]
+__all__ = ["BOOK_DIR", "MARKERS", "MD_BEGIN", "MD_END", "book_page", "build", "build_book_pages", "cell_tags",
+           "execute", "expected_student", "find_leaks", "make_solution", "make_student", "replace_blocks",
+           "solution_lines", "stored_check_lines"]  # fmt: skip
 
 STUB_MESSAGE = "Exercise {id}: replace this line with your code"
 

@@ -176,15 +176,5 @@ def _save_png(fig, path: Path) -> None:
     plt.close(fig)
 
 
-__all__ = [
-    "DEFAULT_SEEDS",
-    "EXPERIMENTS",
-    "Experiment",
-    "LANES",
-    "MODULES",
-    "SCALES",
-    "check_seeds",
-    "experiment_config",
-    "in_lane",
-    "run_experiment",
-]
+__all__ = ["DEFAULT_SEEDS", "EXPERIMENTS", "Experiment", "LANES", "MODULES", "SCALES", "check_seeds",
+           "experiment_config", "in_lane", "run_experiment"]  # fmt: skip

@@ -17,215 +17,48 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import resource
 import statistics
-import sys
 import time
-from dataclasses import dataclass
 
 import torch
 
-from ..device import describe_device, get_device, make_generator
-from ..models import TheoryTransformer, dense_reference_forward
-from ..positional import StochasticOneHotPE
-from ..task import STSTask, sample_subsets, sts_loss
-from ..train import TrainConfig, make_optimizer, train
-from .ensemble import train_ensemble
-from .sampling import random_injection
+from ..device import describe_device, get_device
+from .timing import BenchConfig, compare_cpu, ensemble_speed, interleaved, peak_memory, step_functions, train_step_ms
 
 DEFINITIONS = {
     "sample_ms": "median time of task.sample(batch) alone: the floor of a step on fresh data",
     "rng_ms": "median time of the random draws alone that one sample makes (torch.randn of the tokens, "
-              "the PE-slot keys and their sort, the subset keys): the floor of the floor",
+    "the PE-slot keys and their sort, the subset keys): the floor of the floor",
     "step_ms": "median time of one library training step drawn in the loop = sample + forward + loss + "
-               "backward + optimiser update (the body of sts_lib.train.train's step: model.loss_and_grad and "
-               "torch.optim.SGD, without drawing ahead)",
+    "backward + optimiser update (the body of sts_lib.train.train's step: model.loss_and_grad and "
+    "torch.optim.SGD, without drawing ahead)",
     "train_step_ms": "wall time of sts_lib.train.train(steps=S) / S drawing each batch in the loop "
-                     "(train(..., prefetch=False)), logging at steps 0 and S (so it includes train()'s "
-                     "set-up and two evaluations)",
+    "(train(..., prefetch=False)), logging at steps 0 and S (so it includes train()'s "
+    "set-up and two evaluations)",
     "train_step_ahead_ms": "the same with prefetch=True: the next batch is drawn in a background thread "
-                           "while the model trains; train() does this by default ('auto') when a core is idle. "
-                           "CPU only (off the CPU train() never draws ahead): null there, as its ratio",
+    "while the model trains; train() does this by default ('auto') when a core is idle. "
+    "CPU only (off the CPU train() never draws ahead): null there, as its ratio",
     "dense_step_ms": "median time of one step of the plain dense implementation: the same sample, then "
-                     "f = V Z softmax(Z^T W z_q) computed as written with full one-hot matrices "
-                     "(dense_reference_forward), autograd and torch.optim.SGD",
+    "f = V Z softmax(Z^T W z_q) computed as written with full one-hot matrices "
+    "(dense_reference_forward), autograd and torch.optim.SGD",
     "cpu_ms": "the same medians in process CPU time (all threads); on an idle machine wall ~ CPU for one thread; "
-              "on a GPU the host's time, waiting for the device included",
+    "on a GPU the host's time, waiting for the device included",
     "ratios": "step_over_sample = step_ms / sample_ms (CPU target <= 1.5); train_step_over_sample = train_step_ms / "
-              "sample_ms; speedup_vs_dense = dense_step_ms / step_ms (CPU target >= 2); *_cpu: the same from CPU "
-              "times",
+    "sample_ms; speedup_vs_dense = dense_step_ms / step_ms (CPU target >= 2); *_cpu: the same from CPU "
+    "times",
     "targets": "the CPU targets the speed path is tuned for ('applies_to': 'cpu'); on another device the same "
-               "ratios are reported, not targeted",
+    "ratios are reported, not targeted",
     "ensemble": "K models x S steps, train_ensemble (one call) against K sequential train() calls with the same "
-                "models, configs and data; models_per_s = K / wall time; speedup = sequential / together "
-                "(target >= 4). 'independent': each model its own data stream (K seeds, the honest 'K runs'); "
-                "'shared': one stream for all (K learning rates). 'figure2' is the benchmarked configuration, "
-                "'book' the CPU scale of the chapters (T=20, m=40)",
+    "models, configs and data; models_per_s = K / wall time; speedup = sequential / together "
+    "(target >= 4). 'independent': each model its own data stream (K seeds, the honest 'K runs'); "
+    "'shared': one stream for all (K learning rates). 'figure2' is the benchmarked configuration, "
+    "'book' the CPU scale of the chapters (T=20, m=40)",
     "memory": "peak resident memory of this process (resource.getrusage); on CUDA also max_memory_allocated",
     "compare_cpu": "with --compare-cpu on a GPU: the median ms of sample and of one library step (as sample_ms, "
-                   "step_ms) on the device and on the CPU, interleaved, at the chapters' scale (book: T=20, m=40) "
-                   "and the paper's (paper: T=200, m=400); cpu_over_device = CPU step / device step (> 1: the "
-                   "device is faster); null when not asked for",
+    "step_ms) on the device and on the CPU, interleaved, at the chapters' scale (book: T=20, m=40) "
+    "and the paper's (paper: T=200, m=400); cpu_over_device = CPU step / device step (> 1: the "
+    "device is faster); null when not asked for",
 }
-
-
-@dataclass
-class BenchConfig:
-    """The benchmarked configuration (Figure 2 of the paper) and how long to measure."""
-
-    T: int = 200                 # training length (Figure 2)
-    q: int = 3                   # subset size (Figure 2)
-    d: int = 5                   # token dimension (our choice; the paper does not say)
-    m: int = 400                 # stochastic one-hot pool N = m >= the longest test length 400
-    batch: int = 256             # online minibatch size
-    position_only: bool = True   # train W_EE and V_X only, as the Figure 2 experiments do
-    lr: float = 1.0              # GD learning rate of V (and of W unless lr_W is set), at T = 200
-    lr_W: float | None = 30.0    # GD learning rate of W at T = 200 (the experiments' paper-scale value)
-    K: int = 16                  # models trained together
-    train_steps: int = 60        # steps of the end-to-end train() measurement
-    ensemble_steps: int = 20     # steps per model in the ensemble comparison
-    repeats: int = 41            # interleaved repetitions of each per-step measurement
-    ensemble_repeats: int = 3    # repetitions of each ensemble comparison
-    book_scale: bool = True      # also compare ensembles at the chapters' scale (T=20, m=40)
-    threads: int | None = None   # torch threads (None: torch's default)
-    device: str | None = None    # None: the library's default device (sts_lib.device.get_device)
-    compare_cpu: bool = False    # off the CPU: also time the step on the CPU at book and paper scale
-
-    def task(self, T: int | None = None, m: int | None = None) -> STSTask:
-        return STSTask(d=self.d, T=T or self.T, q=self.q, pe=StochasticOneHotPE(max_len=m or self.m))
-
-    def model(self, m: int | None = None) -> TheoryTransformer:
-        return TheoryTransformer(self.d, m or self.m, position_only=self.position_only)
-
-    def train_config(self, T: int, **kw) -> TrainConfig:
-        """Plain SGD with the learning rates scaled by T / 200 (gradients shrink like 1/T), so every T is stable."""
-        lr_W = None if self.lr_W is None else self.lr_W * T / 200
-        return TrainConfig(batch_size=self.batch, optimizer="sgd", lr=kw.pop("lr", self.lr * T / 200), lr_W=lr_W,
-                           eval_batch=self.batch, **kw)
-
-
-def _sync(device: torch.device) -> None:
-    """Wait for the device's queued work, so that a clock read after it has seen the work finish
-    (CUDA launches return at once; the CPU and the virtual test accelerator compute in place)."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    elif device.type == "mps":
-        torch.mps.synchronize()
-
-
-def _interleaved(fns: dict, repeats: int, device: torch.device, warmup: int = 3) -> tuple[dict, dict]:
-    """Median wall and process-CPU seconds of each callable, measured in rounds A, B, C, A, B, C, ..."""
-    for _ in range(warmup):
-        for f in fns.values():
-            f()
-    wall = {k: [] for k in fns}
-    cpu = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, f in fns.items():
-            _sync(device)
-            w, c = time.perf_counter(), time.process_time()
-            f()
-            _sync(device)
-            wall[k].append(time.perf_counter() - w)
-            cpu[k].append(time.process_time() - c)
-    return ({k: statistics.median(v) for k, v in wall.items()}, {k: statistics.median(v) for k, v in cpu.items()})
-
-
-def _step_functions(cfg: BenchConfig, device: torch.device) -> dict:
-    """The per-step callables: sample, raw random numbers, library step, dense step."""
-    task = cfg.task()
-    gen = make_generator(0, device)
-    B, T, N = cfg.batch, cfg.T, cfg.m
-    model = cfg.model().to(device)
-    train_cfg = cfg.train_config(T, steps=1)
-    opt = make_optimizer(model, train_cfg)
-
-    def library_step():
-        batch = task.sample(B, generator=gen, device=device)
-        opt.zero_grad(set_to_none=True)
-        model.loss_and_grad(batch)
-        opt.step()
-
-    # The same model written plainly: its parameters, padded to the full (d+m) matrices, and Z dense.
-    dense_model = cfg.model().to(device)
-    dense_opt = make_optimizer(dense_model, train_cfg)             # torch.optim.SGD, the same groups
-
-    def dense_step():
-        batch = task.sample(B, generator=gen, device=device)
-        loss = sts_loss(dense_reference_forward(dense_model.full_W(), dense_model.full_V(), batch), batch.target)
-        dense_opt.zero_grad(set_to_none=True)
-        loss.backward()
-        dense_opt.step()
-
-    def rng():
-        torch.randn(B, T, cfg.d, generator=gen, device=device)
-        random_injection(B, T, N, gen, device)
-        sample_subsets(B, T, cfg.q, generator=gen, device=device)
-
-    return {"sample": lambda: task.sample(B, generator=gen, device=device), "rng": rng,
-            "step": library_step, "dense_step": dense_step}
-
-
-def _train_step_ms(cfg: BenchConfig, device: torch.device, ahead: bool) -> float:
-    """End-to-end: sts_lib.train.train for ``cfg.train_steps`` steps, per step (milliseconds)."""
-    S = cfg.train_steps
-    tc = cfg.train_config(cfg.T, steps=S, log_every=S)
-    t = time.perf_counter()
-    train(cfg.model(), cfg.task(), tc, device=device, progress=False, prefetch=ahead)
-    _sync(device)
-    return (time.perf_counter() - t) / S * 1e3
-
-
-def _ensemble(cfg: BenchConfig, device: torch.device, data: str, T: int, m: int) -> dict:
-    """K models together versus one after another, same models, configs and data."""
-    task, K, S = cfg.task(T, m), cfg.K, cfg.ensemble_steps
-    if data == "independent":
-        configs = [cfg.train_config(T, steps=S, log_every=S, seed=k) for k in range(K)]
-    else:
-        configs = [cfg.train_config(T, steps=S, log_every=S, lr=cfg.lr * T / 200 * (1 + k) / K) for k in range(K)]
-
-    def together():
-        train_ensemble([cfg.model(m) for _ in range(K)], task, configs, data=data, device=device, progress=False)
-
-    def sequential():
-        for c in configs:
-            train(cfg.model(m), task, c, device=device, progress=False)
-
-    times = {"together": [], "sequential": []}
-    for r in range(cfg.ensemble_repeats):
-        for name in (("together", "sequential") if r % 2 == 0 else ("sequential", "together")):
-            _sync(device)
-            t = time.perf_counter()
-            (together if name == "together" else sequential)()
-            _sync(device)
-            times[name].append(time.perf_counter() - t)
-    tog, seq = statistics.median(times["together"]), statistics.median(times["sequential"])
-    return {"K": K, "steps": S, "T": T, "m": m, "together_s": tog, "sequential_s": seq, "models_per_s": K / tog,
-            "sequential_models_per_s": K / seq, "speedup": seq / tog}
-
-
-def _compare_cpu(cfg: BenchConfig, device: torch.device) -> dict:
-    """Sample and library step on ``device`` and on the CPU, interleaved, at book and paper scale (ms)."""
-    cpu = torch.device("cpu")
-    out = {}
-    for scale, (T, m) in {"book": (20, 40), "paper": (200, 400)}.items():
-        at = BenchConfig(**{**cfg.__dict__, "T": T, "m": m})
-        dev_fns, cpu_fns = _step_functions(at, device), _step_functions(at, cpu)
-        fns = {"device_sample": dev_fns["sample"], "device_step": dev_fns["step"],
-               "cpu_sample": cpu_fns["sample"], "cpu_step": cpu_fns["step"]}
-        wall, _ = _interleaved(fns, cfg.repeats, device)
-        ms = {f"{k}_ms": v * 1e3 for k, v in wall.items()}
-        out[scale] = {"T": T, "m": m, "batch": cfg.batch, **ms,
-                      "cpu_over_device": ms["cpu_step_ms"] / ms["device_step_ms"]}
-    return out
-
-
-def _peak_memory(device: torch.device) -> dict:
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    out = {"peak_rss_mb": rss / (1024 * 1024 if sys.platform == "darwin" else 1024)}
-    if device.type == "cuda":
-        out["cuda_max_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2 ** 20
-    return out
 
 
 def run(cfg: BenchConfig | None = None) -> dict:
@@ -236,54 +69,77 @@ def run(cfg: BenchConfig | None = None) -> dict:
     device = get_device(cfg.device)
     on_cpu = device.type == "cpu"
     if cfg.compare_cpu and on_cpu:
-        raise ValueError("compare_cpu compares another device with the CPU, but the bench device is the CPU; "
-                         "pass device='cuda' (--device cuda) on a GPU machine")
+        raise ValueError(
+            "compare_cpu compares another device with the CPU, but the bench device is the CPU; "
+            "pass device='cuda' (--device cuda) on a GPU machine"
+        )
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     t_start = time.perf_counter()
-    _train_step_ms(BenchConfig(**{**cfg.__dict__, "train_steps": 2}), device, ahead=on_cpu)   # warm-up imports
-    wall, cpu = _interleaved(_step_functions(cfg, device), cfg.repeats, device)
+    train_step_ms(BenchConfig(**{**cfg.__dict__, "train_steps": 2}), device, ahead=on_cpu)  # warm-up imports
+    wall, cpu = interleaved(step_functions(cfg, device), cfg.repeats, device)
     ms = {k: v * 1e3 for k, v in wall.items()}
     cpu_ms = {k: v * 1e3 for k, v in cpu.items()}
     # Drawing ahead is CPU-only (sts_lib.fast.prefetch): elsewhere prefetch=True would time the same path.
     runs = {False: [], True: []} if on_cpu else {False: []}
-    for _ in range(3):                                    # interleaved: serial, ahead, serial, ahead, ...
+    for _ in range(3):  # interleaved: serial, ahead, serial, ahead, ...
         for ahead in runs:
-            runs[ahead].append(_train_step_ms(cfg, device, ahead))
+            runs[ahead].append(train_step_ms(cfg, device, ahead))
     train_ms = {ahead: statistics.median(v) for ahead, v in runs.items()}
     train_ms.setdefault(True, None)
     scales = {"figure2": (cfg.T, cfg.m)}
     if cfg.book_scale:
         scales["book"] = (20, 40)
-    ens = {f"{scale}_{data}": _ensemble(cfg, device, data, T, m)
-           for scale, (T, m) in scales.items() for data in ("independent", "shared")}
+    ens = {
+        f"{scale}_{data}": ensemble_speed(cfg, device, data, T, m)
+        for scale, (T, m) in scales.items()
+        for data in ("independent", "shared")
+    }
     return {
-        "device": describe_device(device), "torch": torch.__version__, "python": platform.python_version(),
+        "device": describe_device(device),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
         "threads": torch.get_num_threads(),
-        "config": {"T": cfg.T, "q": cfg.q, "d": cfg.d, "m": cfg.m, "pe": f"stochastic_onehot(max_len={cfg.m})",
-                   "model": f"TheoryTransformer(position_only={cfg.position_only}, init='zero')",
-                   "batch": cfg.batch, "optimizer": "sgd", "lr": cfg.train_config(cfg.T).lr,
-                   "lr_W": cfg.train_config(cfg.T).lr_W,
-                   "source": "sts_lib.experiments fig2-length-generalization, paper scale (its model and "
-                             "learning rates; 10,000 steps there, timed here per step)",
-                   "repeats": cfg.repeats, "train_steps": cfg.train_steps},
-        "sample_ms": ms["sample"], "rng_ms": ms["rng"], "step_ms": ms["step"],
-        "train_step_ms": train_ms[False], "train_step_ahead_ms": train_ms[True], "dense_step_ms": ms["dense_step"],
-        "steps_per_s": 1e3 / ms["step"], "train_steps_per_s": 1e3 / train_ms[False],
+        "config": {
+            "T": cfg.T,
+            "q": cfg.q,
+            "d": cfg.d,
+            "m": cfg.m,
+            "pe": f"stochastic_onehot(max_len={cfg.m})",
+            "model": f"TheoryTransformer(position_only={cfg.position_only}, init='zero')",
+            "batch": cfg.batch,
+            "optimizer": "sgd",
+            "lr": cfg.train_config(cfg.T).lr,
+            "lr_W": cfg.train_config(cfg.T).lr_W,
+            "source": "sts_lib.experiments fig2-length-generalization, paper scale (its model and "
+            "learning rates; 10,000 steps there, timed here per step)",
+            "repeats": cfg.repeats,
+            "train_steps": cfg.train_steps,
+        },
+        "sample_ms": ms["sample"],
+        "rng_ms": ms["rng"],
+        "step_ms": ms["step"],
+        "train_step_ms": train_ms[False],
+        "train_step_ahead_ms": train_ms[True],
+        "dense_step_ms": ms["dense_step"],
+        "steps_per_s": 1e3 / ms["step"],
+        "train_steps_per_s": 1e3 / train_ms[False],
         "dense_steps_per_s": 1e3 / ms["dense_step"],
         "cpu_ms": cpu_ms,
-        "ratios": {"step_over_sample": ms["step"] / ms["sample"],
-                   "train_step_over_sample": train_ms[False] / ms["sample"],
-                   "train_step_ahead_over_sample": None if train_ms[True] is None else train_ms[True] / ms["sample"],
-                   "step_over_rng": ms["step"] / ms["rng"],
-                   "speedup_vs_dense": ms["dense_step"] / ms["step"],
-                   "step_over_sample_cpu": cpu_ms["step"] / cpu_ms["sample"],
-                   "speedup_vs_dense_cpu": cpu_ms["dense_step"] / cpu_ms["step"],
-                   **{f"ensemble_{k}": v["speedup"] for k, v in ens.items()}},
+        "ratios": {
+            "step_over_sample": ms["step"] / ms["sample"],
+            "train_step_over_sample": train_ms[False] / ms["sample"],
+            "train_step_ahead_over_sample": None if train_ms[True] is None else train_ms[True] / ms["sample"],
+            "step_over_rng": ms["step"] / ms["rng"],
+            "speedup_vs_dense": ms["dense_step"] / ms["step"],
+            "step_over_sample_cpu": cpu_ms["step"] / cpu_ms["sample"],
+            "speedup_vs_dense_cpu": cpu_ms["dense_step"] / cpu_ms["step"],
+            **{f"ensemble_{k}": v["speedup"] for k, v in ens.items()},
+        },
         "targets": {"applies_to": "cpu", "step_over_sample": "<= 1.5", "speedup_vs_dense": ">= 2", "ensemble": ">= 4"},
         "ensemble": ens,
-        "compare_cpu": _compare_cpu(cfg, device) if cfg.compare_cpu else None,
-        "memory": _peak_memory(device),
+        "compare_cpu": compare_cpu(cfg, device) if cfg.compare_cpu else None,
+        "memory": peak_memory(device),
         "bench_seconds": time.perf_counter() - t_start,
         "definitions": DEFINITIONS,
     }
@@ -300,12 +156,23 @@ def main(argv=None) -> None:
     p.add_argument("--repeats", type=int, default=None, help="interleaved repetitions per measurement")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     p.add_argument("--device", default=None, help="cpu, cuda, ... (default: the library's, CUDA if available)")
-    p.add_argument("--compare-cpu", action="store_true",
-                   help="on a GPU, also time the step on the CPU at book (T=20, m=40) and paper (T=200, m=400) scale")
+    p.add_argument(
+        "--compare-cpu",
+        action="store_true",
+        help="on a GPU, also time the step on the CPU at book (T=20, m=40) and paper (T=200, m=400) scale",
+    )
     p.add_argument("--out", default=None, help="also write the JSON to this file")
     a = p.parse_args(argv)
-    cfg = BenchConfig(T=a.T, m=a.m, batch=a.batch, K=a.K, threads=a.threads, device=a.device,
-                      position_only=not a.full, compare_cpu=a.compare_cpu)
+    cfg = BenchConfig(
+        T=a.T,
+        m=a.m,
+        batch=a.batch,
+        K=a.K,
+        threads=a.threads,
+        device=a.device,
+        position_only=not a.full,
+        compare_cpu=a.compare_cpu,
+    )
     if a.compare_cpu and get_device(a.device).type == "cpu":
         p.error("--compare-cpu compares a GPU with the CPU: run it with --device cuda on a GPU machine")
     if a.quick:

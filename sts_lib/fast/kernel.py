@@ -172,12 +172,5 @@ class OneHotAttention(torch.autograd.Function):
         return grad_W[0], grad_V[0], None, None, None, None, None
 
 
-__all__ = [
-    "OneHotAttention",
-    "column_major",
-    "onehot_backward",
-    "onehot_forward",
-    "onehot_loss_and_grad",
-    "token_dot",
-    "token_pool",
-]
+__all__ = ["OneHotAttention", "column_major", "onehot_backward", "onehot_forward", "onehot_loss_and_grad",
+           "token_dot", "token_pool"]  # fmt: skip

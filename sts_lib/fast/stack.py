@@ -282,14 +282,5 @@ class FCNGroups:
             st.write_back([models[k] for k in g])
 
 
-__all__ = [
-    "CHUNK_BYTES",
-    "FCNGroups",
-    "FCNStack",
-    "StackedOptimizer",
-    "TransformerStack",
-    "chunk_slices",
-    "lr_vector",
-    "stack_batches",
-    "transformer_chunk",
-]
+__all__ = ["CHUNK_BYTES", "FCNGroups", "FCNStack", "StackedOptimizer", "TransformerStack", "chunk_slices",
+           "lr_vector", "stack_batches", "transformer_chunk"]  # fmt: skip

@@ -36,18 +36,8 @@ from ._reader import NotebookFile, file_sha256, read_notebook
 from ._scan import scan_notebook
 from .gradebook import PartStore, StudentGrade, gradescope_results, write_csv, write_json
 
-__all__ = [
-    "GradeConfig",
-    "StudentGrade",
-    "find_submissions",
-    "grade_folder",
-    "grade_student",
-    "resolve_sandbox",
-    "select",
-    "write_csv",
-    "write_json",
-    "gradescope_results",
-]
+__all__ = ["GradeConfig", "StudentGrade", "find_submissions", "grade_folder", "grade_student", "resolve_sandbox",
+           "select", "write_csv", "write_json", "gradescope_results"]  # fmt: skip
 
 MAX_STUDENT_BYTES = 50 * 2**20  # the kernel's private copy (the cells' sources only) holds at most this
 

@@ -30,16 +30,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = [
-    "Limits",
-    "SANDBOX_HOME",
-    "SUBMISSION_DIR",
-    "detect",
-    "kernel_argv",
-    "kernel_spec",
-    "kill_user_processes",
-    "new_uid",
-]
+__all__ = ["Limits", "SANDBOX_HOME", "SUBMISSION_DIR", "detect", "kernel_argv", "kernel_spec", "kill_user_processes",
+           "new_uid"]  # fmt: skip
 
 SANDBOX_HOME = "/home/student"  # the kernel's working folder and $HOME (tmpfs)
 SUBMISSION_DIR = "/submission"  # the read-only private copy of the student's files

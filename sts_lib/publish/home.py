@@ -18,18 +18,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = [
-    "CONFIG",
-    "Home",
-    "HomeError",
-    "INSTALL_LINE",
-    "REPO",
-    "managed_sources",
-    "read_home",
-    "rewrite",
-    "written_home",
-    "sync",
-]
+__all__ = ["CONFIG", "Home", "HomeError", "INSTALL_LINE", "REPO", "managed_sources", "read_home", "rewrite",
+           "written_home", "sync"]  # fmt: skip
 
 REPO = Path(__file__).resolve().parents[2]  # the checkout this package sits in (an editable install)
 CONFIG = "_config.yml"

@@ -288,13 +288,6 @@ def nearorth_interpolant_minimum(
     }
 
 
-__all__ = [
-    "interpolant_scores",
-    "nearorth_interpolant_family",
-    "nearorth_interpolant_minimum",
-    "random_pe_best_error",
-    "random_pe_family_error",
-    "random_pe_scores",
-    "random_pe_width_needed",
-    "smallest_width",
-]
+__all__ = ["interpolant_scores", "nearorth_interpolant_family", "nearorth_interpolant_minimum",
+           "random_pe_best_error", "random_pe_family_error", "random_pe_scores", "random_pe_width_needed",
+           "smallest_width"]  # fmt: skip

@@ -1,4 +1,4 @@
-"""sts_lib.chapters.ch2_fcn: the FCN width sweep, first layers that meet the bound, Monte-Carlo errors.
+"""ch2_fcn and ch2_fcn_sweeps: the FCN width sweep, first layers that meet the bound, Monte-Carlo errors.
 
 Oracles: the closed-form lower bound, the exact Bayes error of a first layer
 (sts_lib.theory.fcn_bayes_error), the chi-square law of the zero predictor's error,
@@ -11,14 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from sts_lib.chapters.ch2_fcn import (
-    bayes_error_table,
-    committed_sweeps,
-    fcn_width_sweep,
-    optimal_first_layer,
-    random_first_layer,
-    transformer_baseline,
-)
+from sts_lib.chapters.ch2_fcn import bayes_error_table, optimal_first_layer, random_first_layer
+from sts_lib.chapters.ch2_fcn_sweeps import committed_sweeps, fcn_width_sweep, transformer_baseline
 from sts_lib.probes import width_for_error
 from sts_lib.theory import bound_width_for_error, random_first_layer_error
 from sts_lib.metrics import monte_carlo_error, monte_carlo_errors

@@ -19,7 +19,7 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 import sts_lib as sts
-from sts_lib import figures, results
+from sts_lib import figures, results, run_labels
 from sts_lib.chapters import ch5_length as wlen
 from sts_lib.chapters import ch5_length_widgets as wlenw
 from sts_lib.chapters import ch7_practical as ch7
@@ -91,7 +91,7 @@ def test_ood_figures_colour_and_label_each_pe_by_its_recorded_kind():
     # Run names are not read: renamed runs give the same picture.
     assert _line_colors(figures.length(_rename_runs(doc))) == colors
     eqrate = doc["runs"]["stochastic_eqrate-gd"]["0"]["config"]["train"]["lr_W"]
-    assert set(figures.runs_by_pe(_rename_runs(doc))) == {
+    assert set(run_labels.runs_by_pe(_rename_runs(doc))) == {
         PE_LABELS[k] for k in ("stochastic_onehot", "onehot", "near_orthogonal")
     } | {f"{PE_LABELS['stochastic_onehot']}, η_W = {eqrate:.3g}"}
     assert "black: population GD, stochastic one-hot" in [h.get_label() for h in fig.legends[0].legend_handles]
@@ -238,11 +238,11 @@ def test_colours_follow_the_recorded_kind_not_the_label():
         hists[f"renamed {kind}"] = sts.train(
             sts.TheoryTransformer(3, 8), task, sts.TrainConfig(steps=4, log_every=2, eval_lengths=(8,)), progress=False
         )
-    assert figures.pe_kind(hists["renamed onehot"]) == "onehot"
+    assert run_labels.pe_kind(hists["renamed onehot"]) == "onehot"
     colors = _line_colors(wlenw.plot_ood_panels(hists))
     assert colors == {f"renamed {k}": PE_COLORS[k] for k in ("onehot", "stochastic_onehot")}
     with pytest.raises(KeyError, match="records no PE kind"):
-        figures.pe_kind(History())
+        run_labels.pe_kind(History())
 
 
 # -- chapters 7 and 8 ------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def test_the_walk_sees_every_layer():
         "sts_lib.chapters.ch5_length",
         "sts_lib.experiments",
     } <= names
-    assert "sts_lib.fast.ensemble" in _deps("sts_lib.chapters.ch2_fcn")
+    assert "sts_lib.fast.ensemble" in _deps("sts_lib.chapters.ch2_fcn_sweeps")
 
 
 def test_no_module_imports_another_modules_private_names():
