@@ -224,7 +224,7 @@ def fcn_width(doc: dict) -> Figure:
             ax.sharey(axes[0])
         for i, sw in enumerate(sweeps.values()):
             pts, tf, oh = sw[T]["fcn"], sw[T]["random_pe_transformer"], sw[T]["onehot_transformer"]
-            first = (lambda text: text) if i == 0 else (lambda text: None)  # noqa: E731
+            first = (lambda text: text) if i == 0 else (lambda text: None)
             ax.plot(col(pts, "width"), col(pts, "rel_error"), "o-", **fcn, label=first("trained FCN"))
             ax.plot(col(pts, "width"), col(pts, "rel_bound"), **bound, label=first("lower bound (any FCN)"))
             ax.plot(
@@ -244,7 +244,7 @@ def fcn_width(doc: dict) -> Figure:
     ax = axes[len(Ts)]
     for i, summary in enumerate(per_seed(doc, "final", "summary").values()):
         Td = col(summary, "Td")
-        first = (lambda text: text) if i == 0 else (lambda text: None)  # noqa: E731
+        first = (lambda text: text) if i == 0 else (lambda text: None)
         ax.plot(Td, col(summary, "fcn_width_at_target"), "o-", **fcn, label=first("trained FCN"))
         ax.plot(Td, col(summary, "bound_width_at_target"), **bound, label=first("lower bound"))
         ax.plot(Td, col(summary, "tf_random_width_at_target"), "s-", **tf_random, label=first("transformer, random PE"))

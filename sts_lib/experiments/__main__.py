@@ -13,11 +13,11 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; never open a window
 
-import torch  # noqa: E402
+import torch
 
-from .. import report  # noqa: E402
-from ..device import get_device  # noqa: E402
-from . import EXPERIMENTS, LANES, SCALES, check_seeds, in_lane, run_experiment  # noqa: E402
+from .. import report
+from ..device import get_device
+from . import EXPERIMENTS, LANES, SCALES, check_seeds, in_lane, run_experiment
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -165,7 +165,7 @@ _STATE_JS = """panel => {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("width", [1280, 390])
-def test_every_static_panel_answers_its_controls(server, width):  # noqa: F811
+def test_every_static_panel_answers_its_controls(server, width):
     browser_path = chromium()
     try:
         from playwright.sync_api import sync_playwright

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "book" / "_ext"))
-from sts_panels import panel_markup  # noqa: E402
+from sts_panels import panel_markup
 
 
 def page(static_panel) -> str:

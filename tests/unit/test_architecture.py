@@ -368,8 +368,7 @@ def test_the_house_style_linter_finds_nothing(tmp_path):
 
 def test_the_house_style_formatter_changes_nothing(tmp_path):
     """``ruff format --check`` (pyproject's [tool.ruff.format]: black's style at 120 characters) passes on the
-    repository, and fails on a planted file written in the hand-wrapped style it replaced. The modules it leaves out
-    are listed there with the reason (capped modules not yet split)."""
+    repository, and fails on a planted file written in the hand-wrapped style it replaced."""
     import subprocess
     import sys
 
