@@ -156,7 +156,9 @@ def test_an_interrupted_run_resumes_without_regrading(tmp_path):
             "metadata": {},
             "outputs": [],
             "execution_count": None,
-            "source": "import time\ntime.sleep(15)",
+            # Long enough that the kill below lands while zed runs (it comes 2 s after amy's grade is written, and
+            # zed's kernel takes longer than that to start and reach this cell); the resumed run waits it again.
+            "source": "import time\ntime.sleep(8)",
         },
     )
     (subs / "zed" / "ex1_task.ipynb").write_text(json.dumps(slow))
@@ -178,6 +180,7 @@ def test_an_interrupted_run_resumes_without_regrading(tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not out.exists()
+    assert not any(parts.glob("zed-*.json")), "zed was graded before the interruption: the test interrupted nothing"
     time.sleep(1.0)
     assert _leftovers() == [], "the interrupted grader left sandbox processes behind"
     amy_part = next(parts.glob("amy-*.json"))
