@@ -348,6 +348,41 @@ def test_reading_a_result_imports_no_training_code_and_the_api_is_complete():
         _ = sts_lib.nonexistent
 
 
+def _readme_modules(readme: str) -> dict[str, set[str]]:
+    """``{folder: {module names}}`` of the README's every-module list (its ``- `sts_lib/...`: `a`, `b``` lines)."""
+    block = readme.split("<!-- every-module list")[1].split("<!-- end of the every-module list -->")[0]
+    return {
+        m.group(1): set(re.findall(r"`(\w+)`", m.group(2)))
+        for m in re.finditer(r"^- `(sts_lib/[\w/]*)`: (.*)$", block, re.M)
+    }
+
+
+def _module_list_faults(readme: str) -> list[str]:
+    """What the README's every-module list misses of ``sts_lib`` (each module but ``__init__``, under its folder)
+    and what it names that does not exist."""
+    want: dict[str, set[str]] = {}
+    for path in MODULES.values():
+        if path.name != "__init__.py":
+            want.setdefault(path.parent.relative_to(ROOT.parent).as_posix() + "/", set()).add(path.stem)
+    listed = _readme_modules(readme)
+    faults = [f"missing: {f}{m}.py" for f in sorted(want) for m in sorted(want[f] - listed.get(f, set()))]
+    return faults + [
+        f"no such module: {f}{m}.py" for f in sorted(listed) for m in sorted(listed[f] - want.get(f, set()))
+    ]
+
+
+def test_the_readme_lists_every_module():
+    """The README's every-module list names each module of ``sts_lib`` under its folder, and nothing else: a module
+    added, moved or removed fails here until the README says so."""
+    faults = _module_list_faults((ROOT.parent / "README.md").read_text())
+    assert not faults, "README's every-module list: " + "; ".join(faults)
+    fake = (
+        "<!-- every-module list -->\n- `sts_lib/fast/`: `kernel`, `warp_drive`\n<!-- end of the every-module list -->"
+    )
+    faults = _module_list_faults(fake)
+    assert "no such module: sts_lib/fast/warp_drive.py" in faults and "missing: sts_lib/fast/bench.py" in faults
+
+
 def test_the_house_style_linter_finds_nothing(tmp_path):
     """ruff (pyproject's [tool.ruff]: pyflakes, pycodestyle at 120 characters, bugbear, pyupgrade) passes on the
     repository, and fails on a planted unused import and an over-long line."""
