@@ -8,7 +8,8 @@ Colab has long shipped ipywidgets 7.7.1; upgrading it to 8 breaks Colab's own wi
 * ``test_install_cells_only_add_sts_lib``: every chapter's and exercise's install cell installs sts-lib only,
   without ``-U``/``--upgrade``/``--force-reinstall`` or pins of other packages;
 * ``test_widget_modules_use_no_ipywidgets8_only_names``: a static scan for names that exist only in 8;
-* ``test_every_panel_builds_on_installed_ipywidgets``: every chapter's panel is built and moved, with
+* ``test_every_panel_builds_on_installed_ipywidgets``: every chapter's panel (each function of
+  ``sts_lib.chapters`` that returns a ``FigurePanel``, read from the source) is built and moved, with
   unrecognised widget arguments (what 7.7 does with an 8-only keyword, ``style`` key or ``Layout``
   property) turned into errors and no 8-only trait set as a plain attribute;
 * ``test_every_panel_builds_on_ipywidgets_7_7``: the same, in a subprocess under ipywidgets 7.7.1, from the copy
@@ -151,9 +152,26 @@ def test_widget_modules_use_no_ipywidgets8_only_names():
 
 
 # -- building every panel ---------------------------------------------------------------------
+def panel_builders() -> set[str]:
+    """Every function of ``sts_lib.chapters`` that returns a ``FigurePanel(...)``, as ``module.function`` (read
+    from the source with ``ast``): the panels :func:`build_every_panel` must build, so a new one cannot go
+    untested here."""
+    found = set()
+    for path in sorted((ROOT / "sts_lib" / "chapters").glob("*.py")):
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if isinstance(fn, ast.FunctionDef) and any(
+                isinstance(r, ast.Return)
+                and isinstance(r.value, ast.Call)
+                and getattr(r.value.func, "id", "") == "FigurePanel"
+                for r in ast.walk(fn)
+            ):
+                found.add(f"{path.stem}.{fn.name}")
+    return found
+
+
 def build_every_panel() -> dict:
     """Every chapter's panel (a FigurePanel), built small, with one control moved as a user would move it:
-    name -> panel. Each move must redraw the panel's one figure."""
+    ``module.builder`` -> panel. Each move must redraw the panel's one figure."""
     from sts_lib.chapters import ch3_dynamics_widgets as wdyn
     from sts_lib.chapters import ch4_positional_widgets as wpos
     from sts_lib.chapters import ch5_length as wlen
@@ -167,12 +185,20 @@ def build_every_panel() -> dict:
         wlen.LengthConfig(steps=10, batch_size=32, log_every=10, eval_batch=32, eval_lengths=(30,), eval_qs=(5,))
     )
     panels = {
-        "ch1 instance_explorer": (instance_explorer(T=8, q=2, d=3), "T", 10),
-        "ch2 bound_explorer": (bound_explorer(T=8, d=3, q=2, width=10), "width", 12),
-        "ch3 dynamics_widget": (wdyn.dynamics_widget(T=8, q=2, steps=100, lr_W=0.3, lr_V=1.0), "q", 3),
-        "ch4 positional_widget": (wpos.positional_widget(m=16, T=16, q=2, sampler="stochastic_onehot"), "q", 3),
-        "ch5 length_widget": (wlenw.length_widget(runs, wlenw.LengthExplorer(runs, lengths=[20, 40])), "T_test", 30),
-        "ch6 scan_snap_widget": (
+        "ch1_task.instance_explorer": (instance_explorer(T=8, q=2, d=3), "T", 10),
+        "ch2_fcn_widgets.bound_explorer": (bound_explorer(T=8, d=3, q=2, width=10), "width", 12),
+        "ch3_dynamics_widgets.dynamics_widget": (wdyn.dynamics_widget(T=8, q=2, steps=100, lr_W=0.3, lr_V=1.0), "q", 3),
+        "ch4_positional_widgets.positional_widget": (
+            wpos.positional_widget(m=16, T=16, q=2, sampler="stochastic_onehot"),
+            "q",
+            3,
+        ),
+        "ch5_length_widgets.length_widget": (
+            wlenw.length_widget(runs, wlenw.LengthExplorer(runs, lengths=[20, 40])),
+            "T_test",
+            30,
+        ),
+        "ch6_related_widgets.scan_snap_widget": (
             wrel.scan_snap_widget(ss.lr_ratio_sweep((1.0, 10.0), ss.ScanSnapConfig(steps=10, n_records=4))),
             "ratio",
             10.0,
@@ -225,7 +251,8 @@ def check_every_panel() -> dict:
 def test_every_panel_builds_on_installed_ipywidgets():
     pytest.importorskip("ipywidgets")
     report = check_every_panel()
-    assert len(report["panels"]) == 6, report
+    assert set(report["panels"]) == panel_builders(), report  # every builder of the library, and nothing else
+    assert len(report["panels"]) >= 6
 
 
 def test_every_panel_builds_on_ipywidgets_7_7():
@@ -249,4 +276,4 @@ def test_every_panel_builds_on_ipywidgets_7_7():
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads(proc.stdout.split("REPORT ", 1)[1])
     assert report["ipywidgets"].startswith("7.7"), report  # 7.7 really shadowed the installed 8
-    assert len(report["panels"]) == 6, report
+    assert set(report["panels"]) == panel_builders(), report
