@@ -8,7 +8,6 @@ value so call sites stay one line long.
 from __future__ import annotations
 
 import numbers
-
 from collections.abc import Sequence
 
 import numpy as np
