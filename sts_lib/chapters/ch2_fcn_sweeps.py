@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import time
 
-
-from .._validate import check_widths, check_choice, check_float, check_int, check_T_q
+from .._validate import check_choice, check_float, check_int, check_T_q, check_widths
 from ..device import EVAL_SEED, SEED_STRIDE, get_device, make_generator
 from ..fast.ensemble import train_ensemble
 from ..models import FCN, TheoryTransformer
