@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from chapter_panels import panel_builders
 
 ROOT = Path(__file__).resolve().parents[2]
 IW7 = Path(os.environ.get("STS_IPYWIDGETS7", ROOT / ".venv" / "iw7"))
@@ -152,23 +153,6 @@ def test_widget_modules_use_no_ipywidgets8_only_names():
 
 
 # -- building every panel ---------------------------------------------------------------------
-def panel_builders() -> set[str]:
-    """Every function of ``sts_lib.chapters`` that returns a ``FigurePanel(...)``, as ``module.function`` (read
-    from the source with ``ast``): the panels :func:`build_every_panel` must build, so a new one cannot go
-    untested here."""
-    found = set()
-    for path in sorted((ROOT / "sts_lib" / "chapters").glob("*.py")):
-        for fn in ast.walk(ast.parse(path.read_text())):
-            if isinstance(fn, ast.FunctionDef) and any(
-                isinstance(r, ast.Return)
-                and isinstance(r.value, ast.Call)
-                and getattr(r.value.func, "id", "") == "FigurePanel"
-                for r in ast.walk(fn)
-            ):
-                found.add(f"{path.stem}.{fn.name}")
-    return found
-
-
 def build_every_panel() -> dict:
     """Every chapter's panel (a FigurePanel), built small, with one control moved as a user would move it:
     ``module.builder`` -> panel. Each move must redraw the panel's one figure."""
@@ -251,7 +235,7 @@ def check_every_panel() -> dict:
 def test_every_panel_builds_on_installed_ipywidgets():
     pytest.importorskip("ipywidgets")
     report = check_every_panel()
-    assert set(report["panels"]) == panel_builders(), report  # every builder of the library, and nothing else
+    assert set(report["panels"]) == set(panel_builders()), report  # every builder of the library, and nothing else
     assert len(report["panels"]) >= 6
 
 
@@ -264,7 +248,9 @@ def test_every_panel_builds_on_ipywidgets_7_7():
         )
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(IW7), str(ROOT), str(ROOT / "tests" / "integration")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(IW7), str(ROOT), str(ROOT / "tests" / "integration"), str(ROOT / "tests" / "helpers")]
+        ),
         "MPLBACKEND": "Agg",
         "OMP_NUM_THREADS": "1",
     }
@@ -276,4 +262,4 @@ def test_every_panel_builds_on_ipywidgets_7_7():
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     report = json.loads(proc.stdout.split("REPORT ", 1)[1])
     assert report["ipywidgets"].startswith("7.7"), report  # 7.7 really shadowed the installed 8
-    assert set(report["panels"]) == panel_builders(), report
+    assert set(report["panels"]) == set(panel_builders()), report

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 import pytest
+from chapter_panels import panel_builders
 
 ROOT = Path(__file__).resolve().parents[2] / "sts_lib"
 BOOK = ROOT.parent / "book" / "src"
@@ -265,15 +266,8 @@ def test_every_panel_is_a_figure_panel():
         for line in _imports_of(m, pkg)
     ]
     assert not bad, "build panels with sts_lib.chapters.panel.FigurePanel(draw, controls):\n" + "\n".join(bad)
-    # Every panel constructor returns a FigurePanel built right there.
-    builders = {}
-    for m in (m for m in MODULES if m.startswith("sts_lib.chapters.") and m != PANEL):
-        for fn in ast.walk(ast.parse(MODULES[m].read_text())):
-            if isinstance(fn, ast.FunctionDef) and "FigurePanel" in ast.unparse(fn.returns or ast.Constant("")):
-                returns = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return)]
-                builders[f"{m}.{fn.name}"] = all(
-                    isinstance(r, ast.Call) and ast.unparse(r.func) == "FigurePanel" for r in returns
-                )
+    # Every panel constructor returns a FigurePanel built right there (tests/helpers/chapter_panels.py).
+    builders = panel_builders()
     assert {
         "instance_explorer",
         "bound_explorer",
