@@ -377,41 +377,34 @@ def test_the_readme_lists_every_module():
     assert "no such module: sts_lib/fast/warp_drive.py" in faults and "missing: sts_lib/fast/bench.py" in faults
 
 
-def test_the_house_style_linter_finds_nothing(tmp_path):
-    """ruff (pyproject's [tool.ruff]: pyflakes, pycodestyle at 120 characters, bugbear, pyupgrade) passes on the
-    repository, and fails on a planted unused import and an over-long line."""
+def _ruff(command: list[str], planted_source: str, tmp_path: Path):
+    """ruff ``command`` (``check ...`` or ``format --check``) run on the repository, and on a planted file with
+    the repository's configuration: the two completed processes."""
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[2]
-    ruff = [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise"]
-    clean = subprocess.run([*ruff, "."], cwd=root, capture_output=True, text=True)
-    assert clean.returncode == 0, clean.stdout
+    ruff = [sys.executable, "-m", "ruff", *command, "--no-cache"]
+    clean = subprocess.run([*ruff, "."], cwd=ROOT.parent, capture_output=True, text=True)
     planted = tmp_path / "planted.py"
-    planted.write_text("import os\nx = '" + "a" * 130 + "'\n")
-    bad = subprocess.run(
-        [*ruff, "--config", str(root / "pyproject.toml"), str(planted)], capture_output=True, text=True
-    )
+    planted.write_text(planted_source)
+    config = ["--config", str(ROOT.parent / "pyproject.toml")]
+    return clean, subprocess.run([*ruff, *config, str(planted)], capture_output=True, text=True)
+
+
+def test_the_house_style_linter_finds_nothing(tmp_path):
+    """ruff (pyproject's [tool.ruff]: pyflakes, pycodestyle at 120 characters, bugbear, pyupgrade) passes on the
+    repository, and fails on a planted unused import and an over-long line."""
+    clean, bad = _ruff(["check", "--output-format", "concise"], "import os\nx = '" + "a" * 130 + "'\n", tmp_path)
+    assert clean.returncode == 0, clean.stdout
     assert bad.returncode == 1 and "F401" in bad.stdout and "E501" in bad.stdout
 
 
 def test_the_house_style_formatter_changes_nothing(tmp_path):
     """``ruff format --check`` (pyproject's [tool.ruff.format]: black's style at 120 characters) passes on the
     repository, and fails on a planted file written in the hand-wrapped style it replaced."""
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[2]
-    ruff = [sys.executable, "-m", "ruff", "format", "--check", "--no-cache"]
-    clean = subprocess.run([*ruff, "."], cwd=root, capture_output=True, text=True)
+    hand_wrapped = "rows = [(r['width'], r['bound'],\n        r['optimal'])  # hand-wrapped\n           for r in []]\n"
+    clean, bad = _ruff(["format", "--check"], hand_wrapped, tmp_path)
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    planted = tmp_path / "planted.py"
-    planted.write_text(
-        "rows = [(r['width'], r['bound'],\n        r['optimal'])  # hand-wrapped\n           for r in []]\n"
-    )
-    bad = subprocess.run(
-        [*ruff, "--config", str(root / "pyproject.toml"), str(planted)], capture_output=True, text=True
-    )
     assert bad.returncode == 1 and "planted.py" in bad.stdout, bad.stdout + bad.stderr
 
 
