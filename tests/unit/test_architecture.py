@@ -487,3 +487,17 @@ def test_the_drawing_rules_can_fail():
         "reaches fig.legends[0]._loc",
         "sets fontsize=7",
     ], faults
+
+
+def test_the_runs_schedule_names_test_modules_that_exist():
+    """tests/conftest.py's SCHEDULE (the order `make test` hands modules to its workers) names each module once, and
+    each exists: a renamed module would otherwise drop silently to the end of the run."""
+    conftest = ROOT.parent / "tests" / "conftest.py"
+    assign = next(
+        node
+        for node in ast.parse(conftest.read_text()).body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "SCHEDULE" for t in node.targets)
+    )
+    schedule = ast.literal_eval(assign.value)
+    assert len(schedule) == len(set(schedule)) >= 10, schedule
+    assert [m for m in schedule if not (ROOT.parent / m).is_file()] == []
