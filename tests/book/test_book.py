@@ -328,6 +328,10 @@ _INSPECT_JS = r"""
                        `${img.naturalWidth} px shown at ${img.clientWidth}): ${img.alt.slice(0, 50)}`);
     }
     const pageWidth = document.documentElement.scrollWidth;
+    // Shown elements wider than their box by more than `slack` px, each as "content px in box px: its text".
+    const scrollingBy = (els, slack) => Array.from(els)
+      .filter(m => m.getClientRects().length && m.scrollWidth > m.clientWidth + slack)
+      .map(m => `${m.scrollWidth} px in ${m.clientWidth}: ${m.textContent.slice(0, 40)}`);
     return {printedOutputs: article.querySelectorAll('.cell_output pre').length, clippedMath: clippedMath.slice(0, 8),
             clippedMathCount: clippedMath.length, wrappedTables: wrappedTables.slice(0, 8),
             smallText: smallText.slice(0, 8), smallestFigureText: smallest === Infinity ? null : smallest,
@@ -336,15 +340,11 @@ _INSPECT_JS = r"""
             wideImages: wideImages.slice(0, 8), hiddenVerdicts: hiddenVerdicts.slice(0, 8),
             // Display equations that scroll sideways (shown, every dropdown open): issue 32 breaks long ones
             // over lines (aligned, gathered), so that a phone reader sees each whole.
-            scrollingDisplays: Array.from(article.querySelectorAll('mjx-container[display="true"]'))
-              .filter(m => m.getClientRects().length && m.scrollWidth > m.clientWidth + 1)
-              .map(m => `${m.scrollWidth} px in ${m.clientWidth}: ${m.textContent.slice(0, 40)}`),
+            scrollingDisplays: scrollingBy(article.querySelectorAll('mjx-container[display="true"]'), 1),
             // Inline formulas that scroll sideways in their own box (span.math scrolls, above): MathJax's hidden
             // copy for screen readers (mjx-assistive-mml), laid out at its own width, made 396 of 2,929 scroll
             // at 1280 px by up to 40 px of nothing, each with its edge shadow (sts-book.css sizes it 1 px).
-            scrollingInline: Array.from(article.querySelectorAll('span.math'))
-              .filter(m => m.getClientRects().length && scrolls(m) && m.scrollWidth > m.clientWidth + 2)
-              .map(m => `${m.scrollWidth} px in ${m.clientWidth}: ${m.textContent.slice(0, 40)}`),
+            scrollingInline: scrollingBy(Array.from(article.querySelectorAll('span.math')).filter(scrolls), 2),
             pageScrollsSideways: pageWidth > vw + 1 ? pageWidth : 0};
   }
 }
@@ -634,20 +634,17 @@ def check_every_page(server: str, viewport: str) -> None:
         f"\n{viewport}: first-load weight per page (MB): "
         + ", ".join(f"{rel} {w['bytes'] / 1e6:.2f}" for rel, w in weights.items())
     )
-    scrolling = [f"{rel}: {d}" for rel, w in weights.items() for d in w.get("scrolling_displays", [])]
-    print(f"\n{viewport}: {len(scrolling)} display equations scroll sideways" + "".join(f"\n  {d}" for d in scrolling))
-    if len(scrolling) > MAX_SCROLLING_DISPLAYS:
-        failures["(the whole book)"] = [
-            f"{len(scrolling)} display equations scroll sideways (at most "
-            f"{MAX_SCROLLING_DISPLAYS}: break them over lines), e.g. {scrolling[:4]}"
-        ]
-    inline = [f"{rel}: {d}" for rel, w in weights.items() for d in w.get("scrolling_inline_math", [])]
-    print(f"\n{viewport}: {len(inline)} inline formulas scroll sideways" + "".join(f"\n  {d}" for d in inline))
-    if len(inline) > MAX_SCROLLING_INLINE[viewport]:
-        failures["(the whole book, inline math)"] = [
-            f"{len(inline)} inline formulas scroll sideways in their box (at most {MAX_SCROLLING_INLINE[viewport]} "
-            f"at this width), e.g. {inline[:4]}"
-        ]
+    # What scrolls sideways in its own box, counted over the whole book and held to a limit.
+    for key, what, limit, advice in (
+        ("scrolling_displays", "display equations", MAX_SCROLLING_DISPLAYS, "break them over lines"),
+        ("scrolling_inline_math", "inline formulas", MAX_SCROLLING_INLINE[viewport], "at this width"),
+    ):
+        found = [f"{rel}: {d}" for rel, w in weights.items() for d in w.get(key, [])]
+        print(f"\n{viewport}: {len(found)} {what} scroll sideways" + "".join(f"\n  {d}" for d in found))
+        if len(found) > limit:
+            failures[f"(the whole book: {what})"] = [
+                f"{len(found)} {what} scroll sideways (at most {limit}: {advice}), e.g. {found[:4]}"
+            ]
     report = "\n".join(f"{page}:\n  " + "\n  ".join(dict.fromkeys(ps)) for page, ps in failures.items())
     assert not failures, (
         f"{viewport} ({VIEWPORTS[viewport]['width']} px): {len(failures)} of {len(built)} pages "

@@ -49,11 +49,11 @@ def _kernel_env() -> dict:
     )
 
 
-def run_on_virtual_accelerator(path: Path, timeout: int = 600, km=None):
-    """Execute the notebook at ``path`` on the virtual accelerator; return it (outputs filled). ``km``: a
-    started kernel's manager to run it in (its namespace emptied first), else a kernel of its own."""
+def run_on_virtual_accelerator(path: Path, km, timeout: int = 600):
+    """Execute the notebook at ``path`` on the virtual accelerator, in the kernel of ``km`` (started by the first
+    notebook that runs in it; its namespace emptied first); return the notebook (outputs filled)."""
     nb = nbformat.read(path, as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_code_cell(("%reset -f\n" if km else "") + PRELUDE + SHORTEN))
+    nb.cells.insert(0, nbformat.v4.new_code_cell("%reset -f\n" + PRELUDE + SHORTEN))
     client = nbclient.NotebookClient(
         nb, km=km, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
@@ -75,7 +75,7 @@ def run_on_virtual_accelerator(path: Path, timeout: int = 600, km=None):
             pytrace=False,
         )
     finally:
-        if km is not None and client.kc is not None:
+        if client.kc is not None:
             client.kc.stop_channels()  # the kernel stays; this chapter's connection to it goes
     return nb
 
@@ -95,7 +95,7 @@ class SharedKernel:
         if self.km is None:
             self.km = AsyncKernelManager(kernel_name="python3")
         self.failed = True
-        nb = run_on_virtual_accelerator(path, km=self.km)
+        nb = run_on_virtual_accelerator(path, self.km)
         self.failed = False
         return nb
 

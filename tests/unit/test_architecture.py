@@ -492,12 +492,7 @@ def test_the_drawing_rules_can_fail():
 def test_the_runs_schedule_names_test_modules_that_exist():
     """tests/conftest.py's SCHEDULE (the order `make test` hands modules to its workers) names each module once, and
     each exists: a renamed module would otherwise drop silently to the end of the run."""
-    conftest = ROOT.parent / "tests" / "conftest.py"
-    assign = next(
-        node
-        for node in ast.parse(conftest.read_text()).body
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "SCHEDULE" for t in node.targets)
-    )
-    schedule = ast.literal_eval(assign.value)
-    assert len(schedule) == len(set(schedule)) >= 10, schedule
-    assert [m for m in schedule if not (ROOT.parent / m).is_file()] == []
+    from conftest import SCHEDULE
+
+    assert len(SCHEDULE) == len(set(SCHEDULE)) >= 10, SCHEDULE
+    assert [m for m in SCHEDULE if not (ROOT.parent / m).is_file()] == []
