@@ -33,15 +33,18 @@ help:
 	@echo "make test-unit - the inner loop: tests/unit only (under 90 s)"
 	@echo "make bench  - print the performance benchmark (JSON)"
 
-# torch's .py files are compiled by compileall on every core rather than by pip on one (pip's step takes 13 of the
-# 19 s torch's install takes here; this one 4 s on two cores). As pip does, a file that does not compile under this
-# Python is left as it is (torch ships a test helper in Python 3.12 syntax).
-TORCH_DIR = $(PY) -c "import importlib.util as u; print(u.find_spec('torch').submodule_search_locations[0])"
+# torch and what it pulls in (sympy, networkx, jinja2, ...) are compiled by compileall on every core rather than by
+# pip on one (pip's step takes 13 of the 19 s torch's install takes here; this one 4 s on two cores). All of the
+# packages folder, not torch's alone: where PYTHONDONTWRITEBYTECODE is set (it is on these machines) a module
+# without bytecode is compiled again by every process that imports it, and torch.optim's first optimiser imports
+# torch._dynamo and with it sympy: 2.2 s in each training kernel rather than 0.9 s. As pip does, a file that does not
+# compile under this Python is left as it is (torch ships a test helper in Python 3.12 syntax).
+PACKAGES_DIR = $(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"
 $(VENV)/.stamp-torch:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PY) -c "import torch" 2>/dev/null || { $(PIP) install -q --no-compile "$(TORCH_SPEC)" && \
-	    { $(PY) -m compileall -q -j 0 "$$($(TORCH_DIR))" >/dev/null || true; }; }
+	    { $(PY) -m compileall -q -j 0 "$$($(PACKAGES_DIR))" >/dev/null || true; }; }
 	touch $@
 
 # book/_ext is a distribution of its own only to register its myst-nb output renderer (book/_ext/pyproject.toml).
