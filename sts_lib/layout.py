@@ -319,7 +319,10 @@ def _finish(fig: Figure, layout: Layout) -> None:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() == "log":
                 axis.set_minor_formatter(NullFormatter())
-    fig.draw_without_rendering()
+    # Laid out, not drawn: the boxes and widths measured below are known once the panels are placed. Drawing every
+    # artist too made a phone redraw 40 % slower (the committed results' 26: 10.3 s, 7.3 s; the same pictures).
+    if (engine := fig.get_layout_engine()) is not None:  # a figure without one keeps its panels where they are
+        engine.execute(fig)
     for bar in getattr(fig, "sts_colorbars", []):  # about one tick per 0.35 inch of its length
         box = bar.ax.get_position()
         inches = max(box.height * fig.get_figheight(), box.width * fig.get_figwidth())

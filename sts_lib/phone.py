@@ -26,6 +26,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.text import Text
+from PIL import Image  # matplotlib's own dependency
 
 from .layout import DESKTOP_DARK, PHONE, PHONE_DARK, all_axes, redraw
 
@@ -55,47 +56,64 @@ def render(fig, dpi: float | None = None, *, fast: bool = True) -> tuple[bytes, 
     """``fig`` as the PNG a notebook shows (``bbox_inches="tight"`` at ``dpi``, default the figure's own), and
     every text drawn in it (:func:`drawn_texts`).
 
-    ``fast`` (the book build's path): one draw, cropped (:func:`_drawn_and_cropped`), rather than
-    ``savefig``'s two (a draw to lay the figure out and measure it, then the drawing); the same picture to
-    within a pixel's alignment, checked against ``savefig`` in the tests. It falls back to ``savefig`` when a
-    drawn text or artist lies outside the figure, which a crop cannot show.
+    ``fast`` (the book build's path): one draw, cropped (:func:`picture`), rather than ``savefig``'s two (a
+    draw to lay the figure out and measure it, then the drawing); the same picture to within a pixel's
+    alignment, checked against ``savefig`` in the tests. It falls back to ``savefig`` when a drawn text or
+    artist lies outside the figure, which a crop cannot show.
     """
+    if not fast:
+        return _savefig(fig, dpi or fig.dpi), drawn_texts(fig)
+    buf = io.BytesIO()
+    image, drawn = picture(fig, dpi)
+    image.save(buf, "PNG", compress_level=1, dpi=(image.info["dpi"]))  # every caller re-encodes it (compact)
+    return buf.getvalue(), drawn
+
+
+def picture(fig: Figure, dpi: float | None = None, *, tight: bool = True) -> tuple[Image.Image, list]:
+    """``fig`` drawn once at ``dpi`` (default its own) as an image, not yet encoded (:func:`compact` encodes
+    it once), and every text drawn in it (:func:`drawn_texts`). ``tight``: cropped to the drawing, as
+    ``savefig(bbox_inches="tight")`` crops it (``savefig`` itself when the crop could not show everything);
+    else the whole figure, as ``savefig`` without it draws it."""
     dpi = dpi or fig.dpi
-    png = _drawn_and_cropped(fig, dpi) if fast else None
-    if png is None:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-        png = buf.getvalue()
-    return png, drawn_texts(fig)
+    image = _drawn(fig, dpi, tight)
+    if image is None:
+        image = Image.open(io.BytesIO(_savefig(fig, dpi)))
+        image.info["dpi"] = (dpi, dpi)
+    return image, drawn_texts(fig)
 
 
-def _drawn_and_cropped(fig: Figure, dpi: float) -> bytes | None:
-    """``fig`` drawn once at ``dpi`` on an Agg canvas and cropped to its tight box, padded by
-    ``savefig.pad_inches`` (the padding beyond the figure in its face colour, as ``savefig`` fills it);
-    None when the tight box itself runs past the figure. A PNG at zlib's fastest level: every caller
-    re-encodes it (:func:`compact`)."""
-    from PIL import Image  # matplotlib's own dependency
+def _savefig(fig: Figure, dpi: float) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
 
+
+def _drawn(fig: Figure, dpi: float, tight: bool) -> Image.Image | None:
+    """``fig`` drawn once at ``dpi`` on an Agg canvas; ``tight``: cropped to its tight box, padded by
+    ``savefig.pad_inches`` (the padding beyond the figure in its face colour, as ``savefig`` fills it), None when
+    the tight box itself runs past the figure."""
     own_dpi, own_canvas = fig.dpi, fig.canvas
     try:
         fig.set_dpi(dpi)
         canvas = FigureCanvasAgg(fig)  # becomes fig.canvas until restored below
         canvas.draw()  # the layout engine runs here, once
-        box = fig.get_tightbbox(canvas.get_renderer())  # inches
-        width, height = fig.get_size_inches()
-        if box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height:
-            return None
         full = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-        pad = mpl.rcParams["savefig.pad_inches"]
-        left, right = (box.x0 - pad) * dpi, (box.x1 + pad) * dpi
-        top, bottom = (height - box.y1 - pad) * dpi, (height - box.y0 + pad) * dpi  # rows count from the top
-        x, y, w, h = round(left), round(top), int(right - left), int(bottom - top)
-        out = Image.new("RGBA", (w, h), tuple(round(255 * c) for c in to_rgba(fig.get_facecolor())))
-        shown = (max(0, x), max(0, y), min(full.width, x + w), min(full.height, y + h))
-        out.paste(full.crop(shown), (shown[0] - x, shown[1] - y))
-        buf = io.BytesIO()
-        out.save(buf, "PNG", compress_level=1, dpi=(dpi, dpi))  # its resolution, as savefig writes it
-        return buf.getvalue()
+        if not tight:
+            out = full.copy()  # the canvas's buffer is freed with it
+        else:
+            box = fig.get_tightbbox(canvas.get_renderer())  # inches
+            width, height = fig.get_size_inches()
+            if box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height:
+                return None
+            pad = mpl.rcParams["savefig.pad_inches"]
+            left, right = (box.x0 - pad) * dpi, (box.x1 + pad) * dpi
+            top, bottom = (height - box.y1 - pad) * dpi, (height - box.y0 + pad) * dpi  # rows count from the top
+            x, y, w, h = round(left), round(top), int(right - left), int(bottom - top)
+            out = Image.new("RGBA", (w, h), tuple(round(255 * c) for c in to_rgba(fig.get_facecolor())))
+            shown = (max(0, x), max(0, y), min(full.width, x + w), min(full.height, y + h))
+            out.paste(full.crop(shown), (shown[0] - x, shown[1] - y))
+        out.info["dpi"] = (dpi, dpi)  # its resolution, as savefig writes it
+        return out
     finally:
         fig.set_dpi(own_dpi)
         fig.set_canvas(own_canvas)
@@ -130,15 +148,13 @@ def _shown(text: Text) -> bool:
     return bool(text.get_visible() and text.get_text().strip() and (text.axes is None or text.axes.get_visible()))
 
 
-def compact(png: bytes) -> bytes:
-    """``png`` in 256 colours (a plot has few; a heat map's colour scale loses nothing visible): a third to a
-    quarter of the bytes, which keeps a page with a panel's frames under the book's weight limit."""
-    from PIL import Image  # matplotlib's own dependency
-
+def compact(png: bytes | Image.Image) -> bytes:
+    """``png`` (a PNG, or a :func:`picture` not yet encoded) as a PNG in 256 colours (a plot has few; a heat map's
+    colour scale loses nothing visible): a third to a quarter of the bytes, which keeps a page with a panel's
+    frames under the book's weight limit."""
+    image = png if isinstance(png, Image.Image) else Image.open(io.BytesIO(png))
     out = io.BytesIO()
-    Image.open(io.BytesIO(png)).convert("RGB").quantize(256, method=Image.Quantize.FASTOCTREE).save(
-        out, "PNG", optimize=True
-    )
+    image.convert("RGB").quantize(256, method=Image.Quantize.FASTOCTREE).save(out, "PNG", optimize=True)
     return out.getvalue()
 
 
@@ -162,18 +178,14 @@ def smallest_text_px(drawn: list, dpi: float) -> float:
     return min((t.get_fontsize() * dpi / 72 for t in drawn), default=0.0)
 
 
-def halved(png: bytes) -> bytes:
-    """``png`` at half its width and height (each pixel the mean of a 2 x 2 block): a picture rendered at twice
-    a resolution, at that resolution."""
-    from PIL import Image  # matplotlib's own dependency
-
-    out = io.BytesIO()
-    Image.open(io.BytesIO(png)).convert("RGB").reduce(2).save(out, "PNG")
-    return out.getvalue()
+def halved(png: bytes) -> Image.Image:
+    """``png`` at half its width and height (each pixel the mean of a 2 x 2 block), not yet encoded: a picture
+    rendered at twice a resolution, at that resolution."""
+    return Image.open(io.BytesIO(png)).convert("RGB").reduce(2)
 
 
-def _entry(png: bytes, drawn: list, dpi: float) -> dict:
-    return {"src": data_uri(compact(png)), "text_px": round(smallest_text_px(drawn, dpi), 2)}
+def _entry(image: Image.Image, drawn: list, dpi: float) -> dict:
+    return {"src": data_uri(compact(image)), "text_px": round(smallest_text_px(drawn, dpi), 2)}
 
 
 def renderings(fig: Figure, dpi: float | None = None, *, double: bytes | None = None) -> dict:
@@ -191,13 +203,13 @@ def renderings(fig: Figure, dpi: float | None = None, *, double: bytes | None = 
     if double is not None:
         wide, drawn = halved(double), drawn_texts(fig)
     else:
-        wide, drawn = render(fig, dpi)
-    out = {"wide": _entry(wide, drawn, dpi), "narrow": _entry(*render(redraw(fig, PHONE), PHONE_DPI), PHONE_DPI)}
+        wide, drawn = picture(fig, dpi)
+    out = {"wide": _entry(wide, drawn, dpi), "narrow": _entry(*picture(redraw(fig, PHONE), PHONE_DPI), PHONE_DPI)}
     dark = redraw(fig, DESKTOP_DARK)
     if dark is not fig:
         out["dark"] = {
-            "wide": _entry(*render(dark, dpi), dpi),
-            "narrow": _entry(*render(redraw(fig, PHONE_DARK), PHONE_DPI), PHONE_DPI),
+            "wide": _entry(*picture(dark, dpi), dpi),
+            "narrow": _entry(*picture(redraw(fig, PHONE_DARK), PHONE_DPI), PHONE_DPI),
         }
     return out
 
@@ -209,5 +221,5 @@ def picture_data(fig: Figure, *, double: bytes | None = None) -> dict:
 
 
 __all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "MIME_PICTURE", "all_axes", "compact", "data_uri", "drawn_texts", "halved", "picture_data", "png_width",
-           "render", "renderings", "smallest_text_px", "static_book"]  # fmt: skip
+           "MIME_PICTURE", "all_axes", "compact", "data_uri", "drawn_texts", "halved", "picture", "picture_data",
+           "png_width", "render", "renderings", "smallest_text_px", "static_book"]  # fmt: skip
