@@ -69,17 +69,26 @@ def render(fig, dpi: float | None = None, *, fast: bool = True) -> tuple[bytes, 
     return buf.getvalue(), drawn
 
 
-def picture(fig: Figure, dpi: float | None = None, *, tight: bool = True) -> tuple[Image.Image, list]:
+def picture(fig: Figure, dpi: float | None = None, *, tight: bool = True, measure=None) -> tuple[Image.Image, list]:
     """``fig`` drawn once at ``dpi`` (default its own) as an image, not yet encoded (:func:`compact` encodes
     it once), and every text drawn in it (:func:`drawn_texts`). ``tight``: cropped to the drawing, as
     ``savefig(bbox_inches="tight")`` crops it (``savefig`` itself when the crop could not show everything);
-    else the whole figure, as ``savefig`` without it draws it."""
+    else the whole figure, as ``savefig`` without it draws it. ``measure`` (texts -> anything), when given, is
+    called with the drawn texts while the figure is still laid out at ``dpi`` and its result is returned in their
+    place: a caller measures the drawing it got rather than laying the figure out again."""
     dpi = dpi or fig.dpi
-    image = _drawn(fig, dpi, tight)
-    if image is None:
+    image, drawn = _drawn(fig, dpi, tight, measure or (lambda texts: texts))
+    if image is None:  # savefig, then laid out once more at its resolution for the measure
         image = Image.open(io.BytesIO(_savefig(fig, dpi)))
         image.info["dpi"] = (dpi, dpi)
-    return image, drawn_texts(fig)
+        own = fig.dpi
+        try:
+            fig.set_dpi(dpi)
+            fig.draw_without_rendering()
+            drawn = measure(drawn_texts(fig)) if measure else drawn_texts(fig)
+        finally:
+            fig.set_dpi(own)
+    return image, drawn
 
 
 def _savefig(fig: Figure, dpi: float) -> bytes:
@@ -88,15 +97,16 @@ def _savefig(fig: Figure, dpi: float) -> bytes:
     return buf.getvalue()
 
 
-def _drawn(fig: Figure, dpi: float, tight: bool) -> Image.Image | None:
-    """``fig`` drawn once at ``dpi`` on an Agg canvas; ``tight``: cropped to its tight box, padded by
-    ``savefig.pad_inches`` (the padding beyond the figure in its face colour, as ``savefig`` fills it), None when
-    the tight box itself runs past the figure."""
+def _drawn(fig: Figure, dpi: float, tight: bool, measure) -> tuple[Image.Image | None, object]:
+    """``fig`` drawn once at ``dpi`` on an Agg canvas, and ``measure`` of its drawn texts meanwhile; ``tight``:
+    cropped to its tight box, padded by ``savefig.pad_inches`` (the padding beyond the figure in its face colour,
+    as ``savefig`` fills it), no image when the tight box itself runs past the figure."""
     own_dpi, own_canvas = fig.dpi, fig.canvas
     try:
         fig.set_dpi(dpi)
         canvas = FigureCanvasAgg(fig)  # becomes fig.canvas until restored below
         canvas.draw()  # the layout engine runs here, once
+        measured = measure(drawn_texts(fig))
         full = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
         if not tight:
             out = full.copy()  # the canvas's buffer is freed with it
@@ -104,7 +114,7 @@ def _drawn(fig: Figure, dpi: float, tight: bool) -> Image.Image | None:
             box = fig.get_tightbbox(canvas.get_renderer())  # inches
             width, height = fig.get_size_inches()
             if box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height:
-                return None
+                return None, None
             pad = mpl.rcParams["savefig.pad_inches"]
             left, right = (box.x0 - pad) * dpi, (box.x1 + pad) * dpi
             top, bottom = (height - box.y1 - pad) * dpi, (height - box.y0 + pad) * dpi  # rows count from the top
@@ -113,7 +123,7 @@ def _drawn(fig: Figure, dpi: float, tight: bool) -> Image.Image | None:
             shown = (max(0, x), max(0, y), min(full.width, x + w), min(full.height, y + h))
             out.paste(full.crop(shown), (shown[0] - x, shown[1] - y))
         out.info["dpi"] = (dpi, dpi)  # its resolution, as savefig writes it
-        return out
+        return out, measured
     finally:
         fig.set_dpi(own_dpi)
         fig.set_canvas(own_canvas)

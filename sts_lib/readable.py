@@ -21,7 +21,7 @@ from matplotlib.text import Text
 
 from . import phone
 from .layout import PRINT
-from .phone import png_width, render
+from .phone import picture
 
 #: The book's content column at a 1280 px window, in CSS px: a wider image is shown scaled down to it.
 BOOK_COLUMN_PX = 688
@@ -43,17 +43,13 @@ def text_report(fig, *, column_px: float = BOOK_COLUMN_PX, dpi: float | None = N
     pairs, smallest first, and the pairs of drawn texts whose boxes overlap by more than a pixel each way.
     A figure is readable in the book when ``sizes[0][0] >= MIN_TEXT_PX`` and nothing overlaps.
     """
-    dpi, own = dpi or fig.dpi, fig.dpi
-    png, texts = render(fig, dpi)
-    # The texts' boxes in the PNG's pixels: laid out again at its resolution as the figure itself, since the
-    # tight crop moved the axis labels, which are placed in pixels.
-    fig.set_dpi(dpi)
-    try:
-        fig.draw_without_rendering()
-        items = [(t.get_fontsize(), t.get_text(), t.get_window_extent()) for t in texts]
-    finally:
-        fig.set_dpi(own)
-    width = png_width(png)
+    dpi = dpi or fig.dpi
+    # The texts' boxes in the picture's pixels, measured in the drawing at its resolution (axis labels are
+    # placed in pixels).
+    image, items = picture(
+        fig, dpi, measure=lambda texts: [(t.get_fontsize(), t.get_text(), t.get_window_extent()) for t in texts]
+    )
+    width = image.width
     scale = min(1.0, column_px / width)
     overlaps = []
     for i, (_, a, box_a) in enumerate(items):
