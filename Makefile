@@ -155,7 +155,10 @@ clean:
 	rm -rf _build .jupyter_cache
 
 # Chapters are authored in book/src/*.md (MyST, jupytext) and paired with book/*.ipynb for Colab.
-# A notebook is regenerated only when its source is newer (tests/unit/test_notebook_pairs.py checks the pairs).
+# A notebook is regenerated only when its source is newer (tests/unit/test_notebook_pairs.py checks the pairs), and
+# updated rather than rewritten (jupytext --update): its cells keep their ids, so a fresh clone's `make book` (where
+# git gives the sources and notebooks the same time) leaves the tracked notebooks as they are, and an edit changes
+# only the cells it touched (a new notebook is written whole).
 # First the course's home (_config.yml's repository: url, branch) is written into every source that differs
 # (sts_lib/publish/home.py); the pairing runs in a second make, so that it sees the sources' new times.
 NOTEBOOKS := $(patsubst book/src/%.md,book/%.ipynb,$(wildcard book/src/*.md))
@@ -165,7 +168,7 @@ notebooks: $(VENV)/.stamp-install
 	@$(MAKE) --no-print-directory notebook-files
 notebook-files: $(NOTEBOOKS)
 book/%.ipynb: book/src/%.md | $(VENV)/.stamp-install
-	$(VENV)/bin/jupytext --quiet --to ipynb --output $@ $<
+	$(VENV)/bin/jupytext --quiet --update --to ipynb --output $@ $<
 
 # Re-fetch the MathJax committed in _vendor/ for offline rendering (needs npm; `make book` does not).
 MATHJAX_NPM      ?= mathjax@3.2.2

@@ -184,3 +184,39 @@ def test_project_page_matches_its_source_and_is_in_the_projects_part(source):
     projects = [p for p in toc["parts"] if p["caption"] == "Projects"]
     assert projects and {"file": f"book/projects/{source.stem}"} in projects[0]["chapters"]
     assert [p["caption"] for p in toc["parts"]].index("Projects") == 1, "Projects come right after the chapters"
+
+
+def test_pairing_again_leaves_the_notebooks_as_committed(tmp_path):
+    """`make notebook-files` with every source newer than its notebook (a fresh clone, where git gives both the same
+    time and make may find either newer) rewrites no notebook: jupytext updates each in place (``--update``), its
+    cells keeping their ids. Before it, every pairing gave every cell a new random id, so a fork's first `make book`
+    showed all nine notebooks changed. Run in a copy (the Makefile and book/), with this project's environment."""
+    import os
+    import shutil
+    import subprocess
+    import time
+
+    venv = ROOT / ".venv"
+    if not (venv / ".stamp-install").exists():
+        pytest.skip("needs the environment `make install` makes (.venv)")
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "book" / "src").mkdir(parents=True)
+    for src in SOURCES:
+        shutil.copy(src, tmp_path / "book" / "src" / src.name)
+        shutil.copy(ROOT / "book" / f"{src.stem}.ipynb", tmp_path / "book" / f"{src.stem}.ipynb")
+        earlier = time.time() - 60
+        os.utime(tmp_path / "book" / f"{src.stem}.ipynb", (earlier, earlier))  # every source newer: each pair runs
+    proc = subprocess.run(
+        # -o: the environment is taken as it is (never installed from here)
+        ["make", "--no-print-directory", "notebook-files", f"VENV={venv}", "-o", f"{venv}/.stamp-install"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    changed = [
+        src.stem
+        for src in SOURCES
+        if (tmp_path / "book" / f"{src.stem}.ipynb").read_bytes() != (ROOT / "book" / f"{src.stem}.ipynb").read_bytes()
+    ]
+    assert not changed, f"pairing again rewrote {changed}: {FIX}, and check the Makefile's jupytext --update"
