@@ -65,7 +65,7 @@ def render(fig, dpi: float | None = None, *, fast: bool = True) -> tuple[bytes, 
         return _savefig(fig, dpi or fig.dpi), drawn_texts(fig)
     buf = io.BytesIO()
     image, drawn = picture(fig, dpi)
-    image.save(buf, "PNG", compress_level=1, dpi=(image.info["dpi"]))  # every caller re-encodes it (compact)
+    image.save(buf, "PNG", compress_level=1, dpi=image.info["dpi"])  # every caller re-encodes it (compact)
     return buf.getvalue(), drawn
 
 
@@ -78,17 +78,22 @@ def picture(fig: Figure, dpi: float | None = None, *, tight: bool = True, measur
     place: a caller measures the drawing it got rather than laying the figure out again."""
     dpi = dpi or fig.dpi
     image, drawn = _drawn(fig, dpi, tight, measure or (lambda texts: texts))
-    if image is None:  # savefig, then laid out once more at its resolution for the measure
+    if image is None:
         image = Image.open(io.BytesIO(_savefig(fig, dpi)))
         image.info["dpi"] = (dpi, dpi)
-        own = fig.dpi
-        try:
-            fig.set_dpi(dpi)
-            fig.draw_without_rendering()
-            drawn = measure(drawn_texts(fig)) if measure else drawn_texts(fig)
-        finally:
-            fig.set_dpi(own)
+        drawn = drawn_texts(fig) if measure is None else _measured(fig, dpi, measure)
     return image, drawn
+
+
+def _measured(fig: Figure, dpi: float, measure):
+    """``measure`` of the drawn texts of ``fig`` laid out at ``dpi`` (its own resolution restored after)."""
+    own = fig.dpi
+    try:
+        fig.set_dpi(dpi)
+        fig.draw_without_rendering()
+        return measure(drawn_texts(fig))
+    finally:
+        fig.set_dpi(own)
 
 
 def _savefig(fig: Figure, dpi: float) -> bytes:

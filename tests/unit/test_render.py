@@ -70,3 +70,30 @@ def test_a_text_outside_the_figure_is_rendered_by_savefig():
     slow, fast = _pixels(render(fig, 100, fast=False)[0]), _pixels(render(fig, 100, fast=True)[0])
     assert fast.shape == slow.shape and fast.shape[1] > 1.1 * 6.4 * 100
     assert _ink_box(fast, (255, 255, 255)) == _ink_box(slow, (255, 255, 255))  # the note is drawn
+
+
+@pytest.mark.parametrize("outside", [False, True])
+def test_a_measure_sees_the_drawing_at_the_pictures_resolution(outside):
+    """``picture``'s ``measure`` (how ``readable.text_report`` measures the texts a reader sees) gets the boxes the
+    texts have in the figure laid out at the picture's resolution, on the one-draw path and on savefig's, and the
+    figure keeps its own resolution after. The oracle: the same figure made afresh and laid out at that resolution
+    (within a pixel: matplotlib's layout engine, run again, moves a label by under one; measured at the figure's own
+    resolution instead, the boxes would be a third smaller)."""
+    from sts_lib.phone import drawn_texts, picture
+
+    def made():
+        fig = _figure()
+        if outside:
+            fig.text(1.15, 0.5, "a note outside the figure")
+        return fig
+
+    dpi, fig = 150, made()
+    image, boxes = picture(fig, dpi, measure=lambda texts: [(t.get_text(), t.get_window_extent()) for t in texts])
+    assert fig.dpi == 100 and image.info["dpi"] == (dpi, dpi)
+    oracle = made()
+    oracle.set_dpi(dpi)
+    oracle.draw_without_rendering()
+    again = [(t.get_text(), t.get_window_extent()) for t in drawn_texts(oracle)]
+    assert [a for a, _ in boxes] == [a for a, _ in again]
+    assert all(np.allclose(b.bounds, c.bounds, atol=1.0) for (_, b), (_, c) in zip(boxes, again))
+    assert (max(b.x1 for _, b in boxes) > fig.get_figwidth() * dpi) == outside  # the note's box, past the edge
