@@ -8,6 +8,10 @@ the set-up cell that installs sts_lib when it is missing, so that it runs on a f
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import jupytext
@@ -191,11 +195,6 @@ def test_pairing_again_leaves_the_notebooks_as_committed(tmp_path):
     time and make may find either newer) rewrites no notebook: jupytext updates each in place (``--update``), its
     cells keeping their ids. Before it, every pairing gave every cell a new random id, so a fork's first `make book`
     showed all nine notebooks changed. Run in a copy (the Makefile and book/), with this project's environment."""
-    import os
-    import shutil
-    import subprocess
-    import time
-
     venv = ROOT / ".venv"
     if not (venv / ".stamp-install").exists():
         pytest.skip("needs the environment `make install` makes (.venv)")
