@@ -9,9 +9,9 @@ dark theme (:data:`sts_lib.layout.DESKTOP_DARK`, :data:`sts_lib.layout.PHONE_DAR
 draws in image pixels; the book's extension shows each theme's pair in one ``<picture>``, from which the
 browser downloads only the one for its width (:data:`PHONE_MEDIA`), and the dark one only on a dark page;
 the browser test computes the size a reader sees.
-:func:`render` measures that text from the drawn figure's own artists. The static book's display hook
-(:func:`sts_lib.readable.readable_figures`) and its panels' frames (:mod:`sts_lib.chapters.static_panel`) use
-these functions; a live notebook shows the desktop picture only.
+:func:`picture` draws a figure once and measures that text from the drawn figure's own artists. The static
+book's display hook (:func:`sts_lib.readable.readable_figures`) and its panels' frames
+(:mod:`sts_lib.chapters.static_panel`) use these functions; a live notebook shows the desktop picture only.
 """
 
 from __future__ import annotations
@@ -50,23 +50,6 @@ MIME_PICTURE = "application/vnd.sts.picture+json"
 #: The windows that get the phone rendering: up to 576 px, where the desktop picture would show its
 #: smallest (9 pt) text below about 9 px.
 PHONE_MEDIA = "(max-width: 36em)"
-
-
-def render(fig, dpi: float | None = None, *, fast: bool = True) -> tuple[bytes, list]:
-    """``fig`` as the PNG a notebook shows (``bbox_inches="tight"`` at ``dpi``, default the figure's own), and
-    every text drawn in it (:func:`drawn_texts`).
-
-    ``fast`` (the book build's path): one draw, cropped (:func:`picture`), rather than ``savefig``'s two (a
-    draw to lay the figure out and measure it, then the drawing); the same picture to within a pixel's
-    alignment, checked against ``savefig`` in the tests. It falls back to ``savefig`` when a drawn text or
-    artist lies outside the figure, which a crop cannot show.
-    """
-    if not fast:
-        return _savefig(fig, dpi or fig.dpi), drawn_texts(fig)
-    buf = io.BytesIO()
-    image, drawn = picture(fig, dpi)
-    image.save(buf, "PNG", compress_level=1, dpi=image.info["dpi"])  # every caller re-encodes it (compact)
-    return buf.getvalue(), drawn
 
 
 def picture(fig: Figure, dpi: float | None = None, *, tight: bool = True, measure=None) -> tuple[Image.Image, list]:
@@ -189,7 +172,7 @@ def data_uri(png: bytes) -> str:
 
 
 def smallest_text_px(drawn: list, dpi: float) -> float:
-    """The smallest of the texts ``drawn`` (``render``'s list), in the pixels of an image at ``dpi`` (0: none)."""
+    """The smallest of the texts ``drawn`` (:func:`picture`'s list), in the pixels of an image at ``dpi`` (0: none)."""
     return min((t.get_fontsize() * dpi / 72 for t in drawn), default=0.0)
 
 
@@ -210,7 +193,7 @@ def renderings(fig: Figure, dpi: float | None = None, *, double: bytes | None = 
     :data:`~sts_lib.layout.PHONE_DARK`, by the function that drew ``fig``; a figure no drawing made is rendered
     as it is, and has no dark pair.
 
-    ``double``: ``fig`` already rendered at twice ``dpi`` (the PDF's picture, :func:`render`), whose halving is
+    ``double``: ``fig`` already rendered at twice ``dpi`` (the PDF's picture, ``savefig``'s PNG), whose halving is
     the wide rendering, rather than rendering ``fig`` once more (the fast path of the book build; the same
     picture within a pixel's rounding of the crop).
     """
@@ -237,4 +220,4 @@ def picture_data(fig: Figure, *, double: bytes | None = None) -> dict:
 
 __all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
            "MIME_PICTURE", "all_axes", "compact", "data_uri", "drawn_texts", "halved", "picture", "picture_data",
-           "png_width", "render", "renderings", "smallest_text_px", "static_book"]  # fmt: skip
+           "png_width", "renderings", "smallest_text_px", "static_book"]  # fmt: skip

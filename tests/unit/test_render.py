@@ -1,4 +1,4 @@
-"""The book build's one-draw rendering (``sts_lib.phone.render``, ``fast=True``) against matplotlib's own
+"""The book build's one-draw rendering (``sts_lib.phone.picture``) against matplotlib's own
 ``savefig(bbox_inches="tight")``: the same picture to within a pixel's alignment, and ``savefig`` itself where a
 crop of the figure could not show everything."""
 
@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 from PIL import Image
 
-from sts_lib.phone import render
+from sts_lib.phone import drawn_texts, picture
 
 
 def _figure(face: str = "white") -> Figure:
@@ -28,8 +28,22 @@ def _figure(face: str = "white") -> Figure:
     return fig
 
 
-def _pixels(png: bytes) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=float)
+def _savefig(fig: Figure, dpi: float) -> tuple[Image.Image, list]:
+    """The oracle: matplotlib's own ``savefig(bbox_inches="tight")`` PNG, read back, and the texts it drew."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return Image.open(buf), drawn_texts(fig)
+
+
+def _as_png(image: Image.Image) -> Image.Image:
+    """``image`` written as a PNG at its resolution and read back, as the book's files are."""
+    buf = io.BytesIO()
+    image.save(buf, "PNG", dpi=image.info["dpi"])
+    return Image.open(buf)
+
+
+def _pixels(image: Image.Image) -> np.ndarray:
+    return np.asarray(image.convert("RGB"), dtype=float)
 
 
 def _ink_box(img: np.ndarray, background) -> tuple[int, int, int, int]:
@@ -41,8 +55,8 @@ def _ink_box(img: np.ndarray, background) -> tuple[int, int, int, int]:
 
 def test_one_draw_cropped_is_savefigs_tight_picture():
     for face, rgb, dpi in (("white", (255, 255, 255), 100), ("#121212", (18, 18, 18), 150)):
-        slow, slow_texts = render(_figure(face), dpi, fast=False)
-        fast, fast_texts = render(_figure(face), dpi, fast=True)
+        slow, slow_texts = _savefig(_figure(face), dpi)
+        fast, fast_texts = picture(_figure(face), dpi)
         a, b = _pixels(slow), _pixels(fast)
         assert abs(a.shape[0] - b.shape[0]) <= 1 and abs(a.shape[1] - b.shape[1]) <= 1, (a.shape, b.shape)
         # The drawing sits where savefig puts it, with its padding in the figure's face colour. A legend anchored
@@ -59,7 +73,7 @@ def test_one_draw_cropped_is_savefigs_tight_picture():
         assert best < 8, best  # antialiasing at a sub-pixel offset; a misplaced panel is tens
         assert [t.get_text() for t in slow_texts] == [t.get_text() for t in fast_texts]
         # the resolution it was drawn at, which LaTeX reads for a picture's natural size
-        assert Image.open(io.BytesIO(fast)).info["dpi"] == pytest.approx(Image.open(io.BytesIO(slow)).info["dpi"])
+        assert _as_png(fast).info["dpi"] == pytest.approx(slow.info["dpi"])
 
 
 def test_a_text_outside_the_figure_is_rendered_by_savefig():
@@ -67,7 +81,7 @@ def test_a_text_outside_the_figure_is_rendered_by_savefig():
     picture to hold it (as a notebook shows it)."""
     fig = _figure()
     fig.text(1.15, 0.5, "a note outside the figure")
-    slow, fast = _pixels(render(fig, 100, fast=False)[0]), _pixels(render(fig, 100, fast=True)[0])
+    slow, fast = _pixels(_savefig(fig, 100)[0]), _pixels(picture(fig, 100)[0])
     assert fast.shape == slow.shape and fast.shape[1] > 1.1 * 6.4 * 100
     assert _ink_box(fast, (255, 255, 255)) == _ink_box(slow, (255, 255, 255))  # the note is drawn
 
@@ -79,7 +93,6 @@ def test_a_measure_sees_the_drawing_at_the_pictures_resolution(outside):
     figure keeps its own resolution after. The oracle: the same figure made afresh and laid out at that resolution
     (within a pixel: matplotlib's layout engine, run again, moves a label by under one; measured at the figure's own
     resolution instead, the boxes would be a third smaller)."""
-    from sts_lib.phone import drawn_texts, picture
 
     def made():
         fig = _figure()
