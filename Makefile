@@ -22,7 +22,7 @@ JB_FLAGS ?= -W --keep-going
 # executes nothing): one per core.
 BOOK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
-.PHONY: help venv install book pdf pdf-student test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b notebooks notebook-files clean vendor exercises
+.PHONY: help venv install book pdf pdf-student test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b confirm notebooks notebook-files clean vendor exercises
 
 help:
 	@echo "make book   - create .venv, install, build the book into _build/html"
@@ -144,6 +144,13 @@ reproduce-lane-a:
 	$(PY) -m sts_lib.experiments run --lane A $(REPRO_ARGS)
 reproduce-lane-b:
 	$(PY) -m sts_lib.experiments run --lane B $(REPRO_ARGS)
+
+# The confirmation on fresh seeds (sts_lib/confirmation.py): every experiment that decides a statement whose rule was
+# fixed after the runs, again at the committed documents' scale on seeds 100 and up, into results/confirmation/, then
+# results/confirmation/confirmation.json (the policy's commit, the seeds, each such verdict on both sets of seeds).
+# Resumes like `make reproduce`.
+confirm: $(VENV)/.stamp-install
+	$(PY) -m sts_lib.experiments confirm --scale paper --out results --threads 1 --no-progress
 
 # Rebuild exercises/student and exercises/solutions from exercises/source, after writing the course's home
 # (_config.yml's repository: url, branch) into the sources' install cells (sts_lib/publish/home.py).

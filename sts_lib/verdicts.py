@@ -1,11 +1,14 @@
 """What a verdict on a statement of the paper is, and how it is read off the claims that decide it.
 
-A :class:`Statement` carries the paper's words, the :class:`Reading` the course decides it at and the
-other readings; experiments declare which of their claims decide which reading (:class:`Decides`,
-copied into each result document). :func:`verdict` reads those claims and gives one of five
-:data:`VERDICTS`: reproduced, not reproduced, not decided (a claim the data cannot settle, or one at
-its threshold), holds by construction (the reading says why it cannot fail; never counted as
-reproduced) and not testable here. The statements themselves are :data:`sts_lib.statements.STATEMENTS`.
+A :class:`Statement` carries the paper's words and which values of each axis of :mod:`sts_lib.policy` its words
+admit (:class:`~sts_lib.policy.Open`); its admissible :class:`Reading` s are every combination of them, and the
+readings its words exclude are shown beside it with the reason. Experiments declare which of their claims decide
+which reading (:class:`Decides`, copied into each result document). :func:`verdict` reads those claims at one
+reading and gives one of :data:`VERDICTS`: reproduced, not reproduced (a claim fails clear of its threshold), not
+decided (a claim the data cannot settle, or one within noise of its threshold, failing or not), holds by
+construction (never counted as reproduced) and not testable here; :func:`statement_verdict` combines the
+admissible readings by the policy's one rule (:func:`sts_lib.policy.combine`), which adds *depends on the
+reading*. The statements themselves are :data:`sts_lib.statements.STATEMENTS`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .policy import AS_STATED, admissible, combine, reading_key, reading_label
 from .report import plain
 from .results import claims_table
 
@@ -31,12 +35,26 @@ class Verdict(NamedTuple):
 VERDICTS = {
     v.key: v
     for v in (
-        Verdict("reproduced", "✓ reproduced", "the claims that decide it hold, each clear of its threshold"),
-        Verdict("not reproduced", "✗ **not reproduced**", "a claim that decides it fails, clear of its threshold"),
+        Verdict(
+            "reproduced",
+            "✓ reproduced",
+            "an admissible reading's claims hold, each clear of its threshold, and no admissible reading refutes it",
+        ),
+        Verdict(
+            "not reproduced",
+            "✗ **not reproduced**",
+            "an admissible reading's claim fails clear of its threshold, and no admissible reading supports it",
+        ),
+        Verdict(
+            "depends on the reading",
+            "◐ **depends on the reading**",
+            "one admissible reading supports it and another refutes it: the paper's words do not decide which holds",
+        ),
         Verdict(
             "not decided",
             "? not decided",
-            "the data cannot tell: a slope still flattening, or a value at its threshold",
+            "the data cannot tell: a floor whose interval straddles the level, a value within noise of its threshold, "
+            "seeds that disagree",
         ),
         Verdict(
             "holds by construction",
@@ -47,11 +65,12 @@ VERDICTS = {
         Verdict("no result", "· no result", "a document that decides it is not committed"),
     )
 }
-REPRODUCED, NOT_REPRODUCED, NOT_DECIDED, BY_CONSTRUCTION, UNTESTABLE, NO_RESULT = VERDICTS
-#: The key of the paper's reading of every statement.
-PAPER = "paper"
-#: When a deciding rule was fixed, in the words the table uses.
-BEFORE, AFTER_FAILURE, AFTER_RUNS = "before the runs", "after a first failure", "after the runs were seen"
+REPRODUCED, NOT_REPRODUCED, DEPENDS, NOT_DECIDED, BY_CONSTRUCTION, UNTESTABLE, NO_RESULT = VERDICTS
+#: The key of the one reading of a statement whose words leave nothing open.
+PAPER = AS_STATED
+#: When a statement's deciding rule was fixed, in the words the table uses: before the runs that decide it, or by
+#: the reading policy after they were seen (then confirmed, or not, on fresh seeds: :mod:`sts_lib.confirmation`).
+BEFORE, AFTER = "before the runs", "after the runs were seen"
 
 
 class Decides(NamedTuple):
@@ -64,37 +83,70 @@ class Decides(NamedTuple):
 
 @dataclass(frozen=True)
 class Reading:
-    """One way to read a statement: what is tested, and why."""
+    """One way to read a statement: where it stands on the policy's axes, and what makes it special if anything."""
 
-    key: str  # PAPER, or a short id of another reading
-    label: str  # how the table names it: "at 50,000 steps", "against the fixed one-hot PE"
-    why: str = ""  # why it is the caption's reading (PAPER), or what it changes (others)
-    fixed: str = BEFORE  # when its deciding rule was fixed: BEFORE, AFTER_FAILURE or AFTER_RUNS (+ detail)
+    key: str  # reading_key(coords): PAPER when nothing is open
+    label: str  # how the table names it: "the longest run, every q_test"
+    coords: tuple = ()  # ((axis, value), ...) in the policy's axis order
     by_construction: str = ""  # why it holds whatever the dynamics do: its verdict is then BY_CONSTRUCTION
     untestable: str = ""  # why it cannot be tested here (a tie by construction, a missing rule)
+    why_not: str = ""  # for a reading the words exclude: why (it is shown, never counted)
+
+    @classmethod
+    def at(cls, coords: dict, **kw) -> Reading:
+        return cls(reading_key(coords), reading_label(coords), tuple((a, coords[a]) for a in coords), **kw)
 
 
 @dataclass(frozen=True)
 class Statement:
-    """One statement of the paper, its reading and the other readings."""
+    """One statement of the paper: its words, what its words admit on each axis, and how it is measured."""
 
-    key: str  # a stable id, e.g. 'fig2.fixed-floor'
+    key: str  # a stable id, e.g. 'fig2.fixed-constant'
     where: str  # where the paper says it: 'Figure 2', 'Theorem 2 [S]'
     words: str  # the paper's words as our sources give them, with the tag
-    reading: Reading  # the reading the course decides it at (key PAPER)
-    others: tuple = ()  # other Readings a referee could take, each decided beside it
+    measure: str  # what is measured at every reading, and the threshold, in one or two sentences
+    opens: tuple = ()  # policy.Open records: the values each open axis admits, and why from the words
+    fixed: str = AFTER  # when its deciding rule was fixed: BEFORE or AFTER
+    special: tuple = ()  # ((partial coords dict, "untestable" | "by_construction", reason), ...)
+    excluded: tuple = ()  # ((coords dict, why the words exclude it), ...): shown, never counted
     caveat: str = ""  # how far the verdict reaches, for every reading
     anchor: str = ""  # the book section with the evidence (a MyST target)
 
     def __post_init__(self):
-        if self.reading.key != PAPER:
-            raise ValueError(f"statement {self.key!r}: its reading must have key {PAPER!r}, got {self.reading.key!r}")
-        keys = [r.key for r in self.others]
-        if PAPER in keys or len(set(keys)) != len(keys):
-            raise ValueError(f"statement {self.key!r}: other readings need distinct keys other than {PAPER!r}")
+        if self.fixed not in (BEFORE, AFTER):
+            raise ValueError(f"statement {self.key!r}: fixed must be {BEFORE!r} or {AFTER!r}, got {self.fixed!r}")
+        keys = {r.key for r in self.readings()}
+        for coords, _ in self.excluded:
+            if reading_key(coords) in keys:
+                raise ValueError(f"statement {self.key!r}: reading {reading_key(coords)!r} is admissible and excluded")
+        for part, kind, _ in self.special:
+            if kind not in ("untestable", "by_construction"):
+                raise ValueError(f"statement {self.key!r}: a special reading is 'untestable' or 'by_construction'")
+            if not any(all(r_c.get(a) == v for a, v in part.items()) for r_c in admissible(self.opens)):
+                raise ValueError(f"statement {self.key!r}: no admissible reading matches {part}")
 
     def readings(self) -> tuple:
-        return (self.reading, *self.others)
+        """The admissible readings: every combination of the values the words admit (the policy), in order."""
+        out = []
+        for coords in admissible(self.opens):
+            kw = {}
+            for part, kind, reason in self.special:
+                if all(coords.get(a) == v for a, v in part.items()):
+                    kw[kind] = reason
+            out.append(Reading.at(coords, **kw))
+        return tuple(out)
+
+    def others(self) -> tuple:
+        """The readings the words exclude, each with why: shown beside the statement, never counted."""
+        return tuple(Reading.at(c, why_not=why) for c, why in self.excluded)
+
+    def reading(self, key: str) -> Reading:
+        for r in self.readings() + self.others():
+            if r.key == key:
+                return r
+        raise ValueError(
+            f"statement {self.key!r} has no reading {key!r}; it has {[r.key for r in self.readings() + self.others()]}"
+        )
 
 
 def deciding_claims(st: Statement, reading: str, docs: dict) -> list[tuple[str, str]]:
@@ -132,23 +184,25 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
     otherwise reproduced, or holds by construction when the reading says why it cannot fail. At the paper's
     reading only ``paper`` and ``guaranteed`` claims decide.
 
-    >>> st = Statement("x", "Figure 9", "w", Reading(PAPER, "r"))
+    >>> st = Statement("x", "Figure 9", "w", "m")
     >>> doc = {"decides": [{"statement": "x", "claims": ["a", "b"]}],
     ...        "claims": {"a": {"name": "A", "role": "paper", "passed": True, "value": 1, "threshold": 0, "rule": ">"},
     ...                   "b": {"name": "B", "role": "paper", "passed": False, "value": 0.3, "threshold": 0.5,
     ...                         "rule": ">"}}}
     >>> verdict(st, {"e": doc})
     ('not reproduced', '1 of 2 claims hold; fails: B (0.300)')
-    >>> doc["claims"]["b"] |= {"undecided": "the slope is still flattening"}
+    >>> doc["claims"]["b"] |= {"near_threshold": True}
+    >>> verdict(st, {"e": doc})[0]
+    'not decided'
+    >>> doc["claims"]["b"] |= {"undecided": "the floor's interval straddles the level", "near_threshold": False}
     >>> verdict(st, {"e": doc})
-    ('not decided', '1 of 2 claims hold; cannot tell: B (0.300): the slope is still flattening')
+    ('not decided', "1 of 2 claims hold; cannot tell: B (0.300): the floor's interval straddles the level")
     >>> doc["claims"]["b"] |= {"passed": True, "value": 0.5, "undecided": ""}
     >>> verdict(st, {"e": doc})
     ('not decided', '2 of 2 claims hold; at its threshold: B (0.500)')
     """
-    r = next((x for x in st.readings() if x.key == reading), None)
-    if r is None:
-        raise ValueError(f"statement {st.key!r} has no reading {reading!r}; it has {[x.key for x in st.readings()]}")
+    r = st.reading(reading)
+    counted = not r.why_not
     ids = deciding_claims(st, reading, docs)
     if r.untestable:
         return UNTESTABLE, r.untestable
@@ -162,7 +216,7 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
         if cid not in found:
             return NO_RESULT, f"{exp} has no claim {cid}"
         role = found[cid]["role"]
-        if role == "diagnostic" or (reading == PAPER and role not in ("paper", "guaranteed")):
+        if role == "diagnostic" or (counted and role not in ("paper", "guaranteed")):
             raise ValueError(f"{st.key} ({reading}): {exp}:{cid} is a {role!r} claim, which cannot decide it")
         rows.append(found[cid])
 
@@ -173,12 +227,18 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
 
     bad = [x for x in rows if not x["passed"]]
     held = f"{len(rows) - len(bad)} of {len(rows)} claims hold"
-    decisive = [x for x in bad if not x.get("undecided")]
+    decisive = [x for x in bad if not x.get("undecided") and not x.get("near_threshold")]
     if decisive:
         return NOT_REPRODUCED, f"{held}; fails: {named(decisive)}"
     if bad:
-        return NOT_DECIDED, f"{held}; cannot tell: {named(bad)}"
-    edge = [x for x in rows if at_threshold(x) or x.get("undecided")]
+        noisy = [x for x in bad if not x.get("undecided")]
+        return NOT_DECIDED, f"{held}; cannot tell: {named(bad)}" + (
+            " (within noise of its threshold, or the seeds disagree)" if noisy else ""
+        )
+    edge = [x for x in rows if at_threshold(x) and not x.get("undecided")]
+    unsettled = [x for x in rows if x.get("undecided")]
+    if unsettled:
+        return NOT_DECIDED, f"{held}; cannot tell: {named(unsettled)}"
     if edge:
         return NOT_DECIDED, f"{held}; at its threshold: {named(edge)}"
     if r.by_construction:
@@ -191,6 +251,68 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
     return REPRODUCED, held
 
 
-__all__ = ["AFTER_FAILURE", "AFTER_RUNS", "BEFORE", "BY_CONSTRUCTION", "NOT_DECIDED", "NOT_REPRODUCED", "NO_RESULT",
+def statement_verdict(st: Statement, docs: dict) -> tuple[str, list]:
+    """``(verdict, [(reading, verdict, reason), ...])``: every admissible reading decided, combined by the policy.
+
+    >>> st = Statement("x", "Figure 9", "w", "m")
+    >>> statement_verdict(st, {})[0]
+    'no result'
+    """
+    rows = [(r, *verdict(st, docs, r.key)) for r in st.readings()]
+    return combine([v for _, v, _ in rows]), rows
+
+
+def _short(row: dict) -> str:
+    """A claim's value and what it needs, as the glance table prints it: "0.125 (needs ≥ 0.150)"."""
+    t = row["threshold"]
+    rule = {">=": "≥", "<=": "≤"}.get(row["rule"], row["rule"])
+    need = f"{plain(t[0])} to {plain(t[1])}" if isinstance(t, list) else f"{rule} {plain(t)}"
+    return f"{plain(row['value'])} (needs {need})"
+
+
+def deciding(st: Statement, docs: dict, reading: str) -> str:
+    """The number that decides ``st`` at ``reading``: a failing claim's value (decisive failures first), else an
+    undecided one's, else the passing claim closest to its threshold; or the reading's reason when no claim decides."""
+    r = st.reading(reading)
+    if r.untestable:
+        return "not testable"
+    rows = []
+    for exp, cid in deciding_claims(st, reading, docs):
+        rows += [x for x in claims_table(docs[exp]) if x["id"] == cid]
+    if not rows:
+        return "no result"
+    bad = [x for x in rows if not x["passed"]]
+    firm = [x for x in bad if not x.get("undecided") and not x.get("near_threshold")]
+    pick = (firm or bad or sorted(rows, key=_margin))[0]
+    return f"{pick['name']}: {_short(pick)}"
+
+
+def _margin(row: dict) -> float:
+    """How far a passing claim is from its threshold, relative (small: close)."""
+    t, v = row["threshold"], row["value"]
+    edges = t if isinstance(t, list) else [t]
+    try:
+        return min(abs(float(v) - float(e)) / max(abs(float(e)), 1e-12) for e in edges)
+    except (TypeError, ValueError):
+        return float("inf")
+
+
+def why_verdict(st: Statement, docs: dict, v: str, rows: list) -> str:
+    """The deciding number(s) behind the statement's verdict ``v`` (with ``rows``, :func:`statement_verdict`'s
+    readings): one reading's, or one of each side when it depends."""
+    want = {REPRODUCED: [REPRODUCED], NOT_REPRODUCED: [NOT_REPRODUCED], DEPENDS: [REPRODUCED, NOT_REPRODUCED]}.get(
+        v, [v]
+    )
+    out = []
+    for w in want:
+        hit = next((r for r, rv, _ in rows if rv == w), None)
+        if hit is not None:
+            out.append((f"{hit.label}: " if hit.key != PAPER else "") + deciding(st, docs, hit.key))
+    if v in (BY_CONSTRUCTION, UNTESTABLE) and rows:  # the reason's first clause; the readings give the rest
+        out = [rows[0][2].split("claims hold; ", 1)[-1].split(":")[0].split("; ")[0]]
+    return " · ".join(out) or "–"
+
+
+__all__ = ["AFTER", "BEFORE", "DEPENDS", "BY_CONSTRUCTION", "NOT_DECIDED", "NOT_REPRODUCED", "NO_RESULT",
            "PAPER", "REPRODUCED", "UNTESTABLE", "VERDICTS", "Decides", "Reading", "Statement", "Verdict",
-           "at_threshold", "deciding_claims", "verdict"]  # fmt: skip
+           "at_threshold", "deciding", "deciding_claims", "statement_verdict", "verdict", "why_verdict"]  # fmt: skip

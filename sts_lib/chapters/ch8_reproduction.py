@@ -4,8 +4,9 @@ Every number on the chapter's page is read from the committed results (``results
 found by :mod:`sts_lib.results` in a clone or in the installed package); nothing is retrained.
 The figures come from :mod:`sts_lib.figures`, the summaries and claims tables from
 :mod:`sts_lib.report`, the paper's statements and their verdicts from :mod:`sts_lib.statements`.
-This module loads the documents (:func:`load_documents`), says the tally in words
-(:func:`tally_in_words`), tabulates the near-orthogonal baseline's minima (:func:`baseline_minima`; the width
+This module loads the documents (:func:`load_documents`), re-exports the tally in words
+(:func:`~sts_lib.verdict_table.tally_in_words`), tabulates the near-orthogonal baseline's minima
+(:func:`baseline_minima`; the width
 law's fits are :func:`~sts_lib.chapters.ch4_width_law.width_forms_table`, its words chapter 4's, re-exported),
 finds the experiments the page discusses one by one from the section each document names (:func:`sections`, set by
 its experiment record), and introduces any further committed experiment (:func:`others`, :func:`describe`), so the
@@ -17,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 
-from .. import statements
+from ..verdict_table import tally_in_words
 from .ch4_width_law import width_law_in_words
 from ..history import HeldOut
 from ..report import Markdown, table
@@ -58,23 +59,6 @@ def describe(doc: dict) -> Markdown:
     note = doc.get("setting") or re.sub(r"\b([A-Za-z]\w*_\w+)\b", r"`\1`", doc.get("scale_note") or "") or EVIDENCE
     return Markdown(
         f"**`{doc.get('experiment')}`**: {doc.get('description', '')}. Seeds: {doc.get('seeds')}. Setting: {note}."
-    )
-
-
-def tally_in_words(docs: dict[str, dict]) -> Markdown:
-    """One sentence: how many of the paper's statements get each of the five verdicts at the paper's reading.
-
-    >>> print(tally_in_words({}))
-    **The paper's statements at their reading: 0 of 19 reproduced**, 0 not reproduced, 0 not decided, 0 hold by
-    construction, 0 not testable here (19 without a committed result).
-    """
-    t = statements.tally(docs)
-    missing = f" ({t[statements.NO_RESULT]} without a committed result)" if t[statements.NO_RESULT] else ""
-    return Markdown(
-        f"**The paper's statements at their reading: {t[statements.REPRODUCED]} of "
-        f"{len(statements.STATEMENTS)} reproduced**, {t[statements.NOT_REPRODUCED]} not reproduced, "
-        f"{t[statements.NOT_DECIDED]} not decided, {t[statements.BY_CONSTRUCTION]} hold by construction, "
-        f"{t[statements.UNTESTABLE]} not testable here{missing}."
     )
 
 

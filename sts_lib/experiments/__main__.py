@@ -37,6 +37,23 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("name", metavar="NAME", nargs="+", help="experiment names from `list`")
     pr.add_argument("--out", default="results", metavar="DIR", help="the folder of result files (default: results)")
     pr.add_argument("--scale", choices=SCALES, default="paper", help="the scale of the committed document")
+    c = sub.add_parser(
+        "confirm",
+        help="run every experiment that decides a statement whose rule was fixed after the runs again on fresh seeds "
+        "(DIR/confirmation/), and write DIR/confirmation/confirmation.json",
+    )
+    c.add_argument("--out", default="results", metavar="DIR", help="the folder of result files (default: results)")
+    c.add_argument("--scale", choices=SCALES, default="paper", help="the scale of the committed documents")
+    c.add_argument(
+        "--policy-commit",
+        default=None,
+        metavar="SHA",
+        help="the commit of the reading policy (default: git's last commit of sts_lib/policy.py and the statements)",
+    )
+    c.add_argument("--started", default="", metavar="TIME", help="when the fresh runs' training started (recorded)")
+    c.add_argument("--only-write", action="store_true", help="train nothing: write the document from DIR/confirmation")
+    c.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    c.add_argument("--no-progress", action="store_true", help="no tqdm bars")
     r = sub.add_parser("run", help="run one experiment (or 'all') and write DIR/NAME.json and DIR/NAME.png")
     r.add_argument("name", metavar="NAME", nargs="*", help="experiment names from `list` (run in order), or 'all'")
     r.add_argument(
@@ -89,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"argument NAME: unknown experiment {name!r}; choose from {sorted(EXPERIMENTS)}")
             print(f"[{name}] primed {prime(name, args.out, args.scale)} training runs from {args.out}/{name}.json")
         return 0
+    if args.command == "confirm":
+        return _confirm(args, parser)
     if args.command == "report":
         from .readme import write
 
@@ -153,6 +172,60 @@ def main(argv: list[str] | None = None) -> int:
         )
         print("\n".join(report.claim_lines(doc)))
     # A failed claim is a scientific result, not an error: the exit status is 0 either way.
+    return 0
+
+
+def _policy_commit() -> str:
+    """git's last commit of the policy's files (the reading policy, the statements, the verdicts, the floor test)."""
+    import subprocess
+
+    files = ["sts_lib/policy.py", "sts_lib/statements.py", "sts_lib/verdicts.py", "sts_lib/checks.py"]
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%H", "--", *files], capture_output=True, text=True)
+    except OSError:
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+def _confirm(args, parser) -> int:
+    """Run the experiments to confirm on fresh seeds (unless --only-write), then write the confirmation document."""
+    import json
+    from pathlib import Path
+
+    from .. import confirmation
+    from ..results import list_results, load_result
+    from ..statements import STATEMENTS
+
+    if args.threads is not None:
+        torch.set_num_threads(max(1, args.threads))
+    committed = {n: load_result(n, args.out) for n in list_results(args.out)}
+    names = confirmation.experiments_to_confirm(committed, STATEMENTS)
+    fresh_dir = Path(args.out) / confirmation.FRESH_DIR
+    if not args.only_write:
+        for name in names:
+            print(f"=== confirm {name} on seeds {confirmation.fresh_seeds(committed[name])}", flush=True)
+            run_experiment(
+                name,
+                scale=args.scale,
+                out=fresh_dir,
+                seeds=confirmation.fresh_seeds(committed[name]),
+                progress=not args.no_progress,
+                argv=["confirm"],
+            )
+    fresh = confirmation.load_fresh(fresh_dir)
+    missing = [n for n in names if n not in fresh]
+    if missing:
+        parser.error(f"confirm: no fresh-seed document for {missing} in {fresh_dir}; run without --only-write")
+    doc = confirmation.confirmation_document(
+        committed,
+        {n: fresh[n] for n in names},
+        STATEMENTS,
+        policy_commit=args.policy_commit or _policy_commit(),
+        started=args.started,
+    )
+    (fresh_dir / confirmation.DOCUMENT).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    where = fresh_dir / confirmation.DOCUMENT
+    print(f"{doc['replicated']} of {doc['total']} verdicts replicate on fresh seeds; wrote {where}")
     return 0
 
 

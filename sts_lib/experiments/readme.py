@@ -3,7 +3,7 @@
 ``python -m sts_lib.experiments report`` rewrites the text between the two markers of the README
 (:data:`START`, :data:`END`) from the result documents, so the README's numbers are never typed by hand
 and cannot drift from the JSON files (``tests/unit/test_results.py`` checks that the committed README is what
-this module writes). The renderers are the book's: :mod:`sts_lib.statements` and :mod:`sts_lib.report`.
+this module writes). The renderers are the book's: :mod:`sts_lib.verdict_table` and :mod:`sts_lib.report`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from pathlib import Path
 
 from ..report import claims_markdown, plain, summary_markdown, title_of
 from ..results import list_results, load_result
-from ..statements import statements_table
-from ..chapters.ch8_reproduction import tally_in_words
+from ..verdict_table import statements_table, tally_in_words
 
 START, END = "<!-- generated: python -m sts_lib.experiments report -->", "<!-- end of generated part -->"
 

@@ -80,7 +80,7 @@ class Experiment:
             if not isinstance(d, Decides):
                 raise TypeError(f"experiment {self.name!r}: decides must give sts_lib.statements.Decides, got {d!r}")
             st = statement(d.statement)
-            if d.reading not in [r.key for r in st.readings()]:
+            if d.reading not in [r.key for r in st.readings() + st.others()]:
                 raise ValueError(f"experiment {self.name!r}: statement {d.statement!r} has no reading {d.reading!r}")
             out.append({"statement": d.statement, "reading": d.reading, "claims": list(d.claims)})
         return out

@@ -3,7 +3,8 @@
 For each discriminating check (sts_lib.checks, and the claims built on it in sts_lib.experiments)
 the input that must make it fail is given here, next to the input that must make it pass: a loss
 falling like t^-0.5 or t^-2 against O(1/t); a block that never moved against one that decayed; a flat
-ranking against a rising one; a curve still falling against one past its minimum.
+ranking against a rising one; a curve still falling against one past its minimum; a curve converging to 0
+against one levelling off at a floor (the floor test), and the undecided case between them.
 """
 
 import math
@@ -12,9 +13,9 @@ import numpy as np
 import pytest
 import torch
 
-from sts_lib.checks import block_changes, loss_exponent, rank_correlation, steps_to_level
+from sts_lib.checks import block_changes, falling_at_end, fitted_floor, loss_exponent, rank_correlation, steps_to_level
 from sts_lib.experiments import baseline, convergence, width_law
-from sts_lib.experiments.generalization import _q_claims
+from sts_lib.experiments.generalization import _dominates, _q_claims, _quicker, converges_claim
 from sts_lib.results import claim, over_seeds
 from sts_lib.history import History
 
@@ -209,3 +210,58 @@ def test_near_threshold_marks_split_seeds_and_values_within_noise():
     assert split["near_threshold"] and not split["passed"]
     clear = over_seeds({0: {"c": Measured(0.001, 0.02, "<", "x", noise=0.03)}})["c"]
     assert not clear["near_threshold"]
+
+
+# -- the floor test: converging to 0 against levelling off (issue: the slope rule could not tell them apart) --------
+
+_LONG = np.arange(500, 50001, 500.0)
+_NOISE = 1 + 0.01 * np.random.default_rng(7).standard_normal(_LONG.size)  # the test set's 1% noise, seeded
+
+
+@pytest.mark.parametrize(
+    "curve, verdict",
+    [
+        (3 / _LONG**0.5, "converges"),  # a power law to 0, still at 1.3% of its start
+        (30 / _LONG, "converges"),
+        (0.1 + 0.4 * (_LONG / 5000) ** -1.0, "floors"),  # a floor of 0.1 it bends towards
+        (0.1 + 0.4 * (_LONG / 5000) ** -2.0, "floors"),
+        (0.13 + 0.03 * ((_LONG - 35000) / 15000) ** 2, "floors"),  # a dip, then a rise: no power law to 0 rises
+        (0.05 * (1 + (_LONG / 50000) ** -0.5), "undecided"),  # at twice its floor, hardly bending: cannot tell
+        (_LONG**-0.04, "undecided"),  # converges, far too slowly to tell from a floor
+    ],
+)
+def test_the_floor_test_tells_a_converging_curve_from_a_floored_one_or_says_it_cannot(curve, verdict):
+    assert fitted_floor(_LONG, curve * _NOISE, 0.02)["verdict"] == verdict
+
+
+def test_the_slope_rule_alone_calls_a_floored_curve_falling_which_the_floor_test_does_not():
+    """The referee's case: c + b t^-k ending at twice its floor reads 'falling' by the slopes of its end."""
+    curve = 0.05 * (1 + (_LONG / 2000) ** -0.5) * _NOISE
+    assert falling_at_end(_LONG, curve, 0.001)["verdict"] == "falling"
+    assert fitted_floor(_LONG, curve, 0.02)["verdict"] != "converges"
+
+
+def test_a_converges_claim_is_undecided_when_the_floor_straddles_the_level_and_fails_when_it_floors():
+    t = [int(s) for s in _LONG]
+    h = History(steps=t, metrics={"loss_q8": list(0.1 + 0.4 * (_LONG / 5000) ** -1.0), "loss": list(30 / _LONG)})
+    _, floored = converges_claim(h, "loss_q8", "x", "q_test = 8", "paper")
+    assert not _passes(floored) and not floored.undecided
+    _, falling = converges_claim(h, "loss", "x", "in distribution", "paper")
+    assert _passes(falling) and not falling.undecided
+    h2 = History(steps=t, metrics={"loss_q8": list(_LONG**-0.04 * _NOISE)})
+    _, slow = converges_claim(h2, "loss_q8", "x", "q_test = 8", "paper")
+    assert slow.undecided and "straddles" in slow.undecided
+
+
+def test_slightly_quicker_and_dominates_are_measured_as_the_policy_states():
+    t = [int(s) for s in T_STEPS]
+    fast = History(steps=t, metrics={"loss_q4": list(1 / (1 + T_STEPS / 100))})
+    slow = History(steps=t, metrics={"loss_q4": list(1 / (1 + T_STEPS / 150))})  # 1.5x slower: slightly
+    slower = History(steps=t, metrics={"loss_q4": list(1 / (1 + T_STEPS / 1000))})  # 10x slower: not slightly
+    for measure in ("steps", "end"):
+        assert _passes(_quicker(fast, slow, "loss_q4", "q_test = 4", "fixed", "one", measure))
+        assert not _passes(_quicker(fast, slower, "loss_q4", "q_test = 4", "fixed", "one", measure))
+        assert not _passes(_quicker(slow, fast, "loss_q4", "q_test = 4", "fixed", "one", measure))  # behind
+    assert _passes(_dominates(fast, slow, "loss_q4", "q_test = 4", "fixed"))
+    crossing = History(steps=t, metrics={"loss_q4": list(np.where(T_STEPS < 3000, 2.0, 0.0) + 1 / (1 + T_STEPS))})
+    assert not _passes(_dominates(crossing, slow, "loss_q4", "q_test = 4", "fixed"))  # worse for 30% of the steps

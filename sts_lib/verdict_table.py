@@ -1,0 +1,120 @@
+"""Chapter 8 at a glance: the statements table, every statement's readings in a dropdown, and the tally.
+
+:func:`statements_table` is one line per statement of :data:`sts_lib.statements.STATEMENTS`: its verdict as
+chapter 8 shows it (:func:`sts_lib.confirmation.standing`: a rule fixed after the runs stands only when fresh seeds
+replicate it), the paper's words, the number that decides it and when its rule was fixed; below 600 px the book lays
+its rows out as cards (the class ``sts-statements``). :func:`readings_markdown` (and :func:`readings_dropdown`)
+give what the words leave open and every admissible and excluded reading's verdict; :func:`tally` counts the
+verdicts by when their rules were fixed. Everything is derived from the records and the committed documents.
+"""
+
+from __future__ import annotations
+
+from .confirmation import CONFIRMED, NO_RULE, NOT_REPLICATED, UNCONFIRMED, load_confirmation, standing
+from .policy import AXES
+from .report import Dropdown, Markdown
+from .statements import STATEMENTS, statement
+from .verdicts import BEFORE, NO_RESULT, VERDICTS, Statement, deciding_claims, statement_verdict, verdict, why_verdict
+
+
+def statements_table(docs: dict, *, links: bool = True, confirmation: dict | None = None) -> Markdown:
+    """Chapter 8 at a glance: one line per statement, its verdict (symbol and word), the paper's words, the number
+    that decides it and when its rule was fixed. The readings are :func:`readings_markdown`'s.
+
+    ``links``: the statement links its section of chapter 8 (the book); else the experiments that decide it, by
+    name (the repository's README, where the book's anchors do not resolve). ``confirmation``: the fresh-seed
+    confirmation (:func:`sts_lib.confirmation.load_confirmation` by default). The table carries the class
+    ``sts-statements``, which the book's style sheet lays out as cards below 600 px.
+    """
+    conf = load_confirmation() if confirmation is None else confirmation
+    rows = [
+        "| verdict | the paper says | deciding number | rule fixed |",
+        "|---|---|---|---|",
+    ]
+    for st in STATEMENTS:
+        v, rs = statement_verdict(st, docs)
+        shown, when, note = standing(st, docs, conf)
+        names = sorted({exp for r in st.readings() for exp, _ in deciding_claims(st, r.key, docs)})
+        where = (
+            f"[{st.where}](#{st.anchor})"
+            if links and st.anchor
+            else st.where + (f" ({', '.join(f'`{n}`' for n in names)})" if not links and names else "")
+        )
+        number = why_verdict(st, docs, v, rs) + (f" ({note})" if note else "")
+        rows.append(f"| {VERDICTS[shown].mark} | {where}: {st.words} | {number} | {when} |".replace("\n", " "))
+    body = "\n".join(rows)
+    return Markdown(f":::{{table}}\n:class: sts-statements\n\n{body}\n:::" if links else body)
+
+
+def readings_markdown(st: Statement, docs: dict) -> Markdown:
+    """Every reading of ``st``: what its words leave open and why, each admissible reading's verdict with its
+    reason, and the readings its words exclude (shown, never counted)."""
+    v, rows = statement_verdict(st, docs)
+    lines = [f"*Measured:* {st.measure}."]
+    if st.opens:
+        lines.append(
+            "*Open in the words:* "
+            + "; ".join(
+                f"{AXES[o.axis].label}: {', '.join(AXES[o.axis].value(x).label for x in o.values)} ({o.why})"
+                for o in st.opens
+            )  # fmt: skip
+            + "."
+        )
+    lines += ["", "| reading | verdict | why |", "|---|---|---|"]
+    for r, rv, why in rows:
+        lines.append(f"| {r.label} | {VERDICTS[rv].mark} | {why} |")
+    for r in st.others():
+        rv, why = verdict(st, docs, r.key)
+        lines.append(f"| {r.label} (excluded: {r.why_not}) | {VERDICTS[rv].mark}, not counted | {why} |")
+    if st.caveat:
+        lines += ["", f"*Caveat:* {st.caveat}."]
+    return Markdown("\n".join(lines))
+
+
+def readings_dropdown(key: str, docs: dict) -> Markdown:
+    """:func:`readings_markdown` of the statement ``key`` folded under its verdict (a dropdown in the book)."""
+    st = statement(key)
+    v, _ = statement_verdict(st, docs)
+    return Dropdown(f"{st.where}: every reading ({VERDICTS[v].key})", readings_markdown(st, docs))
+
+
+def tally(docs: dict, confirmation: dict | None = None) -> dict:
+    """``{when the rule was fixed: {verdict key: count}}`` over :data:`STATEMENTS`, as chapter 8 shows them
+    (:func:`sts_lib.confirmation.standing`); the verdicts over all of them under ``"all"``."""
+    conf = load_confirmation() if confirmation is None else confirmation
+    out = {"all": {k: 0 for k in VERDICTS}}
+    for st in STATEMENTS:
+        v, when, _ = standing(st, docs, conf)
+        out.setdefault(when, {k: 0 for k in VERDICTS})[v] += 1
+        out["all"][v] += 1
+    return out
+
+
+#: How a count names a verdict when it is not 1: "3 hold by construction".
+_PLURAL = {"depends on the reading": "depend on the reading", "holds by construction": "hold by construction"}
+
+
+def _counts(c: dict) -> str:
+    """``{verdict: n}`` in words, the verdicts in :data:`VERDICTS` order, zeros left out."""
+    return ", ".join(f"{n} {k if n == 1 else _PLURAL.get(k, k)}" for k, n in c.items() if n) or "none"
+
+
+def tally_in_words(docs: dict, confirmation: dict | None = None) -> Markdown:
+    """The headline: the verdicts over every statement, then split by when each rule was fixed.
+
+    >>> print(tally_in_words({}, confirmation={}))  # doctest: +NORMALIZE_WHITESPACE
+    **The paper's 19 statements: 2 not testable here, 17 no result.** By when the deciding rule was fixed: before
+    the runs (2): 2 no result; after the runs, not yet confirmed (15): 15 no result; no rule: nothing here can
+    decide it (2): 2 not testable here. A statement without a committed result is missing a document.
+    """
+    t = tally(docs, confirmation)
+    order = [w for w in (BEFORE, CONFIRMED, NOT_REPLICATED, UNCONFIRMED, NO_RULE) if w in t]
+    split = "; ".join(f"{w} ({sum(t[w].values())}): {_counts(t[w])}" for w in order)
+    missing = t["all"][NO_RESULT]
+    return Markdown(
+        f"**The paper's {len(STATEMENTS)} statements: {_counts(t['all'])}.** By when the deciding rule was fixed: "
+        f"{split}." + (" A statement without a committed result is missing a document." if missing else "")
+    )
+
+
+__all__ = ["readings_dropdown", "readings_markdown", "statements_table", "tally", "tally_in_words"]
