@@ -44,7 +44,7 @@ class Role(NamedTuple):
     fails: str  # ... and when it fails
 
 
-#: The four kinds of claim, one record each (issue 19: "every claim says what kind of evidence it is").
+#: The four kinds of claim, one record each: every claim says what kind of evidence it is.
 #:
 #: :meta hide-value:
 ROLES = {

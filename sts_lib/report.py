@@ -30,8 +30,11 @@ class Markdown(str):
 
 
 def verdict(row: dict) -> str:
-    """The verdict of a row of :func:`~sts_lib.results.claims_table`, from its role; a claim that test noise
-    could flip says so.
+    """The verdict of a row of :func:`~sts_lib.results.claims_table`, from its role and how it counts (``counts``,
+    :func:`sts_lib.statements.counted`); a claim that test noise could flip says so. Only a paper claim that decides
+    an admissible reading that can fail reads *reproduced*: one that decides only readings that hold by construction
+    reads so, one that cannot be settled (or fails within noise) reads *not decided*, one that decides only a
+    reading the words exclude reads *holds* or *fails*.
 
     >>> verdict({"role": "paper", "passed": False, "near_threshold": False})
     '✗ **not reproduced**'
@@ -39,13 +42,32 @@ def verdict(row: dict) -> str:
     '✓ consistent (guaranteed), within noise of its threshold'
     >>> verdict({"role": "paper", "passed": False, "near_threshold": False, "undecided": "still flattening"})
     '? not decided: still flattening'
+    >>> verdict({"role": "paper", "passed": True, "near_threshold": False, "counts": "by construction"})
+    '≡ holds by construction'
+    >>> verdict({"role": "paper", "passed": False, "near_threshold": True, "counts": "undecided"})
+    '? not decided: fails within noise of its threshold, or its seeds disagree'
     """
     role = ROLES[row["role"]]
     kind = {"guaranteed": " (guaranteed)", "diagnostic": " (diagnostic)", "ours": " (our check)"}.get(row["role"], "")
+    counts = row.get("counts") or "decides"
     if row.get("undecided"):
         return f"? not decided{kind}: {row['undecided']}"
+    if row["role"] == "paper" and counts == "undecided" and not row["passed"]:
+        return "? not decided: fails within noise of its threshold, or its seeds disagree"
+    if row["role"] == "paper" and counts == "by construction":
+        return "≡ holds by construction" if row["passed"] else "✗ **fails, though it holds by construction**"
+    if row["role"] == "paper" and counts in ("excluded", "none", "not testable"):
+        what = {"excluded": "a reading the words exclude", "none": "decides no statement"}.get(
+            counts, "the course's own finding: the statement is not testable here"
+        )
+        return f"✓ holds ({what})" if row["passed"] else f"✗ **fails** ({what})"
     text = f"✓ {role.holds}{kind}" if row["passed"] else f"✗ **{role.fails}{kind}**"
     return text + (", within noise of its threshold" if row.get("near_threshold") else "")
+
+
+def counted(row: dict) -> bool:
+    """Does a claim count as reproduced or not: a paper claim deciding an admissible reading that can fail?"""
+    return row["role"] == "paper" and (row.get("counts") or "decides") == "decides" and not row.get("undecided")
 
 
 def plain(v, digits: int = 3) -> str:
@@ -260,7 +282,7 @@ def in_words(doc: dict, title: str | None = None) -> Markdown:
     and the diagnostics are listed by verdict. ``title`` names the figure (default :func:`title_of`).
     """
     rows, seeds = _rows(doc), len(doc.get("seeds", [0]))
-    paper = [r for r in rows if r["role"] == "paper"]
+    paper = [r for r in rows if counted(r)]
     says = doc.get("paper_says") or doc.get("description", "")
     lines = [
         f"**{title or title_of(doc)} in short** ({len(paper)} of the paper's statements and "
@@ -269,15 +291,22 @@ def in_words(doc: dict, title: str | None = None) -> Markdown:
         + (f" **Paper:** {says}." if says else "")
     ]
     for passed, head in ((True, "Reproduced"), (False, "Not reproduced")):
-        group = [r for r in paper if r["passed"] is passed and not r.get("undecided")]
+        group = [r for r in paper if r["passed"] is passed]
         if group:
             lines.append(f"- **{head}** ({len(group)} of {len(paper)}): {_listing(group, not passed)}.")
-    open_ = [r for r in paper if r.get("undecided")]
+    open_ = [r for r in rows if r["role"] == "paper" and not counted(r) and (r.get("undecided") or (
+        r.get("counts") == "undecided"))]  # fmt: skip
     if open_:
         lines.append(
-            f"- **Not decided** ({len(open_)} of {len(paper)}: the data cannot tell): "
-            + "; ".join(f"{r['name']} {_measured(r)} — {r['undecided']}" for r in open_)
+            f"- **Not decided** ({len(open_)}, not counted: the data cannot tell): "
+            + "; ".join(f"{r['name']} {_measured(r)} — {r.get('undecided') or 'within noise'}" for r in open_)
             + "."
+        )
+    built = [r for r in rows if r["role"] == "paper" and r.get("counts") == "by construction"]
+    if built:
+        lines.append(
+            f"- **Hold by construction** ({len(built)}, not counted: true in our setting whatever the dynamics "
+            f"do): {_listing(built, False)}."
         )
     guaranteed = [r for r in rows if r["role"] == "guaranteed"]
     if guaranteed:
@@ -299,24 +328,5 @@ def in_words(doc: dict, title: str | None = None) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-def summary_markdown(docs: dict[str, dict]) -> Markdown:
-    """One row per result document of ``docs`` (``{name: doc}``): the paper's statements it tests, the rest, seeds.
-
-    >>> print(summary_markdown({"x": {"description": "a | b", "seeds": [0, 1], "claims": {}}}))
-    | experiment | the paper's statements | other checks | seeds | what it checks |
-    |---|---|---|---|---|
-    | `x` | none | none | 2 | a \\| b |
-    """
-    rows = []
-    for name, doc in docs.items():
-        rs = _rows(doc)
-        paper = [r for r in rs if r["role"] == "paper"]
-        other = [r for r in rs if r["role"] != "paper"]
-        said = f"{sum(r['passed'] for r in paper)} of {len(paper)} reproduced" if paper else "none"
-        rest = f"{sum(r['passed'] for r in other)} of {len(other)} hold" if other else "none"
-        rows.append((f"`{name}`", said, rest, len(doc.get("seeds", [0])), doc.get("description", "")))
-    return table(["experiment", "the paper's statements", "other checks", "seeds", "what it checks"], rows)
-
-
-__all__ = ["Dropdown", "Markdown", "claim_lines", "claims_dropdown", "claims_markdown", "in_words", "plain",
-           "summary_markdown", "table", "title_of", "verdict"]  # fmt: skip
+__all__ = ["Dropdown", "Markdown", "claim_lines", "claims_dropdown", "counted", "claims_markdown", "in_words", "plain",
+           "table", "title_of", "verdict"]  # fmt: skip

@@ -159,7 +159,8 @@ def per_seed(doc: dict, section: str, key: str) -> dict[int, object]:
 
 def claims_table(doc: dict) -> list[dict]:
     """One row per claim: id, name, text, role, because, value (mean over seeds), min, max, per_seed,
-    threshold, rule, passed, near_threshold, caveat, undecided and unit (``""`` when none)."""
+    threshold, rule, passed, near_threshold, caveat, undecided, unit and counts (``""`` when none: how a paper claim
+    counts, :func:`sts_lib.statements.counted`)."""
     return [
         {
             "id": cid,
@@ -178,6 +179,7 @@ def claims_table(doc: dict) -> list[dict]:
             "caveat": c.get("caveat", ""),
             "undecided": c.get("undecided", ""),
             "unit": c.get("unit", ""),
+            "counts": c.get("counts", ""),
         }
         for cid, c in doc.get("claims", {}).items()
     ]

@@ -20,6 +20,7 @@ from .verdicts import BEFORE, VERDICTS, Statement, statement_verdict, why_verdic
 from .verdicts import BY_CONSTRUCTION as BY_CONSTRUCTION, NO_RESULT as NO_RESULT, NOT_DECIDED as NOT_DECIDED
 from .verdicts import REPRODUCED as REPRODUCED, UNTESTABLE as UNTESTABLE, Decides as Decides, Verdict as Verdict
 from .verdicts import NOT_REPRODUCED as NOT_REPRODUCED, at_threshold as at_threshold, DEPENDS as DEPENDS
+from .verdicts import verdict as verdict
 from .verdicts import AFTER as AFTER, PAPER as PAPER
 
 
@@ -164,18 +165,25 @@ def statement(key: str) -> Statement:
     return _BY_KEY[key]
 
 
-def counted(doc: dict, docs: dict | None = None) -> dict:
+def counted(doc: dict) -> dict:
     """``{claim id: how it counts}`` for the paper claims of ``doc``: 'decides' (an admissible reading that can
-    fail), 'by construction' (it decides only readings that hold by construction or cannot be tested), 'undecided'
-    (the data cannot settle it), 'excluded' (it decides only readings the words exclude) or 'none' (it decides no
-    statement). Only 'decides' is counted as reproduced or not, here and in every summary."""
-    name = doc.get("experiment", "")
-    docs = {**(docs or {}), name: doc}
+    fail), 'by construction' (it decides only readings that hold by construction), 'not testable' (only readings
+    nothing here can decide: the claim is the course's own finding), 'undecided' (the data cannot settle it),
+    'excluded' (it decides only readings the words exclude) or 'none' (it decides no statement). Only 'decides' is
+    counted as reproduced or not, here and in every summary."""
     kinds: dict = {}
     for d in doc.get("decides", ()):
         st = statement(d["statement"])
         r = st.reading(d.get("reading", PAPER))
-        kind = "excluded" if r.why_not else "by construction" if (r.by_construction or r.untestable) else "decides"
+        kind = (
+            "excluded"
+            if r.why_not
+            else "not testable"
+            if r.untestable
+            else "by construction"
+            if r.by_construction
+            else "decides"
+        )
         for cid in d["claims"]:
             kinds.setdefault(cid, set()).add(kind)
     out = {}
@@ -190,6 +198,8 @@ def counted(doc: dict, docs: dict | None = None) -> dict:
             if "decides" in k
             else "by construction"
             if "by construction" in k
+            else "not testable"
+            if "not testable" in k
             else "excluded"
             if "excluded" in k
             else "none"
@@ -208,6 +218,9 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
     """
     from .report import title_of  # report is below this module; only the title is borrowed
 
+    from .confirmation import load_confirmation, standing
+
+    conf = load_confirmation()
     name = doc.get("experiment", "this experiment")
     if docs is None:
         from .results import list_results, load_result
@@ -225,7 +238,13 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
         for key in keys:
             st = statement(key)
             v, rows = statement_verdict(st, docs)
-            reason = f" ({why_verdict(st, docs, v, rows)})" if v not in (REPRODUCED, BY_CONSTRUCTION) else ""
+            shown, _, note = standing(st, docs, conf)
+            reason = (
+                f" ({note or why_verdict(st, docs, v, rows, compact=True)})"
+                if shown not in (REPRODUCED, BY_CONSTRUCTION, UNTESTABLE)
+                else ""
+            )
+            v = shown
             lines.append(f"- {VERDICTS[v].mark}: {st.where}, {st.words}{reason}.")
     rows = [c for c in doc.get("claims", {}).values() if c.get("role") != "paper"]
     counts = []

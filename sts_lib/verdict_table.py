@@ -11,7 +11,7 @@ verdicts by when their rules were fixed. Everything is derived from the records 
 from __future__ import annotations
 
 from .confirmation import CONFIRMED, NO_RULE, NOT_REPLICATED, UNCONFIRMED, load_confirmation, standing
-from .policy import AXES
+from .policy import AXES, DOMINATES, LEVEL, SLIGHTLY
 from .report import Dropdown, Markdown
 from .statements import STATEMENTS, statement
 from .verdicts import BEFORE, NO_RESULT, VERDICTS, Statement, deciding_claims, statement_verdict, verdict, why_verdict
@@ -117,4 +117,53 @@ def tally_in_words(docs: dict, confirmation: dict | None = None) -> Markdown:
     )
 
 
-__all__ = ["readings_dropdown", "readings_markdown", "statements_table", "tally", "tally_in_words"]
+def policy_markdown() -> Markdown:
+    """The reading policy as chapter 8 prints it, from :mod:`sts_lib.policy`'s records: each axis, its values and
+    the rule that says which the words admit; the measures of the magnitude words; the combination rule; the
+    verdicts."""
+    rows = ["| axis | values | which the words admit |", "|---|---|---|"]
+    for a in AXES.values():
+        vals = "; ".join(f"*{v.label}* ({v.meaning})" for v in a.values)
+        rows.append(f"| {a.label} | {vals} | {a.rule} |")
+    kinds = "\n".join(f"* **{v.key}**: {v.meaning}." for k, v in VERDICTS.items() if k != NO_RESULT)
+    return Markdown(
+        "\n".join(rows)
+        + f"\n\n**Magnitude words.** *Slightly quicker*: the stochastic PE ahead by a factor from 1 to {SLIGHTLY:g} "
+        f"(steps to 5% of the initial loss, or the loss near the end, the rival's over the stochastic PE's). "
+        f"*Dominates for early stopping*: the stochastic PE's loss at most the rival's at {DOMINATES:.0%} of the "
+        f"logged steps or more. *Converges to 0* and *does not go below some constant*: the floor of "
+        f"$c+b\\,t^{{-k}}$ fitted to the run's last half, with its 95% interval, below or above {LEVEL:.0%} of the "
+        "initial loss (`checks.fitted_floor`).\n\n**One rule for every statement.** A statement is decided at every "
+        "reading its words admit. It is *reproduced* when at least one admissible reading supports it and none "
+        "refutes it, *not reproduced* when one refutes it and none supports it, and *depends on the reading* when "
+        "admissible readings disagree; otherwise not decided, holds by construction or not testable here. A claim "
+        "that fails within the noise of its threshold, or whose seeds disagree, decides nothing. A reading the words "
+        "exclude is shown beside the statement, never counted.\n\n" + kinds
+    )
+
+
+def confirmation_in_words(confirmation: dict | None) -> Markdown:
+    """How many after-the-runs verdicts replicated on fresh seeds, on which seeds, under which policy commit."""
+    if not confirmation:
+        return Markdown("No confirmation on fresh seeds is committed: every after-the-runs verdict is unconfirmed.")
+    rows = confirmation["statements"]
+    bad = [f"{k} ({r['committed']} → {r['fresh']})" for k, r in rows.items() if not r["replicates"]]
+    seeds = sorted({tuple(v) for v in confirmation["seeds"].values()})
+    return Markdown(
+        f"**Confirmed on fresh seeds: {confirmation['replicated']} of {confirmation['total']} verdicts whose rule "
+        f"was fixed after the runs replicate.** The policy of commit `{confirmation['policy_commit'][:7]}` decided "
+        f"them again on seeds never used before ({' and '.join(', '.join(map(str, s)) for s in seeds)}), with every "
+        f"experiment that decides them run again at the scale of its committed document. "
+        + (f"Did not replicate, so shown as not decided: {'; '.join(bad)}." if bad else "Every one replicates.")
+    )
+
+
+__all__ = [
+    "confirmation_in_words",
+    "policy_markdown",
+    "readings_dropdown",
+    "readings_markdown",
+    "statements_table",
+    "tally",
+    "tally_in_words",
+]

@@ -270,7 +270,7 @@ def _short(row: dict) -> str:
     return f"{plain(row['value'])} (needs {need})"
 
 
-def deciding(st: Statement, docs: dict, reading: str) -> str:
+def deciding(st: Statement, docs: dict, reading: str, *, compact: bool = False) -> str:
     """The number that decides ``st`` at ``reading``: a failing claim's value (decisive failures first), else an
     undecided one's, else the passing claim closest to its threshold; or the reading's reason when no claim decides."""
     r = st.reading(reading)
@@ -284,7 +284,8 @@ def deciding(st: Statement, docs: dict, reading: str) -> str:
     bad = [x for x in rows if not x["passed"]]
     firm = [x for x in bad if not x.get("undecided") and not x.get("near_threshold")]
     pick = (firm or bad or sorted(rows, key=_margin))[0]
-    return f"{pick['name']}: {_short(pick)}"
+    where = pick["name"].split(":")[0] if compact else pick["name"]  # compact: "q_test = 4", "T_test = 250"
+    return f"{where}: {_short(pick)}"
 
 
 def _margin(row: dict) -> float:
@@ -297,7 +298,7 @@ def _margin(row: dict) -> float:
         return float("inf")
 
 
-def why_verdict(st: Statement, docs: dict, v: str, rows: list) -> str:
+def why_verdict(st: Statement, docs: dict, v: str, rows: list, *, compact: bool = False) -> str:
     """The deciding number(s) behind the statement's verdict ``v`` (with ``rows``, :func:`statement_verdict`'s
     readings): one reading's, or one of each side when it depends."""
     want = {REPRODUCED: [REPRODUCED], NOT_REPRODUCED: [NOT_REPRODUCED], DEPENDS: [REPRODUCED, NOT_REPRODUCED]}.get(
@@ -307,7 +308,7 @@ def why_verdict(st: Statement, docs: dict, v: str, rows: list) -> str:
     for w in want:
         hit = next((r for r, rv, _ in rows if rv == w), None)
         if hit is not None:
-            out.append((f"{hit.label}: " if hit.key != PAPER else "") + deciding(st, docs, hit.key))
+            out.append((f"{hit.label}: " if hit.key != PAPER else "") + deciding(st, docs, hit.key, compact=compact))
     if v in (BY_CONSTRUCTION, UNTESTABLE) and rows:  # the reason's first clause; the readings give the rest
         out = [rows[0][2].split("claims hold; ", 1)[-1].split(":")[0].split("; ")[0]]
     return " · ".join(out) or "–"

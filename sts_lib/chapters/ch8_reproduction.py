@@ -81,5 +81,65 @@ def baseline_minima(doc: dict) -> Markdown:
     )
 
 
-__all__ = ["EVIDENCE", "baseline_minima", "describe", "load_documents", "others", "sections", "tally_in_words",
-           "width_law_in_words"]  # fmt: skip
+def _span(values, fmt="{:.0f}", sep="–") -> str:
+    """``lo–hi`` of ``values`` in ``fmt`` (one value when they agree at that precision)."""
+    lo, hi = fmt.format(min(values)), fmt.format(max(values))
+    return lo if lo == hi else f"{lo}{sep}{hi}"
+
+
+def baseline_in_words(doc: dict) -> Markdown:
+    """The near-orthogonal baseline's long run in numbers, from its document: when the loss at the first T_test goes
+    below the caption's 0.15, how low it gets, how much it rises again by the end, how far the interpolant family's
+    predicted minimum is above the measured one, and what the floor test says at each T_test over the tables."""
+    Tt = doc["config"]["params"]["T_tests"][0]
+    f = list(per_seed(doc, "final", HeldOut.length(Tt).key).values())
+    below = [s["first_below_015"] for s in f if s.get("first_below_015") is not None]
+    rise = [100 * (s["final"] / s["min"] - 1) for s in f]
+    above = [100 * (s["family_min"] / s["min"] - 1) for s in f]
+    n = len(f)
+    verdicts = []
+    for T in doc["config"]["params"]["T_tests"]:
+        got = [s["floor"]["verdict"] for s in per_seed(doc, "final", HeldOut.length(T).key).values()]
+        verdicts.append(f"{got.count('floors')} of {n} at $T_{{\\text{{test}}}}={T}$")
+    below_words = (
+        f"goes below 0.15 after {_span(below, '{:,.0f}', ' to ')} steps on {len(below)} of {n} tables"
+        if below
+        else "never goes below 0.15"
+    )
+    return Markdown(
+        f"At $T_{{\\text{{test}}}}={Tt}$ the loss {below_words}, reaches its lowest value "
+        f"({_span([s['min'] for s in f], '{:.3f}')}) at step {_span([s['step_of_min'] for s in f], '{:,.0f}', ' to ')} "
+        f"and rises again by {_span(rise, '{:.1f}')}% by step {int(doc['config']['params']['steps']):,}. The "
+        f"interpolant family's predicted minimum is {_span(above, '{:.0f}')}% above the measured one. The floor "
+        f"test finds a floor above 2% of the initial loss on {', '.join(verdicts)}; on the other tables its "
+        "interval reaches down to 0 (not decided there)."
+    )
+
+
+def small_width_in_words(doc: dict) -> Markdown:
+    """The small-width computation in numbers: the error at T of the solution found at each width, and how much it
+    grows to the longest T_test."""
+    parts, ratios = [], []
+    for key, seeds in doc["final"].items():
+        errs = [s["rel_error_T"] for s in seeds.values()]
+        ratios += [max(s["rel_error_at"].values()) / s["rel_error_T"] for s in seeds.values()]
+        parts.append(f"{_span(errs, '{:.2f}')} at $m={key[1:]}$")
+    T = doc["config"]["T"]
+    return Markdown(
+        f"The solution found at $T={T}$ has a relative error at $T={T}$ of {', '.join(parts)}; at the longest "
+        f"$T_{{\\text{{test}}}}$ its error is {_span(ratios, '{:.2f}')} times that."
+    )
+
+
+def fcn_margin_in_words(doc: dict) -> Markdown:
+    """How far above the lower bound's width the trained FCNs' width sits, per seed and length."""
+    over = [
+        100 * (r["fcn_width_at_target"] / r["bound_width_at_target"] - 1)
+        for rows in doc["final"]["summary"].values()
+        for r in rows
+    ]
+    return Markdown(f"The trained FCN widths sit {_span(over, '{:.1f}')}% above the bound's widths (per seed and $T$).")
+
+
+__all__ = ["EVIDENCE", "baseline_in_words", "baseline_minima", "describe", "fcn_margin_in_words", "load_documents",
+           "others", "sections", "small_width_in_words", "tally_in_words", "width_law_in_words"]  # fmt: skip

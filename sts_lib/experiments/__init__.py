@@ -122,6 +122,7 @@ def run_experiment(
     if old is not None and old.get("config_hash") == h and not force and not analyse:
         log(f"[{name}] cached: {json_path} has config {h}; use --force to re-run")
         fields = exp.document_fields(old["config"])
+        fields["claims"] = _with_counts(old | fields)["claims"]
         if any(old.get(k) != v for k, v in fields.items()):
             # The record's words changed (none of them is hashed): refresh them, keep every number.
             save_result(old | fields, json_path)
@@ -145,7 +146,7 @@ def run_experiment(
         "runs": res.get("runs", {}),
         "final": res.get("final", {}),
         "data": res.get("data", {}),
-        "claims": res["claims"],
+        "claims": _with_counts({"experiment": name, **exp.document_fields(cfg), "claims": res["claims"]})["claims"],
         "pass_rule": "a claim passes only when it holds for every seed",
         "wall_time": time.perf_counter() - t0,
         "compute_time": ctx.stats["compute_time"],
@@ -167,6 +168,18 @@ def run_experiment(
         f"(every seed), {doc['wall_time']:.1f} s"
     )
     return doc
+
+
+def _with_counts(doc: dict) -> dict:
+    """``doc`` with each paper claim's ``counts`` (:func:`sts_lib.statements.counted`): whether it decides an
+    admissible reading that can fail, or only readings that hold by construction, or only excluded ones. Derived
+    from the statements' records, so a document is annotated again when they change (no number moves)."""
+    from ..statements import counted
+
+    kinds = counted(doc)
+    return doc | {
+        "claims": {cid: c | ({"counts": kinds[cid]} if cid in kinds else {}) for cid, c in doc["claims"].items()}
+    }
 
 
 def _save_png(fig, path: Path) -> None:

@@ -36,7 +36,9 @@ from ._runs import (
     train_together,
     with_seed,
 )
-from .generalization import NOISE_1024, Q_TESTS, RULES, above_q, converges_claim, floor_claim
+from .generalization import RULES
+from .comparisons import NOISE_1024
+from .generalization_claims import Q_TESTS, above_q, converges_claim, floor_claim
 from .. import evidence_figures
 from ..statements import FIXED_PE_FLOOR, Decides
 from .record import Experiment

@@ -14,7 +14,8 @@ Figure 1 model (practical transformer, random init, T = 20, SGD lr_W = 10, lr_V 
 Beside each measured floor (the mean held-out loss over the last fifth of training) stand two
 floors of the ground-truth ray W = c W*, V = gamma V* with the best gamma (theory model only):
 
-* ``closed_form_floor``: min over c of the small-noise expansion derived in book/appendix/evidence.md (investigation 4),
+* ``closed_form_floor``: min over c of the small-noise expansion derived in book/appendix/evidence.md (the sampler
+  investigation),
   L(c) ~ (d/q^2) [ (T-q) exp(2 c^2 q/m - 2c) + c^2 (q-1)(q-2)/m ]: the first term is the weight
   leaking to the T-q unselected tokens, whose scores c <p_j, sum_y p> are about N(0, c^2 q/m); the
   second the unequal weights of the selected tokens, whose scores c (1 + eps_i) differ by the
@@ -202,7 +203,7 @@ def _seed(cfg: dict, seed: int, ctx: Context) -> SeedResult:
                         [0.8, 1.25],
                         "within",
                         f"{name}: the small-noise closed form's floor / the Monte Carlo floor (the expansion of "
-                        "investigation 4, valid for m >= 64)",
+                        "the sampler investigation, valid for m >= 64)",
                         role="ours",
                         name=f"{setting}, {name}: closed-form floor ÷ Monte Carlo floor",
                     )

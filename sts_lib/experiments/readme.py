@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..report import claims_markdown, plain, summary_markdown, title_of
+from ..report import Markdown, claims_markdown, counted, plain, table, title_of
+from ..results import claims_table
 from ..results import list_results, load_result
 from ..verdict_table import statements_table, tally_in_words
 
@@ -38,6 +39,37 @@ def _compute_table(docs: dict) -> str:
         rows.append(f"| `{name}` | {plain(minutes)}{note} | {per} | {doc.get('device', '')} |")
     rows.append(f"| **all, each run counted once** | **{plain(total)}** | | |")
     return "\n".join(rows)
+
+
+def summary_markdown(docs: dict[str, dict]) -> Markdown:
+    """One row per result document of ``docs`` (``{name: doc}``): the paper's statements it tests, the rest, seeds.
+
+    >>> print(summary_markdown({"x": {"description": "a | b", "seeds": [0, 1], "claims": {}}}))
+    | experiment | the paper's statements | other checks | seeds | what it checks |
+    |---|---|---|---|---|
+    | `x` | none | none | 2 | a \\| b |
+    """
+    rows = []
+    for name, doc in docs.items():
+        rs = claims_table(doc)
+        paper = [r for r in rs if counted(r)]
+        aside = [r for r in rs if r["role"] == "paper" and not counted(r)]
+        other = [r for r in rs if r["role"] != "paper"]
+        said = f"{sum(r['passed'] for r in paper)} of {len(paper)} reproduced" if paper else "none"
+        if aside:
+            kinds = [r.get("counts") if not r.get("undecided") else "undecided" for r in aside]
+            said += (
+                " (not counted: "
+                + ", ".join(
+                    f"{kinds.count(k)} {k}"
+                    for k in ("by construction", "not testable", "undecided", "excluded", "none")
+                    if k in kinds
+                )
+                + ")"
+            )
+        rest = f"{sum(r['passed'] for r in other)} of {len(other)} hold" if other else "none"
+        rows.append((f"`{name}`", said, rest, len(doc.get("seeds", [0])), doc.get("description", "")))
+    return table(["experiment", "the paper's statements", "other checks", "seeds", "what it checks"], rows)
 
 
 def section(docs: dict) -> str:

@@ -162,7 +162,7 @@ def run_small_width(cfg: dict, ctx: Context) -> dict:
                 f"m = {m}: the largest relative error at T_test in {cfg['T_tests']} of the solution population GD "
                 f"reaches at T = {T} (relative error {err:.3f}), divided by that error; a solution needs an error at "
                 f"T of at most {SOLVES:g} for its length generalisation to be judged",
-                role="paper",
+                role="paper" if m < T else "ours",  # the statement speaks of widths below T
                 name=f"m = {m}: error at the longest T_test ÷ error at T = {T}",
                 undecided=(
                     f"no solution at this width to generalise: its error at T = {T} is {err:.3f}, above {SOLVES:g}"

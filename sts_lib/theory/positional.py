@@ -94,8 +94,8 @@ def random_pe_ray_loss(c, d: int, T: int, q: int, m: int):
     The first term is the weight leaking to the T - q unselected tokens, whose scores
     c <p_j, sum_y p> are about N(0, c^2 q/m); the second the unequal weights of the selected
     tokens, whose scores c (1 + eps_i) differ by the cross-talk eps_i = sum_{k in y, k != i}
-    <p_i, p_k> (sum_i (eps_i - mean)^2 has mean (q-1)(q-2)/m). Derived in book/appendix/evidence.md (investigation 4)
-    for the pe-samplers experiment; valid while c sqrt(q/m) is small (within 15% of Monte
+    <p_i, p_k> (sum_i (eps_i - mean)^2 has mean (q-1)(q-2)/m). Derived in book/appendix/evidence.md (the sampler
+    investigation) for the pe-samplers experiment; valid while c sqrt(q/m) is small (within 15% of Monte
     Carlo for m >= 64 at T = 200, off by 2x at m = 32) and the leak is small, q e^c >> T - q.
     ``c`` may be a number or an array.
 

@@ -15,7 +15,8 @@ import torch
 
 from sts_lib.checks import block_changes, falling_at_end, fitted_floor, loss_exponent, rank_correlation, steps_to_level
 from sts_lib.experiments import baseline, convergence, width_law
-from sts_lib.experiments.generalization import _dominates, _q_claims, _quicker, converges_claim
+from sts_lib.experiments.comparisons import dominates, quicker
+from sts_lib.experiments.generalization_claims import converges_claim, q_claims
 from sts_lib.results import claim, over_seeds
 from sts_lib.history import History
 
@@ -121,7 +122,7 @@ def test_worse_as_q_grows_uses_absolute_loss():
     flat = {2: 0.002, 4: 0.002, 6: 0.0021, 8: 0.0019}
     rising = {2: 0.001, 4: 0.002, 6: 0.004, 8: 0.008}
     hists = _q_hists({"stochastic": flat, "fixed": flat, "fixed_nearorth": rising})
-    _, claims = _q_claims(hists, [2, 4, 6, 8], T=200, N=400)
+    _, claims = q_claims(hists, [2, 4, 6, 8], T=200, N=400)
     assert not _passes(claims["fixed.worse_as_q_grows"])
     assert _passes(claims["fixed_nearorth.worse_as_q_grows"])
 
@@ -259,9 +260,9 @@ def test_slightly_quicker_and_dominates_are_measured_as_the_policy_states():
     slow = History(steps=t, metrics={"loss_q4": list(1 / (1 + T_STEPS / 150))})  # 1.5x slower: slightly
     slower = History(steps=t, metrics={"loss_q4": list(1 / (1 + T_STEPS / 1000))})  # 10x slower: not slightly
     for measure in ("steps", "end"):
-        assert _passes(_quicker(fast, slow, "loss_q4", "q_test = 4", "fixed", "one", measure))
-        assert not _passes(_quicker(fast, slower, "loss_q4", "q_test = 4", "fixed", "one", measure))
-        assert not _passes(_quicker(slow, fast, "loss_q4", "q_test = 4", "fixed", "one", measure))  # behind
-    assert _passes(_dominates(fast, slow, "loss_q4", "q_test = 4", "fixed"))
+        assert _passes(quicker(fast, slow, "loss_q4", "q_test = 4", "fixed", "one", measure))
+        assert not _passes(quicker(fast, slower, "loss_q4", "q_test = 4", "fixed", "one", measure))
+        assert not _passes(quicker(slow, fast, "loss_q4", "q_test = 4", "fixed", "one", measure))  # behind
+    assert _passes(dominates(fast, slow, "loss_q4", "q_test = 4", "fixed"))
     crossing = History(steps=t, metrics={"loss_q4": list(np.where(T_STEPS < 3000, 2.0, 0.0) + 1 / (1 + T_STEPS))})
-    assert not _passes(_dominates(crossing, slow, "loss_q4", "q_test = 4", "fixed"))  # worse for 30% of the steps
+    assert not _passes(dominates(crossing, slow, "loss_q4", "q_test = 4", "fixed"))  # worse for 30% of the steps

@@ -75,6 +75,7 @@ def test_round_trip(tmp_path, no_env):
         "caveat": "",
         "undecided": "",
         "unit": "",
+        "counts": "",
     }
     assert R.result_path("demo", root=tmp_path).with_suffix(".png") == tmp_path / "demo.png"
     assert R.list_results(root=tmp_path) == ["demo"]

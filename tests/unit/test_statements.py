@@ -12,8 +12,8 @@ import pytest
 
 from sts_lib import results, statements
 from sts_lib.experiments import EXPERIMENTS, experiment_config
-from sts_lib.experiments.generalization import eqrate_identity
-from sts_lib import confirmation, policy
+from sts_lib.experiments.comparisons import eqrate_identity
+from sts_lib import confirmation, policy, verdict_table
 from sts_lib.policy import Open
 from sts_lib.statements import PAPER, Decides, Statement
 
@@ -172,7 +172,7 @@ def test_the_equal_rate_tie_is_exact_and_the_check_sees_an_unequal_rate():
 
 
 def test_the_glance_table_has_one_line_per_statement_with_its_verdict_number_and_when_its_rule_was_fixed():
-    table = str(statements.statements_table(DOCS))
+    table = str(verdict_table.statements_table(DOCS))
     rows = [ln for ln in table.splitlines() if ln.startswith("| ") and not ln.startswith("| verdict")]
     assert len(rows) == len(statements.STATEMENTS)
     assert ":class: sts-statements" in table
@@ -199,9 +199,9 @@ def test_a_statement_fixed_after_the_runs_stands_only_when_fresh_seeds_replicate
 
 
 def test_claims_that_hold_by_construction_or_are_undecided_are_not_counted():
-    counted = statements.counted(DOCS["fig2-length-generalization"], DOCS)
+    counted = statements.counted(DOCS["fig2-length-generalization"])
     assert {counted[f"stochastic.T{T}.converges"] for T in (250, 300, 350, 400)} == {"by construction"}
-    base = statements.counted(DOCS["nearorth-baseline"], DOCS)
+    base = statements.counted(DOCS["nearorth-baseline"])
     undecided = [cid for cid, c in DOCS["nearorth-baseline"]["claims"].items() if c.get("undecided")]
     assert undecided and all(base[cid] == "undecided" for cid in undecided)
 
@@ -215,7 +215,7 @@ def test_a_figures_summary_gives_chapter_8s_verdicts_in_a_few_sentences_without_
     text = str(statements.in_short(doc, DOCS))
     for key in {d["statement"] for d in doc.get("decides", [])}:
         st = statements.statement(key)
-        v, _ = statements.statement_verdict(st, DOCS)
+        v = confirmation.standing(st, DOCS, confirmation.load_confirmation())[0]
         line = next(ln for ln in text.splitlines() if st.words in ln)
         assert line.startswith(f"- {statements.VERDICTS[v].mark}:"), (key, line)
     assert not [cid for cid in doc["claims"] if "." in cid and cid in text]
