@@ -175,16 +175,30 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _policy_commit() -> str:
-    """git's last commit of the policy's files (the reading policy, the statements, the verdicts, the floor test)."""
+#: The policy's files: the reading policy, the statements, the verdicts, the floor test.
+_POLICY_FILES = ["sts_lib/policy.py", "sts_lib/statements.py", "sts_lib/verdicts.py", "sts_lib/checks.py"]
+
+
+def _git(*args: str) -> str:
     import subprocess
 
-    files = ["sts_lib/policy.py", "sts_lib/statements.py", "sts_lib/verdicts.py", "sts_lib/checks.py"]
     try:
-        out = subprocess.run(["git", "log", "-1", "--format=%H", "--", *files], capture_output=True, text=True)
+        return subprocess.run(["git", *args], capture_output=True, text=True).stdout.strip()
     except OSError:
-        return "unknown"
-    return out.stdout.strip() or "unknown"
+        return ""
+
+
+def _policy_commit() -> str:
+    """git's last commit of the policy's files."""
+    return _git("log", "-1", "--format=%H", "--", *_POLICY_FILES) or "unknown"
+
+
+def _later_changes(commit: str) -> list[str]:
+    """The commits after ``commit`` that touched the policy's files ("sha subject"), for a referee to read."""
+    if commit == "unknown":
+        return []
+    out = _git("log", "--format=%h %s", f"{commit}..HEAD", "--", *_POLICY_FILES)
+    return out.splitlines() if out else []
 
 
 def _confirm(args, parser) -> int:
@@ -224,6 +238,7 @@ def _confirm(args, parser) -> int:
         started=args.started,
     )
     (fresh_dir / confirmation.DOCUMENT).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    doc["policy_files_changed_since"] = _later_changes(doc["policy_commit"])
     where = fresh_dir / confirmation.DOCUMENT
     print(f"{doc['replicated']} of {doc['total']} verdicts replicate on fresh seeds; wrote {where}")
     return 0

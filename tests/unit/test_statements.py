@@ -232,3 +232,24 @@ def test_a_summary_reads_a_statement_from_every_document_that_decides_it():
     without = {k: d for k, d in DOCS.items() if k != "nearorth-baseline"}
     assert statements.statement_verdict(st, without)[0] == statements.NO_RESULT != v
     assert f"- {statements.VERDICTS[v].mark}: {st.where}, {st.words}" in text
+
+
+def test_the_confirmation_document_records_each_after_the_runs_verdict_on_both_sets_of_seeds():
+    """confirmation_document decides every after-the-runs statement on the committed and on the fresh documents; a
+    fresh document that flips a claim makes that statement not replicate, and the experiments to confirm are
+    derived from the records (Theorem 1 and the FCN bound, fixed before the runs, are not among them)."""
+    names = confirmation.experiments_to_confirm(DOCS, statements.STATEMENTS)
+    assert "fig2-length-generalization" in names and "nearorth-baseline" in names
+    assert "theorem1" not in names and "fcn-width" not in names and "width-law" not in names
+    fresh = {n: DOCS[n] for n in names}
+    same = confirmation.confirmation_document(DOCS, fresh, statements.STATEMENTS, policy_commit="abc")
+    assert same["replicated"] == same["total"] > 0 and same["policy_commit"] == "abc"
+    flipped = dict(DOCS["fig4-q-generalization"])
+    flipped["claims"] = {k: dict(v) for k, v in flipped["claims"].items()}
+    flipped["claims"]["fixed.worse_as_q_grows_all_q"] |= {"passed": True, "value": 0.9}
+    doc = confirmation.confirmation_document(
+        DOCS, fresh | {"fig4-q-generalization": flipped}, statements.STATEMENTS, policy_commit="abc"
+    )
+    row = doc["statements"]["fig4.worse-onehot"]
+    assert not row["replicates"] and row["committed"] == statements.DEPENDS and row["fresh"] == statements.REPRODUCED
+    assert doc["replicated"] == doc["total"] - 1

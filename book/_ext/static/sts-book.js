@@ -89,6 +89,13 @@
     var mj = window.MathJax;
     if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(markAll);
     window.addEventListener("load", markAll);
+    // MathJax's web fonts arrive after it has typeset (a cold cache: after "load" too), and a formula laid out in a
+    // fallback font can be wider than it will be: mark every box again once each batch of fonts has loaded, so a
+    // cue set too early is cleared (the ResizeObserver sees the box, not its content, change size).
+    if (document.fonts) {
+      document.fonts.ready.then(markAll);
+      if (document.fonts.addEventListener) document.fonts.addEventListener("loadingdone", markAll);
+    }
     markAll();
   }
   // A deferred script runs before DOMContentLoaded, and MathJax (deferred too, later on the page) is
