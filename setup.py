@@ -21,6 +21,11 @@ class BuildWithResults(build_py):
         for pattern in PATTERNS:
             for src in sorted(RESULTS.glob(pattern)):
                 self.copy_file(str(src), str(target / src.name))
+        # The confirmation on fresh seeds (its summary only; the fresh documents stay in the repository).
+        summary = RESULTS / "confirmation" / "confirmation.json"
+        if summary.exists():
+            (target / "confirmation").mkdir(exist_ok=True)
+            self.copy_file(str(summary), str(target / "confirmation" / summary.name))
 
 
 setup(cmdclass={"build_py": BuildWithResults})

@@ -149,9 +149,9 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("fcn.bound", "the FCN lower bound [S]", "a fully-connected net needs first-layer width of order Td; a "
               "transformer far less [S]", "trained FCN widths at T = 8, 16, 32 against the transformer's",
               fixed=BEFORE,
-              special=(({}, "by_construction", "implied by the closed-form lower bound (no FCN beats it; trained FCNs "
-                        "sit 1.2–14.9% above its widths, per seed) and the population-GD family's width for the "
-                        "transformer; the slope and 'grows' claims also need the trained FCNs near the bound"),),
+              special=(({}, "by_construction", "implied by the closed-form lower bound, which no FCN beats, and the "
+                        "population-GD family's width for the transformer; the trained FCNs sit 1.2–14.9% above the "
+                        "bound's widths, per seed, and the slope and 'grows' claims also need them near the bound"),),
               anchor="ch8-fcn-width"),
 )
 # fmt: on

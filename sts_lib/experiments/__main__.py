@@ -237,8 +237,8 @@ def _confirm(args, parser) -> int:
         policy_commit=args.policy_commit or _policy_commit(),
         started=args.started,
     )
-    (fresh_dir / confirmation.DOCUMENT).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     doc["policy_files_changed_since"] = _later_changes(doc["policy_commit"])
+    (fresh_dir / confirmation.DOCUMENT).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     where = fresh_dir / confirmation.DOCUMENT
     print(f"{doc['replicated']} of {doc['total']} verdicts replicate on fresh seeds; wrote {where}")
     return 0
