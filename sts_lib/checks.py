@@ -151,32 +151,32 @@ _FLOOR_KS = np.concatenate([np.linspace(0.02, 0.5, 49), np.linspace(0.51, 3.0, 2
 def fitted_floor(steps, values, level: float, *, frac: float = 0.5, grid: int = 2000) -> dict:
     """The floor ``c`` of ``values ~ c + b t^-k`` over the last ``frac`` of a run, with a 95% interval: does it go to 0?
 
-        The model that tells a floored curve from a converging one: ``c = 0`` is a power law to 0, ``c > 0`` a floor
-        (``b < 0`` is allowed: a curve rising towards its level). It is fitted by least squares on relative residuals
-        ``(values - fit) / values`` (the test set's noise is a fraction of the loss), profiling ``b`` (linear) and
-        ``k`` (a grid, :data:`_FLOOR_KS`) at each ``c`` of a grid on ``[0, 2 max(values)]``; the interval is the
-        profile-likelihood one, ``n_eff log(RSS(c) / RSS_min) <= 3.84``, where ``n_eff = n (1 - rho) / (1 + rho)``
+    The model that tells a floored curve from a converging one: ``c = 0`` is a power law to 0, ``c > 0`` a floor
+    (``b < 0`` is allowed: a curve rising towards its level). It is fitted by least squares on relative residuals
+    ``(values - fit) / values`` (the test set's noise is a fraction of the loss), profiling ``b`` (linear) and
+    ``k`` (a grid, :data:`_FLOOR_KS`) at each ``c`` of a grid on ``[0, 2 max(values)]``; the interval is the
+    profile-likelihood one, ``n_eff log(RSS(c) / RSS_min) <= 3.84``, where ``n_eff = n (1 - rho) / (1 + rho)``
     counts the points as independent only as far as the residuals' lag-1 autocorrelation ``rho`` allows (a curve that
     drifts away from the model is evidence of fewer points, not more). It is read against ``level`` (the curves are
-        relative to their start: ``level`` is a fraction of the initial loss): ``"converges"`` when the whole interval
-        lies below it, ``"floors"`` when the whole interval lies above, ``"undecided"`` when it straddles ``level``
-        (the run is too short to tell). A curve that rises over the run's last fifth (the 95% interval of its log-log
-        slope there above 0) while above ``level`` floors: no power law to 0 rises, and a rise is ``b < 0``, whose
-        floor lies above the values it rises from; this reads a curve that dipped and rose again, which the model
-        itself fits poorly.
+    relative to their start: ``level`` is a fraction of the initial loss): ``"converges"`` when the whole interval
+    lies below it, ``"floors"`` when the whole interval lies above, ``"undecided"`` when it straddles ``level``
+    (the run is too short to tell). A curve that rises over the run's last fifth (the 95% interval of its log-log
+    slope there above 0) while above ``level`` floors: no power law to 0 rises, and a rise is ``b < 0``, whose
+    floor lies above the values it rises from; this reads a curve that dipped and rose again, which the model
+    itself fits poorly.
 
-        Returns ``{"verdict", "floor", "ci95": [low, high], "k", "n", "n_eff", "rising"}``.
+    Returns ``{"verdict", "floor", "ci95": [low, high], "k", "n", "n_eff", "rising"}``.
 
-        >>> t = np.arange(500, 50001, 500.0)
-        >>> noise = 1 + 0.01 * np.random.default_rng(0).standard_normal(t.size)   # the test set's 1% noise
-        >>> fitted_floor(t, 3 / t ** 0.5 * noise, 0.02)["verdict"]                # a power law to 0 (ends at 0.013)
-        'converges'
-        >>> fitted_floor(t, (0.1 + 0.4 * (t / 5000) ** -1.0) * noise, 0.02)["verdict"]   # a floor of 0.1, bending to it
-        'floors'
-        >>> fitted_floor(t, 0.05 * (1 + (t / 50000) ** -0.5) * noise, 0.02)["verdict"]   # ends at twice its floor
-        'undecided'
-        >>> fitted_floor(t, (0.13 + 0.03 * ((t - 35000) / 15000) ** 2) * noise, 0.02)["verdict"]   # a dip, then a rise
-        'floors'
+    >>> t = np.arange(500, 50001, 500.0)
+    >>> noise = 1 + 0.01 * np.random.default_rng(0).standard_normal(t.size)   # the test set's 1% noise
+    >>> fitted_floor(t, 3 / t ** 0.5 * noise, 0.02)["verdict"]                # a power law to 0 (ends at 0.013)
+    'converges'
+    >>> fitted_floor(t, (0.1 + 0.4 * (t / 5000) ** -1.0) * noise, 0.02)["verdict"]   # a floor of 0.1, bending to it
+    'floors'
+    >>> fitted_floor(t, 0.05 * (1 + (t / 50000) ** -0.5) * noise, 0.02)["verdict"]   # ends at twice its floor
+    'undecided'
+    >>> fitted_floor(t, (0.13 + 0.03 * ((t - 35000) / 15000) ** 2) * noise, 0.02)["verdict"]   # a dip, then a rise
+    'floors'
     """
     s, v = tail(steps, values, frac, name="values", log_domain=True)
     if s.size < 5:
