@@ -195,6 +195,8 @@ def test_wheel_ships_the_committed_results(tmp_path):
         for p in (REPO / "results").iterdir()
         if p.suffix in (".json", ".png") or p.name == "README.md"
     }
+    summary = REPO / "results" / "confirmation" / "confirmation.json"  # the confirmation's summary, in its folder
+    committed[summary.name] = summary.read_bytes()
     assert shipped == committed
     # the installed copy is what load_result finds outside a clone
     away = tmp_path / "elsewhere"
