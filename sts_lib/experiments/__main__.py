@@ -20,6 +20,12 @@ from ..device import get_device
 from . import EXPERIMENTS, LANES, SCALES, check_seeds, in_lane, run_experiment
 
 
+def _add_running(p: argparse.ArgumentParser) -> None:
+    """The options of a command that trains: torch's CPU threads and the progress bars."""
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--no-progress", action="store_true", help="no tqdm bars")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m sts_lib.experiments", description="Reproduce the experiments of Wang, Wei, Hsu & Lee (2024)."
@@ -52,8 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--started", default="", metavar="TIME", help="when the fresh runs' training started (recorded)")
     c.add_argument("--only-write", action="store_true", help="train nothing: write the document from DIR/confirmation")
-    c.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    c.add_argument("--no-progress", action="store_true", help="no tqdm bars")
+    _add_running(c)
     r = sub.add_parser("run", help="run one experiment (or 'all') and write DIR/NAME.json and DIR/NAME.png")
     r.add_argument("name", metavar="NAME", nargs="*", help="experiment names from `list` (run in order), or 'all'")
     r.add_argument(
@@ -83,8 +88,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="compute the claims again from the cached runs (DIR/.runs; see `prime`), training nothing new",
     )
-    r.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
-    r.add_argument("--no-progress", action="store_true", help="no tqdm bars")
+    _add_running(r)
     p.run_parser = r  # so errors about run's arguments print run's usage
     return p
 
