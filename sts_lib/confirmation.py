@@ -64,9 +64,11 @@ def confirmation_document(
     both = {**committed, **fresh}
     rows = {}
     for st in statements:
-        if st.fixed != AFTER or statement_verdict(st, committed)[0] == UNTESTABLE:
+        if st.fixed != AFTER:
             continue
         v_old, r_old = statement_verdict(st, committed)
+        if v_old == UNTESTABLE:
+            continue
         v_new, r_new = statement_verdict(st, both)
         rows[st.key] = {
             "committed": v_old,
@@ -105,15 +107,15 @@ def load_fresh(root: str | os.PathLike) -> dict:
     return {n: load_result(n, root) for n in list_results(root) if n != Path(DOCUMENT).stem}
 
 
-def standing(st, docs: dict, confirmation: dict | None) -> tuple[str, str, str]:
-    """``(verdict, when its rule was fixed, note)`` as chapter 8 shows it.
+def standing(st, v: str, confirmation: dict | None) -> tuple[str, str, str]:
+    """``(verdict, when its rule was fixed, note)`` as chapter 8 shows the statement ``st`` whose verdict on the
+    committed documents is ``v`` (:func:`sts_lib.verdicts.statement_verdict`'s, which the caller has computed).
 
     A statement that cannot be tested here has no rule (:data:`NO_RULE`). One whose rule was fixed before the runs
     keeps its verdict. One fixed after them keeps it when the fresh
     seeds gave the same verdict (*confirmed on fresh seeds*), becomes *not decided* when they did not, and is marked
     *not yet confirmed* when no confirmation covers it (or the committed documents changed since).
     """
-    v, _ = statement_verdict(st, docs)
     if v == UNTESTABLE:
         return v, NO_RULE, ""
     if st.fixed == BEFORE:

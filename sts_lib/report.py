@@ -113,7 +113,12 @@ def _measured(row: dict) -> str:
     return fmt(row["value"]) + (f" ({lo} to {hi})" if len(seeds) > 1 and lo != hi else "")
 
 
-def _needs(row: dict) -> str:
+def needs(row: dict) -> str:
+    """What a claim needs, as every table prints it: "≥ 0.95", "in [−1.25, −0.8]" (the threshold as set).
+
+    >>> needs({"rule": ">=", "threshold": 0.95}), needs({"rule": "within", "threshold": [-1.25, -0.8]})
+    ('≥ 0.95', 'in [−1.25, −0.8]')
+    """
     t = row["threshold"]
     if row["rule"] == "within":
         return f"in [{t[0]:g}, {t[1]:g}]".replace("-", "−")
@@ -197,7 +202,7 @@ def claims_markdown(doc: dict, select: Callable[[str], bool] | None = None) -> M
     )
     return table(
         ["verdict", "claim", "measured", "needs"],
-        [(verdict(r), r["name"], _measured(r), _needs(r)) for r in chosen],
+        [(verdict(r), r["name"], _measured(r), needs(r)) for r in chosen],
         note=why,
     )
 
@@ -233,7 +238,7 @@ def claim_lines(doc: dict) -> list[str]:
         near = ", near its threshold" if r["near_threshold"] else ""
         out.append(
             f"  {'PASS' if r['passed'] else 'FAIL'}  {r['role']:10s} {r['id']}: {_measured(r)}, needs "
-            f"{_needs(r)} ({n} seed{'s' if n != 1 else ''}; every seed must hold{near})"
+            f"{needs(r)} ({n} seed{'s' if n != 1 else ''}; every seed must hold{near})"
         )
     return out
 
@@ -267,7 +272,7 @@ def _listing(rows: list[dict], full: bool) -> str:
     """Each claim's name and value (and threshold when ``full``), with its caveat after a dash."""
     return "; ".join(
         f"{r['name']} {_measured(r)}"
-        + (f" (needs {_needs(r)})" if full else "")
+        + (f" (needs {needs(r)})" if full else "")
         + (f" — {r['caveat']}" if r.get("caveat") else "")
         for r in rows
     )
@@ -328,5 +333,5 @@ def in_words(doc: dict, title: str | None = None) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-__all__ = ["Dropdown", "Markdown", "claim_lines", "claims_dropdown", "counted", "claims_markdown", "in_words", "plain",
-           "table", "title_of", "verdict"]  # fmt: skip
+__all__ = ["Dropdown", "Markdown", "claim_lines", "claims_dropdown", "counted", "claims_markdown", "in_words", "needs",
+           "plain", "table", "title_of", "verdict"]  # fmt: skip

@@ -173,37 +173,20 @@ def counted(doc: dict) -> dict:
     counted as reproduced or not, here and in every summary."""
     kinds: dict = {}
     for d in doc.get("decides", ()):
-        st = statement(d["statement"])
-        r = st.reading(d.get("reading", PAPER))
-        kind = (
-            "excluded"
-            if r.why_not
-            else "not testable"
-            if r.untestable
-            else "by construction"
-            if r.by_construction
-            else "decides"
-        )
+        r = statement(d["statement"]).reading(d.get("reading", PAPER))
+        marks = (("excluded", r.why_not), ("not testable", r.untestable), ("by construction", r.by_construction))
+        kind = next((name for name, why in marks if why), "decides")
         for cid in d["claims"]:
             kinds.setdefault(cid, set()).add(kind)
     out = {}
     for cid, c in doc.get("claims", {}).items():
         if c.get("role") != "paper":
             continue
-        k = kinds.get(cid, {"none"})
-        out[cid] = (
-            "decides"
-            if "decides" in k and not (c.get("undecided") or (not c.get("passed") and c.get("near_threshold")))
-            else "undecided"
-            if "decides" in k
-            else "by construction"
-            if "by construction" in k
-            else "not testable"
-            if "not testable" in k
-            else "excluded"
-            if "excluded" in k
-            else "none"
-        )
+        k = kinds.get(cid, set())
+        # A claim counts as its strongest use: deciding a reading that can fail, unless the data cannot settle it.
+        out[cid] = next((x for x in ("decides", "by construction", "not testable", "excluded") if x in k), "none")
+        if out[cid] == "decides" and (c.get("undecided") or (not c.get("passed") and c.get("near_threshold"))):
+            out[cid] = "undecided"
     return out
 
 
@@ -238,7 +221,7 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
         for key in keys:
             st = statement(key)
             v, rows = statement_verdict(st, docs)
-            shown, _, note = standing(st, docs, conf)
+            shown, _, note = standing(st, v, conf)
             reason = (
                 f" ({note or why_verdict(st, docs, v, rows, compact=True)})"
                 if shown not in (REPRODUCED, BY_CONSTRUCTION, UNTESTABLE)

@@ -33,7 +33,7 @@ def statements_table(docs: dict, *, links: bool = True, confirmation: dict | Non
     ]
     for st in STATEMENTS:
         v, rs = statement_verdict(st, docs)
-        shown, when, note = standing(st, docs, conf)
+        shown, when, note = standing(st, v, conf)
         names = sorted({exp for r in st.readings() for exp, _ in deciding_claims(st, r.key, docs)})
         where = (
             f"[{st.where}](#{st.anchor})"
@@ -84,7 +84,7 @@ def tally(docs: dict, confirmation: dict | None = None) -> dict:
     conf = load_confirmation() if confirmation is None else confirmation
     out = {"all": {k: 0 for k in VERDICTS}}
     for st in STATEMENTS:
-        v, when, _ = standing(st, docs, conf)
+        v, when, _ = standing(st, statement_verdict(st, docs)[0], conf)
         out.setdefault(when, {k: 0 for k in VERDICTS})[v] += 1
         out["all"][v] += 1
     return out

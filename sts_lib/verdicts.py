@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .policy import AS_STATED, admissible, combine, reading_key, reading_label
-from .report import plain
+from .report import needs, plain
 from .results import claims_table
 
 
@@ -202,23 +202,11 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
     ('not decided', '2 of 2 claims hold; at its threshold: B (0.500)')
     """
     r = st.reading(reading)
-    counted = not r.why_not
-    ids = deciding_claims(st, reading, docs)
     if r.untestable:
         return UNTESTABLE, r.untestable
-    if not ids:
-        return NO_RESULT, "no committed document decides it"
-    rows, tables = [], {}
-    for exp, cid in ids:
-        if exp not in tables:
-            tables[exp] = {row["id"]: row for row in claims_table(docs[exp])}
-        found = tables[exp]
-        if cid not in found:
-            return NO_RESULT, f"{exp} has no claim {cid}"
-        role = found[cid]["role"]
-        if role == "diagnostic" or (counted and role not in ("paper", "guaranteed")):
-            raise ValueError(f"{st.key} ({reading}): {exp}:{cid} is a {role!r} claim, which cannot decide it")
-        rows.append(found[cid])
+    rows = _claim_rows(st, reading, docs)
+    if isinstance(rows, str):
+        return NO_RESULT, rows
 
     def named(rs):
         return "; ".join(
@@ -251,6 +239,27 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
     return REPRODUCED, held
 
 
+def _claim_rows(st: Statement, reading: str, docs: dict) -> list[dict] | str:
+    """The :func:`~sts_lib.results.claims_table` rows of the claims that decide ``st`` at ``reading``, or why there
+    are none (a string). At an admissible reading only ``paper`` and ``guaranteed`` claims may decide."""
+    ids = deciding_claims(st, reading, docs)
+    if not ids:
+        return "no committed document decides it"
+    counted = not st.reading(reading).why_not
+    rows, tables = [], {}
+    for exp, cid in ids:
+        if exp not in tables:
+            tables[exp] = {row["id"]: row for row in claims_table(docs[exp])}
+        found = tables[exp]
+        if cid not in found:
+            return f"{exp} has no claim {cid}"
+        role = found[cid]["role"]
+        if role == "diagnostic" or (counted and role not in ("paper", "guaranteed")):
+            raise ValueError(f"{st.key} ({reading}): {exp}:{cid} is a {role!r} claim, which cannot decide it")
+        rows.append(found[cid])
+    return rows
+
+
 def statement_verdict(st: Statement, docs: dict) -> tuple[str, list]:
     """``(verdict, [(reading, verdict, reason), ...])``: every admissible reading decided, combined by the policy.
 
@@ -262,30 +271,19 @@ def statement_verdict(st: Statement, docs: dict) -> tuple[str, list]:
     return combine([v for _, v, _ in rows]), rows
 
 
-def _short(row: dict) -> str:
-    """A claim's value and what it needs, as the glance table prints it: "0.125 (needs ≥ 0.150)"."""
-    t = row["threshold"]
-    rule = {">=": "≥", "<=": "≤"}.get(row["rule"], row["rule"])
-    need = f"{plain(t[0])} to {plain(t[1])}" if isinstance(t, list) else f"{rule} {plain(t)}"
-    return f"{plain(row['value'])} (needs {need})"
-
-
 def deciding(st: Statement, docs: dict, reading: str, *, compact: bool = False) -> str:
     """The number that decides ``st`` at ``reading``: a failing claim's value (decisive failures first), else an
     undecided one's, else the passing claim closest to its threshold; or the reading's reason when no claim decides."""
-    r = st.reading(reading)
-    if r.untestable:
+    if st.reading(reading).untestable:
         return "not testable"
-    rows = []
-    for exp, cid in deciding_claims(st, reading, docs):
-        rows += [x for x in claims_table(docs[exp]) if x["id"] == cid]
-    if not rows:
+    rows = _claim_rows(st, reading, docs)
+    if isinstance(rows, str) or not rows:
         return "no result"
     bad = [x for x in rows if not x["passed"]]
     firm = [x for x in bad if not x.get("undecided") and not x.get("near_threshold")]
     pick = (firm or bad or sorted(rows, key=_margin))[0]
     where = pick["name"].split(":")[0] if compact else pick["name"]  # compact: "q_test = 4", "T_test = 250"
-    return f"{where}: {_short(pick)}"
+    return f"{where}: {plain(pick['value'])} (needs {needs(pick)})"
 
 
 def _margin(row: dict) -> float:
@@ -310,7 +308,8 @@ def why_verdict(st: Statement, docs: dict, v: str, rows: list, *, compact: bool 
         if hit is not None:
             out.append((f"{hit.label}: " if hit.key != PAPER else "") + deciding(st, docs, hit.key, compact=compact))
     if v in (BY_CONSTRUCTION, UNTESTABLE) and rows:  # the reason's first clause; the readings give the rest
-        out = [rows[0][2].split("claims hold; ", 1)[-1].split(":")[0].split("; ")[0]]
+        r, _, why = rows[0]
+        out = [(r.by_construction or r.untestable or why).split(":")[0].split("; ")[0]]
     return " · ".join(out) or "–"
 
 

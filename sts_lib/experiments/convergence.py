@@ -155,10 +155,9 @@ def config(scale: str, seeds: list) -> dict:
 RATE_BAND = [-1.25, -0.8]
 
 
-def _role(hist) -> str:
-    """Every run tests the paper's statements: the captions do not name their optimiser, so the reading policy
-    admits gradient descent and Adam alike (:mod:`sts_lib.policy`, axis ``opt``)."""
-    return "paper"
+#: Every run, gradient descent or Adam, tests the paper's statements: the captions do not name their optimiser, so
+#: the reading policy admits both (:mod:`sts_lib.policy`, axis ``opt``).
+_ROLE = "paper"
 
 
 def _where(hist, label: str) -> str:
@@ -177,16 +176,15 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
     steps, loss = hist["step"], hist["loss"]
     exact = population_gd_of(hist)
     pop = float(exact["loss"][1][-1]) if exact else None
-    role, where = _role(hist), _where(hist, label)
-    variant = " (Adam variant: not the theorem's optimiser)" if role == "ours" else ""
+    where = _where(hist, label)
     rate = loss_exponent(steps, loss)
     return {
         f"{label}.loss_below_1pct_of_plateau": Measured(
             loss[-1] / plateau,
             0.01,
             "<",
-            "final held-out loss / uniform-attention plateau d(T-q)/(qT)" + variant,
-            role=role,
+            "final held-out loss / uniform-attention plateau d(T-q)/(qT)",
+            role=_ROLE,
             name=f"{where}: final loss ÷ plateau",
             noise=0.02,
         ),
@@ -195,26 +193,24 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
             RATE_BAND,
             "within",
             "log-log slope of the held-out loss over the last half of training (O(1/t) is -1; 95% interval "
-            f"{rate['ci95'][0]:.3f} to {rate['ci95'][1]:.3f})"
-            + variant
-            + (": under Adam the 1/t decay schedule sets this exponent" if role == "ours" else ""),
-            role=role,
+            f"{rate['ci95'][0]:.3f} to {rate['ci95'][1]:.3f})",
+            role=_ROLE,
             name=f"{where}: log-log slope of the loss (O(1/t) is −1)",
         ),
         f"{label}.cos_W": Measured(
             hist.last("cos_W"),
             0.95,
             ">=",
-            "final cos(W, W*)" + variant,
-            role=role,
+            "final cos(W, W*)",
+            role=_ROLE,
             name=f"{where}: cos(W, W*) at the end",
         ),
         f"{label}.cos_V": Measured(
             hist.last("cos_V"),
             0.95,
             ">=",
-            "final cos(V, V*)" + variant,
-            role=role,
+            "final cos(V, V*)",
+            role=_ROLE,
             name=f"{where}: cos(V, V*) at the end",
         ),
         **(
@@ -330,7 +326,7 @@ def run_fig3(cfg: dict, ctx: Context) -> dict:
             "cos_V": hist.last("cos_V"),
         }
         lab = spec["label"]
-        role, where = _role(hist), _where(hist, lab)
+        where = _where(hist, lab)
         moving = [b for b in ("W_XE", "V_E") if not blocks[b]["untouched"]]
         still = [b for b in ("W_XX", "W_EX")]
         claims = {
@@ -341,7 +337,7 @@ def run_fig3(cfg: dict, ctx: Context) -> dict:
                 "largest final rms / initial rms over the off-target blocks that receive a gradient ("
                 + ", ".join(moving)
                 + "): they decay towards 0 (nan if none moves)",
-                role=role,
+                role=_ROLE,
                 name=f"{where}: off-target blocks W_XE, V_E, final ÷ initial size",
             ),
             f"{lab}.no_gradient_blocks_untouched": Measured(
@@ -359,7 +355,7 @@ def run_fig3(cfg: dict, ctx: Context) -> dict:
                 0.95,
                 ">=",
                 "cos(W_EE, I): the PE-PE block points to the identity",
-                role=role,
+                role=_ROLE,
                 name=f"{where}: cos(W_EE, I)",
             ),
             f"{lab}.W_EE_identity_direction_mod_shift": Measured(

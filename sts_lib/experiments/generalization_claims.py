@@ -85,6 +85,14 @@ def _floor_info(h, key: str) -> tuple[np.ndarray, dict, dict, str]:
     return rel, floor, end, when
 
 
+def _too_short(floor: dict) -> str:
+    """Why the data cannot settle a floor claim (:func:`sts_lib.checks.fitted_floor`'s interval straddles the level),
+    or "" when they can."""
+    lo, hi = floor["ci95"]
+    straddles = f"the fitted floor's interval [{lo:.3f}, {hi:.3f}] straddles {LEVEL:.0%}: the run is too short to tell"
+    return straddles if floor["verdict"] == "undecided" else ""
+
+
 def converges_claim(h, key: str, label: str, where: str, role: str, by_construction: str = "") -> tuple[dict, Measured]:
     """ "Converges to 0" on the relative curve ``h[key] / h[key][0]``, by the floor test :func:`checks.fitted_floor`.
 
@@ -116,11 +124,7 @@ def converges_claim(h, key: str, label: str, where: str, role: str, by_construct
         noise=NOISE_1024,
         name=f"{label}, {where}: fitted floor's upper 95% bound (below {LEVEL:.0%}: converges)",
         caveat=by_construction,
-        undecided=(
-            f"the fitted floor's interval [{lo:.3f}, {hi:.3f}] straddles {LEVEL:.0%}: the run is too short to tell"
-            if floor["verdict"] == "undecided"
-            else ""
-        ),
+        undecided=_too_short(floor),
     )
 
 
@@ -141,11 +145,7 @@ def floor_claim(h, key: str, label: str, where: str, role: str = "paper") -> tup
         role=role,
         noise=NOISE_1024,
         name=f"{label}, {where}: fitted floor's lower 95% bound (above {LEVEL:.0%}: a floor)",
-        undecided=(
-            f"the fitted floor's interval [{lo:.3f}, {hi:.3f}] straddles {LEVEL:.0%}: the run is too short to tell"
-            if floor["verdict"] == "undecided"
-            else ""
-        ),
+        undecided=_too_short(floor),
     )
 
 

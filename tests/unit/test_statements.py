@@ -178,7 +178,7 @@ def test_the_glance_table_has_one_line_per_statement_with_its_verdict_number_and
     assert ":class: sts-statements" in table
     conf = confirmation.load_confirmation()
     for st, row in zip(statements.STATEMENTS, rows):
-        v, when, _ = confirmation.standing(st, DOCS, conf)
+        v, when, _ = confirmation.standing(st, statements.statement_verdict(st, DOCS)[0], conf)
         cells = row.split(" | ")
         assert cells[0] == f"| {statements.VERDICTS[v].mark}" and row.endswith(f"| {when} |"), row
         assert st.words.split('"')[1 if st.words.startswith('"') else 0][:20] in row
@@ -190,12 +190,12 @@ def test_a_statement_fixed_after_the_runs_stands_only_when_fresh_seeds_replicate
     same = {"statements": {st.key: {"committed": v, "fresh": v, "replicates": True}}}
     other = {"statements": {st.key: {"committed": v, "fresh": statements.REPRODUCED, "replicates": False}}}
     stale = {"statements": {st.key: {"committed": statements.NO_RESULT, "fresh": v, "replicates": True}}}
-    assert confirmation.standing(st, DOCS, same)[:2] == (v, confirmation.CONFIRMED)
-    assert confirmation.standing(st, DOCS, other)[:2] == (statements.NOT_DECIDED, confirmation.NOT_REPLICATED)
-    assert confirmation.standing(st, DOCS, stale)[1] == confirmation.UNCONFIRMED
-    assert confirmation.standing(st, DOCS, None)[1] == confirmation.UNCONFIRMED
+    assert confirmation.standing(st, v, same)[:2] == (v, confirmation.CONFIRMED)
+    assert confirmation.standing(st, v, other)[:2] == (statements.NOT_DECIDED, confirmation.NOT_REPLICATED)
+    assert confirmation.standing(st, v, stale)[1] == confirmation.UNCONFIRMED
+    assert confirmation.standing(st, v, None)[1] == confirmation.UNCONFIRMED
     thm1 = statements.statement("thm1")
-    assert confirmation.standing(thm1, DOCS, other)[1] == statements.BEFORE
+    assert confirmation.standing(thm1, statements.statement_verdict(thm1, DOCS)[0], other)[1] == statements.BEFORE
 
 
 def test_claims_that_hold_by_construction_or_are_undecided_are_not_counted():
@@ -215,7 +215,7 @@ def test_a_figures_summary_gives_chapter_8s_verdicts_in_a_few_sentences_without_
     text = str(statements.in_short(doc, DOCS))
     for key in {d["statement"] for d in doc.get("decides", [])}:
         st = statements.statement(key)
-        v = confirmation.standing(st, DOCS, confirmation.load_confirmation())[0]
+        v = confirmation.standing(st, statements.statement_verdict(st, DOCS)[0], confirmation.load_confirmation())[0]
         line = next(ln for ln in text.splitlines() if st.words in ln)
         assert line.startswith(f"- {statements.VERDICTS[v].mark}:"), (key, line)
     assert not [cid for cid in doc["claims"] if "." in cid and cid in text]
