@@ -145,7 +145,7 @@ reproduce-lane-a:
 reproduce-lane-b:
 	$(PY) -m sts_lib.experiments run --lane B $(REPRO_ARGS)
 
-# The confirmation on fresh seeds (sts_lib/confirmation.py): every experiment that decides a statement whose rule was
+# The confirmation on fresh seeds (sts_lib/reading/confirmation.py): every experiment that decides a statement whose rule was
 # fixed after the runs, again at the committed documents' scale on seeds 100 and up, into results/confirmation/, then
 # results/confirmation/confirmation.json (the policy's commit, the seeds, each such verdict on both sets of seeds).
 # Resumes like `make reproduce`.

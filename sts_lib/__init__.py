@@ -52,7 +52,7 @@ _HOMES = {
         "dense_reference_forward",
         "ground_truth",
     ),
-    "plots": ("plot_heatmaps", "plot_ood", "plot_training"),
+    "presentation.plots": ("plot_heatmaps", "plot_ood", "plot_training"),
     "positional": (
         "PE_COLORS",
         "PE_KINDS",
@@ -69,7 +69,7 @@ _HOMES = {
         "pe_for_task",
     ),
     "results": ("load_result",),
-    "session": ("start",),
+    "presentation.session": ("start",),
     "task": ("Batch", "OneHotQuery", "STSTask", "sample_subsets", "sts_loss"),
     "theory": (
         "c_for_loss",

@@ -30,7 +30,7 @@ RULES = {
 
 
 #: What a claim's value counts, which decides how a table prints it: '' a plain number; 'steps' a difference of
-#: step counts, where -1 means that only the stochastic PE got there (sts_lib.report prints it in words).
+#: step counts, where -1 means that only the stochastic PE got there (sts_lib.presentation.report prints it in words).
 UNITS = ("", "steps")
 
 
@@ -111,7 +111,8 @@ def claim(
     within two of them of the threshold, so a reader knows its verdict could flip. ``caveat``: how far the
     verdict reaches, in words a summary shows beside the claim (stored only when given). ``undecided``: why the
     data cannot settle the claim (a slope still flattening), whatever the rule says; a statement it decides then
-    reads *not decided* (:mod:`sts_lib.statements`; stored only when given). ``unit``: what the value counts, one of
+    reads *not decided* (:mod:`sts_lib.reading.statements`; stored only when given). ``unit``: what the value counts,
+    one of
     :data:`UNITS`, which decides how a table prints it (stored only when given).
 
     >>> c = claim("loss below 1%", {0: 0.004, 1: 0.008}, 0.01, "<")

@@ -160,7 +160,7 @@ def per_seed(doc: dict, section: str, key: str) -> dict[int, object]:
 def claims_table(doc: dict) -> list[dict]:
     """One row per claim: id, name, text, role, because, value (mean over seeds), min, max, per_seed,
     threshold, rule, passed, near_threshold, caveat, undecided, unit and counts (``""`` when none: how a paper claim
-    counts, :func:`sts_lib.statements.counted`)."""
+    counts, :func:`sts_lib.reading.statements.counted`)."""
     return [
         {
             "id": cid,

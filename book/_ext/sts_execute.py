@@ -8,7 +8,7 @@ cache first with jupyter-cache's own worker (``ExecutionWorkerLocalMProc``: the 
 directory, the same hash of code cells and kernel), on ``--jobs`` processes, longest chapter first; the build then
 finds every chapter cached and executes nothing. It only adds: a chapter already cached is not run again, and one
 that fails here is left to the build, which runs it again and reports the error where it always has. Every kernel
-runs with ``STS_STATIC_PANELS=1``, as under the build (:data:`sts_lib.phone.STATIC_BOOK_ENV`).
+runs with ``STS_STATIC_PANELS=1``, as under the build (:data:`sts_lib.presentation.render.STATIC_BOOK_ENV`).
 
 Usage (``make book`` runs it): ``python book/_ext/sts_execute.py [--jobs N]``.
 """
@@ -28,7 +28,7 @@ import yaml
 from jupyter_cache import get_cache
 from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
 
-from sts_lib.phone import STATIC_BOOK_ENV
+from sts_lib.presentation.render import STATIC_BOOK_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "_build" / ".jupyter_cache"

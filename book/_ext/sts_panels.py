@@ -7,7 +7,7 @@ grid with its own draw function and outputs it as data: ``application/vnd.sts.pa
 frames as ``data:`` PNGs, alt texts, text sizes; :mod:`sts_lib.chapters.static_panel`) beside an image/png
 of its first picture. Under the same switch every figure a chapter shows also outputs
 ``application/vnd.sts.picture+json``: its desktop rendering and one drawn for a phone, and the same two in the
-dark theme (:mod:`sts_lib.phone`).
+dark theme (:mod:`sts_lib.presentation.render`).
 
 This module alone turns that data into the page: :class:`StsOutputs` is myst-nb's renderer for the two types
 (its ``myst_nb.mime_renderers`` entry point, declared in ``book/_ext/pyproject.toml``, which the Makefile
@@ -35,7 +35,7 @@ from docutils import nodes
 from sphinx import addnodes
 
 from sts_lib.chapters.static_panel import MIME_PANEL, first_frame
-from sts_lib.phone import MIME_PICTURE, PHONE_MEDIA, STATIC_BOOK_ENV as ENV
+from sts_lib.presentation.render import MIME_PICTURE, PHONE_MEDIA, STATIC_BOOK_ENV as ENV
 
 #: The class names of the markup, which static/*.css and static/*.js read (and the browser tests look for).
 CLASSES = {
@@ -55,7 +55,7 @@ _HTML = ("html", "dirhtml", "singlehtml")
 
 
 class sts_picture(nodes.General, nodes.Element):  # noqa: N801 (docutils names nodes in lower case)
-    """A figure's renderings (``node["data"]``: :func:`sts_lib.phone.picture_data`), with its alt text."""
+    """A figure's renderings (``node["data"]``: :func:`sts_lib.presentation.render.picture_data`), with its alt text."""
 
 
 class sts_panel(nodes.General, nodes.Element):  # noqa: N801

@@ -22,7 +22,7 @@ from matplotlib.patches import Rectangle
 
 from .._validate import check_choice, check_int, check_T_q
 from ..metrics import monte_carlo_errors
-from ..layout import colorbar, drawing, legend, new_figure, palette
+from ..presentation.layout import colorbar, drawing, legend, new_figure, palette
 from ..positional import pe_class, pe_for_task
 from ..probes import ray_model
 from ..task import Batch, STSTask

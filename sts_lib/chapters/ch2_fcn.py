@@ -5,7 +5,7 @@ of :func:`sts_lib.theory.fcn_lower_bound` (any FCN, any depth), the exact Bayes
 error of particular first layers (a random one, and :func:`optimal_first_layer`,
 which attains the bound), and the population error of FCNs actually trained
 (:mod:`sts_lib.chapters.ch2_fcn_sweeps`, with their Monte-Carlo standard errors).
-The chapter's first table is rendered here by :func:`sts_lib.report.table` (:func:`bayes_error_markdown`).
+The chapter's first table is rendered here by :func:`sts_lib.presentation.report.table` (:func:`bayes_error_markdown`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 
 from .._validate import check_int, check_T_q, check_widths
 from ..device import make_generator
-from ..report import Markdown, table
+from ..presentation.report import Markdown, table
 from ..theory import fcn_bayes_error, fcn_lower_bound, random_first_layer_error, zero_predictor_loss
 
 
@@ -101,7 +101,8 @@ def bayes_error_table(T: int, d: int, q: int, widths, *, seeds: int = 3) -> list
 
 
 def bayes_error_markdown(T: int, d: int, q: int, widths, *, seeds: int = 3) -> Markdown:
-    """:func:`bayes_error_table` as a table (:func:`sts_lib.report.table`): absolute errors to three decimals.
+    """:func:`bayes_error_table` as a table (:func:`sts_lib.presentation.report.table`): absolute errors to three
+    decimals.
 
     >>> print(bayes_error_markdown(10, 4, 3, [40], seeds=2))
     | width $m_1$ | bound | optimal layer | random layers (min to max) | closed form |

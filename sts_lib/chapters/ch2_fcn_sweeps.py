@@ -6,7 +6,7 @@ error; :func:`transformer_baseline` trains the theory transformer on the same ta
 :func:`committed_sweeps` reads the committed ``fcn-width`` experiment. Training uses fresh online batches by
 default, because the bound is a statement about the population error (:mod:`sts_lib.chapters.ch2_fcn`: the
 bound and the exact Bayes errors). The chapter's two sweep tables are rendered here by
-:func:`sts_lib.report.table` (:func:`width_sweep_markdown`, :func:`width_needed_markdown`).
+:func:`sts_lib.presentation.report.table` (:func:`width_sweep_markdown`, :func:`width_needed_markdown`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..fast.ensemble import train_ensemble
 from ..models import FCN, TheoryTransformer
 from ..positional import pe_for_task
 from ..probes import width_for_error, width_row
-from ..report import Markdown, table
+from ..presentation.report import Markdown, table
 from ..results import per_seed
 from ..task import STSTask
 from ..theory import bound_width_for_error

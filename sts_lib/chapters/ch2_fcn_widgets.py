@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validate import check_float, check_int, check_T_q
-from ..layout import NOTE_SIZE, drawing, legend, new_figure, palette
+from ..presentation.layout import NOTE_SIZE, drawing, legend, new_figure, palette
 from ..probes import width_for_error
 from ..theory import (
     bound_width_for_error,

@@ -21,9 +21,9 @@ from matplotlib.ticker import MaxNLocator
 from .._validate import check_float, check_int, check_T_q
 from .ch3_dynamics import fit_inverse_loss_rate, snapshot_reports
 from ..models import TheoryTransformer
-from ..layout import NOTE_SIZE, drawing, legend, new_figure, palette
-from ..plots import two_over_one
-from ..report import Markdown, table
+from ..presentation.layout import NOTE_SIZE, drawing, legend, new_figure, palette
+from ..presentation.plots import two_over_one
+from ..presentation.report import Markdown, table
 from ..task import STSTask
 from ..theory import c_for_loss, loss_on_ray, optimal_gamma, predicted_inverse_slope, reduced_dynamics, uniform_plateau
 from ..train import TrainConfig, train
@@ -156,7 +156,8 @@ def describe_dynamics(run: dict) -> str:
 
 def recursion_table(run: dict, steps=(10, 50, 100, 500, 1500)) -> Markdown:
     """The trained ``(alpha_t, gamma_t)`` and loss of ``run`` (:func:`run_small`) at those of ``steps`` that the run
-    logged, each with the two-scalar recursion's value in brackets, as a table (:func:`sts_lib.report.table`)."""
+    logged, each with the two-scalar recursion's value in brackets, as a table
+    (:func:`sts_lib.presentation.report.table`)."""
     rep, red, loss = run["report"], run["reduced"], run["hist"]["loss"]
     rows = []
     for step in [s for s in steps if s <= rep["step"][-1]]:

@@ -25,7 +25,7 @@ from ..history import HeldOut
 from .ch3_dynamics import fit_inverse_loss_rate, symmetry_report
 from ..models import TheoryTransformer
 from ..probes import score_margin
-from ..report import Markdown, table
+from ..presentation.report import Markdown, table
 from ..positional import PE_KINDS, PositionalEncoding, StochasticRandomPE, pe_class
 from ..task import STSTask, sample_subsets
 from ..theory import equal_rate_lr, margin_width_heuristic
@@ -246,7 +246,8 @@ def compare_samplers(
 
 
 def samplers_table(rows: list[dict], T_test: int, *, note: str = "") -> Markdown:
-    """The rows of :func:`compare_samplers` as a table (:func:`sts_lib.report.table`): final held-out loss, the
+    """The rows of :func:`compare_samplers` as a table (:func:`sts_lib.presentation.report.table`): final held-out
+    loss, the
     loss at ``T_test``, the cosines with ``W*`` and ``V*``, slope and R^2 of the 1/loss fit, and the cosine of
     ``W_EE`` with the identity; ``note`` is a line below the table.
 

@@ -24,7 +24,7 @@ from ..history import HeldOut
 from .ch4_positional import SAMPLERS, fit_through_origin, query_scores
 from ..theory import coherence_reference, loss_on_ray, max_unselected_score
 from ..probes import score_margin
-from ..layout import colorbar, drawing, legend, new_figure, palette, stacked
+from ..presentation.layout import colorbar, drawing, legend, new_figure, palette, stacked
 from .panel import Choice, FigurePanel, Ints
 
 DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "stochastic_random"}

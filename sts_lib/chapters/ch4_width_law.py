@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..fits import multi_fit
-from ..report import Markdown, plain, table
+from ..presentation.report import Markdown, plain, table
 from ..results import per_seed
 from ..theory import in_theorem1_range
 

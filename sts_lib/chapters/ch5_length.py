@@ -9,7 +9,7 @@ assuming the symmetric form ``W_EE = alpha I + beta 11^T`` on the slots it was t
 (zero elsewhere), ``V_X = gamma I`` and every other block 0 (derived in this course, tag
 [R]); :func:`predicted_loss` and :func:`measured_loss` put the two side by side, and
 :func:`final_losses`, :func:`score_table`, :func:`leak_table` and :func:`q_table` render them as the
-chapter's tables (:func:`sts_lib.report.table`). A
+chapter's tables (:func:`sts_lib.presentation.report.table`). A
 run's PE is identified by its kind (``run.task.pe.name``, one of
 :data:`sts_lib.positional.PE_KINDS`), never by its label. The figures and the widget are in
 :mod:`sts_lib.chapters.ch5_length_widgets`.
@@ -29,7 +29,7 @@ from ..metrics import attention_mass, evaluate
 from ..models import TheoryTransformer
 from ..positional import PE_LABELS, NearOrthogonalPE, PositionalEncoding, pe_for_task
 from ..probes import symmetric_params
-from ..report import Markdown, table
+from ..presentation.report import Markdown, table
 from ..task import STSTask
 from ..theory import fixed_onehot_loss, leaked_attention, reduced_loss
 from ..train import History, TrainConfig, train
@@ -187,7 +187,7 @@ def measured_loss(
     return evaluate(run.model, run.task, T=T_test, q=q_test, batch_size=batch, seed=seed, device="cpu")
 
 
-# -- the chapter's tables (sts_lib.report.table, shown by the cells) --------------------------------
+# -- the chapter's tables (sts_lib.presentation.report.table, shown by the cells) --------------------------------
 def final_losses(runs: dict[str, LengthRun]) -> Markdown:
     """The last held-out loss of each run at its training length and at every logged longer length, as a table;
     the note gives the runs' total training time."""

@@ -18,9 +18,9 @@ from matplotlib.ticker import LogLocator
 
 from .._validate import check_choice, check_int
 from ..device import make_generator, to_numpy
-from ..run_labels import pe_colors, pe_markers
-from ..layout import drawing, legend, new_figure, palette
-from ..plots import plot_ood
+from ..presentation.run_labels import pe_colors, pe_markers
+from ..presentation.layout import drawing, legend, new_figure, palette
+from ..presentation.plots import plot_ood
 from ..positional import PE_COLORS
 from ..history import History
 from .ch5_length import LengthRun, measured_loss, predicted_loss
@@ -34,7 +34,8 @@ def run_color(run: LengthRun) -> str:
 
 
 def plot_ood_panels(histories: dict[str, History], **kw) -> Figure:
-    """:func:`sts_lib.plots.plot_ood` with each run in the colour and marker of the PE kind its History recorded
+    """:func:`sts_lib.presentation.plots.plot_ood` with each run in the colour and marker of the PE kind its History
+    recorded
     (:data:`sts_lib.positional.PE_COLORS`): one panel per test length (or ``axis='q'``: per test subset size), a
     curve per run."""
     return plot_ood(histories, color=pe_colors(histories), marker=pe_markers(histories), **kw)

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from .._validate import check_choice
 from .ch6_scan_snap import ScanSnapHistory, token_groups
-from ..layout import drawing, legend, new_figure, palette, stacked
+from ..presentation.layout import drawing, legend, new_figure, palette, stacked
 from .panel import Choice, FigurePanel
 
 

@@ -2,9 +2,10 @@
 
 The chapter trains :class:`~sts_lib.models.PracticalTransformer` in one cell (the model attends
 over ``[Z, z_query]``, starts from N(0, 0.02^2) entries and trains every entry of W and V) and
-draws it with :func:`sts_lib.plots.plot_convergence` and :func:`sts_lib.plots.plot_heatmap_grid`;
-the committed paper-scale runs are drawn by :mod:`sts_lib.figures` and their claims tabulated by
-:mod:`sts_lib.report`. This module holds the two summaries the cells print: :func:`run_summary`
+draws it with :func:`sts_lib.presentation.plots.plot_convergence` and
+:func:`sts_lib.presentation.plots.plot_heatmap_grid`;
+the committed paper-scale runs are drawn by :mod:`sts_lib.presentation.figures` and their claims tabulated by
+:mod:`sts_lib.presentation.report`. This module holds the two summaries the cells print: :func:`run_summary`
 (loss against the uniform plateau, the cosines) and :func:`block_summary` (the share of
 ``||W||_F^2`` in each block, and ``V_X`` against its limit ``(q+1)/q I``,
 :func:`sts_lib.theory.value_limit`: the query keeps ``1/(q+1)`` of the attention and its token part is zero [R]).

@@ -2,10 +2,10 @@
 
 Every number on the chapter's page is read from the committed results (``results/*.json``,
 found by :mod:`sts_lib.results` in a clone or in the installed package); nothing is retrained.
-The figures come from :mod:`sts_lib.figures`, the summaries and claims tables from
-:mod:`sts_lib.report`, the paper's statements and their verdicts from :mod:`sts_lib.statements`.
+The figures come from :mod:`sts_lib.presentation.figures`, the summaries and claims tables from
+:mod:`sts_lib.presentation.report`, the paper's statements and their verdicts from :mod:`sts_lib.reading.statements`.
 This module loads the documents (:func:`load_documents`), re-exports the tally in words
-(:func:`~sts_lib.verdict_table.tally_in_words`), tabulates the near-orthogonal baseline's minima
+(:func:`~sts_lib.presentation.verdict_table.tally_in_words`), tabulates the near-orthogonal baseline's minima
 (:func:`baseline_minima`; the width
 law's fits are :func:`~sts_lib.chapters.ch4_width_law.width_forms_table`, its words chapter 4's, re-exported),
 finds the experiments the page discusses one by one from the section each document names (:func:`sections`, set by
@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 import re
 
-from ..verdict_table import tally_in_words
+from ..presentation.verdict_table import tally_in_words
 from .ch4_width_law import width_law_in_words
 from ..history import HeldOut
-from ..report import Markdown, table
+from ..presentation.report import Markdown, table
 from ..results import list_results, load_result, per_seed
 
 #: Where a further experiment's setting is explained when its result file has no ``scale_note``.

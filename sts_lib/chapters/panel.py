@@ -1,7 +1,8 @@
 """The course's one widget idiom, ``FigurePanel(draw, controls)``, and the one rule for who owns a figure.
 
 **Figures.** Every function of the library that draws returns a bare matplotlib ``Figure``
-(:func:`sts_lib.layout.new_figure`), never one registered with pyplot. The caller owns it and nothing global
+(:func:`sts_lib.presentation.layout.new_figure`), never one registered with pyplot. The caller owns it and nothing
+global
 remembers it: drawing has no side effect, a script or a test leaks no figures, and a notebook shows
 a figure exactly once, as the value of its cell (``plot_x(...)`` on the last line) or with
 ``display(fig)`` where a cell shows several things in order. No cell needs ``plt.close``.
@@ -13,7 +14,7 @@ a figure exactly once, as the value of its cell (``plot_x(...)`` on the last lin
   ``values`` alone (the same values give the same figure data, whatever was drawn before), so the
   static book and a build without a kernel can call it over a grid of values. Data a panel needs
   besides its controls (trained runs, a sweep) is bound with ``functools.partial``. It is a
-  :func:`~sts_lib.layout.drawing` and builds its figure with ``new_figure(..., fig=fig)``, which clears
+  :func:`~sts_lib.presentation.layout.drawing` and builds its figure with ``new_figure(..., fig=fig)``, which clears
   ``fig`` when given: so it computes everything that can fail first, and a rejected setting leaves the
   figure as it was; the static book calls it again for a phone's column.
 * ``controls``: name -> :class:`Ints`, :class:`LogFloats` or :class:`Choice`, each with its values,

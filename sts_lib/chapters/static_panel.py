@@ -35,8 +35,8 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
-from ..layout import PHONE, redraw
-from ..phone import PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, picture, smallest_text_px, static_book
+from ..presentation.layout import PHONE, redraw
+from ..presentation.render import PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, picture, smallest_text_px, static_book
 
 ENV = STATIC_BOOK_ENV  # set to "1" by the book build (book/_ext/sts_panels.py)
 #: The notebook output type of a static panel: its data (JSON), which the book's extension alone renders.
@@ -55,7 +55,7 @@ def figure_png(fig: Figure, dpi: int = 100) -> bytes:
 def _frame_pictures(fig: Figure, dpi: int) -> dict:
     """A frame's two pictures as ``data:`` URIs, each with its smallest text in image pixels: ``src``/``px``
     as a live panel draws it (:func:`figure_png`'s picture, drawn once and encoded once), ``narrow``/``narrow_px``
-    drawn again by the panel's draw function for a phone (:func:`sts_lib.layout.redraw`)."""
+    drawn again by the panel's draw function for a phone (:func:`sts_lib.presentation.layout.redraw`)."""
     wide, drawn_wide = picture(fig, dpi, tight=False)
     narrow, drawn = picture(redraw(fig, PHONE), PHONE_DPI)
     return {

@@ -171,10 +171,10 @@ def run_experiment(
 
 
 def _with_counts(doc: dict) -> dict:
-    """``doc`` with each paper claim's ``counts`` (:func:`sts_lib.statements.counted`): whether it decides an
+    """``doc`` with each paper claim's ``counts`` (:func:`sts_lib.reading.statements.counted`): whether it decides an
     admissible reading that can fail, or only readings that hold by construction, or only excluded ones. Derived
     from the statements' records, so a document is annotated again when they change (no number moves)."""
-    from ..statements import counted
+    from ..reading.statements import counted
 
     kinds = counted(doc)
     return doc | {

@@ -15,7 +15,7 @@ matplotlib.use("Agg")  # files only; never open a window
 
 import torch
 
-from .. import report
+from ..presentation import report
 from ..device import get_device
 from . import EXPERIMENTS, LANES, SCALES, check_seeds, in_lane, run_experiment
 
@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
         "--policy-commit",
         default=None,
         metavar="SHA",
-        help="the commit of the reading policy (default: git's last commit of sts_lib/policy.py and the statements)",
+        help="the commit of the reading policy (default: git's last commit of sts_lib/reading's policy, statements "
+        "and verdicts and of the floor test)",
     )
     c.add_argument("--started", default="", metavar="TIME", help="when the fresh runs' training started (recorded)")
     c.add_argument("--only-write", action="store_true", help="train nothing: write the document from DIR/confirmation")
@@ -179,8 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-#: The policy's files: the reading policy, the statements, the verdicts, the floor test.
-_POLICY_FILES = ["sts_lib/policy.py", "sts_lib/statements.py", "sts_lib/verdicts.py", "sts_lib/checks.py"]
+#: The policy's files: the reading policy, the statements, the verdicts, the floor test; with the paths the first
+#: three had before they moved into ``sts_lib/reading`` (git's log of a path does not follow a rename).
+_POLICY_FILES = [
+    *(f"sts_lib/{sub}{name}.py" for name in ("policy", "statements", "verdicts") for sub in ("reading/", "")),
+    "sts_lib/checks.py",
+]
 
 
 def _git(*args: str) -> str:
@@ -210,9 +215,9 @@ def _confirm(args, parser) -> int:
     import json
     from pathlib import Path
 
-    from .. import confirmation
+    from ..reading import confirmation
     from ..results import list_results, load_result
-    from ..statements import STATEMENTS
+    from ..reading.statements import STATEMENTS
 
     if args.threads is not None:
         torch.set_num_threads(max(1, args.threads))

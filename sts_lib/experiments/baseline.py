@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..checks import loss_exponent, rank_correlation
-from ..policy import LEVEL, reading_key
+from ..reading.policy import LEVEL, reading_key
 from ..history import HeldOut
 from ..positional import make_pe
 from ..results import Measured
@@ -39,8 +39,8 @@ from ._runs import (
 from .generalization import RULES
 from .comparisons import NOISE_1024
 from .generalization_claims import Q_TESTS, above_q, converges_claim, floor_claim
-from .. import evidence_figures
-from ..statements import FIXED_PE_FLOOR, Decides
+from ..presentation import evidence_figures
+from ..reading.statements import FIXED_PE_FLOOR, Decides
 from .record import Experiment
 
 
@@ -128,7 +128,7 @@ def _family(pe: dict, p: dict, seed: int) -> dict:
 def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
     """The claims of one table's run: a pure function of its History and its family prediction.
 
-    The reading policy (:mod:`sts_lib.policy`) admits both horizons for "end up with validation loss at least
+    The reading policy (:mod:`sts_lib.reading.policy`) admits both horizons for "end up with validation loss at least
     0.15": the lowest loss over the figure's own steps (``p["figure_steps"]``) and over the whole run, each a paper
     claim. "Does not go below some constant" and "converges in the long run" are read at the whole run by the
     floor test (:func:`sts_lib.checks.fitted_floor`); "worse as q_test grows" over q_test above the training q

@@ -1,9 +1,11 @@
 """Comparisons of the stochastic PE with a fixed PE at one q_test, as the reading policy measures its magnitude words.
 
 "Slightly quicker" (:func:`quicker`: the rival's steps to 5% of the initial loss, or its loss near the end, over the
-stochastic PE's, within [1, :data:`~sts_lib.policy.SLIGHTLY`]) and "dominates for early stopping" (:func:`dominates`:
+stochastic PE's, within [1, :data:`~sts_lib.reading.policy.SLIGHTLY`]) and "dominates for early stopping"
+(:func:`dominates`:
 the fraction of logged steps at which the stochastic PE is at most the rival, at least
-:data:`~sts_lib.policy.DOMINATES`); the loss near the end (:func:`end_mean`) and the exact equal-rate tie with the
+:data:`~sts_lib.reading.policy.DOMINATES`); the loss near the end (:func:`end_mean`) and the exact equal-rate tie
+with the
 fixed one-hot PE (:func:`eqrate_identity`). Pure functions of Histories, used by
 :mod:`~sts_lib.experiments.generalization_claims`.
 """
@@ -16,7 +18,7 @@ import numpy as np
 
 from ..checks import first_step_at_or_below
 from ..fits import last_part
-from ..policy import DOMINATES, SLIGHTLY
+from ..reading.policy import DOMINATES, SLIGHTLY
 from ..results import Measured
 from ..theory import equal_rate_lr, reduced_dynamics
 
@@ -45,7 +47,7 @@ def eqrate_identity(T: int, N: int, lr_W: float, steps: int, d: int = 5, q: int 
     return float(np.max(np.abs(a - b) / b))
 
 
-#: The comparator key of each fixed arm, as the reading policy names it (sts_lib.policy AXES["vs"]).
+#: The comparator key of each fixed arm, as the reading policy names it (sts_lib.reading.policy AXES["vs"]).
 _VS = {"fixed": "onehot", "fixed_nearorth": "nearorth"}
 
 
@@ -53,7 +55,7 @@ def quicker(fast, rival, key: str, where: str, rival_name: str, rate: str, measu
     """How far the stochastic PE (``fast``: at one rate, or the pool at the equal effective rate) is ahead of a fixed
     PE at one q_test: ``measure`` 'steps' = the rival's steps to 5% of its initial loss ÷ the stochastic PE's, 'end'
     = the rival's mean loss over the last :data:`END_FRAC` of the steps ÷ the stochastic PE's. "Slightly quicker"
-    is a factor within [1, :data:`~sts_lib.policy.SLIGHTLY`]."""
+    is a factor within [1, :data:`~sts_lib.reading.policy.SLIGHTLY`]."""
     rate_words = "one rate for both" if rate == "one" else "the pool at the equal effective rate"
     steps = fast["step"]
     if measure == "steps":
@@ -101,7 +103,8 @@ def quicker(fast, rival, key: str, where: str, rival_name: str, rate: str, measu
 
 def dominates(fast, rival, key: str, where: str, rival_name: str) -> Measured:
     """The fraction of logged steps at which the stochastic PE's loss at one q_test is at most a fixed PE's:
-    "dominates for all practical purposes related to early stopping" is at least :data:`~sts_lib.policy.DOMINATES`
+    "dominates for all practical purposes related to early stopping" is at least
+    :data:`~sts_lib.reading.policy.DOMINATES`
     (wherever training stops, the stochastic PE is the better choice)."""
     lower = fast[key] <= rival[key]
     frac = float(np.mean(lower[1:]))  # step 0 is the same zero-initialised model for every PE

@@ -43,9 +43,9 @@ from ..results import Measured
 from ..theory import uniform_plateau
 from ..history import TrainConfig
 from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
-from .. import figures
-from ..policy import reading_key
-from ..statements import Decides
+from ..presentation import figures
+from ..reading.policy import reading_key
+from ..reading.statements import Decides
 from .record import Experiment
 
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]
@@ -147,7 +147,7 @@ def config(scale: str, seeds: list) -> dict:
         else "quick scale: only the T=20 SGD run (the paper's T=200 run takes minutes of CPU)"
     )
     # "roles": hashed, so that the claims are analysed again when who may decide changes (the reading policy admits
-    # the Adam run's claims as the paper's: sts_lib.policy, axis "opt").
+    # the Adam run's claims as the paper's: sts_lib.reading.policy, axis "opt").
     return {"scale": scale, "seeds": list(seeds), "runs": runs, "scale_note": note, "roles": "policy"}
 
 
@@ -156,7 +156,7 @@ RATE_BAND = [-1.25, -0.8]
 
 
 #: Every run, gradient descent or Adam, tests the paper's statements: the captions do not name their optimiser, so
-#: the reading policy admits both (:mod:`sts_lib.policy`, axis ``opt``).
+#: the reading policy admits both (:mod:`sts_lib.reading.policy`, axis ``opt``).
 _ROLE = "paper"
 
 

@@ -21,10 +21,10 @@ themselves are measured by :mod:`~sts_lib.experiments.generalization_claims`.
 
 from __future__ import annotations
 
-from .. import figures
+from ..presentation import figures
 from ..checks import FLAT_SLOPE, SLOPE_TOL
-from ..policy import DOMINATES, LEVEL, SLIGHTLY, reading_key
-from ..statements import Decides
+from ..reading.policy import DOMINATES, LEVEL, SLIGHTLY, reading_key
+from ..reading.statements import Decides
 from ..theory import equal_rate_lr
 from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
 from .comparisons import END_FRAC

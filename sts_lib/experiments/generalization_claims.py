@@ -19,10 +19,10 @@ from ..checks import falling_at_end, first_step_at_or_below, fitted_floor, popul
 from .comparisons import NOISE_1024, dominates, end_mean, eqrate_identity, quicker
 from ..fits import inverse_loss_fit, last_part
 from ..history import HeldOut
-from ..policy import LEVEL
+from ..reading.policy import LEVEL
 from ..positional import pe_class
 from ..results import Measured
-from ..statements import FIXED_PE_FLOOR
+from ..reading.statements import FIXED_PE_FLOOR
 from ..theory import equal_rate_lr, fixed_onehot_lower_bound
 
 
@@ -61,7 +61,7 @@ FIXED = tuple(a.key for a in ARMS if a.fixed)
 _NAME = {a.key: a.name for a in ARMS}
 
 
-#: The comparator key of each fixed arm, as the reading policy names it (sts_lib.policy AXES["vs"]).
+#: The comparator key of each fixed arm, as the reading policy names it (sts_lib.reading.policy AXES["vs"]).
 VS = {"fixed": "onehot", "fixed_nearorth": "nearorth"}
 
 
@@ -73,7 +73,7 @@ Q_TESTS = [2, 4, 5, 6, 8, 10]
 
 def _floor_info(h, key: str) -> tuple[np.ndarray, dict, dict, str]:
     """The relative curve ``h[key] / h[key][0]``, its fitted floor, its slopes at the end, and when it reached
-    :data:`~sts_lib.policy.LEVEL` (in words)."""
+    :data:`~sts_lib.reading.policy.LEVEL` (in words)."""
     rel = h[key] / h[key][0]
     floor = fitted_floor(h["step"], rel, LEVEL)
     end = falling_at_end(h["step"], rel, LEVEL)
@@ -97,7 +97,7 @@ def converges_claim(h, key: str, label: str, where: str, role: str, by_construct
     """ "Converges to 0" on the relative curve ``h[key] / h[key][0]``, by the floor test :func:`checks.fitted_floor`.
 
     The claim's value is the upper end of the fitted floor's 95% interval, which must lie below
-    :data:`~sts_lib.policy.LEVEL` of the initial loss; an interval that straddles the level makes it *undecided*
+    :data:`~sts_lib.reading.policy.LEVEL` of the initial loss; an interval that straddles the level makes it *undecided*
     (the run is too short to tell); one wholly above it fails. Whether the curve is still falling at the run's end
     (:func:`checks.falling_at_end`) and when it reached the level are said beside it, never deciding it."""
     rel, floor, end, when = _floor_info(h, key)
@@ -130,7 +130,8 @@ def converges_claim(h, key: str, label: str, where: str, role: str, by_construct
 
 def floor_claim(h, key: str, label: str, where: str, role: str = "paper") -> tuple[dict, Measured]:
     """ "Does not go below some constant" on the relative curve, by the floor test: the lower end of the fitted
-    floor's 95% interval above :data:`~sts_lib.policy.LEVEL` of the initial loss (undecided when it straddles)."""
+    floor's 95% interval above :data:`~sts_lib.reading.policy.LEVEL` of the initial loss (undecided when it
+    straddles)."""
     rel, floor, end, when = _floor_info(h, key)
     lo, hi = floor["ci95"]
     info = {"final_rel": float(rel[-1]), "floor": floor, "at_end": end["verdict"], "verdict": floor["verdict"]}
@@ -251,7 +252,7 @@ def q_claims(
 ) -> tuple[dict, dict]:
     """Figure 4: every PE converges at unseen q, the stochastic one slightly quicker; the fixed PE worse as q grows.
 
-    Every reading the policy admits gets its claims (:mod:`sts_lib.policy`): convergence by the floor test;
+    Every reading the policy admits gets its claims (:mod:`sts_lib.reading.policy`): convergence by the floor test;
     "slightly quicker" against each fixed PE, at one rate and at the equal effective rate, by steps to 5% and by
     the loss near the end (:func:`quicker`); the equal-rate comparison with the fixed one-hot PE is a tie by
     construction (a guaranteed claim checks the two exact population-GD curves are identical); "worse as q_test

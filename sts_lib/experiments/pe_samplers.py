@@ -42,7 +42,7 @@ from ..fits import inverse_loss_fit, last_part, linear_fit
 from ..history import HeldOut
 from ..results import Measured
 from ._runs import PLAIN_GD, Context, SeedResult, cached_call, for_each_seed, run_spec, seed_runs
-from .. import figures
+from ..presentation import figures
 from .record import Experiment
 
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]

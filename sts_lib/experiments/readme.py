@@ -3,7 +3,8 @@
 ``python -m sts_lib.experiments report`` rewrites the text between the two markers of the README
 (:data:`START`, :data:`END`) from the result documents, so the README's numbers are never typed by hand
 and cannot drift from the JSON files (``tests/unit/test_results.py`` checks that the committed README is what
-this module writes). The renderers are the book's: :mod:`sts_lib.verdict_table` and :mod:`sts_lib.report`.
+this module writes). The renderers are the book's: :mod:`sts_lib.presentation.verdict_table` and
+:mod:`sts_lib.presentation.report`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..report import Markdown, claims_markdown, counted, plain, table, title_of
+from ..presentation.report import Markdown, claims_markdown, counted, plain, table, title_of
 from ..results import claims_table
 from ..results import list_results, load_result
-from ..verdict_table import statements_table, tally_in_words
+from ..presentation.verdict_table import statements_table, tally_in_words
 
 START, END = "<!-- generated: python -m sts_lib.experiments report -->", "<!-- end of generated part -->"
 

@@ -13,7 +13,7 @@ touches its own module, its line in ``MODULES`` and its section of the book.
 >>> e = Experiment("demo", "a demo", config=lambda s, seeds: {}, run=lambda c, ctx: {"claims": {}},
 ...                figure=figures.length, lane="A", section="")
 >>> e.seeds_at("paper"), e.document_fields()["figure"]
-([0, 1, 2], 'sts_lib.figures.length')
+([0, 1, 2], 'sts_lib.presentation.figures.length')
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from collections.abc import Callable
 
-from ..figures import FIGURE_MODULES
-from ..statements import Decides, statement
+from ..presentation.figures import FIGURE_MODULES
+from ..reading.statements import Decides, statement
 
 #: The lanes of ``make reproduce`` (two, one core each). An experiment that shares training runs with
 #: another (Figures 1/3, Figures 2/4) runs in the same lane, so the shared run is trained once; the
@@ -41,7 +41,7 @@ class Experiment:
     description: str  # one line for `list`
     config: Callable[[str, list], dict]  # (scale, seeds) -> JSON-able config
     run: Callable[[dict, object], dict]  # (config, Context) -> {'runs', 'final', 'data', 'claims'}
-    figure: Callable[[dict], object]  # result document -> matplotlib Figure (sts_lib.figures or
+    figure: Callable[[dict], object]  # result document -> matplotlib Figure (sts_lib.presentation.figures or
     # evidence_figures)
     lane: str  # the lane of `make reproduce` (LANES)
     section: str  # the label of its section in chapter 8 ('' = "further experiments")
@@ -74,11 +74,13 @@ class Experiment:
         return list(self.seeds[scale])
 
     def declared(self, config: dict) -> list[dict]:
-        """The :class:`~sts_lib.statements.Decides` entries for ``config``, checked and as JSON."""
+        """The :class:`~sts_lib.reading.statements.Decides` entries for ``config``, checked and as JSON."""
         out = []
         for d in self.decides(config):
             if not isinstance(d, Decides):
-                raise TypeError(f"experiment {self.name!r}: decides must give sts_lib.statements.Decides, got {d!r}")
+                raise TypeError(
+                    f"experiment {self.name!r}: decides must give sts_lib.reading.statements.Decides, got {d!r}"
+                )
             st = statement(d.statement)
             if d.reading not in [r.key for r in st.readings() + st.others()]:
                 raise ValueError(f"experiment {self.name!r}: statement {d.statement!r} has no reading {d.reading!r}")

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import time
 
-from .. import evidence_figures
+from ..presentation import evidence_figures
 from ..results import Measured
-from ..statements import Decides
+from ..reading.statements import Decides
 from ..theory import steps_to_loss
 from ..theory.families import random_pe_best_error, random_pe_family_error
 from ._runs import Context, SeedResult, cached_call, for_each_seed

@@ -23,7 +23,7 @@ from ..checks import block_changes, loss_exponent
 from ..results import Measured
 from ..theory import uniform_plateau
 from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
-from .. import evidence_figures
+from ..presentation import evidence_figures
 from .record import Experiment
 
 

@@ -39,8 +39,8 @@ from ..task import STSTask
 from ..train import History, TrainConfig, train
 from ..theory import bound_width_for_error, fcn_lower_bound, zero_predictor_loss
 from ._runs import Context, SeedResult, cached_call, for_each_seed
-from .. import figures
-from ..statements import Decides
+from ..presentation import figures
+from ..reading.statements import Decides
 from .record import Experiment
 
 _M_GRID = [2, 4, 8, 16, 32, 64, 128, 256]

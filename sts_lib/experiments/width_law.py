@@ -39,8 +39,8 @@ from ..theory import in_theorem1_range, zero_predictor_loss
 from ..theory.families import random_pe_best_error, smallest_width
 from ._runs import Context, SeedResult, cached_call, for_each_seed
 from .width import stop_rule, train_to_convergence
-from .. import evidence_figures
-from ..statements import Decides
+from ..presentation import evidence_figures
+from ..reading.statements import Decides
 from .record import Experiment
 
 

@@ -158,7 +158,8 @@ _INSPECT_JS = r"""
     // dark) is not broken: what is shown must be.
     brokenImages: Array.from(document.images).filter(i => i.getClientRects().length)
       .filter(i => !i.complete || i.naturalWidth === 0).map(i => i.getAttribute('src')),
-    // A figure that shows its light picture on a dark page (sts_lib.phone draws every figure for both themes; a
+    // A figure that shows its light picture on a dark page (sts_lib.presentation.render draws every figure for both
+    themes; a
     // static panel's frames are drawn once, light, on the panel's own light card).
     lightInDark: document.documentElement.dataset.theme !== 'dark' ? [] :
       Array.from(document.querySelectorAll('article .cell_output picture img:not(.sts-panel-img)'))
@@ -297,7 +298,7 @@ _INSPECT_JS = r"""
         clippedMath.push(`${Math.round(past)} px cut by its ${c.tagName.toLowerCase()}.${c.className}: ${text}`);
     }
     // A printed table (several lines of columns set apart by runs of spaces) whose lines wrap loses its
-    // columns: tables are HTML tables (sts_lib.report.table).
+    // columns: tables are HTML tables (sts_lib.presentation.report.table).
     const wrappedTables = [];
     for (const pre of article.querySelectorAll('.cell_output pre')) {
       if (pre.offsetParent === null) continue;
@@ -310,7 +311,8 @@ _INSPECT_JS = r"""
         wrappedTables.push(`${lines.length} lines shown as ${shown}: ${lines[0].trim().slice(0, 50)}`);
     }
     // Figure text as shown (issue 23): each picture carries its smallest text in image pixels
-    // (data-text-px, from sts_lib.phone), of the rendering this window chose; shown at its displayed scale.
+    // (data-text-px, from sts_lib.presentation.render), of the rendering this window chose; shown at its displayed
+    scale.
     const smallText = [], floor = vw < 600 ? 9 : 11;
     let smallest = Infinity;
     for (const img of article.querySelectorAll('.cell_output img, .sts-static-panel img')) {
@@ -480,7 +482,7 @@ def _open_and_inspect(
             f"{report['clippedMathCount']} inline formulas run past the column where nothing scrolls "
             "(set them as display math), e.g. " + "; ".join(report["clippedMath"][:3])
         )
-    problems += [f"printed table wraps (use sts_lib.report.table): {t}" for t in report["wrappedTables"]]
+    problems += [f"printed table wraps (use sts_lib.presentation.report.table): {t}" for t in report["wrappedTables"]]
     problems += [f"figure text below {9 if width < 600 else 11} px: {t}" for t in report["smallText"]]
     problems += [f"claims table with its verdict column out of view: {v}" for v in report["hiddenVerdicts"]]
     if report["pageScrollsSideways"]:
@@ -759,7 +761,7 @@ def test_figure_text_is_enlarged_once_for_narrow_columns():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sts_lib.readable import enlarge_text, readable_figures
+    from sts_lib.presentation.readable import enlarge_text, readable_figures
 
     fig, ax = plt.subplots()
     ax.plot([0, 1], label="curve")
@@ -784,7 +786,7 @@ def test_reader_checks_fail_on_planted_problems():
     from matplotlib.figure import Figure
     from playwright.sync_api import sync_playwright
 
-    from sts_lib.phone import png_width
+    from sts_lib.presentation.render import png_width
 
     fig = Figure(figsize=(7.0, 2.0), dpi=100)
     fig.add_subplot().plot([0, 1])

@@ -470,7 +470,8 @@ def test_adding_an_experiment_touches_its_own_module_only(tmp_path, monkeypatch)
     figure dispatch and chapter 8 pick it up from the record; nothing else is edited."""
     import types
 
-    from sts_lib import experiments, figures
+    from sts_lib import experiments
+    from sts_lib.presentation import figures
     from sts_lib.chapters import ch8_reproduction as ch8
     from sts_lib.claims import Measured
     from sts_lib.experiments._runs import SeedResult, for_each_seed
@@ -504,11 +505,15 @@ def test_adding_an_experiment_touches_its_own_module_only(tmp_path, monkeypatch)
     monkeypatch.setattr(experiments, "EXPERIMENTS", found)
     assert "new-check" in experiments.in_lane("B")
     doc = experiments.run_experiment("new-check", out=tmp_path, progress=False, log=lambda *a: None, device="cpu")
-    assert doc["title"] == "A new check" and doc["figure"] == "sts_lib.figures.convergence" and doc["section"] == ""
+    assert (
+        doc["title"] == "A new check"
+        and doc["figure"] == "sts_lib.presentation.figures.convergence"
+        and doc["section"] == ""
+    )
     assert doc["claims"]["x.small"]["passed"] and doc["seeds"] == [0, 1]
     assert ch8.others({"new-check": doc}) == ["new-check"]
     with pytest.raises(KeyError):  # the record's figure is what draws it: no other table
-        figures.figure({**doc, "figure": "sts_lib.figures.nope"})
+        figures.figure({**doc, "figure": "sts_lib.presentation.figures.nope"})
     with pytest.raises(ValueError, match="two experiments are named"):
         experiments._collect(
             [

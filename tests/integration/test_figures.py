@@ -1,4 +1,5 @@
-"""The paper's figures (sts_lib.figures), PE identity by kind, chapters 7 and 8 (claims tables: test_report.py).
+"""The paper's figures (sts_lib.presentation.figures), PE identity by kind, chapters 7 and 8 (claims tables:
+test_report.py).
 
 Every figure function is drawn from every committed result and from quick-scale documents that
 the experiment runner writes into a temporary folder; a figure is a bare Figure (never pyplot's)
@@ -19,12 +20,13 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 import sts_lib as sts
-from sts_lib import figures, results, run_labels
+from sts_lib.presentation import figures, run_labels
+from sts_lib import results
 from sts_lib.chapters import ch5_length as wlen
 from sts_lib.chapters import ch5_length_widgets as wlenw
 from sts_lib.chapters import ch7_practical as ch7
 from sts_lib.chapters import ch8_reproduction as ch8
-from sts_lib.plots import ood_title
+from sts_lib.presentation.plots import ood_title
 from sts_lib.positional import PE_COLORS, PE_LABELS, pe_class
 from sts_lib.history import History
 
@@ -69,7 +71,7 @@ def test_every_experiment_has_a_figure_named_in_its_documents():
 
     for name in COMMITTED:
         assert results.load_result(name)["figure"] == EXPERIMENTS[name].document_fields()["figure"]
-    for where in ("os.system", "sts_lib.figures._new", "sts_lib.figures.nothing", None):
+    for where in ("os.system", "sts_lib.presentation.figures._new", "sts_lib.presentation.figures.nothing", None):
         with pytest.raises(KeyError, match="figure"):
             figures.figure({"experiment": "fig0", "figure": where})
 
@@ -280,7 +282,7 @@ def test_chapter_8_names_the_experiments_without_a_section():
 # min(1, 688 / PNG width). A three-panel row (1271 px) showed 8 pt legends at about 6 px.
 import numpy as np  # noqa: E402
 
-from sts_lib import plots, readable  # noqa: E402
+from sts_lib.presentation import plots, readable  # noqa: E402
 from sts_lib.chapters import ch1_task as ch1  # noqa: E402
 from sts_lib.chapters import ch2_fcn_widgets as w2  # noqa: E402
 from sts_lib.chapters import ch4_positional_widgets as wpos  # noqa: E402
@@ -450,12 +452,13 @@ def test_text_report_measures_as_the_column_shows():
 # -- drawn for the book's column, then again for a phone (issue 23; issue 31: by the same draw function) -----------
 # A 390 px phone shows an image at most PHONE_COLUMN_PX (314) CSS px wide (a panel; a figure gets 357): the desktop
 # picture's 9 pt text would be about 6 px there. The static book shows each figure drawn again by its own function
-# for the phone's column (sts_lib.layout.redraw), whose smallest text must be shown at MIN_PHONE_TEXT_PX or more,
+# for the phone's column (sts_lib.presentation.layout.redraw), whose smallest text must be shown at MIN_PHONE_TEXT_PX
+# or more,
 # with nothing overlapping. One test per figure draws it once for each column (issue 31: each figure drawn once
 # per column).
 from matplotlib.colors import to_rgb  # noqa: E402
 
-from sts_lib import layout, phone  # noqa: E402
+from sts_lib.presentation import layout, render  # noqa: E402
 
 
 @pytest.mark.parametrize("name", _FIGURE_NAMES)
@@ -474,15 +477,15 @@ def test_every_library_figure_is_readable_in_the_book_column_and_on_a_phone(name
 
     narrow = layout.redraw(fig, layout.PHONE)
     assert narrow is not fig, f"{name}: no drawing made it, so it cannot be drawn for a phone"
-    report = readable.text_report(narrow, column_px=phone.PHONE_COLUMN_PX, dpi=phone.PHONE_DPI)
+    report = readable.text_report(narrow, column_px=render.PHONE_COLUMN_PX, dpi=render.PHONE_DPI)
     px, text = report["sizes"][0]
     keep = os.environ.get("STS_KEEP_PHONE_FIGURES")  # a folder: look at them
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
-        narrow.savefig(Path(keep) / f"{name}.png", dpi=phone.PHONE_DPI, bbox_inches="tight")
-    assert px >= phone.MIN_PHONE_TEXT_PX, (
+        narrow.savefig(Path(keep) / f"{name}.png", dpi=render.PHONE_DPI, bbox_inches="tight")
+    assert px >= render.MIN_PHONE_TEXT_PX, (
         f"{name}: {text!r} is shown at {px:.1f} px on a phone (PNG "
-        f"{report['png_width']} px wide in a {phone.PHONE_COLUMN_PX} px column)"
+        f"{report['png_width']} px wide in a {render.PHONE_COLUMN_PX} px column)"
     )
     assert not report["overlaps"], f"{name}: texts overlap on a phone: {report['overlaps']}"
     # Panels keep room to be read: a legend left beside a panel (or two panels left side by side) would squeeze it.
@@ -534,7 +537,8 @@ def test_a_literal_black_is_found_on_the_dark_page():
 
 
 def test_every_drawing_of_the_library_is_drawn_by_these_tests(small_data):
-    """The list above is checked against the drawings the library declares (sts_lib.layout.DRAWINGS, every module
+    """The list above is checked against the drawings the library declares (sts_lib.presentation.layout.DRAWINGS,
+    every module
     imported), so a new plotter is measured in the column and on a phone without editing a list by hand."""
     import importlib
     import pkgutil
@@ -576,5 +580,5 @@ def test_phone_rendering_stacks_panels_and_fails_a_figure_drawn_too_small():
     tiny = Figure(figsize=(7.2, 3.0))  # a reader's own figure: as it is
     tiny.add_subplot().set_title("six points", fontsize=6)
     assert layout.redraw(tiny, layout.PHONE) is tiny
-    px = readable.text_report(tiny, column_px=phone.PHONE_COLUMN_PX, dpi=phone.PHONE_DPI)["sizes"][0][0]
-    assert px < phone.MIN_PHONE_TEXT_PX  # the check above can fail
+    px = readable.text_report(tiny, column_px=render.PHONE_COLUMN_PX, dpi=render.PHONE_DPI)["sizes"][0][0]
+    assert px < render.MIN_PHONE_TEXT_PX  # the check above can fail

@@ -19,7 +19,7 @@ _NO_WIDGETS_SCRIPT = r"""
 import json, sys
 from sts_lib.chapters.ch1_task import instance_explorer
 from sts_lib.chapters.panel import FigurePanel, Ints
-from sts_lib.layout import new_figure
+from sts_lib.presentation.layout import new_figure
 from sts_lib.chapters.static_panel import StaticPanel
 
 def draw(fig=None, *, n):

@@ -142,7 +142,8 @@ def test_runs_are_keyed_by_kind_and_built_by_make_pe(runs):
 
 
 def test_chapter_tables(runs):
-    """The tables the chapter shows (sts_lib.report.table): one row per run, the closed forms where they apply."""
+    """The tables the chapter shows (sts_lib.presentation.report.table): one row per run, the closed forms where they
+    apply."""
     lines = wlen.final_losses(runs).splitlines()
     assert lines[0] == "| PE | $T=20$ | $T'=30$ | $T'=40$ |" and len(lines) == 7
     assert lines[-1].startswith("Final held-out losses; the 3 runs trained in ")

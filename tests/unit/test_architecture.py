@@ -1,11 +1,12 @@
 """The package's and the book's shape, checked by reading their source with ``ast`` (nothing is imported).
 
-The layers (README, "Architecture"): the core (the top-level modules and ``sts_lib.theory``)
-may import only the leaves of the speed path (``sts_lib.fast.kernel``, ``fast.sampling``,
-``fast.prefetch``), which import nothing from ``sts_lib``; chapter code may use the core and
-the speed path but no tooling; no module imports another module's private ``_name``; there
-is no import cycle; every module opens with a docstring; the core, the speed path and the
-chapters keep modules of at most 350 lines.
+The layers (README, "Architecture"): the core (the top-level modules, at most 18 of them, and ``sts_lib.theory``:
+the paper's objects) may import only the leaves of the speed path (``sts_lib.fast.kernel``, ``fast.sampling``,
+``fast.prefetch``), which import nothing from ``sts_lib``; the reading of the paper (``sts_lib.reading``) and the
+presentation (``sts_lib.presentation``) use the core and each other but no chapter, speed path or tooling; chapter
+code may use all of those but no tooling; no module imports another module's private ``_name``; there is no import
+cycle; every module opens with a docstring; the core, the reading, the presentation, the speed path and the chapters
+keep modules of at most 350 lines, and no module of the library or the book's extension runs over 400.
 
 The book's cells are calls (``book/src/*.md``, every ``{code-cell}``): no cell defines a function
 (``def``, ``lambda``) or a class, and none runs over 20 non-blank lines (the hidden set-up cell,
@@ -25,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[2] / "sts_lib"
 BOOK = ROOT.parent / "book" / "src"
 MAX_CELL_LINES = 20
 FAST_LEAVES = {"sts_lib.fast.kernel", "sts_lib.fast.sampling", "sts_lib.fast.prefetch"}
+SHOWN = ("sts_lib.reading", "sts_lib.presentation")
+MAX_TOP_LEVEL = 18
 TOOLING = ("sts_lib.experiments", "sts_lib.exercises", "sts_lib.grading", "sts_lib.publish", "sts_lib.testing")
 
 
@@ -117,6 +120,23 @@ def test_the_core_imports_no_subpackage_but_the_fast_leaves(name):
     assert not outside, f"{name} (core) imports {sorted(outside)}"
 
 
+def test_the_top_level_holds_the_papers_objects_alone():
+    """At most 18 modules at the top (the package's ``__init__`` and ``_validate`` included): the task, encodings,
+    models, training, metrics, claims and results. Presentation and the reading of the paper live in their
+    subpackages, so a new module of either cannot land at the top unnoticed."""
+    top = sorted(m for m in MODULES if m.count(".") == 1 and MODULES[m].name != "__init__.py")
+    assert len(top) + 1 <= MAX_TOP_LEVEL, f"{len(top) + 1} top-level modules: {top}"
+    assert not {m.rsplit(".", 1)[1] for m in top} & {"layout", "figures", "report", "verdicts", "policy"}
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith(SHOWN)))
+def test_the_reading_and_the_presentation_use_the_core_only(name):
+    """``sts_lib.reading`` and ``sts_lib.presentation`` import the core and each other, never a chapter, the speed
+    path or the tooling (lazy imports too)."""
+    outside = {d for d in _deps(name) if not (_is_core(d) or d.startswith(SHOWN) or d in ("sts_lib",))}
+    assert not outside, f"{name} imports {sorted(outside)}"
+
+
 @pytest.mark.parametrize("name", sorted(FAST_LEAVES))
 def test_the_fast_leaves_import_nothing_from_sts_lib(name):
     assert not _deps(name), f"{name} imports {sorted(_deps(name))}"
@@ -172,11 +192,23 @@ def test_every_module_opens_with_a_docstring(name):
 
 
 @pytest.mark.parametrize(
-    "name", sorted(m for m in MODULES if _is_core(m) or m.startswith(("sts_lib.fast", "sts_lib.chapters")))
+    "name", sorted(m for m in MODULES if _is_core(m) or m.startswith(("sts_lib.fast", "sts_lib.chapters", *SHOWN)))
 )
 def test_core_fast_and_chapter_modules_stay_short(name):
     n = len(MODULES[name].read_text().splitlines())
     assert n <= 350, f"{name} has {n} lines"
+
+
+EXTENSION = sorted((ROOT.parent / "book" / "_ext").glob("*.py"))
+
+
+@pytest.mark.parametrize(
+    "path", [*MODULES.values(), *EXTENSION], ids=[*MODULES, *(f"book/_ext/{p.name}" for p in EXTENSION)]
+)
+def test_no_module_runs_over_400_lines(path):
+    """Split by what the parts do (the tooling too: experiments, grading)."""
+    n = len(path.read_text().splitlines())
+    assert n <= 400, f"{path.relative_to(ROOT.parent)} has {n} lines"
 
 
 # -- the book's cells are calls -------------------------------------------------------------------
@@ -409,11 +441,12 @@ def test_the_house_style_formatter_changes_nothing(tmp_path):
 
 
 # -- one figure constructor, one style, nothing of matplotlib or IPython patched or reached into (issue 31) --------
-LAYOUT = "sts_lib.layout"
+LAYOUT = "sts_lib.presentation.layout"
 
 
 def _drawing_faults(source: str, module: str = "planted") -> list[str]:
-    """What breaks the drawing rules in ``source``: a ``Figure(...)`` made outside :mod:`sts_lib.layout`; a text
+    """What breaks the drawing rules in ``source``: a ``Figure(...)`` made outside
+    :mod:`sts_lib.presentation.layout`; a text
     size written as a number (``fontsize=9``: sizes come from ``layout.STYLE``); an attribute of matplotlib or
     IPython set (a global patch, ``Text.draw = ...``); a private attribute of another object read or written
     (``leg._loc``, ``getattr(ax, "_colorbar")``)."""
@@ -437,7 +470,7 @@ def _drawing_faults(source: str, module: str = "planted") -> list[str]:
         return faults
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and ast.unparse(node.func) == "Figure" and module != LAYOUT:
-            faults.append(f"{module}:{node.lineno} makes a Figure (use sts_lib.layout.new_figure)")
+            faults.append(f"{module}:{node.lineno} makes a Figure (use sts_lib.presentation.layout.new_figure)")
         if isinstance(node, ast.Call):
             faults += [
                 f"{module}:{node.lineno} sets {k.arg}={ast.unparse(k.value)} (sizes live in layout.STYLE)"

@@ -1,6 +1,6 @@
 """The course's own notebook outputs (a figure's two pictures, a static panel) and the one module that writes them.
 
-Under the book build a figure and a panel output data of their own types (``sts_lib.phone.MIME_PICTURE``,
+Under the book build a figure and a panel output data of their own types (``sts_lib.presentation.render.MIME_PICTURE``,
 ``sts_lib.chapters.static_panel.MIME_PANEL``); ``book/_ext/sts_panels.py`` is myst-nb's renderer for them and the
 only writer of their markup. Checked here without a build: its renderer registers with myst-nb, picks the data
 over the PNG in HTML and a panel's data everywhere, and turns each output into its node; the class names its
@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
 import sts_panels  # noqa: E402
 from sts_lib.chapters.static_panel import MIME_PANEL  # noqa: E402
-from sts_lib.phone import MIME_PICTURE  # noqa: E402
+from sts_lib.presentation.render import MIME_PICTURE  # noqa: E402
 
 
 def test_myst_nb_finds_the_renderer_and_prefers_the_data():
@@ -95,8 +95,8 @@ def test_a_notebook_shows_a_figure_through_the_registered_bundle_at_the_print_re
     from IPython.core.interactiveshell import InteractiveShell
     from matplotlib.figure import Figure
 
-    from sts_lib import readable
-    from sts_lib.layout import new_figure
+    from sts_lib.presentation import readable
+    from sts_lib.presentation.layout import new_figure
 
     monkeypatch.setenv("STS_STATIC_PANELS", "1")
     shell = InteractiveShell.instance()

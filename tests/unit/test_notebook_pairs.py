@@ -96,7 +96,7 @@ def test_first_code_cell_installs_sts_lib(notebook):
             f"sts_lib if missing, then DEVICE = sts_lib.start()); it lacks {needle!r}. Fix the "
             f"source book/src/{notebook.stem}.md, then {FIX}"
         )
-    # The guarded install and one call: nothing else (what a session needs is sts_lib.session.start's).
+    # The guarded install and one call: nothing else (what a session needs is sts_lib.presentation.session.start's).
     lines = [ln for ln in first.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", ":tags:"))]
     assert len(lines) <= 12 and lines[-1].startswith("DEVICE = sts_lib.start()"), (
         f"the set-up cell of {notebook.name} has {len(lines)} lines of code, or does more after start(): "

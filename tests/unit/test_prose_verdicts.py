@@ -18,7 +18,7 @@ PAGES = sorted(
     [*ROOT.glob("book/src/*.md"), *ROOT.glob("book/appendix/*.md"), *ROOT.glob("book/projects/*.md")],
     key=lambda p: str(p),
 )
-#: The verdict phrases of sts_lib.verdicts.VERDICTS, as a sentence would state them about a statement.
+#: The verdict phrases of sts_lib.reading.verdicts.VERDICTS, as a sentence would state them about a statement.
 PHRASES = re.compile(
     r"\b(not reproduced|(is|are|was|were) reproduced|reproduced at|not decided|depends? on the reading|"
     r"holds? by construction|not testable here)\b",

@@ -1,4 +1,4 @@
-"""The book build's one-draw rendering (``sts_lib.phone.picture``) against matplotlib's own
+"""The book build's one-draw rendering (``sts_lib.presentation.render.picture``) against matplotlib's own
 ``savefig(bbox_inches="tight")``: the same picture to within a pixel's alignment, and ``savefig`` itself where a
 crop of the figure could not show everything."""
 
@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 from PIL import Image
 
-from sts_lib.phone import drawn_texts, picture
+from sts_lib.presentation.render import drawn_texts, picture
 
 
 def _figure(face: str = "white") -> Figure:

@@ -1,4 +1,5 @@
-"""The verdicts a reader sees (sts_lib.report, sts_lib.statements): summaries, claims tables, the paper's statements.
+"""The verdicts a reader sees (sts_lib.presentation.report, sts_lib.reading.statements): summaries, claims tables,
+the paper's statements.
 
 Checked on every committed result and on small hand-made documents: a claim reads as what kind of evidence it
 is (only the paper's statements read "reproduced"); a guaranteed claim names its reason under the table; numbers
@@ -11,7 +12,9 @@ import re
 
 import pytest
 
-from sts_lib import report, results, statements, verdict_table
+from sts_lib.presentation import report, verdict_table
+from sts_lib import results
+from sts_lib.reading import statements
 from sts_lib.chapters import ch8_reproduction as ch8
 
 COMMITTED = results.list_results()

@@ -1,7 +1,7 @@
-"""The paper's statements, their verdicts and the reading policy (sts_lib.statements, sts_lib.policy).
+"""The paper's statements, their verdicts and the reading policy (sts_lib.reading.statements, sts_lib.reading.policy).
 
 Each verdict kind is produced by a hand-made document built to produce it, so every rule of
-:func:`sts_lib.statements.verdict` and of the policy's combination is shown to fire (a failure within noise
+:func:`sts_lib.reading.statements.verdict` and of the policy's combination is shown to fire (a failure within noise
 never refutes; readings that disagree give "depends on the reading"); the committed results are checked for
 completeness: every admissible reading of every statement is decided by a committed document, every claim an
 experiment declares exists in its document, and every ``paper`` claim decides some statement; the glance table
@@ -10,12 +10,14 @@ and the confirmation on fresh seeds are checked against the records.
 
 import pytest
 
-from sts_lib import results, statements
+from sts_lib import results
+from sts_lib.reading import statements
 from sts_lib.experiments import EXPERIMENTS, experiment_config
 from sts_lib.experiments.comparisons import eqrate_identity
-from sts_lib import confirmation, policy, verdict_table
-from sts_lib.policy import Open
-from sts_lib.statements import PAPER, Decides, Statement
+from sts_lib.reading import confirmation, policy
+from sts_lib.presentation import verdict_table
+from sts_lib.reading.policy import Open
+from sts_lib.reading.statements import PAPER, Decides, Statement
 
 DOCS = {name: results.load_result(name) for name in results.list_results()}
 

@@ -14,9 +14,9 @@ import re
 import pytest
 
 from sts_lib.chapters.panel import Choice, FigurePanel, Ints, LogFloats
-from sts_lib.layout import new_figure
+from sts_lib.presentation.layout import new_figure
 from sts_lib.chapters.static_panel import ENV, MIME_PANEL, StaticPanel, clamp, figure_png, static_data, static_grid
-from sts_lib.phone import compact
+from sts_lib.presentation.render import compact
 
 from panel_html import page, parse, png_of
 

@@ -11,7 +11,7 @@ admissible reading decides it and none refutes it, **not reproduced** when one r
 testable, in that order. A reading the words exclude is shown beside the statement as *inadmissible*, with the
 reason, and never counted. The magnitude words the paper uses are measured by the thresholds here
 (:data:`SLIGHTLY`, :data:`DOMINATES`), and a convergence or a floor by :func:`sts_lib.checks.fitted_floor` at
-:data:`LEVEL`. Chapter 8 prints this module's records; :mod:`sts_lib.statements` applies them.
+:data:`LEVEL`. Chapter 8 prints this module's records; :mod:`sts_lib.reading.statements` applies them.
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def admissible(opens: tuple) -> list[dict]:
     return [dict(zip(axes, combo)) for combo in product(*(o.values for o in opens))]
 
 
-#: The verdict keys :func:`combine` reads and gives (those of :data:`sts_lib.verdicts.VERDICTS`).
+#: The verdict keys :func:`combine` reads and gives (those of :data:`sts_lib.reading.verdicts.VERDICTS`).
 _SUPPORT, _REFUTE, _DEPENDS = "reproduced", "not reproduced", "depends on the reading"
 _FALLBACK = ("not decided", "holds by construction", "not testable here", "no result")
 

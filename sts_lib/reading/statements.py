@@ -1,19 +1,19 @@
 """The paper's statements, one record each, decided at the paper's reading with the other readings beside it.
 
 Chapter 8 opens with one table: every caption statement and theorem of the paper the course can
-address (:data:`STATEMENTS`). A :class:`~sts_lib.verdicts.Statement` carries the paper's words as our
+address (:data:`STATEMENTS`). A :class:`~sts_lib.reading.verdicts.Statement` carries the paper's words as our
 sources give them (the whole sentence, qualifiers included, with its tag: [V] verbatim, [S] secondary,
 [R] reconstructed), the **reading** the course tests (horizon, reference encoding, range of q_test or
 T_test), why that reading is the caption's, when its deciding rule was fixed, and the **other
 readings** a referee could reasonably take. Which claims decide a reading is declared by the
 experiments (their records' ``decides``), so :func:`statements_table` is derived from the documents
-and never kept by hand; :mod:`sts_lib.verdicts` reads the five verdicts off the claims.
+and never kept by hand; :mod:`sts_lib.reading.verdicts` reads the five verdicts off the claims.
 """
 
 from __future__ import annotations
 
 from .policy import DOMINATES, SLIGHTLY, Open
-from .report import Markdown
+from ..presentation.report import Markdown
 from .verdicts import BEFORE, VERDICTS, Statement, statement_verdict, why_verdict
 
 # Re-exported (``x as x``) for the pages and tests that read verdicts through this module.
@@ -194,19 +194,19 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
     """A figure's summary in a few sentences: the paper's statements its document helps decide, each with the
     verdict chapter 8's table gives it (from the same records, so no two chapters can disagree) and, when it is
     not reproduced or not decided, the number that decides it; then the other checks, counted. The per-claim
-    detail stays in the claims table (:func:`sts_lib.report.claims_dropdown`).
+    detail stays in the claims table (:func:`sts_lib.presentation.report.claims_dropdown`).
 
     ``docs`` are the documents the verdicts are read from (``{name: doc}``); by default the committed ones, with
     ``doc`` in its own place: a statement that two experiments decide together is decided from both.
     """
-    from .report import title_of  # report is below this module; only the title is borrowed
+    from ..presentation.report import title_of  # report is below this module; only the title is borrowed
 
     from .confirmation import load_confirmation, standing
 
     conf = load_confirmation()
     name = doc.get("experiment", "this experiment")
     if docs is None:
-        from .results import list_results, load_result
+        from ..results import list_results, load_result
 
         docs = {n: load_result(n) for n in list_results() if n != name}
     docs = {**docs, name: doc}
@@ -245,5 +245,5 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-# The verdicts' names are sts_lib.verdicts'.
+# The verdicts' names are sts_lib.reading.verdicts'.
 __all__ = ["FIXED_PE_FLOOR", "STATEMENTS", "counted", "in_short", "statement"]

@@ -1,10 +1,10 @@
 """Plot helpers: data in, a bare matplotlib Figure out (never pyplot's); nothing is shown or saved here.
 
 Chapters call these and let Jupyter Book render the returned figure; tests check
-the returned object; :mod:`sts_lib.figures` builds the paper's figures on them. Each
+the returned object; :mod:`sts_lib.presentation.figures` builds the paper's figures on them. Each
 helper also accepts an existing ``ax`` (or axes) so a widget can redraw into the same figure.
-Each is a :func:`~sts_lib.layout.drawing`: drawn for the book's column (two panels a row, the house
-style's sizes) and again, by the same function, for a phone's (:mod:`sts_lib.layout`).
+Each is a :func:`~sts_lib.presentation.layout.drawing`: drawn for the book's column (two panels a row, the house
+style's sizes) and again, by the same function, for a phone's (:mod:`sts_lib.presentation.layout`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from .device import to_numpy
-from .history import HeldOut
+from ..device import to_numpy
+from ..history import HeldOut
 from .layout import DESKTOP, colorbar, current, drawing, legend, new_figure, outer_labels, palette, stacked
 
 

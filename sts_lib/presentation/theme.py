@@ -1,9 +1,10 @@
 """The page's themes as colours: the neutral colours and rcParams of the book's light and dark pages.
 
-A figure of the course is drawn for a :class:`~sts_lib.layout.Layout`, which carries one of these palettes;
+A figure of the course is drawn for a :class:`~sts_lib.presentation.layout.Layout`, which carries one of these palettes;
 a drawing takes every black, grey and white it uses from the palette of the layout it is drawn for
-(:func:`sts_lib.layout.palette`), never from a literal, and is drawn under the palette's rcParams, so the
-same draw function gives the picture for a light page and for a dark one (:mod:`sts_lib.phone` renders both;
+(:func:`sts_lib.presentation.layout.palette`), never from a literal, and is drawn under the palette's rcParams, so the
+same draw function gives the picture for a light page and for a dark one (:mod:`sts_lib.presentation.render` renders
+both;
 the book shows the one of the reader's theme).
 
 >>> LIGHT.ink, DARK.ink, dict(DARK.rc)["axes.facecolor"] == DARK.paper
@@ -20,7 +21,7 @@ from matplotlib import colormaps
 @dataclass(frozen=True)
 class Palette:
     """The neutral colours of a theme, by role: every black, grey and white a drawing uses comes from here
-    (:func:`~sts_lib.layout.palette`), so the same draw function draws for a light page and a dark one. The
+    (:func:`~sts_lib.presentation.layout.palette`), so the same draw function draws for a light page and a dark one. The
     data's own colours (``C0``-``C9``, a PE kind's colour) are the same in both themes: a reader who switches
     theme finds each curve in the colour the text names; a map of signed values keeps blue below zero and red
     above, around a middle of the page's tone."""

@@ -1,7 +1,8 @@
 """Chapter 8 at a glance: the statements table, every statement's readings in a dropdown, and the tally.
 
-:func:`statements_table` is one line per statement of :data:`sts_lib.statements.STATEMENTS`: its verdict as
-chapter 8 shows it (:func:`sts_lib.confirmation.standing`: a rule fixed after the runs stands only when fresh seeds
+:func:`statements_table` is one line per statement of :data:`sts_lib.reading.statements.STATEMENTS`: its verdict as
+chapter 8 shows it (:func:`sts_lib.reading.confirmation.standing`: a rule fixed after the runs stands only when fresh
+seeds
 replicate it), the paper's words, the number that decides it and when its rule was fixed; below 600 px the book lays
 its rows out as cards (the class ``sts-statements``). :func:`readings_markdown` (and :func:`readings_dropdown`)
 give what the words leave open and every admissible and excluded reading's verdict; :func:`tally` counts the
@@ -10,11 +11,20 @@ verdicts by when their rules were fixed. Everything is derived from the records 
 
 from __future__ import annotations
 
-from .confirmation import CONFIRMED, NO_RULE, NOT_REPLICATED, UNCONFIRMED, load_confirmation, standing
-from .policy import AXES, DOMINATES, LEVEL, SLIGHTLY
+from ..reading.confirmation import CONFIRMED, NO_RULE, NOT_REPLICATED, UNCONFIRMED, load_confirmation, standing
+from ..reading.policy import AXES, DOMINATES, LEVEL, SLIGHTLY
 from .report import Dropdown, Markdown
-from .statements import STATEMENTS, statement
-from .verdicts import BEFORE, NO_RESULT, VERDICTS, Statement, deciding_claims, statement_verdict, verdict, why_verdict
+from ..reading.statements import STATEMENTS, statement
+from ..reading.verdicts import (
+    BEFORE,
+    NO_RESULT,
+    VERDICTS,
+    Statement,
+    deciding_claims,
+    statement_verdict,
+    verdict,
+    why_verdict,
+)
 
 
 def statements_table(docs: dict, *, links: bool = True, confirmation: dict | None = None) -> Markdown:
@@ -23,7 +33,7 @@ def statements_table(docs: dict, *, links: bool = True, confirmation: dict | Non
 
     ``links``: the statement links its section of chapter 8 (the book); else the experiments that decide it, by
     name (the repository's README, where the book's anchors do not resolve). ``confirmation``: the fresh-seed
-    confirmation (:func:`sts_lib.confirmation.load_confirmation` by default). The table carries the class
+    confirmation (:func:`sts_lib.reading.confirmation.load_confirmation` by default). The table carries the class
     ``sts-statements``, which the book's style sheet lays out as cards below 600 px.
     """
     conf = load_confirmation() if confirmation is None else confirmation
@@ -80,7 +90,7 @@ def readings_dropdown(key: str, docs: dict) -> Markdown:
 
 def tally(docs: dict, confirmation: dict | None = None) -> dict:
     """``{when the rule was fixed: {verdict key: count}}`` over :data:`STATEMENTS`, as chapter 8 shows them
-    (:func:`sts_lib.confirmation.standing`); the verdicts over all of them under ``"all"``."""
+    (:func:`sts_lib.reading.confirmation.standing`); the verdicts over all of them under ``"all"``."""
     conf = load_confirmation() if confirmation is None else confirmation
     out = {"all": {k: 0 for k in VERDICTS}}
     for st in STATEMENTS:
@@ -118,7 +128,8 @@ def tally_in_words(docs: dict, confirmation: dict | None = None) -> Markdown:
 
 
 def policy_markdown() -> Markdown:
-    """The reading policy as chapter 8 prints it, from :mod:`sts_lib.policy`'s records: each axis, its values and
+    """The reading policy as chapter 8 prints it, from :mod:`sts_lib.reading.policy`'s records: each axis, its values
+    and
     the rule that says which the words admit; the measures of the magnitude words; the combination rule; the
     verdicts."""
     rows = ["| axis | values | which the words admit |", "|---|---|---|"]

@@ -1,7 +1,7 @@
 """Confirmation on fresh seeds: every verdict whose rule was fixed after the runs were seen, decided again on seeds
 never used before.
 
-The reading policy (:mod:`sts_lib.policy`) and its thresholds were written after the committed runs had been
+The reading policy (:mod:`sts_lib.reading.policy`) and its thresholds were written after the committed runs had been
 seen, so the verdicts they give on those runs could be fitted to them. :func:`experiments_to_confirm` names every
 experiment that decides a statement whose rule was fixed after the runs (``Statement.fixed == AFTER``, derived
 from the documents' ``decides``, never listed by hand); ``python -m sts_lib.experiments confirm`` runs each of them
@@ -47,7 +47,7 @@ def fresh_seeds(doc: dict) -> list[int]:
 
 def experiments_to_confirm(docs: dict, statements: tuple) -> list[str]:
     """The experiments of ``docs`` whose ``decides`` name one of ``statements`` whose rule was fixed after the runs
-    (``statements``: :data:`sts_lib.statements.STATEMENTS`)."""
+    (``statements``: :data:`sts_lib.reading.statements.STATEMENTS`)."""
     after = {st.key for st in statements if st.fixed == AFTER and not all(r.untestable for r in st.readings())}
     return [name for name, doc in docs.items() if any(d["statement"] in after for d in doc.get("decides", ()))]
 
@@ -91,7 +91,7 @@ def confirmation_document(
 def load_confirmation(root: str | os.PathLike | None = None) -> dict | None:
     """The committed confirmation document (``results/confirmation/confirmation.json``, in the first results folder
     of :func:`sts_lib.results.search_path` that has one), or None when there is none."""
-    from .results import search_path
+    from ..results import search_path
 
     for folder in search_path(root):
         path = Path(folder) / FRESH_DIR / DOCUMENT
@@ -102,14 +102,14 @@ def load_confirmation(root: str | os.PathLike | None = None) -> dict | None:
 
 def load_fresh(root: str | os.PathLike) -> dict:
     """``{name: doc}`` of the fresh-seed documents in ``root`` (the confirmation document itself left out)."""
-    from .results import list_results, load_result
+    from ..results import list_results, load_result
 
     return {n: load_result(n, root) for n in list_results(root) if n != Path(DOCUMENT).stem}
 
 
 def standing(st, v: str, confirmation: dict | None) -> tuple[str, str, str]:
     """``(verdict, when its rule was fixed, note)`` as chapter 8 shows the statement ``st`` whose verdict on the
-    committed documents is ``v`` (:func:`sts_lib.verdicts.statement_verdict`'s, which the caller has computed).
+    committed documents is ``v`` (:func:`sts_lib.reading.verdicts.statement_verdict`'s, which the caller has computed).
 
     A statement that cannot be tested here has no rule (:data:`NO_RULE`). One whose rule was fixed before the runs
     keeps its verdict. One fixed after them keeps it when the fresh

@@ -1,16 +1,17 @@
 """Every figure shown twice in the static book: drawn for the book's column and again for a phone's.
 
-A figure drawn for the book's column (:data:`sts_lib.layout.DESKTOP`, two panels a row) is shown on a
+A figure drawn for the book's column (:data:`sts_lib.presentation.layout.DESKTOP`, two panels a row) is shown on a
 390 px phone at about half its width, so its 9 pt text would be 6 px. Every figure of the course is a
-:func:`~sts_lib.layout.drawing`, so :func:`renderings` asks the function that drew it to draw it again for
-the phone's column (:data:`sts_lib.layout.PHONE`: its panels one under the other), and both again in the
-dark theme (:data:`sts_lib.layout.DESKTOP_DARK`, :data:`sts_lib.layout.PHONE_DARK`), and renders them.
+:func:`~sts_lib.presentation.layout.drawing`, so :func:`renderings` asks the function that drew it to draw it again for
+the phone's column (:data:`sts_lib.presentation.layout.PHONE`: its panels one under the other), and both again in the
+dark theme (:data:`sts_lib.presentation.layout.DESKTOP_DARK`, :data:`sts_lib.presentation.layout.PHONE_DARK`), and
+renders them.
 :func:`picture_data` gives the renderings as data (:data:`MIME_PICTURE`), each with the smallest text it
 draws in image pixels; the book's extension shows each theme's pair in one ``<picture>``, from which the
 browser downloads only the one for its width (:data:`PHONE_MEDIA`), and the dark one only on a dark page;
 the browser test computes the size a reader sees.
 :func:`picture` draws a figure once and measures that text from the drawn figure's own artists. The static
-book's display hook (:func:`sts_lib.readable.readable_figures`) and its panels' frames
+book's display hook (:func:`sts_lib.presentation.readable.readable_figures`) and its panels' frames
 (:mod:`sts_lib.chapters.static_panel`) use these functions; a live notebook shows the desktop picture only.
 """
 
@@ -189,8 +190,10 @@ def _entry(image: Image.Image, drawn: list, dpi: float) -> dict:
 def renderings(fig: Figure, dpi: float | None = None, *, double: bytes | None = None) -> dict:
     """Every rendering of ``fig`` (:func:`compact`), inlined: ``{"wide": {"src": data URI, "text_px": px},
     "narrow": {…}, "dark": {"wide": {…}, "narrow": {…}}}``. The narrow one is drawn again for
-    :data:`~sts_lib.layout.PHONE`, and the dark pair for :data:`~sts_lib.layout.DESKTOP_DARK` and
-    :data:`~sts_lib.layout.PHONE_DARK`, by the function that drew ``fig``; a figure no drawing made is rendered
+    :data:`~sts_lib.presentation.layout.PHONE`, and the dark pair for
+    :data:`~sts_lib.presentation.layout.DESKTOP_DARK` and
+    :data:`~sts_lib.presentation.layout.PHONE_DARK`, by the function that drew ``fig``; a figure no drawing made is
+    rendered
     as it is, and has no dark pair.
 
     ``double``: ``fig`` already rendered at twice ``dpi`` (the PDF's picture, ``savefig``'s PNG), whose halving is

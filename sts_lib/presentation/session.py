@@ -4,7 +4,8 @@ It sets what a notebook of this course wants before its first cell trains: one C
 small, and one thread is as fast as several while a second process, a book build's other chapter, shares the
 cores), the device every ``device=None`` then resolves to (:func:`sts_lib.device.get_device`: CUDA when there is a
 GPU, else the CPU, or what the caller or ``STS_DEVICE`` asks for), and legible figures in IPython
-(:func:`sts_lib.readable.readable_figures`). It prints the device line and returns the device, so that the set-up
+(:func:`sts_lib.presentation.readable.readable_figures`). It prints the device line and returns the device, so that
+the set-up
 cell is one guarded install and ``DEVICE = sts_lib.start()``.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from .device import describe_device, get_device, set_default_device
+from ..device import describe_device, get_device, set_default_device
 from .readable import readable_figures
 
 __all__ = ["start"]

@@ -6,9 +6,9 @@ Each function takes the schema-2 document that ``python -m sts_lib.experiments r
 chapters and a page without a kernel draw the same picture from the same numbers. Documents are
 read only through :mod:`sts_lib.results`' public readers. A run's positional encoding is the kind
 its History recorded (``config["task"]["pe"]["name"]``), coloured and labelled from
-:data:`sts_lib.positional.PE_COLORS` and :data:`~sts_lib.positional.PE_LABELS` (:mod:`sts_lib.run_labels`);
+:data:`sts_lib.positional.PE_COLORS` and :data:`~sts_lib.positional.PE_LABELS` (:mod:`sts_lib.presentation.run_labels`);
 run names are never parsed. Every seed is a thin line; the OOD figures add the mean over seeds
-(:func:`sts_lib.plots.plot_ood`).
+(:func:`sts_lib.presentation.plots.plot_ood`).
 :func:`figure` draws any document with the function its experiment record names (the document's ``figure``).
 """
 
@@ -20,14 +20,14 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter, StrMethodFormatter
 
-from .checks import population_gd_of
+from ..checks import population_gd_of
 from .layout import DESKTOP, drawing, legend, new_figure, palette, stacked
 from .plots import ood_title, plot_convergence, plot_heatmap_grid, plot_ood, seed_legend_handles
-from .positional import PE_COLORS, PE_LABELS, pe_class
-from .results import histories, history, per_seed
+from ..positional import PE_COLORS, PE_LABELS, pe_class
+from ..results import histories, history, per_seed
 from .run_labels import pe_colors, pe_kind, pe_markers, run_label, runs_by_pe
-from .history import HeldOut, History
-from .statements import FIXED_PE_FLOOR
+from ..history import HeldOut, History
+from ..reading.statements import FIXED_PE_FLOOR
 
 _WHEN = {"init": "at initialisation", "final": "after training"}
 _MODELS = {"TheoryTransformer": "theory model", "PracticalTransformer": "practical model (Figure 1)"}
@@ -323,7 +323,7 @@ def pe_samplers(doc: dict) -> Figure:
 
 
 #: The modules whose functions a document may name as its figure (a document is data: nothing else is imported).
-FIGURE_MODULES = ("sts_lib.figures", "sts_lib.evidence_figures")
+FIGURE_MODULES = ("sts_lib.presentation.figures", "sts_lib.presentation.evidence_figures")
 
 
 def figure(doc: dict) -> Figure:

@@ -1,6 +1,6 @@
 """Figures of the experiments that settle the open questions: a result document in, a matplotlib Figure out.
 
-The companions of :mod:`sts_lib.figures` (which draws the paper's own figures) for the experiments
+The companions of :mod:`sts_lib.presentation.figures` (which draws the paper's own figures) for the experiments
 added to decide what the paper's figures left open: the width law of the learned solution
 (``width-law``), the near-orthogonal baseline run past its minimum (``nearorth-baseline``), gradient
 descent on a fixed sample (``fig1-fixed-sample``) and Adam's decay schedule (``fig1-adam-schedule``).
@@ -17,10 +17,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
-from .history import HeldOut
+from ..history import HeldOut
 from .layout import DESKTOP, drawing, legend, new_figure, palette, stacked
-from .results import histories, per_seed
-from .statements import FIXED_PE_FLOOR
+from ..results import histories, per_seed
+from ..reading.statements import FIXED_PE_FLOOR
 
 _MARKERS = "osD^v<>p"
 _DASHES = ["-", "--", "-.", ":"]

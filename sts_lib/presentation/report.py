@@ -19,7 +19,7 @@ import math
 import numbers
 from collections.abc import Callable
 
-from .results import ROLES, claims_table
+from ..results import ROLES, claims_table
 
 
 class Markdown(str):
@@ -31,7 +31,8 @@ class Markdown(str):
 
 def verdict(row: dict) -> str:
     """The verdict of a row of :func:`~sts_lib.results.claims_table`, from its role and how it counts (``counts``,
-    :func:`sts_lib.statements.counted`); a claim that test noise could flip says so. Only a paper claim that decides
+    :func:`sts_lib.reading.statements.counted`); a claim that test noise could flip says so. Only a paper claim that
+    decides
     an admissible reading that can fail reads *reproduced*: one that decides only readings that hold by construction
     reads so, one that cannot be settled (or fails within noise) reads *not decided*, one that decides only a
     reading the words exclude reads *holds* or *fails*.
@@ -217,7 +218,7 @@ class Dropdown(Markdown):
         return out
 
     def _repr_markdown_(self) -> str:
-        from .phone import static_book
+        from .render import static_book
 
         if static_book():
             return str(self)

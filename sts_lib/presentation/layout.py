@@ -8,7 +8,7 @@ for sets the rest: the width, how many panels share a row, how many columns a le
 column (:data:`DESKTOP`) is the default; a phone's (:data:`PHONE`) is the same function called again,
 ``redraw(fig, PHONE)``: its panels one under the other, each with its own tick and axis labels, legends in one
 column under the figure, long titles broken over lines. The dark theme's (:data:`DESKTOP_DARK`,
-:data:`PHONE_DARK`) likewise: a layout carries a :class:`~sts_lib.theme.Palette`, whose neutral colours a
+:data:`PHONE_DARK`) likewise: a layout carries a :class:`~sts_lib.presentation.theme.Palette`, whose neutral colours a
 drawing takes from :func:`palette` (never a literal black or grey) and whose rcParams it is drawn under.
 Nothing is copied from a drawn figure and no matplotlib internal is touched, so a new figure needs no phone or
 dark code of its own.
@@ -57,7 +57,7 @@ PHONE = Layout("phone", width=3.7, columns=1, legend_columns=1, dpi=150)
 #: The PDF's: the desktop layout at a resolution that prints at 200 ppi or more.
 PRINT = replace(DESKTOP, name="print", dpi=200)
 #: The book's column and a phone's in the dark theme: the same layouts, drawn with the
-#: :data:`~sts_lib.theme.DARK` palette.
+#: :data:`~sts_lib.presentation.theme.DARK` palette.
 DESKTOP_DARK = replace(DESKTOP, name="desktop-dark", palette=DARK)
 PHONE_DARK = replace(PHONE, name="phone-dark", palette=DARK)
 
@@ -90,7 +90,7 @@ def current() -> Layout:
 
 
 def palette() -> Palette:
-    """The neutral colours of the theme being drawn for (:data:`~sts_lib.theme.LIGHT` outside a drawing).
+    """The neutral colours of the theme being drawn for (:data:`~sts_lib.presentation.theme.LIGHT` outside a drawing).
 
     >>> @drawing
     ... def guide_line():

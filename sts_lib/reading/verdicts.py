@@ -1,14 +1,14 @@
 """What a verdict on a statement of the paper is, and how it is read off the claims that decide it.
 
-A :class:`Statement` carries the paper's words and which values of each axis of :mod:`sts_lib.policy` its words
-admit (:class:`~sts_lib.policy.Open`); its admissible :class:`Reading` s are every combination of them, and the
+A :class:`Statement` carries the paper's words and which values of each axis of :mod:`sts_lib.reading.policy` its words
+admit (:class:`~sts_lib.reading.policy.Open`); its admissible :class:`Reading` s are every combination of them, and the
 readings its words exclude are shown beside it with the reason. Experiments declare which of their claims decide
 which reading (:class:`Decides`, copied into each result document). :func:`verdict` reads those claims at one
 reading and gives one of :data:`VERDICTS`: reproduced, not reproduced (a claim fails clear of its threshold), not
 decided (a claim the data cannot settle, or one within noise of its threshold, failing or not), holds by
 construction (never counted as reproduced) and not testable here; :func:`statement_verdict` combines the
-admissible readings by the policy's one rule (:func:`sts_lib.policy.combine`), which adds *depends on the
-reading*. The statements themselves are :data:`sts_lib.statements.STATEMENTS`.
+admissible readings by the policy's one rule (:func:`sts_lib.reading.policy.combine`), which adds *depends on the
+reading*. The statements themselves are :data:`sts_lib.reading.statements.STATEMENTS`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .policy import AS_STATED, admissible, combine, reading_key, reading_label
-from .report import needs, plain
-from .results import claims_table
+from ..presentation.report import needs, plain
+from ..results import claims_table
 
 
 class Verdict(NamedTuple):
@@ -69,7 +69,8 @@ REPRODUCED, NOT_REPRODUCED, DEPENDS, NOT_DECIDED, BY_CONSTRUCTION, UNTESTABLE, N
 #: The key of the one reading of a statement whose words leave nothing open.
 PAPER = AS_STATED
 #: When a statement's deciding rule was fixed, in the words the table uses: before the runs that decide it, or by
-#: the reading policy after they were seen (then confirmed, or not, on fresh seeds: :mod:`sts_lib.confirmation`).
+#: the reading policy after they were seen (then confirmed, or not, on fresh seeds:
+#: :mod:`sts_lib.reading.confirmation`).
 BEFORE, AFTER = "before the runs", "after the runs were seen"
 
 

@@ -4,10 +4,10 @@ The book shows an image at most :data:`BOOK_COLUMN_PX` CSS px wide (its content 
 window); a wider image is scaled down, its text with it. :func:`text_report` renders a figure as a
 notebook shows it and gives the displayed size of every text, so a test can hold each figure to
 :data:`MIN_TEXT_PX`, the body's small print. The library's figures are drawn for the column
-(:mod:`sts_lib.layout`), which keeps them above it; :func:`readable_figures`, which the chapters' set-up
+(:mod:`sts_lib.presentation.layout`), which keeps them above it; :func:`readable_figures`, which the chapters' set-up
 cell calls, registers how a notebook shows a Figure (IPython's own formatter registry, nothing patched):
 a figure drawn for the column as it is, any other with its text enlarged. In the static book it also
-gives the figure drawn again for a phone, as data the book renders (:mod:`sts_lib.phone`).
+gives the figure drawn again for a phone, as data the book renders (:mod:`sts_lib.presentation.render`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from functools import partial
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from . import phone
+from . import render
 from .layout import PRINT
-from .phone import picture
+from .render import picture
 
 #: The book's content column at a 1280 px window, in CSS px: a wider image is shown scaled down to it.
 BOOK_COLUMN_PX = 688
@@ -104,7 +104,7 @@ def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
     shell = get_ipython()
     if shell is None:
         return False
-    dpi = PRINT_DPI if phone.static_book() else None
+    dpi = PRINT_DPI if render.static_book() else None
     png = shell.display_formatter.formatters["image/png"]
     shell.display_formatter.mimebundle_formatter.for_type(
         Figure, partial(figure_bundle, min_size=min_size, factor=factor, dpi=dpi, png_formatter=png)
@@ -118,7 +118,8 @@ def figure_bundle(
     """What a notebook shows for ``fig``: its PNG (``bbox_inches="tight"``, at ``dpi``, default the figure's),
     after :func:`enlarge_text` when its text would be shown too small in the column (:func:`fits_column`,
     decided once per figure); under the book build also the desktop and the phone picture in one
-    picture as data (:func:`sts_lib.phone.picture_data`), which the book prefers to the PNG (the PDF keeps the PNG).
+    picture as data (:func:`sts_lib.presentation.render.picture_data`), which the book prefers to the PNG (the PDF
+    keeps the PNG).
     ``png_formatter``: IPython's PNG formatter, whose entry for Figure (the inline backend registers one when
     pyplot is imported, or on ``%matplotlib inline``) would replace this PNG with one at the screen's resolution:
     the entry is dropped (the formatter's public ``pop``), so the PNG is this one.
@@ -132,7 +133,7 @@ def figure_bundle(
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi or fig.dpi, bbox_inches="tight")
     out = {"image/png": base64.b64encode(buf.getvalue()).decode()}
-    if phone.static_book():  # the PDF's picture at twice the screen's resolution is the book column's, halved
+    if render.static_book():  # the PDF's picture at twice the screen's resolution is the book column's, halved
         double = buf.getvalue() if dpi == 2 * fig.dpi else None
-        out[phone.MIME_PICTURE] = phone.picture_data(fig, double=double)
+        out[render.MIME_PICTURE] = render.picture_data(fig, double=double)
     return out

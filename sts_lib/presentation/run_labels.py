@@ -1,6 +1,7 @@
 """What a training run is, read from the config its History recorded: its PE kind, colour, marker and label.
 
-The figures (:mod:`sts_lib.figures`, :mod:`sts_lib.evidence_figures`) and chapter 5's panels label and colour a
+The figures (:mod:`sts_lib.presentation.figures`, :mod:`sts_lib.presentation.evidence_figures`) and chapter 5's
+panels label and colour a
 run by what it recorded, never by its name in a result document: :func:`pe_kind` (``config["task"]["pe"]
 ["name"]``), :func:`pe_colors` and :func:`pe_markers` (from :data:`sts_lib.positional.PE_COLORS` and each kind's
 marker), :func:`runs_by_pe` (a document's runs labelled by kind) and :func:`run_label` (length and optimiser).
@@ -8,9 +9,9 @@ marker), :func:`runs_by_pe` (a document's runs labelled by kind) and :func:`run_
 
 from __future__ import annotations
 
-from .history import History
-from .positional import PE_COLORS, PE_KINDS, PE_LABELS, pe_class
-from .results import histories
+from ..history import History
+from ..positional import PE_COLORS, PE_KINDS, PE_LABELS, pe_class
+from ..results import histories
 
 # Plain steps on fresh minibatches are SGD ("gd" is the deprecated alias of "sgd": sts_lib.train.OPTIMIZERS).
 _OPTIMIZERS = {"gd": "SGD", "sgd": "SGD", "momentum": "SGD + momentum", "adam": "Adam"}
@@ -28,7 +29,8 @@ def pe_kind(hist: History) -> str:
 
 
 def pe_colors(runs: dict):
-    """``color(label, i)`` for :func:`~sts_lib.plots.plot_ood`: the colour of the PE kind each run recorded.
+    """``color(label, i)`` for :func:`~sts_lib.presentation.plots.plot_ood`: the colour of the PE kind each run
+    recorded.
 
     ``runs`` maps a label to a History or ``{seed: History}``; a run without a recorded kind gets ``C{i}``.
     """
@@ -37,7 +39,8 @@ def pe_colors(runs: dict):
 
 
 def pe_markers(runs: dict):
-    """``marker(label, i)`` for :func:`~sts_lib.plots.plot_ood`: the marker of the PE kind each run recorded (so
+    """``marker(label, i)`` for :func:`~sts_lib.presentation.plots.plot_ood`: the marker of the PE kind each run
+    recorded (so
     kinds differ by more than hue); a run without a recorded kind gets none."""
     kinds = _recorded_kinds(runs)
     return lambda label, i: pe_class(kinds[label]).marker if kinds.get(label) in PE_KINDS else None
