@@ -16,6 +16,7 @@ Usage (``make book`` runs it): ``python book/_ext/sts_execute.py [--jobs N]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import multiprocessing
@@ -25,8 +26,12 @@ import time
 from pathlib import Path
 
 import yaml
+import zmq
 from jupyter_cache import get_cache
+from jupyter_cache.executors import basic
 from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+from jupyter_cache.executors.utils import single_nb_execution
+from traitlets.config import Config
 
 from sts_lib.presentation.render import STATIC_BOOK_ENV
 
@@ -52,9 +57,20 @@ def _expected_seconds(path: Path, last: dict[str, float]) -> float:
     return sum(len("".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "code") / 100
 
 
+# The kernels' transport: CurveZMQ keys that the kernel manager provisions (the kernelspec of ipykernel 7 declares
+# ``supported_encryption: curve``). Without them each kernel logs "Kernel is running over TCP without encryption",
+# one line per chapter that nobody building the book can act on. "auto" falls back to plain TCP (and that line)
+# where the kernelspec declares no encryption; pyzmq without CurveZMQ keeps the default.
+KERNELS = Config({"KernelManager": {"transport_encryption": "auto" if zmq.has("curve") else "disabled"}})
+
+
 def _as_under_the_build() -> None:
-    """In each worker, before its kernels start: the environment the build gives its kernels (they inherit it)."""
+    """In each worker, before its kernels start: the environment the build gives its kernels (they inherit it), and
+    kernels started with :data:`KERNELS`. jupyter-cache's worker passes no settings to nbclient, so its one call is
+    given them here, in the forked worker only (the pool pickles the worker by reference: a subclass defined in this
+    script would not unpickle where the script is loaded from a path, as in the tests)."""
     os.environ[STATIC_BOOK_ENV] = "1"
+    basic.single_nb_execution = functools.partial(single_nb_execution, config=KERNELS)
 
 
 def execute(notebooks: list[Path], *, jobs: int, timeout: int, cache_path: Path = CACHE) -> dict[str, list[str]]:
