@@ -29,7 +29,7 @@ from collections.abc import Callable
 from .._validate import check_choice, check_int
 from ..device import device_label, get_device
 from ..results import save_result
-from . import baseline, convergence, generalization, pe_samplers, theory_checks, variants, width, width_law
+from . import baseline, convergence, generalization, heatmaps, pe_samplers, theory_checks, variants, width, width_law
 from ._provenance import ANALYSIS_VERSION, command_line, config_hash, device_key, read_json, versions
 from ._runs import Context
 from .record import DEFAULT_SEEDS, LANES, Experiment
@@ -39,7 +39,7 @@ SCALES = ("quick", "paper")
 #: level).
 #:
 #: :meta hide-value:
-MODULES = (convergence, generalization, width, pe_samplers, width_law, baseline, variants, theory_checks)
+MODULES = (convergence, heatmaps, generalization, width, pe_samplers, width_law, baseline, variants, theory_checks)
 
 
 def _collect(modules) -> dict[str, Experiment]:

@@ -1,10 +1,12 @@
-"""Figures 1 and 3: the practical transformer converges to the ground truth, and what W, V look like.
+"""Figure 1: the practical transformer converges to the ground truth; the runs it shares with Figure 3.
 
-Both experiments train the *practical* model (attention over ``[Z, z_query]``, random
-initialisation) with stochastic one-hot PE and the query encoding ``z_query = [0; mean of
-the selected PEs]``. They share their training runs (same specs, so the second experiment
-reads the first one's cached runs). Every run is repeated over the config's seeds: seed s
-draws the training data from s and the random initialisation from s + 1.
+This module trains the runs and reads Figure 1's claims off them; :mod:`~sts_lib.experiments.heatmaps` reads
+Figure 3's (what W and V look like) off the same runs, through this module's :func:`config`, :func:`per_run`,
+:func:`where` and :func:`decides_by_optimizer`. Both experiments train the *practical* model (attention over
+``[Z, z_query]``, random initialisation) with stochastic one-hot PE and the query encoding ``z_query = [0; mean of
+the selected PEs]``. They share their training runs (same specs, so the second experiment reads the first one's
+cached runs). Every run is repeated over the config's seeds: seed s draws the training data from s and the random
+initialisation from s + 1.
 
 Three runs per seed at paper scale (the evidence behind the choices: book/appendix/evidence.md):
 
@@ -33,12 +35,9 @@ makes cos(W, W*) = 0.82). ``cos_W_mod_shift`` projects that one direction out of
 
 from __future__ import annotations
 
-import torch
-
 from ..fits import inverse_loss_fit
-from ..checks import block_changes, loss_exponent, population_gd_of
-from ..metrics import block_norms
-from ..probes import identity_cosine, shift_free_cosine
+from ..checks import loss_exponent, population_gd_of
+from ..probes import shift_free_cosine
 from ..results import Measured
 from ..theory import uniform_plateau
 from ..history import TrainConfig
@@ -157,10 +156,10 @@ RATE_BAND = [-1.25, -0.8]
 
 #: Every run, gradient descent or Adam, tests the paper's statements: the captions do not name their optimiser, so
 #: the reading policy admits both (:mod:`sts_lib.reading.policy`, axis ``opt``).
-_ROLE = "paper"
+ROLE = "paper"
 
 
-def _where(hist, label: str) -> str:
+def where(hist, label: str) -> str:
     """How a claim names its run, from the settings the History recorded (the run's label when it recorded none)."""
     task, tr = hist.config.get("task"), hist.config.get("train")
     if not task or not tr:
@@ -176,7 +175,7 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
     steps, loss = hist["step"], hist["loss"]
     exact = population_gd_of(hist)
     pop = float(exact["loss"][1][-1]) if exact else None
-    where = _where(hist, label)
+    named = where(hist, label)
     rate = loss_exponent(steps, loss)
     return {
         f"{label}.loss_below_1pct_of_plateau": Measured(
@@ -184,8 +183,8 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
             0.01,
             "<",
             "final held-out loss / uniform-attention plateau d(T-q)/(qT)",
-            role=_ROLE,
-            name=f"{where}: final loss ÷ plateau",
+            role=ROLE,
+            name=f"{named}: final loss ÷ plateau",
             noise=0.02,
         ),
         f"{label}.loss_exponent": Measured(
@@ -194,24 +193,24 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
             "within",
             "log-log slope of the held-out loss over the last half of training (O(1/t) is -1; 95% interval "
             f"{rate['ci95'][0]:.3f} to {rate['ci95'][1]:.3f})",
-            role=_ROLE,
-            name=f"{where}: log-log slope of the loss (O(1/t) is −1)",
+            role=ROLE,
+            name=f"{named}: log-log slope of the loss (O(1/t) is −1)",
         ),
         f"{label}.cos_W": Measured(
             hist.last("cos_W"),
             0.95,
             ">=",
             "final cos(W, W*)",
-            role=_ROLE,
-            name=f"{where}: cos(W, W*) at the end",
+            role=ROLE,
+            name=f"{named}: cos(W, W*) at the end",
         ),
         f"{label}.cos_V": Measured(
             hist.last("cos_V"),
             0.95,
             ">=",
             "final cos(V, V*)",
-            role=_ROLE,
-            name=f"{where}: cos(V, V*) at the end",
+            role=ROLE,
+            name=f"{named}: cos(V, V*) at the end",
         ),
         **(
             {
@@ -223,7 +222,7 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
                     "theory.reduced_dynamics, practical=True): how far minibatch training is from the theorem's object",
                     role="ours",
                     noise=0.02,
-                    name=f"{where}: final loss ÷ exact population GD's",
+                    name=f"{named}: final loss ÷ exact population GD's",
                 )
             }
             if pop is not None
@@ -236,12 +235,12 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
             "final cos(W, W*) with the loss-invariant direction 11^T of W_EE projected out (added after seed 0 of "
             "the first Adam run showed the shift)",
             role="diagnostic",
-            name=f"{where}: cos(W, W*) with the invisible shift removed",
+            name=f"{named}: cos(W, W*) with the invisible shift removed",
         ),
     }
 
 
-def _per_run(cfg: dict, ctx: Context, one) -> dict:
+def per_run(cfg: dict, ctx: Context, one) -> dict:
     """Every run of ``cfg`` at every seed; ``one(spec, hist) -> (final, data or None, claims)`` per run."""
 
     def seed(s: int) -> SeedResult:
@@ -274,110 +273,14 @@ def run_fig1(cfg: dict, ctx: Context) -> dict:
         }
         return final, None, _convergence_claims(spec["label"], hist, plateau, t["d"])
 
-    return _per_run(cfg, ctx, one)
-
-
-def _crop(M: torch.Tensor, k: int) -> list:
-    return [[float(f"{v:.4g}") for v in row] for row in M[:k, :k].tolist()]
-
-
-def run_fig3(cfg: dict, ctx: Context) -> dict:
-    """Figure 3 per seed: block norms at initialisation and after training, and the direction of W_EE.
-
-    The caption says every block but W_EE and V_X "converges to 0". With x_query = 0 no gradient
-    reaches W_XX and W_EX (they multiply the query's token part), so they keep their initial values:
-    for them the caption cannot be tested here, and a block-share check would credit their
-    smallness to training. The claims therefore compare the final rms of each block that *does*
-    get a gradient (W_XE, V_E) with its initial rms, and check (guaranteed) that the two blocks
-    without a gradient did not move.
-    """
-
-    def one(spec, hist):
-        d = spec["task"]["d"]
-        first, last = hist.snapshots[0], hist.snapshots[-1]
-        shares = {"init": block_norms(first["W"], first["V"], d), "final": block_norms(last["W"], last["V"], d)}
-        blocks = block_changes(first, last, d)
-        W_EE = last["W"][d:, d:]
-        off = W_EE[~torch.eye(W_EE.shape[0], dtype=torch.bool)]
-        k = min(last["W"].shape[0], 45)  # the heat map shows the top-left k x k corner
-        cos_I = identity_cosine(W_EE)
-        cos_shift = shift_free_cosine(last["W"], d)
-        data = {
-            "shares": shares,
-            "blocks": blocks,
-            "steps": [first["step"], last["step"]],
-            "heatmaps": {
-                "init": {"W": _crop(first["W"], k), "V": _crop(first["V"], k)},
-                "final": {"W": _crop(last["W"], k), "V": _crop(last["V"], k)},
-            },
-            "shown": k,
-            "D": int(last["W"].shape[0]),
-            "d": d,
-        }
-        final = {
-            "shares": shares["final"],
-            "blocks": blocks,
-            "cos_WEE_identity": cos_I,
-            "cos_W_mod_shift": cos_shift,
-            "W_EE_diag_mean": float(W_EE.diagonal().mean()),
-            "W_EE_offdiag_mean": float(off.mean()),
-            "W_EE_offdiag_std": float(off.std()),
-            "cos_W": hist.last("cos_W"),
-            "cos_V": hist.last("cos_V"),
-        }
-        lab = spec["label"]
-        where = _where(hist, lab)
-        moving = [b for b in ("W_XE", "V_E") if not blocks[b]["untouched"]]
-        still = [b for b in ("W_XX", "W_EX")]
-        claims = {
-            f"{lab}.other_blocks_decay": Measured(
-                max((blocks[b]["ratio"] for b in moving), default=float("nan")),
-                0.5,
-                "<",
-                "largest final rms / initial rms over the off-target blocks that receive a gradient ("
-                + ", ".join(moving)
-                + "): they decay towards 0 (nan if none moves)",
-                role=_ROLE,
-                name=f"{where}: off-target blocks W_XE, V_E, final ÷ initial size",
-            ),
-            f"{lab}.no_gradient_blocks_untouched": Measured(
-                float(all(blocks[b]["untouched"] for b in still)),
-                1.0,
-                ">=",
-                "W_XX and W_EX keep their initial values exactly (1 = untouched): with x_query = 0 no gradient "
-                "reaches them, so the caption's 'converge to 0' is untestable for them here",
-                role="guaranteed",
-                because="x_query = 0: the score x_i^T W_XX x_q + p_i^T W_EX x_q is 0 for every W_XX, W_EX",
-                name=f"{where}: W_XX, W_EX untouched (no gradient reaches them)",
-            ),
-            f"{lab}.W_EE_identity_direction": Measured(
-                cos_I,
-                0.95,
-                ">=",
-                "cos(W_EE, I): the PE-PE block points to the identity",
-                role=_ROLE,
-                name=f"{where}: cos(W_EE, I)",
-            ),
-            f"{lab}.W_EE_identity_direction_mod_shift": Measured(
-                cos_shift,
-                0.95,
-                ">=",
-                "cos(W, W*) with the loss-invariant direction 11^T of W_EE projected "
-                "out (added after the first Adam run showed the shift)",
-                role="diagnostic",
-                name=f"{where}: cos(W_EE, I) with the invisible shift removed",
-            ),
-        }
-        return final, data, claims
-
-    return _per_run(cfg, ctx, one)
+    return per_run(cfg, ctx, one)
 
 
 def _labels(cfg: dict, adam: bool) -> list[str]:
     return [r["label"] for r in cfg["runs"] if (r["train"].get("optimizer") == "adam") == adam]
 
 
-def _decides(pairs: tuple):
+def decides_by_optimizer(pairs: tuple):
     """The statements a practical-model experiment decides: ``pairs`` of (statement, claim suffixes), by the GD runs
     at the reading ``opt=gd`` and by the Adam run at ``opt=adam`` (the policy admits both)."""
 
@@ -406,27 +309,11 @@ FIG1 = Experiment(
     title="Figure 1",
     paper_says="the loss goes to 0 at rate $O(1/t)$ ($1/\\text{loss}$ grows linearly) and $\\cos(W,W^\\star)$ and "
     "$\\cos(V,V^\\star)$ go to 1",
-    decides=_decides(
+    decides=decides_by_optimizer(
         (
             ("fig1.loss", ("loss_below_1pct_of_plateau",)),
             ("fig1.rate", ("loss_exponent",)),
             ("fig1.cosines", ("cos_W", "cos_V")),
         )
     ),
-)
-#: The record of the experiment ``fig3-heatmaps`` (:class:`~sts_lib.experiments.record.Experiment`).
-#:
-#: :meta hide-value:
-FIG3 = Experiment(
-    "fig3-heatmaps",
-    "practical model from random init: only the PE-PE block of W and token block of V remain",
-    config,
-    run_fig3,
-    figures.heatmaps,
-    lane="A",
-    section="ch8-fig3",
-    title="Figure 3",
-    paper_says="from a random start only $W_{EE}$ and $V_X$ keep weight, each along the identity; all other entries "
-    "converge to 0",
-    decides=_decides((("fig3.decay", ("other_blocks_decay",)), ("fig3.identity", ("W_EE_identity_direction",)))),
 )
