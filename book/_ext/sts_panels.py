@@ -4,20 +4,26 @@ A chapter's panel cell calls ``panel.show()`` (:mod:`sts_lib.chapters.panel`). I
 live ipywidgets panel. Under the book build this extension sets ``STS_STATIC_PANELS=1`` before any notebook
 is executed (the kernels inherit the environment), and ``show()`` then draws the panel over its declared
 grid with its own draw function and outputs it as data: ``application/vnd.sts.panel+json`` (controls,
-frames as ``data:`` PNGs, alt texts, text sizes; :mod:`sts_lib.chapters.static_panel`) beside an image/png
-of its first picture. Under the same switch every figure a chapter shows also outputs
-``application/vnd.sts.picture+json``: its desktop rendering and one drawn for a phone, and the same two in the
-dark theme (:mod:`sts_lib.presentation.render`).
+frames, alt texts; :mod:`sts_lib.chapters.static_panel`) beside an image/png of its first picture. Under the same
+switch every figure a chapter shows also outputs ``application/vnd.sts.picture+json``. Both carry pictures in one
+versioned schema (:mod:`sts_lib.presentation.render`): renderings keyed by layout name (``desktop``, ``phone``,
+``desktop-dark``, ``phone-dark``), each a base64 PNG and its smallest text in image pixels; the data holds no
+markup decision.
 
 This module alone turns that data into the page: :class:`StsOutputs` is myst-nb's renderer for the two types
 (its ``myst_nb.mime_renderers`` entry point, declared in ``book/_ext/pyproject.toml``, which the Makefile
 installs), and the HTML visitors below write the markup, with the class names of :data:`CLASSES` that the
-stylesheets and scripts in ``static/`` read. No HTML is parsed back. Each picture is written once into
-``_panels/<sha1>.png`` of the output folder (content-addressed, so an unchanged frame keeps its name and the
-browser's cache) and the page holds its URL; ``static/sts-static-panels.js`` swaps a panel's picture when a
-control moves, so the browser fetches a frame only when a reader asks for it. The script and its stylesheet
-are added to the pages that hold a panel, and only to them. In the PDF (any builder but HTML) a panel prints
-its first picture with a line for paper, and a figure its PNG (myst-nb's priority list picks it).
+stylesheets and scripts in ``static/`` read (the scripts write no class: a state they keep is a ``data-``
+attribute). :data:`THEMES` maps layouts to markup: each theme's pair is one ``<picture>``, its phone rendering a
+``<source>`` for :data:`PHONE_MEDIA`, shown in that theme only (pydata-sphinx-theme's ``only-light``/``only-dark``).
+Every picture of a cell output is written in a link that opens it at full size (:class:`sts_image_link` for a
+plain image); ``static/sts-book.js`` only points a link at the rendering the browser chose. No HTML is parsed
+back. Each picture is written once into ``_panels/<sha1>.png`` of the output folder (content-addressed, so an
+unchanged frame keeps its name and the browser's cache) and the page holds its URL; ``static/sts-static-panels.js``
+swaps a panel's pictures, by layout name, when a control moves, so the browser fetches a frame only when a reader
+asks for it. The script and its stylesheet are added to the pages that hold a panel, and only to them. In the PDF
+(any builder but HTML) a panel prints its first picture with a line for paper, and a figure its PNG (myst-nb's
+priority list picks it).
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from docutils import nodes
 from sphinx import addnodes
 
 from sts_lib.chapters.static_panel import MIME_PANEL, first_frame
-from sts_lib.presentation.render import MIME_PICTURE, PHONE_MEDIA, STATIC_BOOK_ENV as ENV
+from sts_lib.presentation.render import MIME_PICTURE, SCHEMA_VERSION, STATIC_BOOK_ENV as ENV
 
 #: The class names of the markup, which static/*.css and static/*.js read (and the browser tests look for).
 CLASSES = {
@@ -50,8 +56,26 @@ CLASSES = {
     "img": "sts-panel-img",
     "caption": "sts-panel-caption",
     "data": "sts-panel-data",
+    "print": "sts-panel-print",
 }
+#: The themes a picture is shown in and, for each, its layouts: the ``<img>``'s (the book's column) and the phone
+#: ``<source>``'s. A figure with no dark renderings is one picture, shown in every theme.
+THEMES = {"light": ("desktop", "phone"), "dark": ("desktop-dark", "phone-dark")}
+#: The windows that get the phone rendering: up to 576 px, where the desktop picture would show its smallest (9 pt)
+#: text below about 9 px.
+PHONE_MEDIA = "(max-width: 36em)"
+_TITLE = "Open the figure at full size"
 _HTML = ("html", "dirhtml", "singlehtml")
+
+
+def _versioned(content: dict, mime_type: str) -> dict:
+    """``content`` if it is of the schema this extension writes (:data:`SCHEMA_VERSION`), else a clear error."""
+    if content.get("version") != SCHEMA_VERSION:
+        raise ValueError(
+            f"{mime_type} output of schema version {content.get('version')!r}; this extension reads version "
+            f"{SCHEMA_VERSION}: execute the notebook again with this sts_lib (make book)"
+        )
+    return content
 
 
 class sts_picture(nodes.General, nodes.Element):  # noqa: N801 (docutils names nodes in lower case)
@@ -60,6 +84,10 @@ class sts_picture(nodes.General, nodes.Element):  # noqa: N801 (docutils names n
 
 class sts_panel(nodes.General, nodes.Element):  # noqa: N801
     """A static panel (``node["data"]``: :class:`sts_lib.chapters.static_panel.StaticPanel`'s data)."""
+
+
+class sts_image_link(nodes.General, nodes.Element):  # noqa: N801
+    """A link around a plain image of a cell output (one no picture data came with), to the image at full size."""
 
 
 class StsOutputs:
@@ -73,6 +101,7 @@ class StsOutputs:
         if inline or data.mime_type not in (MIME_PICTURE, MIME_PANEL):
             return None
         content = json.loads(data.content) if isinstance(data.content, (str, bytes)) else dict(data.content)
+        content = _versioned(content, data.mime_type)
         if data.mime_type == MIME_PICTURE:
             options = (
                 renderer.renderer.get_cell_level_config("render_image_options", data.cell_metadata, line=data.line)
@@ -80,10 +109,10 @@ class StsOutputs:
             )
             return [sts_picture("", data=content, alt=options.get("alt") or content.get("alt", ""))]
         first = first_frame(content)
-        paper = nodes.container(classes=["sts-panel-print"])
+        paper = nodes.container(classes=[CLASSES["print"]])
         line = "Interactive in the HTML edition and the notebook; "
-        if "src" in first:
-            png = first["src"].split(",", 1)[1]
+        if "renderings" in first:
+            png = first["renderings"]["desktop"]["png"]
             paper += renderer.render_image(dataclasses.replace(data, mime_type="image/png", content=png))
             for image in paper.findall(nodes.image):
                 image["alt"] = first["alt"]
@@ -98,9 +127,9 @@ class StsOutputs:
         return [on_screen, on_paper]
 
 
-def _file(translator, src: str) -> str:
-    """The URL, from the page being written, of the PNG ``src`` (a ``data:`` URI), written once to ``_panels/``."""
-    png = base64.b64decode(src.split(",", 1)[1])
+def _file(translator, png_base64: str) -> str:
+    """The URL, from the page being written, of the PNG ``png_base64``, written once to ``_panels/``."""
+    png = base64.b64decode(png_base64)
     name = hashlib.sha1(png).hexdigest()[:20] + ".png"
     folder = Path(translator.builder.outdir) / "_panels"
     folder.mkdir(exist_ok=True)
@@ -110,30 +139,34 @@ def _file(translator, src: str) -> str:
     return posixpath.relpath(f"_panels/{name}", here or ".")
 
 
-def picture_markup(
-    wide: tuple,
-    narrow: tuple,
-    alt: str,
-    media: str,
-    *,
-    img_class: str = "",
-    title: str = "Open the figure at full size",
-    theme: str = "",
-) -> str:
-    """A ``<picture>`` of two renderings, ``(url, smallest text in image px)`` each: the phone one for ``media``,
-    else the desktop one, in a link that opens it at full size.
+def _shown(renderings: dict, url) -> list[tuple[str, dict]]:
+    """``(theme, {layout: (url, text px)})`` for each theme whose pair ``renderings`` holds; a single picture
+    (theme "", shown in every theme) when it holds no dark pair."""
+    pairs = [(theme, lays) for theme, lays in THEMES.items() if all(lay in renderings for lay in lays)]
+    if len(pairs) == 1:
+        pairs = [("", pairs[0][1])]
+    return [
+        (theme, {lay: (url(renderings[lay]["png"]), renderings[lay]["text_px"]) for lay in lays})
+        for theme, lays in pairs
+    ]
 
-    ``theme``: "" (shown in every theme), "light" or "dark" (one of a figure's two pictures, shown in that
-    theme: pydata-sphinx-theme's ``only-light``/``only-dark``). A dark picture's addresses wait in
-    ``data-src``/``data-srcset``, which ``static/sts-book.js`` moves into place once the page is dark, so a
-    light page never downloads it.
 
-    >>> picture_markup(("w.png", 12.5), ("n.png", 9.4), "A & B", "(max-width: 36em)")[:70]
+def picture_markup(pictures: dict, alt: str, *, img_class: str = "", title: str = _TITLE, theme: str = "") -> str:
+    """A ``<picture>`` of one theme's pair of renderings, ``{layout: (url, smallest text in image px)}`` in
+    :data:`THEMES`' order (the book's column, then the phone's, shown for :data:`PHONE_MEDIA`), in a link that opens
+    it at full size. Each element names its layout (``data-layout``), which a panel's script follows.
+
+    ``theme``: "" (shown in every theme), "light" or "dark" (shown in that theme: pydata-sphinx-theme's
+    ``only-light``/``only-dark``). A dark picture's addresses wait in ``data-src``/``data-srcset``, which
+    ``static/sts-book.js`` moves into place once the page is dark, so a light page never downloads it.
+
+    >>> picture_markup({"desktop": ("w.png", 12.5), "phone": ("n.png", 9.4)}, "A & B")[:70]
     '<a class="sts-figure-link" href="w.png" target="_blank" rel="noopener"'
-    >>> dark = picture_markup(("w.png", 12.5), ("n.png", 9.4), "A & B", "(max-width: 36em)", theme="dark")
+    >>> dark = picture_markup({"desktop-dark": ("w.png", 12.5), "phone-dark": ("n.png", 9.4)}, "A", theme="dark")
     >>> 'class="sts-figure-link only-dark"' in dark, ' src=' in dark, 'data-src="w.png"' in dark
     (True, False, True)
     """
+    (wide_layout, wide), (narrow_layout, narrow) = pictures.items()
     only = f"only-{theme}" if theme else ""
     classes = " ".join(filter(None, (img_class, only)))
     cls = f' class="{classes}"' if classes else ""
@@ -143,37 +176,34 @@ def picture_markup(
     return (
         f'<a class="{" ".join(filter(None, (CLASSES["link"], only)))}" href="{wide[0]}" target="_blank" '
         f'rel="noopener" title="{title}">'
-        f'<picture class="{CLASSES["picture"]}"><source media="{media}" {lazy}srcset="{narrow[0]}" '
-        f'data-text-px="{narrow[1]:.2f}"><img{cls} {lazy}src="{wide[0]}" alt="{html.escape(alt)}" '
-        f'data-text-px="{wide[1]:.2f}"></picture></a>'
+        f'<picture class="{CLASSES["picture"]}"><source media="{PHONE_MEDIA}" {lazy}srcset="{narrow[0]}" '
+        f'data-layout="{narrow_layout}" data-text-px="{narrow[1]:.2f}"><img{cls} {lazy}src="{wide[0]}" '
+        f'alt="{html.escape(alt)}" data-layout="{wide_layout}" data-text-px="{wide[1]:.2f}"></picture></a>'
     )
 
 
 def visit_picture(self, node) -> None:
-    data = node["data"]
     # A figure drawn for both themes is two pictures, each shown in its theme; one without a dark pair, one picture.
-    pairs = [("light", data), ("dark", data["dark"])] if "dark" in data else [("", data)]
-    for theme, pair in pairs:
-        wide, narrow = pair["wide"], pair["narrow"]
-        self.body.append(
-            picture_markup(
-                (_file(self, wide["src"]), wide["text_px"]),
-                (_file(self, narrow["src"]), narrow["text_px"]),
-                node["alt"],
-                data["media"],
-                theme=theme,
-            )
-        )
+    for theme, pictures in _shown(node["data"]["renderings"], lambda png: _file(self, png)):
+        self.body.append(picture_markup(pictures, node["alt"], theme=theme))
     raise nodes.SkipNode
 
 
-def panel_markup(data: dict, url, media: str = PHONE_MEDIA) -> str:
-    """A static panel's markup from its data; ``url(src)`` gives the address of a picture (a ``data:`` URI)."""
+def panel_markup(data: dict, url) -> str:
+    """A static panel's markup from its data; ``url(png)`` gives the address of a picture (base64 PNG)."""
     frames = [
-        {**f, **({"src": url(f["src"]), "narrow": url(f["narrow"])} if "src" in f else {})} for f in data["frames"]
+        {k: v for k, v in f.items() if k != "renderings"}
+        | (
+            {"pictures": {lay: [url(r["png"]), r["text_px"]] for lay, r in f["renderings"].items()}}
+            if "renderings" in f
+            else {}
+        )
+        for f in data["frames"]
     ]
-    first = first_frame({**data, "frames": frames})
-    pid, rows = data["id"], []
+    first = first_frame(data)
+    # A stable id (same page, same id on every build), distinct per panel of a page: from what the panel offers.
+    offered = json.dumps([data["label"], data["controls"]], sort_keys=True)
+    pid, rows = "sts-panel-" + hashlib.sha1(offered.encode()).hexdigest()[:10], []
     for j, c in enumerate(data["controls"]):
         cid, label = f"{pid}-{c['name']}", html.escape(c["label"])
         if c["menu"]:
@@ -189,17 +219,9 @@ def panel_markup(data: dict, url, media: str = PHONE_MEDIA) -> str:
                 f'step="1" value="{c["default"]}" aria-valuetext="{shown}"><output for="{cid}">{shown}</output>'
             )
         rows.append(f'<div class="{CLASSES["control"]}"><label for="{cid}">{label}</label>{field}</div>')
-    picture = (
-        picture_markup(
-            (first["src"], first["px"]),
-            (first["narrow"], first["narrow_px"]),
-            first["alt"],
-            media,
-            img_class=CLASSES["img"],
-            title="Open this picture at full size",
-        )
-        if "src" in first
-        else ""
+    pictures = "".join(
+        picture_markup(shown, first["alt"], img_class=CLASSES["img"], title="Open this picture at full size", theme=t)
+        for t, shown in (_shown(first["renderings"], url) if "renderings" in first else [])
     )
     script = {
         "mode": data["mode"],
@@ -213,15 +235,49 @@ def panel_markup(data: dict, url, media: str = PHONE_MEDIA) -> str:
         f'<div class="{CLASSES["controls"]}">{"".join(rows)}</div>'
         f'<p class="{CLASSES["note"]}">{html.escape(data["note"])}</p>'
         f'<p class="{CLASSES["status"]}" aria-live="polite">{html.escape(first.get("error", ""))}</p>'
-        f'<figure class="{CLASSES["figure"]}">{picture}<figcaption class="{CLASSES["caption"]}" '
+        f'<figure class="{CLASSES["figure"]}">{pictures}<figcaption class="{CLASSES["caption"]}" '
         f'aria-live="polite">{html.escape(first["caption"])}</figcaption></figure>'
         f'<script type="application/json" class="{CLASSES["data"]}">{payload}</script></div>'
     )
 
 
 def visit_panel(self, node) -> None:
-    self.body.append(panel_markup(node["data"], lambda src: _file(self, src)))
+    self.body.append(panel_markup(node["data"], lambda png: _file(self, png)))
     raise nodes.SkipNode
+
+
+def visit_image_link(self, node) -> None:
+    image = node[0]
+    uri = image["uri"]
+    href = posixpath.join(self.builder.imgpath, self.builder.images[uri]) if uri in self.builder.images else uri
+    self.body.append(
+        f'<a class="{CLASSES["link"]}" href="{html.escape(href)}" target="_blank" rel="noopener" title="{_TITLE}">'
+    )
+
+
+def depart_image_link(self, node) -> None:
+    self.body.append("</a>")
+
+
+def _pass(self, node) -> None:
+    """Outside HTML a link around an image is the image alone."""
+
+
+def _link_plain_images(app, doctree, docname) -> None:
+    """Every image of a cell output that is not a panel's or already in a link gets a link to itself at full size
+    (:class:`sts_image_link`), written by this module rather than by a script after the page loads."""
+    for image in list(doctree.findall(nodes.image)):
+        parent, inside = image.parent, False
+        while parent is not None:
+            if isinstance(parent, (nodes.reference, sts_image_link, sts_panel)):
+                break
+            inside = inside or "cell_output" in parent.get("classes", [])
+            parent = parent.parent
+        else:
+            if inside:
+                link = sts_image_link()
+                image.replace_self(link)
+                link += image
 
 
 def _skip(self, node) -> None:
@@ -240,6 +296,16 @@ def setup(app):
     skip = (_skip, None)
     app.add_node(sts_picture, html=(visit_picture, None), latex=skip, text=skip, man=skip, texinfo=skip)
     app.add_node(sts_panel, html=(visit_panel, None), latex=skip, text=skip, man=skip, texinfo=skip)
+    through = (_pass, _pass)
+    app.add_node(
+        sts_image_link,
+        html=(visit_image_link, depart_image_link),
+        latex=through,
+        text=through,
+        man=through,
+        texinfo=through,
+    )
+    app.connect("doctree-resolved", _link_plain_images)
     # After sts_book (900) has deduplicated the page's scripts.
     app.connect("html-page-context", _page_context, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -21,7 +21,7 @@ from matplotlib.ticker import MaxNLocator
 from .._validate import check_float, check_int, check_T_q
 from .ch3_dynamics import fit_inverse_loss_rate, snapshot_reports
 from ..models import TheoryTransformer
-from ..presentation.layout import NOTE_SIZE, drawing, legend, new_figure, palette
+from ..presentation.layout import NOTE_SIZE, describe, drawing, legend, new_figure, palette
 from ..presentation.plots import two_over_one
 from ..presentation.report import Markdown, table
 from ..task import STSTask
@@ -130,8 +130,7 @@ def plot_dynamics(run: dict, fig: Figure | None = None) -> Figure:
         rf"T={p['T']}, q={p['q']}, d={p['d']}; learning rates $\eta_W$={p['lr_W']:.3g}, "
         rf"$\eta_V$={p['lr_V']:.3g}"
     )
-    fig.sts_alt = describe_dynamics(run)  # the static book's alt text for this very picture
-    return fig
+    return describe(fig, describe_dynamics(run))  # the static book's alt text for this very picture
 
 
 def describe_dynamics(run: dict) -> str:

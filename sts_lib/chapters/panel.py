@@ -223,6 +223,7 @@ class FigurePanel:
     note: str = ""  # a line under the controls
     alt: str = ""  # the figure in words: alt text of the static book's frames
     static: dict | None = None  # name -> values offered in the static book (default: all)
+    dark: bool = False  # the static book's frames in the dark theme too (about twice the build's drawing time)
     figure: Figure = field(init=False)  # the one Figure, never re-created
     error: str | None = field(init=False, default=None)  # why the last setting was rejected, if it was
     _values: dict = field(init=False, repr=False)  # name -> the control's current value
@@ -332,7 +333,7 @@ class FigurePanel:
         The rendered book has no kernel, so there :func:`~sts_lib.chapters.static_panel.static_data`
         draws the panel over its static grid instead (see that module), and no widget is built.
         """
-        return static_data(self, alt=self.alt) if static_book() else self.widget
+        return static_data(self, alt=self.alt, dark=self.dark) if static_book() else self.widget
 
     def _on_change(self, name: str, change) -> None:
         if not self._busy:

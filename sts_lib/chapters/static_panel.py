@@ -14,17 +14,19 @@ is clamped by the panel's ``bounds`` exactly as the live panel clamps it (:func:
 ``T`` below ``q`` shows the picture for ``q = T``, and the caption says so. A setting the draw
 function rejects carries its error message instead of a picture, as the live panel reports it.
 
-:func:`static_data` returns the panel as data (:class:`StaticPanel`: controls, every frame inlined as a ``data:``
-PNG, alt texts, text sizes), a notebook output of its own type (:data:`MIME_PANEL`); the book's extension
-(``book/_ext/sts_panels.py``) alone writes its markup and moves its frames into files that the browser loads on
-demand, so a page carries only the first picture. :func:`static_book` says whether the current process was
+:func:`static_data` returns the panel as data (:class:`StaticPanel`: controls, and every frame's renderings by
+layout name, the records a figure's renderings are (:func:`sts_lib.presentation.render.renderings`), with alt texts
+and text sizes), a notebook output of its own type (:data:`MIME_PANEL`, versioned with the figures' schema); the
+book's extension (``book/_ext/sts_panels.py``) alone writes its markup and moves its frames into files that the
+browser loads on demand, so a page carries only the first picture. Frames are drawn for the book's column and a
+phone's (:data:`FRAME_LAYOUTS`); ``dark=True`` adds the dark theme's pair (:data:`DARK_FRAME_LAYOUTS`), at about
+twice the build's drawing time for the panel. :func:`static_book` says whether the current process was
 started by the book build (the extension sets ``STS_STATIC_PANELS=1``); ``FigurePanel.show()`` then
 returns the static panel instead of the live widget.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import itertools
 import json
@@ -35,14 +37,18 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
-from ..presentation.layout import PHONE, redraw
-from ..presentation.render import PHONE_DPI, STATIC_BOOK_ENV, compact, data_uri, picture, smallest_text_px, static_book
+from ..presentation.layout import drawn
+from ..presentation.render import SCHEMA_VERSION, STATIC_BOOK_ENV, renderings, static_book
 
 ENV = STATIC_BOOK_ENV  # set to "1" by the book build (book/_ext/sts_panels.py)
 #: The notebook output type of a static panel: its data (JSON), which the book's extension alone renders.
 MIME_PANEL = "application/vnd.sts.panel+json"
 #: The most settings a panel spans with every combination (:func:`setting_grid`); beyond it, each control moves alone.
 GRID_LIMIT = 64
+#: The layouts a panel's frame is rendered for: the book's column (the live panel's picture, uncropped) and a phone's.
+FRAME_LAYOUTS = ("desktop", "phone")
+#: With ``dark=True``: the same pair in the dark theme too.
+DARK_FRAME_LAYOUTS = (*FRAME_LAYOUTS, "desktop-dark", "phone-dark")
 
 
 def figure_png(fig: Figure, dpi: int = 100) -> bytes:
@@ -50,20 +56,6 @@ def figure_png(fig: Figure, dpi: int = 100) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
-
-
-def _frame_pictures(fig: Figure, dpi: int) -> dict:
-    """A frame's two pictures as ``data:`` URIs, each with its smallest text in image pixels: ``src``/``px``
-    as a live panel draws it (:func:`figure_png`'s picture, drawn once and encoded once), ``narrow``/``narrow_px``
-    drawn again by the panel's draw function for a phone (:func:`sts_lib.presentation.layout.redraw`)."""
-    wide, drawn_wide = picture(fig, dpi, tight=False)
-    narrow, drawn = picture(redraw(fig, PHONE), PHONE_DPI)
-    return {
-        "src": data_uri(compact(wide)),
-        "px": round(smallest_text_px(drawn_wide, dpi), 2),
-        "narrow": data_uri(compact(narrow)),
-        "narrow_px": round(smallest_text_px(drawn, PHONE_DPI), 2),
-    }
 
 
 def clamp(values: dict, bounds: Callable[[dict], dict] | None) -> dict:
@@ -137,11 +129,12 @@ def _caption(values: dict, panel) -> str:
 class StaticPanel:
     """A panel drawn over its static grid, as data (see the module docstring); a notebook output of its own type.
 
-    ``data``: ``{"id", "label", "note", "mode", "controls", "frames", "lookup"}``: the panel's stable id, its
-    accessible name, the note of what was precomputed, how the grid moves (``"all"`` or ``"one"``), each control
-    (``name``, ``label``, ``tex``, ``labels``, ``default`` position, ``menu``), each frame (``caption``, ``alt``,
-    ``shown`` readouts, and ``src``/``px``, ``narrow``/``narrow_px``: its two pictures as ``data:`` PNGs with
-    their smallest text in image pixels, or ``error``) and the frame of every position.
+    ``data``: ``{"version", "label", "note", "mode", "controls", "frames", "lookup"}``: the schema's version
+    (:data:`~sts_lib.presentation.render.SCHEMA_VERSION`), the panel's accessible name, the note of what was
+    precomputed, how the grid moves (``"all"`` or ``"one"``), each control (``name``, ``label``, ``tex``,
+    ``labels``, ``default`` position, ``menu``), each frame (``caption``, ``alt``, ``shown`` readouts, and
+    ``renderings``: :class:`~sts_lib.presentation.render.Rendering` records by layout name, or ``error``) and the
+    frame of every position.
     """
 
     data: dict
@@ -152,8 +145,8 @@ class StaticPanel:
         any other reader, and a line of text."""
         out = {MIME_PANEL: self.data, "text/plain": f"<static panel: {self.n_frames} pictures; {self.data['label']}>"}
         first = first_frame(self.data)
-        if "src" in first:
-            out["image/png"] = first["src"].split(",", 1)[1]
+        if "renderings" in first:
+            out["image/png"] = first["renderings"]["desktop"]["png"]
         return out
 
 
@@ -174,15 +167,17 @@ def _short(text: str, limit: int = 100) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dpi: int = 100) -> StaticPanel:
+def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False) -> StaticPanel:
     """Draw ``panel`` over its static grid; return its data, every frame inlined (:class:`StaticPanel`).
 
     ``alt`` describes the figure in words; each frame's alt text is what its figure says it shows (a draw
-    function may set ``fig.sts_alt``, computed from what it drew), else ``alt``, plus its setting.
+    function may :func:`~sts_lib.presentation.layout.describe` it, from what it drew), else ``alt``, plus its
+    setting. ``dark``: render every frame in the dark theme too (:data:`DARK_FRAME_LAYOUTS`).
     """
     if not alt or len(alt) < 20:
         raise ValueError("alt must describe the figure in words (at least 20 characters)")
     mode, positions, options = static_grid(panel, limit)
+    layouts = DARK_FRAME_LAYOUTS if dark else FRAME_LAYOUTS
     names = list(panel.controls)
     frames, lookup, index_of = [], {}, {}
     for pos in positions:
@@ -199,8 +194,8 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dpi: int = 100) -> 
             }
             try:
                 fig = panel.draw(None, **values)
-                frame["alt"] = f"{getattr(fig, 'sts_alt', None) or alt} Setting: {caption}."
-                frame.update(_frame_pictures(fig, dpi))
+                frame["alt"] = f"{(drawn(fig).alt if drawn(fig) else '') or alt} Setting: {caption}."
+                frame["renderings"] = renderings(fig, layouts, whole=True)
             except (ValueError, ArithmeticError) as err:  # what the live panel reports under its controls
                 frame["error"] = str(err)
             index_of[key] = len(frames)
@@ -230,10 +225,8 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dpi: int = 100) -> 
         f"function as the notebook's live panel, for {offered} ({how}). Run the notebook (e.g. on Colab) to "
         f"explore any other value."
     )
-    # A stable id (same page, same id on every build), distinct per panel of a page.
-    pid = "sts-panel-" + hashlib.sha1(f"{alt}{offered}".encode()).hexdigest()[:10]
     data = {
-        "id": pid,
+        "version": SCHEMA_VERSION,
         "label": _short(alt),
         "note": note,
         "mode": mode,
@@ -244,5 +237,5 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dpi: int = 100) -> 
     return StaticPanel(data, len(frames))
 
 
-__all__ = ["ENV", "GRID_LIMIT", "MIME_PANEL", "StaticPanel", "clamp", "figure_png", "first_frame", "setting_grid",
-           "static_book", "static_data", "static_grid"]  # fmt: skip
+__all__ = ["DARK_FRAME_LAYOUTS", "ENV", "FRAME_LAYOUTS", "GRID_LIMIT", "MIME_PANEL", "StaticPanel", "clamp",
+           "figure_png", "first_frame", "setting_grid", "static_book", "static_data", "static_grid"]  # fmt: skip

@@ -11,7 +11,9 @@ column under the figure, long titles broken over lines. The dark theme's (:data:
 :data:`PHONE_DARK`) likewise: a layout carries a :class:`~sts_lib.presentation.theme.Palette`, whose neutral colours a
 drawing takes from :func:`palette` (never a literal black or grey) and whose rcParams it is drawn under.
 Nothing is copied from a drawn figure and no matplotlib internal is touched, so a new figure needs no phone or
-dark code of its own.
+dark code of its own. What a drawing leaves on its figure is one record, :class:`Drawn` (``fig.sts``): how to draw
+it again, the layout it was drawn for, its alt text and its colour bars, refreshed on every call, a redraw into a
+figure it made before included.
 
 >>> @drawing
 ... def two_panels(n):
@@ -26,61 +28,59 @@ dark code of its own.
 from __future__ import annotations
 
 import functools
+import inspect
+from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import matplotlib as mpl
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from .theme import DARK, LIGHT, Palette
+from .fitting import all_axes as all_axes, fit_to_column, wrap as wrap
 
-
-@dataclass(frozen=True)
-class Layout:
-    """Where a figure is shown: the column's width and what fits in it, and the page's theme."""
-
-    name: str  # "desktop", "phone", "print", "desktop-dark", "phone-dark"
-    width: float  # the column's width in inches: a figure is at most this wide
-    columns: int  # panels side by side; a grid with more columns is stacked one panel a row
-    legend_columns: int  # the most columns a legend may take
-    dpi: float  # the resolution its picture is rendered at
-    palette: Palette = LIGHT  # the page's theme: its background and neutral colours
+# The records a drawing is drawn for live in theme.py (documented there); they are this module's vocabulary too, and
+# importable from here.
+from .theme import DESKTOP, STYLE, Layout, Palette
+from .theme import DESKTOP_DARK as DESKTOP_DARK, NOTE_SIZE as NOTE_SIZE, PHONE as PHONE, PHONE_DARK as PHONE_DARK
+from .theme import PRINT as PRINT
 
 
-#: The book's column at a 1280 px window: 7.2 in at the book's 100 dpi is about its 688 CSS px, so a figure is
-#: shown at (nearly) its own size and 9 pt text stays above 11 px.
-DESKTOP = Layout("desktop", width=7.2, columns=2, legend_columns=4, dpi=100)
-#: A 390 px phone's column: at 150 dpi about two image pixels per CSS px; 8-9 pt text is shown at 9 px or more.
-PHONE = Layout("phone", width=3.7, columns=1, legend_columns=1, dpi=150)
-#: The PDF's: the desktop layout at a resolution that prints at 200 ppi or more.
-PRINT = replace(DESKTOP, name="print", dpi=200)
-#: The book's column and a phone's in the dark theme: the same layouts, drawn with the
-#: :data:`~sts_lib.presentation.theme.DARK` palette.
-DESKTOP_DARK = replace(DESKTOP, name="desktop-dark", palette=DARK)
-PHONE_DARK = replace(PHONE, name="phone-dark", palette=DARK)
+@dataclass
+class Drawn:
+    """What a :func:`drawing` leaves on the figure it laid out (``fig.sts``), the one contract between drawing,
+    rendering and display: ``recipe(layout=...)`` draws the figure again for another layout (None: no drawing made
+    it); ``layout``, the layout it was drawn for; ``alt``, what it shows in words (:func:`describe`, for the
+    book's alt text); ``colorbars``, the colour bars :func:`colorbar` added (a narrow layout thins their ticks).
+    :func:`new_figure` writes a fresh record each time it lays a figure out, a figure it clears included, so nothing
+    of an earlier setting survives a redraw in place."""
 
-#: The house style: every text size of every figure (rcParams, applied while a :func:`drawing` draws): 10 pt text,
-#: 12 pt titles, 9 pt legends (matplotlib's "small", 8.3 pt, would be shown at about 10.6 px in the book's column).
-STYLE = {
-    "font.size": 10,
-    "axes.titlesize": 12,
-    "axes.labelsize": 10,
-    "figure.titlesize": 12,
-    "xtick.labelsize": 10,
-    "ytick.labelsize": 10,
-    "legend.fontsize": 9,
-    "legend.title_fontsize": 9,
-}
-#: The size of a note written into a panel (an annotation, a label beside a line): the legends' size.
-NOTE_SIZE = STYLE["legend.fontsize"]
+    layout: Layout
+    recipe: Callable[..., Figure] | None = None
+    alt: str = ""
+    colorbars: list = field(default_factory=list)
+
+
+def drawn(fig: Figure) -> Drawn | None:
+    """``fig``'s :class:`Drawn` record, None for a figure no drawing laid out (a reader's own)."""
+    return getattr(fig, "sts", None)
+
+
+def describe(fig: Figure, alt: str) -> Figure:
+    """Say in words what ``fig`` shows (its alt text in the static book), from what was drawn; returns ``fig``."""
+    record = drawn(fig)
+    if record is None:
+        raise ValueError("describe() needs a figure laid out by new_figure (inside a drawing)")
+    record.alt = alt
+    return fig
+
 
 #: Every drawing of the library, by ``module.qualname``: the tests draw each for the column and for a phone.
 DRAWINGS: dict = {}
 
-_ACTIVE: ContextVar[Layout | None] = ContextVar("sts_layout", default=None)
-# The figures :func:`new_figure` made inside the innermost drawing call (a figure a call drew into is not its own).
+_ACTIVE: ContextVar[Layout | None] = ContextVar("sts_active_layout", default=None)
+# The figures :func:`new_figure` laid out inside the innermost drawing call, made or cleared and reused (a figure
+# whose axes a call only drew into is not its own).
 _MADE: ContextVar[list | None] = ContextVar("sts_made", default=None)
 
 
@@ -107,10 +107,12 @@ def drawing(fn):
     """Make ``fn`` (data -> Figure) a figure of the course: it draws for a layout, under :data:`STYLE`.
 
     The decorated function takes one more keyword, ``layout`` (default: the enclosing drawing's, else
-    :data:`DESKTOP`). A figure it creates with :func:`new_figure` (``fig`` None) remembers how to draw itself
-    again, so :func:`redraw` can draw it for another layout; a figure it drew into (a panel's redraw, axes
-    passed in) is not marked, since the call did not make it.
+    :data:`DESKTOP`). A figure it lays out with :func:`new_figure` records how to draw itself again (its
+    :class:`Drawn` ``recipe``), so :func:`redraw` can draw it for another layout: on every call, a panel's redraw
+    into the figure it made before (``fig=``) included, whose recipe draws a new figure with the new values. A
+    figure whose axes it only drew into (axes passed in) is not marked, since the call did not lay it out.
     """
+    into = "fig" in inspect.signature(fn).parameters  # a panel's draw(fig=None, **values): never redraw into it
 
     @functools.wraps(fn)
     def draw(*args, layout: Layout | None = None, **kwargs):
@@ -124,28 +126,39 @@ def drawing(fn):
             ours = _MADE.get()
             _MADE.reset(made)
         enclosing = _MADE.get()
-        if enclosing is not None:  # an enclosing drawing made them too, and finishes them
+        if enclosing is not None:  # an enclosing drawing laid them out too, and finishes them
             enclosing.extend(ours)
         if isinstance(fig, Figure) and any(fig is f for f in ours):
-            fig.sts_redraw = functools.partial(draw, *args, **kwargs)
+            fig.sts.recipe = _recipe(draw, fn, args, kwargs) if into else functools.partial(draw, *args, **kwargs)
             if enclosing is None:
-                _finish(fig, layout)
+                fit_to_column(fig, layout)
         return fig
 
     DRAWINGS[f"{fn.__module__}.{fn.__qualname__}"] = draw
     return draw
 
 
+def _recipe(draw, fn, args: tuple, kwargs: dict):
+    """``draw`` bound to this call's arguments with its ``fig`` argument None: drawing again makes a new figure."""
+    bound = inspect.signature(fn).bind_partial(*args, **kwargs)
+    bound.arguments["fig"] = None
+    return functools.partial(draw, *bound.args, **bound.kwargs)
+
+
 def redraw(fig: Figure, layout: Layout) -> Figure:
-    """``fig`` drawn again for ``layout`` by the function that drew it; ``fig`` itself when no
-    :func:`drawing` made it (a reader's own figure) or it already has that layout."""
-    again = getattr(fig, "sts_redraw", None)
-    if again is None or getattr(fig, "sts_layout", None) == layout:
+    """``fig`` drawn again for ``layout`` by the function that drew it (with the values it was last drawn with);
+    ``fig`` itself when no :func:`drawing` made it (a reader's own figure) or it is drawn for that layout already
+    (its own, or one that differs only in resolution)."""
+    record = drawn(fig)
+    if record is None or record.recipe is None or _alike(record.layout, layout):
         return fig
-    new = again(layout=layout)
-    if getattr(fig, "sts_alt", None) and not getattr(new, "sts_alt", None):
-        new.sts_alt = fig.sts_alt
-    return new
+    return record.recipe(layout=layout)
+
+
+def _alike(a: Layout, b: Layout) -> bool:
+    """Whether a figure drawn for ``a`` is drawn for ``b`` (they differ in name and resolution alone: :data:`PRINT`
+    is :data:`DESKTOP` rendered at more dots)."""
+    return replace(a, name=b.name, dpi=b.dpi) == b
 
 
 def stacked(cols: int) -> bool:
@@ -191,12 +204,12 @@ def new_figure(
         size = (w, height * min(1.25, max(0.8, w / desk_w)))
     if fig is None:
         fig = Figure(figsize=size, layout="constrained")
-        if _MADE.get() is not None:
-            _MADE.get().append(fig)
     else:
         fig.clear()
         fig.set_size_inches(size)
-    fig.sts_layout = layout
+    fig.sts = Drawn(layout)
+    if _MADE.get() is not None:
+        _MADE.get().append(fig)
     if panels == 0:  # the caller lays the figure out (subfigures)
         return fig, np.empty((0,), dtype=object)
     if not stack:
@@ -278,72 +291,10 @@ def legend(where, *args, place: str = "inside", ncols: int = 1, **kwargs):
 def colorbar(fig: Figure, mappable, **kwargs):
     """``fig.colorbar(mappable, **kwargs)``, which a narrow layout gives only the ticks its length has room for."""
     bar = fig.colorbar(mappable, **kwargs)
-    fig.sts_colorbars = [*getattr(fig, "sts_colorbars", []), bar]
+    if drawn(fig) is not None:  # a subfigure's bar (no record of its own) keeps the ticks it was drawn with
+        fig.sts.colorbars.append(bar)
     return bar
 
 
-def wrap(text: str, n: int) -> str:
-    """``text`` broken at spaces into ``n`` lines of about equal length, never inside ``$math$`` (n >= 1).
-
-    >>> wrap("one two three four", 2)
-    'one two\\nthree four'
-    """
-    words = []
-    for word in text.split(" "):
-        if words and words[-1].count("$") % 2:  # still inside a formula: keep it whole
-            words[-1] += " " + word
-        else:
-            words.append(word)
-    target = sum(len(w) + 1 for w in words) / n
-    lines = [""]
-    for word in words:
-        if lines[-1] and len(lines[-1]) + len(word) > target and len(lines) < n:
-            lines.append(word)
-        else:
-            lines[-1] = f"{lines[-1]} {word}".strip()
-    return "\n".join(lines)
-
-
-def all_axes(fig) -> list:
-    """Every axes of ``fig``, its subfigures' included (``fig.axes`` holds only its own)."""
-    found = list(fig.axes) + [ax for sub in fig.subfigs for ax in all_axes(sub)]
-    return list(dict.fromkeys(found))  # each once, whichever list holds it
-
-
-def _finish(fig: Figure, layout: Layout) -> None:
-    """What a narrow layout needs once the figure is drawn: a title wider than its panel (or the figure) broken
-    over lines, and no minor labels on a log axis (they collide when narrow)."""
-    if layout.width >= DESKTOP.width:
-        return
-    for ax in all_axes(fig):
-        for axis in (ax.xaxis, ax.yaxis):
-            if axis.get_scale() == "log":
-                axis.set_minor_formatter(NullFormatter())
-    # Laid out, not drawn: the boxes and widths measured below are known once the panels are placed. Drawing every
-    # artist too made a phone redraw 40 % slower (the committed results' 26: 10.3 s, 7.3 s; the same pictures).
-    if (engine := fig.get_layout_engine()) is not None:  # a figure without one keeps its panels where they are
-        engine.execute(fig)
-    for bar in getattr(fig, "sts_colorbars", []):  # about one tick per 0.35 inch of its length
-        box = bar.ax.get_position()
-        inches = max(box.height * fig.get_figheight(), box.width * fig.get_figwidth())
-        bar.locator = MaxNLocator(nbins=max(1, int(inches / 0.35)))
-    room = fig.get_window_extent().width
-    if fig.get_suptitle():
-        _fit_text(fig.suptitle(fig.get_suptitle()), room)  # suptitle() returns the same Text, to measure it
-    for ax in all_axes(fig):
-        if ax.get_title():
-            _fit_text(ax.title, ax.get_window_extent().width)
-
-
-def _fit_text(text, room: float) -> None:
-    """Break ``text`` (a drawn Text) over as few lines as make it at most ``room`` pixels wide (at most 4)."""
-    words = text.get_text().replace("\n", " ")
-    n = 1
-    while text.get_window_extent().width > 1.02 * room and n < 4:
-        n += 1
-        text.set_text(wrap(words, n))
-
-
-__all__ = ["DESKTOP", "DESKTOP_DARK", "DRAWINGS", "Layout", "NOTE_SIZE", "PHONE", "PHONE_DARK", "PRINT", "STYLE",
-           "all_axes", "colorbar", "current", "drawing", "legend", "new_figure", "outer_labels", "palette", "redraw",
-           "stacked", "wrap"]  # fmt: skip
+__all__ = ["DRAWINGS", "Drawn", "colorbar", "current", "describe", "drawing", "drawn", "legend", "new_figure",
+           "outer_labels", "palette", "redraw", "stacked"]  # fmt: skip

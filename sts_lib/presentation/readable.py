@@ -4,10 +4,10 @@ The book shows an image at most :data:`BOOK_COLUMN_PX` CSS px wide (its content 
 window); a wider image is scaled down, its text with it. :func:`text_report` renders a figure as a
 notebook shows it and gives the displayed size of every text, so a test can hold each figure to
 :data:`MIN_TEXT_PX`, the body's small print. The library's figures are drawn for the column
-(:mod:`sts_lib.presentation.layout`), which keeps them above it; :func:`readable_figures`, which the chapters' set-up
-cell calls, registers how a notebook shows a Figure (IPython's own formatter registry, nothing patched):
-a figure drawn for the column as it is, any other with its text enlarged. In the static book it also
-gives the figure drawn again for a phone, as data the book renders (:mod:`sts_lib.presentation.render`).
+(:mod:`sts_lib.presentation.layout`), which keeps them above it. :func:`readable_figures`, which the chapters'
+set-up cell calls, registers how a notebook shows a Figure (IPython's own formatter registry, nothing patched):
+as it was drawn; in the static book also in every layout the book shows, as data the book renders
+(:mod:`sts_lib.presentation.render`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import io
 from functools import partial
 
 from matplotlib.figure import Figure
-from matplotlib.text import Text
 
 from . import render
 from .layout import PRINT
@@ -67,32 +66,7 @@ def text_report(fig, *, column_px: float = BOOK_COLUMN_PX, dpi: float | None = N
     }
 
 
-def fits_column(fig, *, column_px: float = BOOK_COLUMN_PX, min_px: float = MIN_TEXT_PX) -> bool:
-    """A quick estimate, without rendering, of whether ``fig``'s smallest text is shown at ``min_px`` or more
-    in a column of ``column_px`` (see :func:`text_report` for the measurement). It allows the rendered
-    image 5% more width than the figure, for what ``bbox_inches="tight"`` adds (a legend outside the axes)."""
-    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            sizes += [t.get_fontsize() for t in axis.get_ticklabels(which="both") if t.get_text()]
-    scale = min(1.0, column_px / (1.05 * fig.get_figwidth() * fig.dpi))
-    return not sizes or min(sizes) * fig.dpi / 72 * scale >= min_px
-
-
-def enlarge_text(fig, min_size: float = 10.5, factor: float = 1.25) -> None:
-    """Enlarge every text of ``fig`` once: size -> max(factor * size, min_size) points.
-
-    A multi-panel figure is shown scaled down to the width of a book column or a phone; this keeps
-    its legends and labels legible. Text already enlarged (marked) is left alone, so calling this
-    again after a redraw only touches new artists.
-    """
-    for t in fig.findobj(Text):
-        if t.get_text() and not getattr(t, "sts_enlarged", False):
-            t.set_fontsize(max(factor * t.get_fontsize(), min_size))
-            t.sts_enlarged = True
-
-
-def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
+def readable_figures() -> bool:
     """In IPython, show every Figure through :func:`figure_bundle`: registered with IPython's mime-bundle
     formatter (``for_type``), which ``%matplotlib inline`` leaves in place; nothing of IPython or matplotlib is
     patched. The chapters' set-up cell calls this. Returns False outside IPython (nothing changes there).
@@ -104,36 +78,28 @@ def readable_figures(min_size: float = 10.5, factor: float = 1.25) -> bool:
     shell = get_ipython()
     if shell is None:
         return False
-    dpi = PRINT_DPI if render.static_book() else None
     png = shell.display_formatter.formatters["image/png"]
-    shell.display_formatter.mimebundle_formatter.for_type(
-        Figure, partial(figure_bundle, min_size=min_size, factor=factor, dpi=dpi, png_formatter=png)
-    )
+    shell.display_formatter.mimebundle_formatter.for_type(Figure, partial(figure_bundle, png_formatter=png))
     return True
 
 
-def figure_bundle(
-    fig, *, min_size: float = 10.5, factor: float = 1.25, dpi: float | None = None, png_formatter=None
-) -> dict:
-    """What a notebook shows for ``fig``: its PNG (``bbox_inches="tight"``, at ``dpi``, default the figure's),
-    after :func:`enlarge_text` when its text would be shown too small in the column (:func:`fits_column`,
-    decided once per figure); under the book build also the desktop and the phone picture in one
-    picture as data (:func:`sts_lib.presentation.render.picture_data`), which the book prefers to the PNG (the PDF
-    keeps the PNG).
+def figure_bundle(fig, *, png_formatter=None) -> dict:
+    """What a notebook shows for ``fig``: its PNG (``bbox_inches="tight"`` at the figure's resolution). Under the
+    book build the PNG is the print rendering (the PDF's picture, at :data:`PRINT_DPI`), and the figure's renderings
+    for the book's layouts come beside it as data (:func:`sts_lib.presentation.render.picture_data`), which the
+    HTML book prefers to the PNG; one call of :func:`sts_lib.presentation.render.renderings` makes both.
     ``png_formatter``: IPython's PNG formatter, whose entry for Figure (the inline backend registers one when
     pyplot is imported, or on ``%matplotlib inline``) would replace this PNG with one at the screen's resolution:
     the entry is dropped (the formatter's public ``pop``), so the PNG is this one.
     """
-    if getattr(fig, "sts_enlarge", None) is None:  # decided once, so a redraw looks the same
-        fig.sts_enlarge = not fits_column(fig)
-    if fig.sts_enlarge:
-        enlarge_text(fig, min_size, factor)
     if png_formatter is not None:
         png_formatter.pop(Figure, None)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi or fig.dpi, bbox_inches="tight")
-    out = {"image/png": base64.b64encode(buf.getvalue()).decode()}
-    if render.static_book():  # the PDF's picture at twice the screen's resolution is the book column's, halved
-        double = buf.getvalue() if dpi == 2 * fig.dpi else None
-        out[render.MIME_PICTURE] = render.picture_data(fig, double=double)
-    return out
+    if not render.static_book():
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=fig.dpi, bbox_inches="tight")
+        return {"image/png": base64.b64encode(buf.getvalue()).decode()}
+    rendered = render.renderings(fig, (PRINT.name, *render.BOOK_LAYOUTS))
+    return {
+        "image/png": rendered.pop(PRINT.name)["png"],
+        render.MIME_PICTURE: render.picture_data(fig, rendered=rendered),
+    }

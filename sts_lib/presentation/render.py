@@ -1,18 +1,16 @@
-"""Every figure shown twice in the static book: drawn for the book's column and again for a phone's.
+"""Every rendering of a figure, keyed by its layout's name: one function and one versioned schema for a figure and a
+panel's frame alike.
 
-A figure drawn for the book's column (:data:`sts_lib.presentation.layout.DESKTOP`, two panels a row) is shown on a
+A figure drawn for the book's column (:data:`~sts_lib.presentation.layout.DESKTOP`, two panels a row) is shown on a
 390 px phone at about half its width, so its 9 pt text would be 6 px. Every figure of the course is a
-:func:`~sts_lib.presentation.layout.drawing`, so :func:`renderings` asks the function that drew it to draw it again for
-the phone's column (:data:`sts_lib.presentation.layout.PHONE`: its panels one under the other), and both again in the
-dark theme (:data:`sts_lib.presentation.layout.DESKTOP_DARK`, :data:`sts_lib.presentation.layout.PHONE_DARK`), and
-renders them.
-:func:`picture_data` gives the renderings as data (:data:`MIME_PICTURE`), each with the smallest text it
-draws in image pixels; the book's extension shows each theme's pair in one ``<picture>``, from which the
-browser downloads only the one for its width (:data:`PHONE_MEDIA`), and the dark one only on a dark page;
-the browser test computes the size a reader sees.
-:func:`picture` draws a figure once and measures that text from the drawn figure's own artists. The static
-book's display hook (:func:`sts_lib.presentation.readable.readable_figures`) and its panels' frames
-(:mod:`sts_lib.chapters.static_panel`) use these functions; a live notebook shows the desktop picture only.
+:func:`~sts_lib.presentation.layout.drawing`, so :func:`renderings` asks the function that drew it to draw it again
+for each layout asked for (:data:`~sts_lib.presentation.layout.LAYOUTS`: the phone's column, the dark theme's pair,
+print) and renders each once (:func:`picture`), with the smallest text it draws in image pixels. :func:`picture_data`
+is what the static book receives for a figure (:data:`MIME_PICTURE`, :class:`PictureData`); a panel's frames carry
+the same :class:`Rendering` records (:mod:`sts_lib.chapters.static_panel`). The data makes no markup decision: no
+media query, ``data:`` URI or DOM id. The book's extension (``book/_ext/sts_panels.py``) alone maps layout names to
+``<picture>`` sources and theme classes; the browser test computes the size a reader sees. A live notebook shows
+the desktop picture only.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ import base64
 import io
 import os
 import struct
+from typing import TypedDict
 
 import matplotlib as mpl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -29,7 +28,9 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from PIL import Image  # matplotlib's own dependency
 
-from .layout import DESKTOP_DARK, PHONE, PHONE_DARK, all_axes, redraw
+from .fitting import all_axes
+from .layout import drawn, redraw
+from .theme import DESKTOP, LAYOUTS, PHONE, PRINT
 
 
 #: The phone rendering's width in inches: in the narrowest column a picture gets on a 390 px phone (a panel's,
@@ -45,12 +46,31 @@ MIN_PHONE_TEXT_PX = 9.0
 #: Set to "1" by the book build (book/_ext/sts_panels.py) before any chapter runs: the static book shows
 #: every figure in all its renderings and its panels as precomputed frames; a live notebook does neither.
 STATIC_BOOK_ENV = "STS_STATIC_PANELS"
-#: The notebook output type of a figure in the static book: its renderings as data, which the book's extension
-#: (``book/_ext/sts_panels.py``) alone writes as a ``<picture>``.
+#: The notebook output type of a figure in the static book: its renderings as data (:class:`PictureData`), which
+#: the book's extension (``book/_ext/sts_panels.py``) alone writes as markup.
 MIME_PICTURE = "application/vnd.sts.picture+json"
-#: The windows that get the phone rendering: up to 576 px, where the desktop picture would show its
-#: smallest (9 pt) text below about 9 px.
-PHONE_MEDIA = "(max-width: 36em)"
+#: The version of :class:`PictureData` and of a panel's data (:mod:`sts_lib.chapters.static_panel`): the book's
+#: extension refuses a payload of another version rather than guess at its shape.
+SCHEMA_VERSION = 1
+#: The layouts the static book shows a figure in: the book's column and a phone's, and both in the dark theme.
+BOOK_LAYOUTS = ("desktop", "phone", "desktop-dark", "phone-dark")
+
+
+class Rendering(TypedDict):
+    """One picture of a figure: ``png``, the PNG in base64 (in 256 colours for a screen, :func:`compact`; as
+    ``savefig`` writes it for print), and ``text_px``, its smallest text in the image's pixels."""
+
+    png: str
+    text_px: float
+
+
+class PictureData(TypedDict):
+    """A figure as the static book receives it (:data:`MIME_PICTURE`): ``renderings`` by layout name (a figure no
+    drawing made has no dark pair) and ``alt``, what it shows in words (the cell's own alt text wins in the book)."""
+
+    version: int
+    alt: str
+    renderings: dict[str, Rendering]
 
 
 def picture(fig: Figure, dpi: float | None = None, *, tight: bool = True, measure=None) -> tuple[Image.Image, list]:
@@ -167,11 +187,6 @@ def static_book() -> bool:
     return os.environ.get(STATIC_BOOK_ENV) == "1"
 
 
-def data_uri(png: bytes) -> str:
-    """``png`` inlined as a ``data:`` URI (the book moves each into a file of its own)."""
-    return "data:image/png;base64," + base64.b64encode(png).decode()
-
-
 def smallest_text_px(drawn: list, dpi: float) -> float:
     """The smallest of the texts ``drawn`` (:func:`picture`'s list), in the pixels of an image at ``dpi`` (0: none)."""
     return min((t.get_fontsize() * dpi / 72 for t in drawn), default=0.0)
@@ -183,44 +198,62 @@ def halved(png: bytes) -> Image.Image:
     return Image.open(io.BytesIO(png)).convert("RGB").reduce(2)
 
 
-def _entry(image: Image.Image, drawn: list, dpi: float) -> dict:
-    return {"src": data_uri(compact(image)), "text_px": round(smallest_text_px(drawn, dpi), 2)}
+def _encoded(image: Image.Image, drawn: list, dpi: float) -> Rendering:
+    return {"png": base64.b64encode(compact(image)).decode(), "text_px": round(smallest_text_px(drawn, dpi), 2)}
 
 
-def renderings(fig: Figure, dpi: float | None = None, *, double: bytes | None = None) -> dict:
-    """Every rendering of ``fig`` (:func:`compact`), inlined: ``{"wide": {"src": data URI, "text_px": px},
-    "narrow": {…}, "dark": {"wide": {…}, "narrow": {…}}}``. The narrow one is drawn again for
-    :data:`~sts_lib.presentation.layout.PHONE`, and the dark pair for
-    :data:`~sts_lib.presentation.layout.DESKTOP_DARK` and
-    :data:`~sts_lib.presentation.layout.PHONE_DARK`, by the function that drew ``fig``; a figure no drawing made is
-    rendered
-    as it is, and has no dark pair.
+def renderings(fig: Figure, layouts=BOOK_LAYOUTS, *, whole: bool = False) -> dict[str, Rendering]:
+    """``fig`` rendered for each of ``layouts`` (names of :data:`~sts_lib.presentation.layout.LAYOUTS`), by name.
 
-    ``double``: ``fig`` already rendered at twice ``dpi`` (the PDF's picture, ``savefig``'s PNG), whose halving is
-    the wide rendering, rather than rendering ``fig`` once more (the fast path of the book build; the same
-    picture within a pixel's rounding of the crop).
+    Each is drawn again for its layout by the function that drew ``fig`` (``fig`` itself for its own layout) and
+    rendered once at the layout's resolution, cropped to the drawing. A figure no drawing made is rendered as it is,
+    and has no dark rendering (a dark name is left out). ``whole``: the column-wide renderings are not cropped, as a
+    live panel shows its figure, so a panel's frames keep one size as its controls move.
+
+    ``"print"`` is the PDF's picture: ``savefig``'s PNG at the print resolution, not re-encoded. When it is asked for
+    with ``"desktop"`` and prints at twice the desktop's resolution, the desktop rendering is it halved (each pixel
+    the mean of a 2 x 2 block: the same picture within a pixel's rounding of the crop) rather than ``fig`` drawn once
+    more, the book build's fast path.
     """
-    dpi = dpi or fig.dpi
-    if double is not None:
-        wide, drawn = halved(double), drawn_texts(fig)
-    else:
-        wide, drawn = picture(fig, dpi)
-    out = {"wide": _entry(wide, drawn, dpi), "narrow": _entry(*picture(redraw(fig, PHONE), PHONE_DPI), PHONE_DPI)}
-    dark = redraw(fig, DESKTOP_DARK)
-    if dark is not fig:
-        out["dark"] = {
-            "wide": _entry(*picture(dark, dpi), dpi),
-            "narrow": _entry(*picture(redraw(fig, PHONE_DARK), PHONE_DPI), PHONE_DPI),
-        }
+    unknown = [name for name in layouts if name not in LAYOUTS]
+    if unknown:
+        raise ValueError(f"layouts must be among {sorted(LAYOUTS)}, got {unknown}")
+    out: dict[str, Rendering] = {}
+    record = drawn(fig)
+    own = record.layout.palette if record is not None else DESKTOP.palette
+    figures = {}
+    for name in layouts:
+        layout = LAYOUTS[name]
+        again = figures[name] = redraw(fig, layout)
+        if again is fig and layout.palette != own:
+            continue  # a figure no drawing made has no picture in another theme
+        if name == PRINT.name:
+            png = _savefig(again, layout.dpi)
+            text_px = smallest_text_px(drawn_texts(again), layout.dpi)
+            out[name] = {"png": base64.b64encode(png).decode(), "text_px": round(text_px, 2)}
+        elif name == DESKTOP.name and figures.get(PRINT.name) is again and PRINT.dpi == 2 * layout.dpi:
+            # the fast path: the same figure's print picture, halved, is this one
+            image = halved(base64.b64decode(out[PRINT.name]["png"]))
+            out[name] = _encoded(image, drawn_texts(again), layout.dpi)
+        else:
+            tight = not (whole and layout.width >= DESKTOP.width)
+            out[name] = _encoded(*picture(again, layout.dpi, tight=tight), layout.dpi)
     return out
 
 
-def picture_data(fig: Figure, *, double: bytes | None = None) -> dict:
-    """What the static book shows for ``fig`` (:data:`MIME_PICTURE`): its renderings (:func:`renderings`; ``double``
-    as there) and its alt text (``fig.sts_alt``; the cell's own alt text, when it gives one, wins in the book)."""
-    return {**renderings(fig, double=double), "alt": getattr(fig, "sts_alt", "") or "", "media": PHONE_MEDIA}
+def picture_data(fig: Figure, layouts=BOOK_LAYOUTS, *, rendered: dict | None = None) -> PictureData:
+    """What the static book shows for ``fig`` (:data:`MIME_PICTURE`): its renderings (:func:`renderings` for
+    ``layouts``, or the ``rendered`` ones a caller already has) and its alt text (its drawing's
+    :func:`~sts_lib.presentation.layout.describe`, else empty)."""
+    record = drawn(fig)
+    return {
+        "version": SCHEMA_VERSION,
+        "alt": record.alt if record is not None else "",
+        "renderings": rendered if rendered is not None else renderings(fig, layouts),
+    }
 
 
-__all__ = ["MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_MEDIA", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "MIME_PICTURE", "all_axes", "compact", "data_uri", "drawn_texts", "halved", "picture", "picture_data",
-           "png_width", "renderings", "smallest_text_px", "static_book"]  # fmt: skip
+__all__ = ["BOOK_LAYOUTS", "MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_WIDTH", "STATIC_BOOK_ENV",
+           "MIME_PICTURE", "PictureData", "Rendering", "SCHEMA_VERSION", "all_axes", "compact", "drawn_texts",
+           "halved", "picture", "picture_data", "png_width", "renderings", "smallest_text_px",
+           "static_book"]  # fmt: skip

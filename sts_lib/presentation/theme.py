@@ -1,6 +1,11 @@
-"""The page's themes as colours: the neutral colours and rcParams of the book's light and dark pages.
+"""Where a figure is shown, as records: the page's themes as colours, the layouts a figure is drawn for, the style.
 
-A figure of the course is drawn for a :class:`~sts_lib.presentation.layout.Layout`, which carries one of these palettes;
+:class:`Palette` holds the neutral colours and rcParams of the book's light and dark pages; :class:`Layout` a
+column's width, the panels a row and the legend columns that fit in it, the resolution of its picture and its
+palette (:data:`LAYOUTS`, by name: the book's column, a phone's, print, and the dark pairs); :data:`STYLE` every text
+size. :mod:`sts_lib.presentation.layout` draws for them (and re-exports them).
+
+A figure of the course is drawn for a :class:`Layout`, which carries one of these palettes;
 a drawing takes every black, grey and white it uses from the palette of the layout it is drawn for
 (:func:`sts_lib.presentation.layout.palette`), never from a literal, and is drawn under the palette's rcParams, so the
 same draw function gives the picture for a light page and for a dark one (:mod:`sts_lib.presentation.render` renders
@@ -13,7 +18,7 @@ the book shows the one of the reader's theme).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from matplotlib import colormaps
 
@@ -70,4 +75,48 @@ DARK = Palette(
 )
 
 
-__all__ = ["DARK", "LIGHT", "Palette"]
+@dataclass(frozen=True)
+class Layout:
+    """Where a figure is shown: the column's width and what fits in it, and the page's theme."""
+
+    name: str  # "desktop", "phone", "print", "desktop-dark", "phone-dark"
+    width: float  # the column's width in inches: a figure is at most this wide
+    columns: int  # panels side by side; a grid with more columns is stacked one panel a row
+    legend_columns: int  # the most columns a legend may take
+    dpi: float  # the resolution its picture is rendered at
+    palette: Palette = LIGHT  # the page's theme: its background and neutral colours
+
+
+#: The book's column at a 1280 px window: 7.2 in at the book's 100 dpi is about its 688 CSS px, so a figure is
+#: shown at (nearly) its own size and 9 pt text stays above 11 px.
+DESKTOP = Layout("desktop", width=7.2, columns=2, legend_columns=4, dpi=100)
+#: A 390 px phone's column: at 150 dpi about two image pixels per CSS px; 8-9 pt text is shown at 9 px or more.
+PHONE = Layout("phone", width=3.7, columns=1, legend_columns=1, dpi=150)
+#: The PDF's: the desktop layout at a resolution that prints at 200 ppi or more.
+PRINT = replace(DESKTOP, name="print", dpi=200)
+#: The book's column and a phone's in the dark theme: the same layouts, drawn with the
+#: :data:`DARK` palette.
+DESKTOP_DARK = replace(DESKTOP, name="desktop-dark", palette=DARK)
+PHONE_DARK = replace(PHONE, name="phone-dark", palette=DARK)
+
+#: The house style: every text size of every figure (rcParams, applied while a
+#: :func:`~sts_lib.presentation.layout.drawing` draws): 10 pt text, 12 pt titles, 9 pt legends (matplotlib's
+#: "small", 8.3 pt, would be shown at about 10.6 px in the book's column).
+STYLE = {
+    "font.size": 10,
+    "axes.titlesize": 12,
+    "axes.labelsize": 10,
+    "figure.titlesize": 12,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "legend.fontsize": 9,
+    "legend.title_fontsize": 9,
+}
+#: The size of a note written into a panel (an annotation, a label beside a line): the legends' size.
+NOTE_SIZE = STYLE["legend.fontsize"]
+
+#: Every layout by its name (the keys of a figure's renderings: :func:`sts_lib.presentation.render.renderings`).
+LAYOUTS = {lay.name: lay for lay in (DESKTOP, PHONE, PRINT, DESKTOP_DARK, PHONE_DARK)}
+
+__all__ = ["DARK", "DESKTOP", "DESKTOP_DARK", "LAYOUTS", "LIGHT", "Layout", "NOTE_SIZE", "PHONE", "PHONE_DARK", "PRINT",
+           "Palette", "STYLE"]  # fmt: skip

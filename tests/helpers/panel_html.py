@@ -12,8 +12,8 @@ from sts_panels import panel_markup
 
 
 def page(static_panel) -> str:
-    """The markup the book writes for ``static_panel`` (a StaticPanel), its pictures left as ``data:`` URIs."""
-    return panel_markup(static_panel.data, lambda src: src)
+    """The markup the book writes for ``static_panel`` (a StaticPanel), its pictures inlined as ``data:`` URIs."""
+    return panel_markup(static_panel.data, lambda png: "data:image/png;base64," + png)
 
 
 _PAYLOAD = re.compile(r'<script type="application/json" class="sts-panel-data">(.*?)</script>', re.S)
@@ -29,5 +29,6 @@ def parse_all(page_html: str) -> list[dict]:
     return [json.loads(m.group(1)) for m in _PAYLOAD.finditer(page_html)]
 
 
-def png_of(frame: dict) -> bytes:
-    return base64.b64decode(frame["src"].split(",", 1)[1])
+def png_of(frame: dict, layout: str = "desktop") -> bytes:
+    """The PNG a parsed frame shows for ``layout`` (its address inlined by :func:`page`)."""
+    return base64.b64decode(frame["pictures"][layout][0].split(",", 1)[1])

@@ -43,8 +43,9 @@ outs = [p.show() for p in (toy, chapter)]
 shown = [type(o).__name__ for o in outs]
 frames = outs[1].data["frames"] if shown[1] == "StaticPanel" else []
 report = {"shown": shown, "clamped": clamped, "error": error, "grid": grid, "frames": outs[1].n_frames if frames else 0,
-          "pictured": all("src" in f or "error" in f for f in frames),
-          "distinct": len({f.get("src") for f in frames if "src" in f}) == sum("src" in f for f in frames),
+          "pictured": all("renderings" in f or "error" in f for f in frames),
+          "distinct": len({f["renderings"]["desktop"]["png"] for f in frames if "renderings" in f})
+                      == sum("renderings" in f for f in frames),
           "widget_modules": sorted(m for m in sys.modules if m.split(".")[0] in ("ipywidgets", "ipykernel"))}
 print("REPORT", json.dumps(report))
 """

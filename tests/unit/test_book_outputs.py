@@ -15,9 +15,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
+import pytest  # noqa: E402
 import sts_panels  # noqa: E402
 from sts_lib.chapters.static_panel import MIME_PANEL  # noqa: E402
-from sts_lib.presentation.render import MIME_PICTURE  # noqa: E402
+from sts_lib.presentation.render import MIME_PICTURE, SCHEMA_VERSION  # noqa: E402
 
 
 def test_myst_nb_finds_the_renderer_and_prefers_the_data():
@@ -39,11 +40,12 @@ def test_each_output_becomes_its_node():
         def __init__(self, mime_type, content):
             self.mime_type, self.content, self.cell_metadata, self.line = mime_type, content, {}, 1
 
-    shot = {"src": "data:image/png;base64,AAEC", "text_px": 12.0}
-    out = sts_panels.StsOutputs.handle_mime(
-        Renderer(), Data(MIME_PICTURE, {"wide": shot, "narrow": shot, "alt": "own", "media": "x"}), False
-    )
+    shot = {"png": "AAEC", "text_px": 12.0}
+    picture = {"version": SCHEMA_VERSION, "renderings": {"desktop": shot, "phone": shot}, "alt": "own"}
+    out = sts_panels.StsOutputs.handle_mime(Renderer(), Data(MIME_PICTURE, picture), False)
     assert isinstance(out[0], sts_panels.sts_picture) and out[0]["alt"] == "the cell's alt"
+    with pytest.raises(ValueError, match="schema version 0"):  # an output of another schema is refused, not guessed
+        sts_panels.StsOutputs.handle_mime(Renderer(), Data(MIME_PICTURE, {**picture, "version": 0}), False)
     assert sts_panels.StsOutputs.handle_mime(Renderer(), Data("image/png", "AAEC"), False) is None
     assert sts_panels.StsOutputs.handle_mime(Renderer(), Data(MIME_PICTURE, {}), True) is None  # never inline
 
@@ -52,7 +54,9 @@ def _written_classes(text: str) -> set[str]:
     return set(re.findall(r"\bsts-(?:panel|static-panel|picture|figure-link)[a-z-]*", text))
 
 
-SCRIPTS_OWN = {"sts-panel-loading", "sts-panel-ready", "sts-static-panels"}  # states the scripts set
+SCRIPTS_OWN = {"sts-static-panels"}  # the scripts' and stylesheets' own file names, in their comments
+#: What writes a class in a script: the scripts keep their state in data- attributes and write no class.
+_SCRIPT_WRITES_CLASS = re.compile(r"classList\.(?:add|toggle|replace)|\.className\s*=|setAttribute\(\s*[\"']class")
 
 
 def _class_faults(styles: dict[str, str], modules: dict[str, str]) -> list[str]:
@@ -77,6 +81,24 @@ def test_the_markups_class_names_have_one_home():
         if p.name != "sts_panels.py"
     }
     assert not _class_faults(styles, modules)
+
+
+def _scripts_writing_classes(scripts: dict[str, str]) -> list[str]:
+    return [
+        f"{name}:{text[: m.start()].count(chr(10)) + 1}"
+        for name, text in scripts.items()
+        for m in _SCRIPT_WRITES_CLASS.finditer(text)
+    ]
+
+
+def test_the_scripts_write_no_markup_and_no_class():
+    """``book/_ext/sts_panels.py`` writes every class and every element (the figure link included); the scripts only
+    follow the shown picture and keep state in ``data-`` attributes."""
+    scripts = {p.name: p.read_text() for p in (ROOT / "book" / "_ext" / "static").glob("*.js")}
+    assert len(scripts) >= 2 and not _scripts_writing_classes(scripts)
+    assert not [n for n, t in scripts.items() if "createElement" in t or "insertBefore" in t or "innerHTML" in t]
+    planted = {"x.js": 'a = 1;\nbox.classList.toggle("sts-more-right", true);\nel.className = "y";'}
+    assert _scripts_writing_classes(planted) == ["x.js:2", "x.js:3"]
 
 
 def test_the_class_check_can_fail():
@@ -109,6 +131,6 @@ def test_a_notebook_shows_a_figure_through_the_registered_bundle_at_the_print_re
         data, _ = shell.display_formatter.format(fig)
         width = struct.unpack(">I", base64.b64decode(data["image/png"])[16:20])[0]
         assert width >= 2.5 * readable.PRINT_DPI and MIME_PICTURE in data  # ~3 in at 200 dpi, and the data
-        assert data[MIME_PICTURE]["narrow"]["text_px"] > 0
+        assert data[MIME_PICTURE]["renderings"]["phone"]["text_px"] > 0
     finally:
         InteractiveShell.clear_instance()

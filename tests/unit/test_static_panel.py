@@ -14,7 +14,7 @@ import re
 import pytest
 
 from sts_lib.chapters.panel import Choice, FigurePanel, Ints, LogFloats
-from sts_lib.presentation.layout import new_figure
+from sts_lib.presentation.layout import describe, new_figure
 from sts_lib.chapters.static_panel import ENV, MIME_PANEL, StaticPanel, clamp, figure_png, static_data, static_grid
 from sts_lib.presentation.render import compact
 
@@ -102,7 +102,7 @@ def test_every_frame_is_the_draw_functions_picture_of_its_clamped_setting(toy_ht
         want = clamp(raw, panel.bounds)
         frame = data["frames"][data["lookup"][",".join(map(str, pos))]]
         if want["kind"] == "bad" and want["q"] > 2:
-            assert "rejects" in frame["error"] and "src" not in frame
+            assert "rejects" in frame["error"] and "pictures" not in frame
             continue
         key = tuple(sorted(want.items()))
         if key not in pictures:
@@ -178,14 +178,13 @@ def test_show_is_the_live_widget_in_a_notebook_and_the_static_panel_under_the_bo
 
 
 def test_a_frames_alt_text_is_what_its_figure_says_it_shows():
-    """A draw function may describe the very picture it drew (``fig.sts_alt``); that, not the panel's template,
+    """A draw function may describe the very picture it drew (``layout.describe``); that, not the panel's template,
     becomes the frame's alt text, so two settings that draw different things are described differently."""
 
     def draw(fig=None, *, q: int = 1):
         fig, ax = new_figure(height=2, width=3, fig=fig)
         ax.plot(range(4), [q * i for i in range(4)])
-        fig.sts_alt = f"A line of slope {q}, {'steep' if q > 2 else 'flat'}."
-        return fig
+        return describe(fig, f"A line of slope {q}, {'steep' if q > 2 else 'flat'}.")
 
     panel = FigurePanel(draw, {"q": Ints(1, 4, 1)}, alt="A toy line whose slope is q, over four points.")
     data = static_data(panel, alt=panel.alt).data

@@ -1,15 +1,17 @@
 // Phone-first reading aids (book/_ext/sts_book.py, fix 6); sts-book.css has the matching rules.
+// This script writes no markup and no class (book/_ext/sts_panels.py writes both); what it keeps is state, in
+// data- attributes.
 // 1. Figures fit the column at every width. So that a phone reader can still see the details of a
-//    multi-panel figure, each figure of a cell output becomes a link to its own image: a tap (or a
-//    click, or Enter) opens it at full size, where the browser pans and zooms it. The pictures
-//    of the static panels change with their controls: sts-static-panels.js links each to its current frame.
+//    multi-panel figure, the book writes each figure of a cell output in a link to its image: a tap (or a
+//    click, or Enter) opens it at full size, where the browser pans and zooms it. A <picture> has a rendering
+//    per width: its link follows the one the browser chose. (A static panel's script follows its current frame.)
 // 2. A display equation or table wider than the column scrolls inside its own box. So that a reader
-//    sees that there is more, such a box gets the class sts-more-right (a shadow on its right edge)
-//    while part of it is hidden on the right, and sts-more-left while part is hidden on the left; it is
+//    sees that there is more, such a box gets data-sts-more="right" (a shadow on its right edge) while part
+//    of it is hidden on the right, "left" while part is hidden on the left, "left right" for both; it is
 //    made focusable, so that a keyboard reader can scroll it too.
-// 3. A figure has a light and a dark picture (sts_lib.phone; pydata-sphinx-theme shows the one of the page's
-//    theme). The dark one's addresses wait in data-src/data-srcset until the page is dark (the theme's data-theme
-//    on <html>, set at load and by its switch), so a light page never downloads the dark pictures.
+// 3. A figure has a light and a dark picture (sts_lib.presentation.render; pydata-sphinx-theme shows the one of
+//    the page's theme). The dark one's addresses wait in data-src/data-srcset until the page is dark (the theme's
+//    data-theme on <html>, set at load and by its switch), so a light page never downloads the dark pictures.
 (function () {
   "use strict";
   function darkPictures() {
@@ -25,32 +27,23 @@
   }
   new MutationObserver(darkPictures).observe(document.documentElement,
                                              {attributes: true, attributeFilter: ["data-theme"]});
-  var SKIP = ".sts-static-panel, a";
-  function link(img) {
-    var made = img.closest("a.sts-figure-link");
-    if (made && !img.closest(".sts-static-panel")) {   // a <picture> in its link (sts_lib.phone): follow the shown rendering
-      // (a dark picture not yet fetched has no address: its link keeps the one it was written with)
-      var follow = function () { made.href = img.currentSrc || img.src || made.href; };
-      img.addEventListener("load", follow);
-      if (img.complete) follow();
-      return;
-    }
-    if (img.closest(SKIP) || !img.getAttribute("src")) return;
-    var a = document.createElement("a");
-    a.className = "sts-figure-link";
-    a.href = img.currentSrc || img.src;
-    a.target = "_blank";
-    a.rel = "noopener";
-    a.title = "Open the figure at full size";
-    img.parentNode.insertBefore(a, img);
-    a.appendChild(img);
+  function follow(img) {
+    // a dark picture not yet fetched has no address: its link keeps the one it was written with
+    var link = img.closest("a.sts-figure-link");
+    if (!link || img.closest(".sts-static-panel")) return;   // a panel's script follows its frames
+    var point = function () { link.href = img.currentSrc || img.src || link.href; };
+    img.addEventListener("load", point);
+    if (img.complete) point();
   }
   var SCROLLERS = 'article mjx-container[display="true"], article span.math, article .cell_output table, ' +
                   'article table.table';
   function mark(box) {
     var hidden = box.scrollWidth - box.clientWidth;
-    box.classList.toggle("sts-more-right", hidden > 1 && box.scrollLeft < hidden - 1);
-    box.classList.toggle("sts-more-left", hidden > 1 && box.scrollLeft > 1);
+    var more = [];
+    if (hidden > 1 && box.scrollLeft > 1) more.push("left");
+    if (hidden > 1 && box.scrollLeft < hidden - 1) more.push("right");
+    if (more.length) box.setAttribute("data-sts-more", more.join(" "));
+    else box.removeAttribute("data-sts-more");
     // A box that scrolls must be reachable from the keyboard (arrow keys scroll it once it has focus), even by
     // one pixel (axe-core's scrollable-region-focusable counts any scrolling box; the shadow waits for 2 px).
     if (hidden > 0 && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
@@ -79,7 +72,7 @@
   function start() {
     darkPictures();
     nameByText();
-    Array.prototype.forEach.call(document.querySelectorAll("article .cell_output img"), link);
+    Array.prototype.forEach.call(document.querySelectorAll("article .cell_output picture img"), follow);
     // scroll events do not bubble, but a listener on the document sees them in the capture phase
     document.addEventListener("scroll", function (e) {
       if (e.target.matches && e.target.matches(SCROLLERS)) mark(e.target);

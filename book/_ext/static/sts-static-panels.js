@@ -1,7 +1,10 @@
 // The static book's panels (book/_ext/sts_panels.py, sts_lib/chapters/static_panel.py): native controls
 // over pictures drawn at build time by the panel's own draw function. Moving a control looks its
 // position up in the panel's data and shows that frame, fetched only now (frames load on demand).
-// No formula lives here: a setting without a precomputed frame says so instead of guessing.
+// No formula lives here: a setting without a precomputed frame says so instead of guessing. The book writes the
+// markup (book/_ext/sts_panels.py): each picture element names its layout (data-layout), and a frame holds a
+// picture per layout, so this script knows no layout, theme or width. It writes no class: the panel's state is
+// data-sts-state ("ready", "loading").
 "use strict";
 (function () {
   function setUp(panel) {
@@ -9,16 +12,23 @@
     if (!script) return;
     const data = JSON.parse(script.textContent);
     const inputs = Array.from(panel.querySelectorAll("[data-control]"));
-    const img = panel.querySelector("img.sts-panel-img");
-    const source = panel.querySelector("picture source");   // the frame drawn for a phone's column
+    const imgs = Array.from(panel.querySelectorAll("img.sts-panel-img"));   // one per theme the frames are drawn in
     const caption = panel.querySelector(".sts-panel-caption");
     const status = panel.querySelector(".sts-panel-status");
     const readout = (input) => panel.querySelector(`output[for="${input.id}"]`);
-    // A tap on the picture (in its link from the start: moving it would restart its download) opens the
+    // A tap on a picture (in its link from the start: moving it would restart its download) opens the
     // current frame at full size, where a phone pans and zooms it.
-    const link = img.closest("a.sts-figure-link");
-    const current = () => img.currentSrc || img.getAttribute("src");
-    if (link) img.addEventListener("load", () => { link.href = current(); });
+    imgs.forEach((im) => {
+      const link = im.closest("a.sts-figure-link");
+      if (link) im.addEventListener("load", () => { link.href = im.currentSrc || im.getAttribute("src"); });
+    });
+    // Point an element at a frame's picture for its layout; a dark picture not yet fetched (data-src) waits.
+    function point(el, attr, picture) {
+      if (!picture) return;
+      const waiting = el.hasAttribute(`data-${attr}`);
+      el.setAttribute(waiting ? `data-${attr}` : attr, picture[0]);
+      el.dataset.textPx = picture[1];
+    }
 
     function show(moved) {
       if (data.mode === "one" && moved !== undefined) {
@@ -50,20 +60,20 @@
         return;
       }
       status.textContent = "";
-      panel.classList.add("sts-panel-loading");
-      img.onload = img.onerror = () => panel.classList.remove("sts-panel-loading");
-      if (source) {
-        source.srcset = frame.narrow;
-        source.dataset.textPx = frame.narrow_px;
-      }
-      img.src = frame.src;
-      img.dataset.textPx = frame.px;
-      img.alt = frame.alt;
+      panel.dataset.stsState = "loading";
+      imgs.forEach((im) => { im.onload = im.onerror = () => { panel.dataset.stsState = "ready"; }; });
+      panel.querySelectorAll("picture source[data-layout]").forEach((source) => {
+        point(source, "srcset", frame.pictures[source.dataset.layout]);   // before the <img>: a phone fetches its own
+      });
+      imgs.forEach((im) => {
+        point(im, "src", frame.pictures[im.dataset.layout]);
+        im.alt = frame.alt;
+      });
       caption.textContent = frame.caption;
     }
     // "input" while a slider moves or a menu changes; "change" too, for scripts that set a value and fire only it.
     inputs.forEach((input, j) => ["input", "change"].forEach((type) => input.addEventListener(type, () => show(j))));
-    panel.classList.add("sts-panel-ready");
+    panel.dataset.stsState = "ready";
   }
   function init() { document.querySelectorAll(".sts-static-panel").forEach(setUp); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
