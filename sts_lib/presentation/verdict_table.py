@@ -45,9 +45,10 @@ def statements_table(docs: dict, *, links: bool = True, confirmation: dict | Non
         v, rs = statement_verdict(st, docs)
         shown, when, note = standing(st, v, conf)
         names = sorted({exp for r in st.readings() for exp, _ in deciding_claims(st, r.key, docs)})
+        anchor = st.anchor_in(docs) if links else ""
         where = (
-            f"[{st.where}](#{st.anchor})"
-            if links and st.anchor
+            f"[{st.where}](#{anchor})"
+            if anchor
             else st.where + (f" ({', '.join(f'`{n}`' for n in names)})" if not links and names else "")
         )
         number = why_verdict(st, docs, v, rs) + (f" ({note})" if note else "")

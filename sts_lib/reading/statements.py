@@ -7,7 +7,9 @@ sources give them (the whole sentence, qualifiers included, with its tag: [V] ve
 T_test), why that reading is the caption's, when its deciding rule was fixed, and the **other
 readings** a referee could reasonably take. Which claims decide a reading is declared by the
 experiments (their records' ``decides``), so :func:`statements_table` is derived from the documents
-and never kept by hand; :mod:`sts_lib.reading.verdicts` reads the five verdicts off the claims.
+and never kept by hand, its links to chapter 8 too (the deciding records' ``section``:
+:meth:`~sts_lib.reading.verdicts.Statement.anchor_in`); :mod:`sts_lib.reading.verdicts` reads the five verdicts off
+the claims.
 """
 
 from __future__ import annotations
@@ -50,29 +52,28 @@ _VS = Open("vs", ("nearorth", "onehot"), "'fixed PE' covers both fixed PEs")
 #: The statements the course tests, in the order of the paper. (Value hidden in the API appendix: it is long.)
 #:
 #: :meta hide-value:
-# Not reformatted: a table, each record a few lines long with its readings aligned under it.
+# Not reformatted: a table, each record a few lines long with its readings aligned under it. A statement links the
+# chapter-8 section of the experiments that decide it; ``anchor`` only chooses where two sections decide it.
 # fmt: off
 STATEMENTS: tuple[Statement, ...] = (
     Statement("fig1.loss", "Figure 1", '"The training loss converges to the global minimum of 0" [V]',
               "final loss below 1% of the plateau; gradient descent at T = 200 (batches of 4096) and T = 20, Adam at "
-              "T = 200", (_OPT,), anchor="ch8-fig1"),
+              "T = 200", (_OPT,)),
     Statement("fig1.rate", "Figure 1", '"the inverse loss increases linearly, indicating the O(1/t) convergence '
               'rate" [V]', "log-log slope of the loss over the last half in [−1.25, −0.8] (O(1/t) is −1)", (_OPT,),
               special=(({"opt": "adam"}, "by_construction", "under Adam the loss exponent is set by the rate's 1/t "
-                        "decay (the schedule experiment), not by the dynamics"),),
-              anchor="ch8-fig1"),
+                        "decay (the schedule experiment), not by the dynamics"),)),
     Statement("fig1.cosines", "Figure 1", '"The two cosine similarity curves gradually converge to 1" [V]',
-              "cos(W, W*) and cos(V, V*) at least 0.95 at the end", (_OPT,), anchor="ch8-fig1"),
+              "cos(W, W*) and cos(V, V*) at least 0.95 at the end", (_OPT,)),
     Statement("fig2.stochastic", "Figure 2", '"stochastic architecture converges after 10k steps" [V]',
               f"the loss at each T_test ∈ {{250, …, 400}}: {_FLOOR}",
               (Open("horizon", ("figure",), "the words name a time: after 10k steps"),),
-              special=(({}, "by_construction", _POOL),), anchor="ch8-fig2"),
+              special=(({}, "by_construction", _POOL),)),
     Statement("fig2.small-width", "Figure 2 and Theorem 2 [S]", "the stochastic PE's solution generalises to longer "
               "lengths at a width of order q log T, below T [S, R]",
               "random unit PEs, T = 200, every m < T from 32 to 128: the population-GD solution's error at T_test = "
               "250–400 at most 1.5× its error at T = 200, and its error at T = 200 small (at most 0.1 of the "
-              "initial loss); without a small error at the training length there is no solution to generalise",
-              anchor="ch8-small-width"),
+              "initial loss); without a small error at the training length there is no solution to generalise"),
     Statement("fig2.fixed-constant", "Figure 2", '"the length generalization error of the fixed architecture does not '
               'go below some constant" [V]',
               f"at each T_test, for both fixed PEs: {_FLOOR}; the fixed one-hot PE by its closed-form lower bound",
@@ -86,19 +87,17 @@ STATEMENTS: tuple[Statement, ...] = (
               'of W and the X block of V', "final ÷ initial size below 0.5 of W_XE and V_E (the blocks a gradient "
               "reaches; W_XX and W_EX never move when x_query = 0)", (_OPT,),
               caveat="lax: a block stuck at 0.4 of its initial size would pass (the runs keep no snapshot between "
-                     "start and end to test a fall over the last half)", anchor="ch8-fig3"),
+                     "start and end to test a fall over the last half)"),
     Statement("fig3.identity", "Figure 3", '"only the sub-block of W that attends to the positional encodings E '
-              'converges to the identity direction" [V]', "cos(W_EE, I) at least 0.95 at the end", (_OPT,),
-              anchor="ch8-fig3"),
+              'converges to the identity direction" [V]', "cos(W_EE, I) at least 0.95 at the end", (_OPT,)),
     Statement("fig4.converge-onehot", "Figure 4 (bottom)", '"both stochastic and fixed PE can converge to 0 validation '
               'loss in the long run" [V]: the one-hot PEs',
               f"the stochastic pool and the fixed one-hot PE at each q_test: {_FLOOR}", (_LONG, _Q),
-              special=(({}, "by_construction", _ONEHOT_Q),), anchor="ch8-fig4"),
+              special=(({}, "by_construction", _ONEHOT_Q),)),
     Statement("fig4.converge-nearorth", "Figure 4 (bottom)", '"… can converge to 0 validation loss in the long run" '
               '[V]: the fixed near-orthogonal PE', f"the near-orthogonal PE at each q_test: {_FLOOR}", (_LONG, _Q),
               excluded=(({"horizon": "figure", "q": "all"}, "the words name the long run; the figure's 10,000-step "
-                         "run is shown for comparison"),),
-              anchor="ch8-baseline"),
+                         "run is shown for comparison"),)),
     Statement("fig4.quicker", "Figure 4 (bottom)", '"stochastic PE converges slightly quicker …" [V]; the bottom '
               'panels have zoomed insets near the end of training [S]',
               f"at each q_test, how far the stochastic PE is ahead: the rival's steps to 5% of the initial loss ÷ the "
@@ -110,12 +109,11 @@ STATEMENTS: tuple[Statement, ...] = (
               special=(({"vs": "onehot", "rate": "equal"}, "untestable", "a tie by construction: the pool at rate "
                         "η(N−1)/(T−1) and the fixed one-hot PE follow one exact population-GD curve (a guaranteed "
                         "claim checks it)"),),
-              caveat="the longest runs of the stochastic PE are the figure's, so the comparison is at 10,000 steps",
-              anchor="ch8-fig4"),
+              caveat="the longest runs of the stochastic PE are the figure's, so the comparison is at 10,000 steps"),
     Statement("fig4.worse-onehot", "Figure 4 (bottom)", '"the fixed PE\'s validation performance gets worse as q_test '
               'increases" [V]: fixed one-hot PE', "rank correlation of the final loss with q_test at least 0.8",
               (_Q,), caveat="both readings follow from a closed form: the one-hot loss at q_test depends only on "
-              "(α, γ), U-shaped around the training q; the stochastic PE shows the same order", anchor="ch8-fig4"),
+              "(α, γ), U-shaped around the training q; the stochastic PE shows the same order"),
     Statement("fig4.worse-nearorth", "Figure 4 (bottom)", '"the fixed PE\'s validation performance gets worse as '
               'q_test increases" [V]: fixed near-orthogonal PE', "rank correlation of the final loss with q_test at "
               "least 0.8", (Open("horizon", ("figure", "long"), _BOTH_H), _Q),
@@ -125,34 +123,31 @@ STATEMENTS: tuple[Statement, ...] = (
               "Figure 4's [V]", f"the Adam runs' loss at each T_test: {_FLOOR}",
               (Open("horizon", ("figure",), "the words describe the figure's runs"),),
               special=(({}, "by_construction", _POOL + "; under Adam W_EE is not αI, so this rests on the runs' "
-                        "in-distribution convergence"),), anchor="ch8-fig5"),
+                        "in-distribution convergence"),)),
     Statement("fig5.dominates", "Figure 5", '"While Adam may allow the validation loss for the q_test to converge to 0 '
               'in the long run, for all practical purposes related to early stopping, stochastic PE dominates in such '
               'OOD performance" [V]',
               f"at each q_test, the fraction of logged steps at which the stochastic PE's loss is at most the "
               f"rival's, at least {DOMINATES:.0%} (wherever training stops, the stochastic PE is the better choice); "
-              "one Adam rate for every encoding (Adam has no equal effective rate)", (_VS, _Q),
-              anchor="ch8-fig5"),
+              "one Adam rate for every encoding (Adam has no equal effective rate)", (_VS, _Q)),
     Statement("thm1", "Theorem 1", "for 2 ≤ q < T/4, ε < dT/(100(T−q)q), η ≤ 1/(20d²), x_query = 0, gradient descent "
               "on the population loss from zero [V hypotheses] reaches loss ε [R conclusion]",
               "exact population GD (the reduced α, γ recursion) at η = 1/(20d²), d = 5, q = 3, T ∈ {20, 200}, ε at "
               "the hypothesis's bound and a tenth of it: it reaches ε within ten times the steps our reconstruction "
               "predicts. This checks our reconstruction of the conclusion [R], not a quoted statement",
               fixed=BEFORE, caveat="the conclusion is our reconstruction; Figure 2's η_W = 30 is far outside "
-              "η ≤ 1/(20d²) = 0.002", anchor="ch8-thm1"),
+              "η ≤ 1/(20d²) = 0.002"),
     Statement("thm2.width", "Theorem 2 [S]", '"with width m = Õ(d + q log T), GD globally converges to a solution that '
               'solves STS_q" [S]', "the width the population-GD solution needs, against q log T",
               special=(({}, "untestable", "the theorem's sampler, its ε, what 'solves' means and the factors Õ hides "
                         "are not in our sources; our sampler's width law (chapter 4) is the course's own finding, and "
-                        "at Theorem 1's ε it needs m ≈ 2,300 > T, which points at the sampler, not the theorem"),),
-              anchor="ch8-width-law"),
+                        "at Theorem 1's ε it needs m ≈ 2,300 > T, which points at the sampler, not the theorem"),)),
     Statement("fcn.bound", "the FCN lower bound [S]", "a fully-connected net needs first-layer width of order Td; a "
               "transformer far less [S]", "trained FCN widths at T = 8, 16, 32 against the transformer's",
               fixed=BEFORE,
               special=(({}, "by_construction", "implied by the closed-form lower bound, which no FCN beats, and the "
                         "population-GD family's width for the transformer; the trained FCNs sit 1.2–14.9% above the "
-                        "bound's widths, per seed, and the slope and 'grows' claims also need them near the bound"),),
-              anchor="ch8-fcn-width"),
+                        "bound's widths, per seed, and the slope and 'grows' claims also need them near the bound"),)),
 )
 # fmt: on
 _BY_KEY = {st.key: st for st in STATEMENTS}

@@ -111,7 +111,7 @@ class Statement:
     special: tuple = ()  # ((partial coords dict, "untestable" | "by_construction", reason), ...)
     excluded: tuple = ()  # ((coords dict, why the words exclude it), ...): shown, never counted
     caveat: str = ""  # how far the verdict reaches, for every reading
-    anchor: str = ""  # the book section with the evidence (a MyST target)
+    anchor: str = ""  # only where experiments of several sections decide it: which one links it (anchor_in)
 
     def __post_init__(self):
         if self.fixed not in (BEFORE, AFTER):
@@ -140,6 +140,21 @@ class Statement:
     def others(self) -> tuple:
         """The readings the words exclude, each with why: shown beside the statement, never counted."""
         return tuple(Reading.at(c, why_not=why) for c, why in self.excluded)
+
+    def anchor_in(self, docs: dict) -> str:
+        """The chapter-8 section that holds the evidence (a MyST target; ``""`` when no document decides it): the
+        ``section`` of the documents that decide an admissible reading (copied from their experiment records) or,
+        when documents of several sections do, the one :attr:`anchor` chooses. A ValueError when the records
+        disagree: an anchor that is no deciding document's section, or none where several sections decide."""
+        keys = {r.key for r in self.readings()}
+        found = sorted(
+            {doc.get("section", "") for doc in docs.values() for d in doc.get("decides", ())
+             if d["statement"] == self.key and d.get("reading", PAPER) in keys} - {""}
+        )  # fmt: skip
+        if (self.anchor and found and self.anchor not in found) or (not self.anchor and len(found) > 1):
+            what = f"anchor {self.anchor!r} is not" if self.anchor else "an anchor must choose"
+            raise ValueError(f"statement {self.key!r}: {what} one of the sections that decide it, {found}")
+        return self.anchor or (found[0] if found else "")
 
     def reading(self, key: str) -> Reading:
         for r in self.readings() + self.others():

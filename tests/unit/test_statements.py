@@ -5,8 +5,10 @@ Each verdict kind is produced by a hand-made document built to produce it, so ev
 never refutes; readings that disagree give "depends on the reading"); the committed results are checked for
 completeness: every admissible reading of every statement is decided by a committed document, every claim an
 experiment declares exists in its document, and every ``paper`` claim decides some statement; the glance table
-and the confirmation on fresh seeds are checked against the records.
+(its links to chapter 8 too) and the confirmation on fresh seeds are checked against the records.
 """
+
+import dataclasses
 
 import pytest
 
@@ -184,6 +186,41 @@ def test_the_glance_table_has_one_line_per_statement_with_its_verdict_number_and
         cells = row.split(" | ")
         assert cells[0] == f"| {statements.VERDICTS[v].mark}" and row.endswith(f"| {when} |"), row
         assert st.words.split('"')[1 if st.words.startswith('"') else 0][:20] in row
+
+
+def _deciding_sections(st: Statement) -> set[str]:
+    """The chapter-8 sections of the experiment records whose claims decide an admissible reading of ``st``."""
+    keys = {r.key for r in st.readings()}
+    return {
+        exp.section
+        for name, exp in EXPERIMENTS.items()
+        if exp.section
+        for d in exp.declared(experiment_config(name, "paper"))
+        if d["statement"] == st.key and d["reading"] in keys
+    }
+
+
+def test_each_statement_links_the_section_of_the_records_that_decide_it():
+    """The glance table's links are derived from the experiment records (their ``section``, copied into the
+    documents); a hand-typed ``anchor`` is there only to choose where records of two sections decide a statement."""
+    table = str(verdict_table.statements_table(DOCS))
+    for st in statements.STATEMENTS:
+        sections = _deciding_sections(st)
+        assert st.anchor_in(DOCS) in sections, (st.key, sections)
+        assert bool(st.anchor) == (len(sections) > 1), (st.key, st.anchor, sections)
+        assert f"[{st.where}](#{st.anchor_in(DOCS)})" in table
+    assert sum(bool(st.anchor) for st in statements.STATEMENTS) == 3
+
+
+def test_an_anchor_that_no_deciding_record_has_or_a_missing_choice_fails():
+    fig1 = statements.statement("fig1.loss")
+    assert fig1.anchor_in(DOCS) == "ch8-fig1" == EXPERIMENTS["fig1-convergence"].section
+    with pytest.raises(ValueError, match="anchor 'ch8-fig2' is not one of the sections that decide it, .'ch8-fig1'."):
+        dataclasses.replace(fig1, anchor="ch8-fig2").anchor_in(DOCS)
+    both = dataclasses.replace(statements.statement("fig4.fixed-015"), anchor="")
+    with pytest.raises(ValueError, match="an anchor must choose one of the sections that decide it, .'ch8-baseline', "):
+        both.anchor_in(DOCS)
+    assert fig1.anchor_in({}) == ""  # no document decides it: the table names it without a link
 
 
 def test_a_statement_fixed_after_the_runs_stands_only_when_fresh_seeds_replicate_it():
