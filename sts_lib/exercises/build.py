@@ -5,7 +5,8 @@ place between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` lines (in code) or
 ``<!-- BEGIN SOLUTION -->`` / ``<!-- END SOLUTION -->`` (in markdown). Cell tags say
 what each cell is: ``exercise`` (holds solution markers; metadata ``exercise`` names
 its id), ``solution`` (the whole cell is solution material), ``try-it`` (a small
-demo that calls the learner's function) and ``check`` (calls the checker). A ``try-it``
+demo that calls the learner's function), ``check`` (calls the checker) and ``hint`` (a markdown
+cell: its first line the hint's title, the rest its text). A ``try-it``
 cell that prints Monte-Carlo numbers drawn with the library's samplers also carries nbval's
 ``nbval-ignore-output``; the ``check`` lines are always compared.
 
@@ -14,9 +15,11 @@ cell that prints Monte-Carlo numbers drawn with the library's samplers also carr
   ``try-it`` cells ``raises-exception`` so nbval expects their error.
 * The **solution** notebook drops the marker lines and is executed, so its stored
   ``check`` lines (full points) are what ``pytest --nbval`` compares against.
+* In both, each ``hint`` cell shows its hint folded under its title in a ``<details>`` block
+  (:func:`~._markers.hint_details`): Jupyter and Colab render no MyST.
 * The **book page** ``book/exercises/<stem>.md`` (:func:`book_page`, from :mod:`._book_pages`)
-  shows each exercise's statement, hints and code skeleton in a sphinx-exercise ``{exercise}``
-  and its solution in a closed ``{solution}`` dropdown; each chapter includes it.
+  shows each exercise's statement, hints (closed dropdowns) and code skeleton in a sphinx-exercise
+  ``{exercise}`` and its solution in a closed ``{solution}`` dropdown; each chapter includes it.
 
 :func:`find_leaks` is the guard that no solution line reaches a student notebook.
 """
@@ -32,13 +35,25 @@ import nbformat
 from ..publish.home import Home, read_home
 from ._core import ID_PATTERN, NOTEBOOKS, source_notebooks
 from ._book_pages import BOOK_DIR, book_page, build_book_pages
-from ._markers import BEGIN, END, MARKERS, MD_BEGIN, MD_END, replace_blocks, solution_blocks, cell_tags
+from ._markers import (
+    BEGIN,
+    END,
+    HINT,
+    MARKERS,
+    MD_BEGIN,
+    MD_END,
+    cell_tags,
+    hint,
+    hint_details,
+    replace_blocks,
+    solution_blocks,
+)
 
 # The authored notebooks' conventions (solution markers, cell tags) are public here for the other editions that
 # read them (sts_lib.grading.nbgrader).
-__all__ = ["BOOK_DIR", "MARKERS", "MD_BEGIN", "MD_END", "book_page", "build", "build_book_pages", "cell_tags",
-           "execute", "expected_student", "find_leaks", "make_solution", "make_student", "replace_blocks",
-           "solution_lines", "stored_check_lines"]  # fmt: skip
+__all__ = ["BOOK_DIR", "HINT", "MARKERS", "MD_BEGIN", "MD_END", "book_page", "build", "build_book_pages",
+           "cell_tags", "execute", "expected_student", "find_leaks", "hint", "hint_details", "make_solution",
+           "make_student", "replace_blocks", "solution_lines", "stored_check_lines"]  # fmt: skip
 
 STUB_MESSAGE = "Exercise {id}: replace this line with your code"
 
@@ -82,6 +97,8 @@ def make_student(source_nb, stem: str, home: Home | None = None) -> nbformat.Not
             cell.outputs, cell.execution_count = [], None
         elif cell.cell_type == "markdown" and MD_BEGIN in cell.source:
             cell.source = replace_blocks(cell.source, MD_BEGIN, MD_END, lambda ind: [f"{ind}*Your answer here.*"])
+        if HINT in tags:
+            cell.source = hint_details(cell)
         cells.append(cell)
     nb.cells = cells
     nb.metadata["sts_exercises"] = {"version": "student", "source": f"exercises/source/{stem}.ipynb"}
@@ -97,6 +114,8 @@ def make_solution(source_nb, stem: str, home: Home | None = None) -> nbformat.No
         cell.source = "\n".join(lines)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
+        if HINT in cell_tags(cell):
+            cell.source = hint_details(cell)
         cells.append(cell)
     nb.cells = cells
     nb.metadata["sts_exercises"] = {"version": "solution", "source": f"exercises/source/{stem}.ipynb"}

@@ -26,9 +26,12 @@ import pytest
 
 from sts_lib.exercises import NOTEBOOKS, REGISTRY, exercises_in
 from sts_lib.exercises.build import (
+    HINT,
     build,
+    cell_tags,
     expected_student,
     find_leaks,
+    hint,
     make_student,
     solution_lines,
     stored_check_lines,
@@ -123,6 +126,24 @@ def test_first_code_cell_installs_sts_lib(kind):
         first = _code(_read(EX / kind / f"{stem}.ipynb"))[0].source
         assert "import sts_lib" in first and "except ImportError" in first
         assert f'STS_LIB = "sts-lib @ {read_home(ROOT).pip_url}"' in first and "raise RuntimeError" in first
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_hints_are_cells_that_each_edition_folds(stem):
+    """Each hint is a markdown cell of its own in the source (tag ``hint``: its title, then its text), so no HTML is
+    written by hand or read back: both notebook editions fold it under its title in ``<details>`` (generated), and
+    the book's page shows it as a closed dropdown with the same title."""
+    source = _read(EX / "source" / f"{stem}.ipynb")
+    hints = [hint(c) for c in source.cells if HINT in cell_tags(c)]
+    assert hints, f"{stem} has no hint"
+    assert all(c.cell_type == "markdown" for c in source.cells if HINT in cell_tags(c))
+    assert not [c.id for c in source.cells if "<details" in c.source or "<summary" in c.source]
+    for kind in ("student", "solutions"):
+        folded = [c.source for c in _read(EX / kind / f"{stem}.ipynb").cells if HINT in cell_tags(c)]
+        assert folded == [f"<details><summary>{t}</summary>\n\n{x}\n\n</details>" for t, x in hints], kind
+    page = ROOT / "book" / ("projects" if stem.startswith("pr") else "exercises") / f"{stem}.md"
+    dropdowns = re.findall(r"^:{3,}\{admonition\} (.+)\n:class: dropdown$", page.read_text(), flags=re.M)
+    assert dropdowns == [t for t, _ in hints]
 
 
 def test_only_monte_carlo_demos_escape_output_comparison():
