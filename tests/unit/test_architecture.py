@@ -10,7 +10,7 @@ keep modules of at most 350 lines, and no module of the library or the book's ex
 
 The book's cells are calls (``book/src/*.md``, every ``{code-cell}``): no cell defines a function
 (``def``, ``lambda``) or a class, and none runs over 20 non-blank lines (the hidden set-up cell,
-12 lines, included); the logic a cell needs lives in a tested module. Widgets and figures have one
+6 lines, included); the logic a cell needs lives in a tested module. Widgets and figures have one
 idiom each (:mod:`sts_lib.chapters.panel`): every panel is a ``FigurePanel(draw, controls)``, so
 ipywidgets is used only in ``panel.py``, and no module creates a figure through pyplot.
 """
@@ -243,7 +243,7 @@ def _python(source: str) -> ast.Module:
 def test_the_book_walk_sees_every_chapter():
     assert len(CHAPTERS) >= 9, CHAPTERS
     cells = [c for md in CHAPTERS for c in _code_cells(md)]
-    assert len(cells) >= 80 and any('"pip", "install"' in src for _, src in cells)
+    assert len(cells) >= 80 and any('\n    %pip install -q "sts-lib' in src for _, src in cells)  # read as pass
 
 
 @pytest.mark.parametrize("md", CHAPTERS, ids=[p.stem for p in CHAPTERS])
