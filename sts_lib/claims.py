@@ -29,9 +29,32 @@ RULES = {
 }
 
 
-#: What a claim's value counts, which decides how a table prints it: '' a plain number; 'steps' a difference of
-#: step counts, where -1 means that only the stochastic PE got there (sts_lib.presentation.report prints it in words).
-UNITS = ("", "steps")
+class Unit(NamedTuple):
+    """What a claim's value counts, which decides how a table prints it (:mod:`sts_lib.presentation.report`)."""
+
+    key: str  # the claim's ``unit``: '' a plain number, 'steps' a difference of step counts
+    meaning: str  # one line for the reader
+    signed_count: bool = False  # printed as a signed whole number (+400, −120), not to significant digits
+    sentinel: float | None = None  # a value that is no count: printed as its words, never averaged in
+    sentinel_words: str = ""  # what the sentinel means, in the words a table prints in its place
+
+
+#: The units a claim's value can have, one record each (a claim names one by its ``unit``).
+#:
+#: :meta hide-value:
+UNITS = {
+    u.key: u
+    for u in (
+        Unit("", "a plain number"),
+        Unit(
+            "steps",
+            "the stochastic PE's steps to a level minus the rival's; -1: only the stochastic PE got there",
+            signed_count=True,
+            sentinel=-1,
+            sentinel_words="only the stochastic PE gets there",
+        ),
+    )
+}
 
 
 class Role(NamedTuple):
@@ -42,6 +65,7 @@ class Role(NamedTuple):
     meaning: str  # one sentence for the reader
     holds: str  # the verdict when the claim passes
     fails: str  # ... and when it fails
+    suffix: str = ""  # what a verdict adds after its word to name the kind: " (guaranteed)"; none for the paper's
 
 
 #: The four kinds of claim, one record each: every claim says what kind of evidence it is.
@@ -64,9 +88,19 @@ ROLES = {
             "a consistency check, not evidence for the paper",
             "consistent",
             "inconsistent (a bug)",
+            " (guaranteed)",
         ),
-        Role("diagnostic", "diagnostic", "added after a failure was seen, to explain it", "holds", "fails"),
-        Role("ours", "our check", "a check of the course's own derivation or finding", "holds", "fails"),
+        Role(
+            "diagnostic",
+            "diagnostic",
+            "added after a failure was seen, to explain it",
+            "holds",
+            "fails",
+            " (diagnostic)",
+        ),
+        Role(
+            "ours", "our check", "a check of the course's own derivation or finding", "holds", "fails", " (our check)"
+        ),
     )
 }
 
@@ -112,8 +146,7 @@ def claim(
     verdict reaches, in words a summary shows beside the claim (stored only when given). ``undecided``: why the
     data cannot settle the claim (a slope still flattening), whatever the rule says; a statement it decides then
     reads *not decided* (:mod:`sts_lib.reading.statements`; stored only when given). ``unit``: what the value counts,
-    one of
-    :data:`UNITS`, which decides how a table prints it (stored only when given).
+    one of :data:`UNITS`, which decides how a table prints it (stored only when given).
 
     >>> c = claim("loss below 1%", {0: 0.004, 1: 0.008}, 0.01, "<")
     >>> c["value"], c["max"], c["passed"], c["role"]
@@ -183,7 +216,7 @@ class Measured(NamedTuple):
     noise: float = 0.0  # relative standard error of the value from the finite test set (0: not estimated)
     caveat: str = ""  # how far the verdict reaches, e.g. "still falling at step 10,000: holds for this run only"
     undecided: str = ""  # why the data cannot settle it (e.g. "the slope is still flattening"): 'not decided'
-    unit: str = ""  # what the value counts, one of UNITS ('steps': a step difference); decides its printing
+    unit: str = ""  # what the value counts, a key of UNITS ('steps': a step difference); decides its printing
 
 
 def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
@@ -263,4 +296,4 @@ def paper_tally(doc: dict) -> tuple[int, int]:
     return sum(bool(c.get("passed")) for c in rows), len(rows)
 
 
-__all__ = ["ROLES", "RULES", "UNITS", "Measured", "Role", "claim", "over_seeds", "paper_tally"]
+__all__ = ["ROLES", "RULES", "UNITS", "Measured", "Role", "Unit", "claim", "over_seeds", "paper_tally"]

@@ -9,7 +9,8 @@ names. Only the paper's statements are counted as reproduced or not; the other r
 what they are. :func:`in_words` turns the claims into a short summary, :func:`claims_markdown` into a
 narrow table with the verdict first (a phone keeps it in view), and :func:`claims_dropdown` folds that
 table under a line that counts the claims (a MyST dropdown in the book). Numbers are written plainly
-(:func:`plain`: no exponents, step counts as integers, no ``-1`` sentinels). All return :class:`Markdown`, a
+(:func:`plain`: no exponents, step counts as integers, a unit's sentinel in its words: :data:`sts_lib.claims.UNITS`).
+All return :class:`Markdown`, a
 ``str`` that Jupyter and myst-nb render (the book parses outputs as MyST).
 """
 
@@ -18,8 +19,10 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable
+from functools import partial
 
-from ..results import ROLES, claims_table
+from ..claims import ROLES, UNITS, Unit
+from ..results import claims_table
 
 
 class Markdown(str):
@@ -32,8 +35,8 @@ class Markdown(str):
 def verdict(row: dict) -> str:
     """The verdict of a row of :func:`~sts_lib.results.claims_table`, from its role and how it counts (``counts``,
     :func:`sts_lib.reading.statements.counted`); a claim that test noise could flip says so. Only a paper claim that
-    decides
-    an admissible reading that can fail reads *reproduced*: one that decides only readings that hold by construction
+    decides an admissible reading that can fail reads *reproduced*: one that decides only readings that hold by
+    construction
     reads so, one that cannot be settled (or fails within noise) reads *not decided*, one that decides only a
     reading the words exclude reads *holds* or *fails*.
 
@@ -49,7 +52,7 @@ def verdict(row: dict) -> str:
     '? not decided: fails within noise of its threshold, or its seeds disagree'
     """
     role = ROLES[row["role"]]
-    kind = {"guaranteed": " (guaranteed)", "diagnostic": " (diagnostic)", "ours": " (our check)"}.get(row["role"], "")
+    kind = role.suffix
     counts = row.get("counts") or "decides"
     if row.get("undecided"):
         return f"? not decided{kind}: {row['undecided']}"
@@ -87,27 +90,24 @@ def plain(v, digits: int = 3) -> str:
     return text.replace("-", "−")  # a minus sign, not a hyphen
 
 
-def _steps(v) -> str:
-    """A difference of step counts: signed integer; the experiments' -1 means only the stochastic PE got there."""
+def _in_unit(v, unit: Unit) -> str:
+    """``v`` as its unit prints it (:class:`sts_lib.claims.Unit`): its sentinel in words, a count signed and whole,
+    anything else by :func:`plain`."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
-    return "only the stochastic PE gets there" if v == -1 else f"{round(v):+,}".replace("-", "−")
-
-
-def _is_steps(row: dict) -> bool:
-    """A difference of step counts (the claim's unit, :data:`sts_lib.claims.UNITS`), whose -1 means only the
-    stochastic PE got there."""
-    return row["unit"] == "steps"
+    if unit.sentinel is not None and v == unit.sentinel:
+        return unit.sentinel_words
+    return f"{round(v):+,}".replace("-", "−") if unit.signed_count else plain(v)
 
 
 def _measured(row: dict) -> str:
     """Mean over seeds (and the range when the seeds differ at the digits shown)."""
-    steps = _is_steps(row)
-    fmt = _steps if steps else plain
+    unit = UNITS[row["unit"]]
+    fmt = partial(_in_unit, unit=unit)
     seeds = list(row["per_seed"].values())
-    if steps and -1 in seeds:  # a sentinel is not a step count: never average it in
-        rest = [v for v in seeds if v != -1]
-        return fmt(-1) + (
+    if unit.sentinel is not None and unit.sentinel in seeds:  # a sentinel is not a value: never average it in
+        rest = [v for v in seeds if v != unit.sentinel]
+        return fmt(unit.sentinel) + (
             f" on {len(seeds) - len(rest)} of {len(seeds)} seeds, else {fmt(sum(rest) / len(rest))}" if rest else ""
         )
     lo, hi = fmt(row["min"]), fmt(row["max"])

@@ -3,9 +3,10 @@ the paper's statements.
 
 Checked on every committed result and on small hand-made documents: a claim reads as what kind of evidence it
 is (only the paper's statements read "reproduced"); a guaranteed claim names its reason under the table; numbers
-are plain (no exponents, step counts as integers, no -1 sentinels); the summary names every claim that fails,
-with its number and its threshold; the table keeps the verdict in its first column; the dropdown is closed;
-every committed claim has a human name and a role; every statement of chapter 8 is decided by paper claims.
+are plain (no exponents, step counts as integers, a unit's sentinel in its record's words); the summary names every
+claim that fails, with its number and its threshold; the table keeps the verdict in its first column; the dropdown
+is closed; every committed claim has a human name and a role; every statement of chapter 8 is decided by paper
+claims.
 """
 
 import re
@@ -179,6 +180,20 @@ def test_a_claim_is_printed_by_its_unit_never_by_its_id():
     plain = _claim("extra steps", {0: -1, 1: 400.0}, rule="<=", threshold=0.0)
     (cells,) = _table_rows(report.claims_markdown(_doc({"q6.stochastic_steps_to_5pct_minus_fixed": plain})))
     assert "stochastic" not in cells[2]
+
+
+def test_a_roles_suffix_and_a_units_sentinel_words_are_read_from_their_records(monkeypatch):
+    """The words are sts_lib.claims' records', not the renderer's: a role's ``suffix`` follows its verdict and a
+    unit's ``sentinel_words`` stand for its sentinel, so changing a record changes what every table prints."""
+    from sts_lib import claims
+
+    assert [r.suffix for r in claims.ROLES.values()] == ["", " (guaranteed)", " (diagnostic)", " (our check)"]
+    monkeypatch.setitem(claims.ROLES, "ours", claims.ROLES["ours"]._replace(suffix=" (ours)"))
+    monkeypatch.setitem(claims.UNITS, "steps", claims.UNITS["steps"]._replace(sentinel_words="never behind"))
+    steps = _claim("S", {0: -1, 1: 400.0}, unit="steps", rule="<=", threshold=0.0)
+    doc = _doc({"c": _claim("C", {0: 2.0}, passed=False, role="ours"), "s": steps})
+    ours, step = _table_rows(report.claims_markdown(doc))
+    assert ours[0] == "✗ **fails (ours)**" and step[2] == "never behind on 1 of 2 seeds, else +400"
 
 
 def test_dropdown_is_closed_and_counts_the_papers_claims():
