@@ -17,7 +17,7 @@ from .._validate import check_choice, check_float, check_int, check_T_q, check_w
 from ..device import EVAL_SEED, SEED_STRIDE, get_device, make_generator
 from ..fast.ensemble import train_ensemble
 from ..models import FCN, TheoryTransformer
-from ..positional import pe_for_task
+from ..positional import PE_KINDS, pe_class, pe_for_task
 from ..probes import width_for_error, width_row
 from ..presentation.report import Markdown, table
 from ..results import per_seed
@@ -211,7 +211,8 @@ def transformer_baseline(
 ) -> dict:
     """Train the theory transformer (zero init) on the same task and measure it like an FCN.
 
-    ``pe`` is ``'onehot'`` (m = T) or ``'stochastic_onehot'`` (a pool of N = 2T one-hot slots).
+    ``pe`` is a one-hot kind (its class's ``one_hot``): ``'onehot'`` (m = T) or ``'stochastic_onehot'`` (a pool
+    of N = 2T one-hot slots).
     The returned dict has ``width`` = the embedding width ``d + m``, ``m``, ``error``, ``error_se``,
     ``rel_error``, ``params``, ``wall_time`` and ``pe``.
 
@@ -221,7 +222,8 @@ def transformer_baseline(
     """
     T, q = check_T_q(T, q)
     d = check_int("d", d, low=1)
-    check_choice("pe", pe, ("onehot", "stochastic_onehot"))
+    if not pe_class(check_choice("pe", pe, PE_KINDS)).one_hot:
+        raise ValueError(f"pe must be a one-hot kind, got {pe!r}")
     lr = check_float("lr", lr, low=0.0, strict_low=True)
     device = get_device(device)
     task = STSTask(d=d, T=T, q=q, pe=pe_for_task(pe, T))
