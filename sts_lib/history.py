@@ -23,12 +23,12 @@ from ._validate import check_choice, check_float, check_int
 from .device import EVAL_SEED
 
 
-#: The optimisers by name. ``"sgd"``: plain gradient steps (torch.optim.SGD without momentum): minibatch
-#: SGD on fresh batches, full-batch gradient descent on a fixed dataset. ``"momentum"``: SGD with momentum
-#: (``TrainConfig.momentum > 0``; minibatches of a fixed dataset). ``"adam"``: Adam (minibatches too).
+#: The optimisers, ``{name: how a run's label names it}``. ``"sgd"``: plain gradient steps (torch.optim.SGD without
+#: momentum): minibatch SGD on fresh batches, full-batch gradient descent on a fixed dataset. ``"momentum"``: SGD
+#: with momentum (``TrainConfig.momentum > 0``; minibatches of a fixed dataset). ``"adam"``: Adam (minibatches too).
 #: ``"gd"`` is a deprecated alias of ``"sgd"``, kept only because the committed ``results/*.json`` record
 #: it inside hashed run specs (the experiments keep writing it, so their hashes do not change).
-OPTIMIZERS = ("sgd", "momentum", "adam", "gd")
+OPTIMIZERS = {"sgd": "SGD", "momentum": "SGD + momentum", "adam": "Adam", "gd": "SGD"}
 #: The names of plain gradient steps: ``"sgd"`` and its deprecated alias ``"gd"``.
 PLAIN_STEPS = ("sgd", "gd")
 

@@ -1,20 +1,18 @@
 """What a training run is, read from the config its History recorded: its PE kind, colour, marker and label.
 
 The figures (:mod:`sts_lib.presentation.figures`, :mod:`sts_lib.presentation.evidence_figures`) and chapter 5's
-panels label and colour a
-run by what it recorded, never by its name in a result document: :func:`pe_kind` (``config["task"]["pe"]
+panels label and colour a run by what it recorded, never by its name in a result document: :func:`pe_kind`
+(``config["task"]["pe"]
 ["name"]``), :func:`pe_colors` and :func:`pe_markers` (from :data:`sts_lib.positional.PE_COLORS` and each kind's
-marker), :func:`runs_by_pe` (a document's runs labelled by kind) and :func:`run_label` (length and optimiser).
+marker), :func:`runs_by_pe` (a document's runs labelled by kind) and :func:`run_label` (length and optimiser, named
+as :data:`sts_lib.history.OPTIMIZERS` names it).
 """
 
 from __future__ import annotations
 
-from ..history import History
+from ..history import OPTIMIZERS, History
 from ..positional import PE_COLORS, PE_KINDS, PE_LABELS, pe_class
 from ..results import histories
-
-# Plain steps on fresh minibatches are SGD ("gd" is the deprecated alias of "sgd": sts_lib.train.OPTIMIZERS).
-_OPTIMIZERS = {"gd": "SGD", "sgd": "SGD", "momentum": "SGD + momentum", "adam": "Adam"}
 
 
 def pe_kind(hist: History) -> str:
@@ -40,8 +38,7 @@ def pe_colors(runs: dict):
 
 def pe_markers(runs: dict):
     """``marker(label, i)`` for :func:`~sts_lib.presentation.plots.plot_ood`: the marker of the PE kind each run
-    recorded (so
-    kinds differ by more than hue); a run without a recorded kind gets none."""
+    recorded (so kinds differ by more than hue); a run without a recorded kind gets none."""
     kinds = _recorded_kinds(runs)
     return lambda label, i: pe_class(kinds[label]).marker if kinds.get(label) in PE_KINDS else None
 
@@ -73,7 +70,7 @@ def run_label(hist: History) -> str:
     """``'T=20, SGD'``: the training length and optimiser a History recorded (and its batch, when not 256)."""
     tr = hist.config["train"]
     batch = f", batch {tr['batch_size']}" if tr.get("batch_size", 256) != 256 else ""
-    return f"T={hist.config['task']['T']}, {_OPTIMIZERS.get(tr['optimizer'], tr['optimizer'])}{batch}"
+    return f"T={hist.config['task']['T']}, {OPTIMIZERS.get(tr['optimizer'], tr['optimizer'])}{batch}"
 
 
 __all__ = ["pe_colors", "pe_kind", "pe_markers", "run_label", "runs_by_pe"]
