@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 
 from ..exercises import NOTEBOOKS, REGISTRY
-from ..exercises.build import MD_BEGIN, MD_END, cell_tags, replace_blocks
+from ..exercises.build import HINT, MD_BEGIN, MD_END, cell_tags, hint_details, replace_blocks
 
 __all__ = ["assignment", "export", "grade_id"]
 
@@ -69,6 +69,8 @@ def assignment(source_nb, stem: str) -> nbformat.NotebookNode:
         n += 1
         cell["id"] = cell.get("id") or f"{stem}-{n:02d}"
         if cell.cell_type == "markdown":
+            if HINT in tags:  # folded, as the student and solution editions fold it (Jupyter renders no MyST)
+                cell.source = hint_details(cell)
             cell.source = replace_blocks(cell.source, MD_BEGIN, MD_END, lambda ind: [f"{ind}*Your answer here.*"])
             cells.append(cell)
             continue

@@ -19,7 +19,7 @@ def test_every_exercise_has_one_autograded_cell_worth_its_points(tmp_path):
     written = export(tmp_path, ROOT / "exercises" / "source")
     assert sorted(p.parent.name for p in written) == sorted(NOTEBOOKS.values())
     assert "course_id" in (tmp_path / "nbgrader_config.py").read_text()
-    seen = {}
+    seen, hints = {}, 0
     for path in written:
         nb = nbformat.read(str(path), as_version=4)
         nbformat.validate(nb)
@@ -38,7 +38,11 @@ def test_every_exercise_has_one_autograded_cell_worth_its_points(tmp_path):
                 seen[ex_id] = path.parent.name
             elif meta and meta["solution"]:
                 assert "### BEGIN SOLUTION" in cell.source and "### END SOLUTION" in cell.source
+            if "hint" in cell.metadata.get("tags", []):  # folded as in the student edition (no MyST in Jupyter)
+                assert cell.source.startswith("<details>"), cell.source[:80]
+                hints += 1
     assert seen == {ex.id: ex.notebook for ex in REGISTRY.values()}
+    assert hints >= 30
 
 
 def test_export_refuses_an_unknown_notebook_and_a_missing_source(tmp_path):
