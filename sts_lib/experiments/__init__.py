@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from .._validate import check_choice, check_int
 from ..device import device_label, get_device
-from ..presentation.layout import DESKTOP
+from ..presentation.theme import DESKTOP
 from ..results import save_result
 from . import baseline, convergence, generalization, heatmaps, pe_samplers, theory_checks, variants, width, width_law
 from ._provenance import ANALYSIS_VERSION, command_line, config_hash, device_key, read_json, versions
@@ -37,7 +37,7 @@ from ._runs import Context
 from .record import DEFAULT_SEEDS, LANES, Experiment
 
 SCALES = ("quick", "paper")
-#: How a result's picture ``DIR/NAME.png`` is saved: the book's column (:data:`~sts_lib.presentation.layout.DESKTOP`,
+#: How a result's picture ``DIR/NAME.png`` is saved: the book's column (:data:`~sts_lib.presentation.theme.DESKTOP`,
 #: which the figures are drawn for) at 110 dpi, the resolution of every committed picture (DESKTOP's own 100 dpi
 #: would save each of them again, about a tenth smaller).
 RESULT_PICTURE = replace(DESKTOP, name="result-picture", dpi=110)
