@@ -11,9 +11,8 @@ executed by ``make book`` is not executed again.
 The extension (``_config.yml``'s ``local_extensions``):
 
 1. A static panel in the PDF: ``sts_panels.StsOutputs`` prints its first picture with a line for paper.
-2. A claims table's dropdown in the PDF: a MyST ``dropdown`` (:func:`sts_lib.presentation.report.claims_dropdown`),
-which
-   sphinx-design prints as a heading over its table.
+2. A claims table's dropdown in the PDF: a MyST ``dropdown``
+   (:func:`sts_lib.presentation.report.claims_dropdown`), which sphinx-design prints as a heading over its table.
 3. The front page's title in the PDF (:class:`IntroTitle`). Sphinx's LaTeX writer takes the first title of
    the root page as the document's title and drops it (the book's title comes from ``_config.yml``), so the
    introduction would start under the table of contents with no heading; it gets an unnumbered chapter

@@ -247,8 +247,7 @@ def compare_samplers(
 
 def samplers_table(rows: list[dict], T_test: int, *, note: str = "") -> Markdown:
     """The rows of :func:`compare_samplers` as a table (:func:`sts_lib.presentation.report.table`): final held-out
-    loss, the
-    loss at ``T_test``, the cosines with ``W*`` and ``V*``, slope and R^2 of the 1/loss fit, and the cosine of
+    loss, the loss at ``T_test``, the cosines with ``W*`` and ``V*``, slope and R^2 of the 1/loss fit, and the cosine of
     ``W_EE`` with the identity; ``note`` is a line below the table.
 
     >>> row = {"sampler": "one-hot pool", "loss": 0.02961, "loss_T40": 0.1271, "cos_W": 0.99152, "cos_V": 0.99931,

@@ -35,8 +35,8 @@ def run_color(run: LengthRun) -> str:
 
 def plot_ood_panels(histories: dict[str, History], **kw) -> Figure:
     """:func:`sts_lib.presentation.plots.plot_ood` with each run in the colour and marker of the PE kind its History
-    recorded
-    (:data:`sts_lib.positional.PE_COLORS`): one panel per test length (or ``axis='q'``: per test subset size), a
+    recorded (:data:`sts_lib.positional.PE_COLORS`): one panel per test length (or ``axis='q'``: per test subset size),
+    a
     curve per run."""
     return plot_ood(histories, color=pe_colors(histories), marker=pe_markers(histories), **kw)
 

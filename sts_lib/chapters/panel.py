@@ -2,8 +2,7 @@
 
 **Figures.** Every function of the library that draws returns a bare matplotlib ``Figure``
 (:func:`sts_lib.presentation.layout.new_figure`), never one registered with pyplot. The caller owns it and nothing
-global
-remembers it: drawing has no side effect, a script or a test leaks no figures, and a notebook shows
+global remembers it: drawing has no side effect, a script or a test leaks no figures, and a notebook shows
 a figure exactly once, as the value of its cell (``plot_x(...)`` on the last line) or with
 ``display(fig)`` where a cell shows several things in order. No cell needs ``plt.close``.
 

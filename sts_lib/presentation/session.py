@@ -5,8 +5,7 @@ small, and one thread is as fast as several while a second process, a book build
 cores), the device every ``device=None`` then resolves to (:func:`sts_lib.device.get_device`: CUDA when there is a
 GPU, else the CPU, or what the caller or ``STS_DEVICE`` asks for), and legible figures in IPython
 (:func:`sts_lib.presentation.readable.readable_figures`). It prints the device line and returns the device, so that
-the set-up
-cell is one guarded install and ``DEVICE = sts_lib.start()``.
+the set-up cell is one guarded install and ``DEVICE = sts_lib.start()``.
 """
 
 from __future__ import annotations

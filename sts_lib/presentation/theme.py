@@ -9,8 +9,7 @@ A figure of the course is drawn for a :class:`Layout`, which carries one of thes
 a drawing takes every black, grey and white it uses from the palette of the layout it is drawn for
 (:func:`sts_lib.presentation.layout.palette`), never from a literal, and is drawn under the palette's rcParams, so the
 same draw function gives the picture for a light page and for a dark one (:mod:`sts_lib.presentation.render` renders
-both;
-the book shows the one of the reader's theme).
+both; the book shows the one of the reader's theme).
 
 >>> LIGHT.ink, DARK.ink, dict(DARK.rc)["axes.facecolor"] == DARK.paper
 ('black', '0.92', True)

@@ -2,8 +2,8 @@
 
 :func:`statements_table` is one line per statement of :data:`sts_lib.reading.statements.STATEMENTS`: its verdict as
 chapter 8 shows it (:func:`sts_lib.reading.confirmation.standing`: a rule fixed after the runs stands only when fresh
-seeds
-replicate it), the paper's words, the number that decides it and when its rule was fixed; below 600 px the book lays
+seeds replicate it), the paper's words, the number that decides it and when its rule was fixed; below 600 px the book
+lays
 its rows out as cards (the class ``sts-statements``). :func:`readings_markdown` (and :func:`readings_dropdown`)
 give what the words leave open and every admissible and excluded reading's verdict; :func:`tally` counts the
 verdicts by when their rules were fixed. Everything is derived from the records and the committed documents.
@@ -130,8 +130,7 @@ def tally_in_words(docs: dict, confirmation: dict | None = None) -> Markdown:
 
 def policy_markdown() -> Markdown:
     """The reading policy as chapter 8 prints it, from :mod:`sts_lib.reading.policy`'s records: each axis, its values
-    and
-    the rule that says which the words admit; the measures of the magnitude words; the combination rule; the
+    and the rule that says which the words admit; the measures of the magnitude words; the combination rule; the
     verdicts."""
     rows = ["| axis | values | which the words admit |", "|---|---|---|"]
     for a in AXES.values():

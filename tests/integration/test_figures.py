@@ -535,8 +535,7 @@ def test_a_literal_black_is_found_on_the_dark_page():
 
 def test_every_drawing_of_the_library_is_drawn_by_these_tests(small_data):
     """The list above is checked against the drawings the library declares (sts_lib.presentation.layout.DRAWINGS,
-    every module
-    imported), so a new plotter is measured in the column and on a phone without editing a list by hand."""
+    every module imported), so a new plotter is measured in the column and on a phone without editing a list by hand."""
     import importlib
     import pkgutil
 
