@@ -17,7 +17,8 @@ axe-core finds (at 1280 px in the light and the dark theme, at 390 px in the lig
 as on a first visit (browser cache off) and weighed: the bytes of the HTML and of every script, style sheet,
 font and image it requests, as served; a page over 3 MB fails. One screenshot per page and width (its first
 screen; the whole page with ``STS_SCREENSHOTS=full``) goes to ``_build/screenshots/{desktop,phone}/``, with the
-weights in ``page-weights.json`` next to them.
+weights in ``page-weights.json`` next to them. The check itself is tests/helpers/browser.py (shared with the phone
+pass in test_book_late.py); this module runs it at the desktop width and checks it on planted pages.
 
 Without Chromium or Playwright the browser test is skipped, unless the environment variable
 ``CI`` is set: then it fails (``.ci/run`` installs Chromium).
@@ -25,26 +26,18 @@ Without Chromium or Playwright the browser test is skipped, unless the environme
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
 import sys
-import tempfile
-import urllib.parse
 from pathlib import Path
 
 import pytest
 import yaml
 
-from book_site import CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium, missing, pages
+from book_site import CHROMIUM_FLAGS, HTML, ROOT, chromium, pages
+from browser import INSPECT_JS, axe_violations, check_every_page
 
 
 VENDOR = ROOT / "_vendor"
-PAGE_TIMEOUT_MS = 30_000
-# Issue 17, item 3: at most 3 MB per page on first load (HTML, scripts, styles, fonts, images, as served:
-# uncompressed, since the test server, like Python's http.server, does not compress).
-PAGE_BYTES_LIMIT = 3_000_000
 
 
 @pytest.mark.slow
@@ -120,538 +113,13 @@ def test_built_html_has_no_cdn_assets(build):
 
 
 # ---------------------------------------------------------------------------------------------
-# The browser check
+# The browser check (tests/helpers/browser.py; the phone pass is in test_book_late.py)
 # ---------------------------------------------------------------------------------------------
-
-# Runs in the page once it has loaded and MathJax has finished; its argument is the width of the window
-# in CSS pixels.
-_INSPECT_JS = r"""
-(vw) => {
-  const skip = new Set(['PRE', 'CODE', 'SCRIPT', 'STYLE', 'TEXTAREA', 'MJX-CONTAINER', 'MJX-ASSISTIVE-MML']);
-  const texts = [];
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
-    acceptNode(node) {
-      for (let el = node.parentElement; el; el = el.parentElement) {
-        if (skip.has(el.tagName)) return NodeFilter.FILTER_REJECT;
-        if (el.classList && (el.classList.contains('highlight') || el.classList.contains('cell_input')))
-          return NodeFilter.FILTER_REJECT;
-      }
-      return NodeFilter.FILTER_ACCEPT;
-    }});
-  while (walker.nextNode()) texts.push(walker.currentNode.nodeValue);
-  const prose = texts.join(' ');
-  const raw = [];
-  for (const re of [/\$\$/, /\\\(/, /\\\)/, /\\\[/, /\\\]/, /\\begin\{/, /\$[^$\s][^$]*?\\[A-Za-z]+[^$]*?\$/]) {
-    const m = prose.match(re);
-    if (m) raw.push(prose.slice(Math.max(0, m.index - 40), m.index + 60));
-  }
-  const mathNodes = Array.from(document.querySelectorAll('.math'));
-  const outputs = Array.from(document.querySelectorAll('.cell_output, .output'));
-  return {
-    mathNodes: mathNodes.length,
-    untypeset: mathNodes.filter(n => !n.querySelector('mjx-container')).length,
-    mjx: document.querySelectorAll('mjx-container').length,
-    mjxErrors: Array.from(document.querySelectorAll('mjx-merror, [data-mjx-error]'))
-      .map(n => n.getAttribute('data-mjx-error') || n.textContent).slice(0, 5),
-    rawTex: raw,
-    // An image the page does not show (the other theme's picture; a dark one has no address until the page is
-    // dark) is not broken: what is shown must be.
-    brokenImages: Array.from(document.images).filter(i => i.getClientRects().length)
-      .filter(i => !i.complete || i.naturalWidth === 0).map(i => i.getAttribute('src')),
-    // A figure that shows its light picture on a dark page (sts_lib.presentation.render draws every figure for both
-    themes; a
-    // static panel's frames are drawn once, light, on the panel's own light card).
-    lightInDark: document.documentElement.dataset.theme !== 'dark' ? [] :
-      Array.from(document.querySelectorAll('article .cell_output picture img:not(.sts-panel-img)'))
-        .filter(i => i.getClientRects().length && (!i.classList.contains('only-dark') ||
-                     getComputedStyle(i).backgroundColor !== 'rgba(0, 0, 0, 0)'))
-        .map(i => (i.classList.contains('only-dark') ? 'on a light card: ' : '') +
-                  (i.getAttribute('alt') || i.getAttribute('src') || '').slice(0, 60)),
-    // A static panel's control or readout that runs past the panel's edge (a phone cannot see its value).
-    panelOverflow: Array.from(document.querySelectorAll('.sts-static-panel')).flatMap(p => {
-      const edge = p.getBoundingClientRect().right + 0.5;
-      return Array.from(p.querySelectorAll('.sts-panel-control, .sts-panel-control *'))
-        .filter(e => e.getBoundingClientRect().right > edge)
-        .map(e => `${(e.textContent || e.tagName).trim().slice(0, 40)} ` +
-                  `(${Math.round(e.getBoundingClientRect().right - edge)} px)`)
-        .slice(0, 2);
-    }),
-    // A static panel whose controls and picture do not share one screen (issue 32: at 390 x 844 a reader moves a
-    // control and sees the picture change without scrolling): from the top of its controls to the bottom of its
-    // picture, against the window's height.
-    panelTooTall: Array.from(document.querySelectorAll('.sts-static-panel')).flatMap(p => {
-      const controls = p.querySelector('.sts-panel-controls'), img = p.querySelector('img.sts-panel-img');
-      if (!controls || !img) return [];
-      const span = img.getBoundingClientRect().bottom - controls.getBoundingClientRect().top;
-      return span > window.innerHeight + 0.5 ?
-        [`${p.querySelector('.sts-panel-caption')?.textContent.trim().slice(0, 40) || 'a panel'}: ` +
-         `${Math.round(span)} px from its controls to the bottom of its picture, on a ${window.innerHeight} px screen`]
-        : [];
-    }),
-    tracebacks: outputs.filter(o => o.classList.contains('traceback') ||
-                                   /Traceback \(most recent call last\)/.test(o.textContent))
-      .map(o => o.textContent.trim().split('\n').slice(-1)[0]).slice(0, 5),
-    ...readerChecks(),
-  };
-
-  // What a reader trips over (issue 12): content cut off, images without a description, raw
-  // dictionaries or bare FAIL lines printed instead of a table, a figure shown twice.
-  function readerChecks() {
-    const article = document.querySelector('article') || document.querySelector('main') || document.body;
-    const limit = article.getBoundingClientRect().right + 2;
-    const scrolls = el => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
-    const inScroller = el => {
-      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
-        if (scrolls(a) && a.scrollWidth > a.clientWidth) return true;
-      return false;
-    };
-    const label = el => (el.textContent || el.getAttribute('src') || el.tagName).trim().slice(0, 50);
-    const clipped = [];
-    const boxes = article.querySelectorAll('mjx-container[display="true"], table, .cell_output img, ' +
-                                           '.cell_output pre, .prf\\:theorem, .admonition');
-    for (const el of boxes) {
-      if (el.offsetParent === null) continue;                       // hidden (closed dropdown)
-      const wider = el.scrollWidth > el.clientWidth + 2 && !scrolls(el);
-      const pastColumn = el.getBoundingClientRect().right > limit && !inScroller(el);
-      if ((wider && !inScroller(el)) || pastColumn) clipped.push(`${el.tagName.toLowerCase()}: ${label(el)}`);
-    }
-    const badAlt = [];
-    for (const img of article.querySelectorAll('img')) {
-      if ((img.getAttribute('src') || '').includes('_static/')) continue;  // theme icons (index toggles)
-      const alt = (img.getAttribute('alt') || '').trim();
-      if (alt.length < 15 || /\.(png|jpe?g|svg|gif)$/i.test(alt) || alt.includes('_images/'))
-        badAlt.push(img.getAttribute('src') + ' alt=' + JSON.stringify(alt));
-    }
-    const raw = [];
-    for (const out of article.querySelectorAll('.cell_output .output pre, .cell_output pre')) {
-      const t = out.textContent;
-      const m = t.match(/^\s*FAIL\b.*$/m) || t.match(/\{'[A-Za-z_][\w ]*': [^}]{0,40}/) ||
-                t.match(/keys \[['"]/);
-      if (m) raw.push(m[0].trim().slice(0, 80));
-    }
-    const seen = new Map(), dupes = [];
-    for (const img of article.querySelectorAll('.cell_output img')) {
-      const src = img.getAttribute('src');
-      if (!img.getClientRects().length) continue;                  // not shown (the other theme's picture)
-      if (seen.has(src)) dupes.push(src); else seen.set(src, 1);
-    }
-    // Code cells, printed outputs and code blocks (issue 17, item 6): no line hidden past the edge of the
-    // box, not even in a box that scrolls (a reader sees no scroll bar and reads a cut-off line).
-    const cutCode = [];
-    for (const pre of article.querySelectorAll('pre')) {
-      if (pre.offsetParent === null || pre.scrollWidth <= pre.clientWidth + 2) continue;
-      const longest = pre.textContent.split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
-      cutCode.push(`${pre.scrollWidth - pre.clientWidth} px hidden: ${longest.trim().slice(0, 60)}`);
-    }
-    // Figures (issue 17, item 2): shown whole, never wider than their box or the window.
-    const blockBox = el => {
-      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
-        if (!getComputedStyle(a).display.startsWith('inline')) return a;
-      return article;
-    };
-    const wideImages = [];
-    for (const img of article.querySelectorAll('img')) {
-      if (img.offsetParent === null || !img.naturalWidth) continue;
-      const r = img.getBoundingClientRect();
-      const box = blockBox(img);
-      if (r.width > box.clientWidth + 2 || r.right > vw + 1 || r.left < -1)
-        wideImages.push(`${Math.round(r.width)} px wide in a ${box.clientWidth} px box ` +
-                        `(window ${vw} px): ${img.getAttribute('src')}`);
-    }
-    // Claims tables (issue 17, item 2): the verdict column is in view without scrolling sideways.
-    const hiddenVerdicts = [];
-    for (const th of article.querySelectorAll('th')) {
-      if (th.offsetParent === null || !/^\s*verdict\b/i.test(th.textContent)) continue;
-      const r = th.getBoundingClientRect();
-      let left = 0, right = vw;
-      for (let a = th.parentElement; a && a !== document.body; a = a.parentElement) {
-        if (!scrolls(a)) continue;
-        const b = a.getBoundingClientRect();
-        left = Math.max(left, b.left); right = Math.min(right, b.left + a.clientLeft + a.clientWidth);
-      }
-      if (r.left < left - 1 || r.right > right + 1) {
-        const table = th.closest('table');
-        const head = Array.from(table.querySelectorAll('th')).map(h => h.textContent.trim()).join(' | ');
-        hiddenVerdicts.push(`${Math.round(r.right - right)} px out of view: ${head.slice(0, 70)}`);
-      }
-    }
-    // Phone-first (issues 23, 32). Inline math cannot be read where it runs past the column with nothing to
-    // scroll, or past the box of its nearest ancestor that clips (overflow hidden or clip: the theme's
-    // span.math was one, cutting formulas inside the viewport).
-    const clippedMath = [];
-    const left = article.getBoundingClientRect().left - 2;
-    const clipsX = a => ['hidden', 'clip'].includes(getComputedStyle(a).overflowX);
-    const clipper = el => {
-      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement)
-        if (clipsX(a) || scrolls(a)) return a;
-      return null;
-    };
-    for (const m of article.querySelectorAll('mjx-container:not([display="true"])')) {
-      if (m.offsetParent === null) continue;
-      const r = m.getBoundingClientRect();
-      const c = clipper(m), box = c && clipsX(c) ? c.getBoundingClientRect() : null;
-      const past = box ? Math.max(r.right - box.right, box.left - r.left) : 0;
-      const text = (m.querySelector('mjx-assistive-mml') || m).textContent.trim().slice(0, 40);
-      if ((r.right > limit || r.left < left) && !inScroller(m))
-        clippedMath.push(`${Math.round(Math.max(r.right - limit, left - r.left))} px: ${text}`);
-      else if (past > 1)
-        clippedMath.push(`${Math.round(past)} px cut by its ${c.tagName.toLowerCase()}.${c.className}: ${text}`);
-    }
-    // A printed table (several lines of columns set apart by runs of spaces) whose lines wrap loses its
-    // columns: tables are HTML tables (sts_lib.presentation.report.table).
-    const wrappedTables = [];
-    for (const pre of article.querySelectorAll('.cell_output pre')) {
-      if (pre.offsetParent === null) continue;
-      const lines = pre.textContent.replace(/\n+$/, '').split('\n');
-      if (lines.filter(l => /\S {2,}\S/.test(l)).length < 2) continue;
-      const cs = getComputedStyle(pre);
-      const lh = parseFloat(cs.lineHeight) || 1.2 * parseFloat(cs.fontSize);
-      const shown = Math.round((pre.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom)) / lh);
-      if (shown > lines.length)
-        wrappedTables.push(`${lines.length} lines shown as ${shown}: ${lines[0].trim().slice(0, 50)}`);
-    }
-    // Figure text as shown (issue 23): each picture carries its smallest text in image pixels
-    // (data-text-px, from sts_lib.presentation.render), of the rendering this window chose; shown at its displayed
-    scale.
-    const smallText = [], floor = vw < 600 ? 9 : 11;
-    let smallest = Infinity;
-    for (const img of article.querySelectorAll('.cell_output img, .sts-static-panel img')) {
-      if (img.offsetParent === null || !img.naturalWidth) continue;
-      const source = img.closest('picture') && img.closest('picture').querySelector('source');
-      const narrow = source && img.currentSrc && img.currentSrc !== img.src;
-      const px = parseFloat((narrow ? source : img).dataset.textPx);
-      if (!(px > 0)) {
-        smallText.push(`not measured (no data-text-px): ${img.getAttribute('src').slice(0, 60)}`); continue;
-      }
-      const shownPx = px * img.clientWidth / img.naturalWidth;
-      smallest = Math.min(smallest, shownPx);
-      if (shownPx < floor - 0.05)
-        smallText.push(`${shownPx.toFixed(1)} px (${narrow ? 'phone' : 'desktop'} rendering, ` +
-                       `${img.naturalWidth} px shown at ${img.clientWidth}): ${img.alt.slice(0, 50)}`);
-    }
-    const pageWidth = document.documentElement.scrollWidth;
-    // Shown elements wider than their box by more than `slack` px, each as "content px in box px: its text".
-    const scrollingBy = (els, slack) => Array.from(els)
-      .filter(m => m.getClientRects().length && m.scrollWidth > m.clientWidth + slack)
-      .map(m => `${m.scrollWidth} px in ${m.clientWidth}: ${m.textContent.slice(0, 40)}`);
-    return {printedOutputs: article.querySelectorAll('.cell_output pre').length, clippedMath: clippedMath.slice(0, 8),
-            clippedMathCount: clippedMath.length, wrappedTables: wrappedTables.slice(0, 8),
-            smallText: smallText.slice(0, 8), smallestFigureText: smallest === Infinity ? null : smallest,
-            clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
-            duplicateImages: dupes, cutCode: cutCode.slice(0, 8), cutCodeCount: cutCode.length,
-            wideImages: wideImages.slice(0, 8), hiddenVerdicts: hiddenVerdicts.slice(0, 8),
-            // Display equations that scroll sideways (shown, every dropdown open): issue 32 breaks long ones
-            // over lines (aligned, gathered), so that a phone reader sees each whole.
-            scrollingDisplays: scrollingBy(article.querySelectorAll('mjx-container[display="true"]'), 1),
-            // Inline formulas that scroll sideways in their own box (span.math scrolls, above): MathJax's hidden
-            // copy for screen readers (mjx-assistive-mml), laid out at its own width, made 396 of 2,929 scroll
-            // at 1280 px by up to 40 px of nothing, each with its edge shadow (sts-book.css sizes it 1 px).
-            scrollingInline: scrollingBy(Array.from(article.querySelectorAll('span.math')).filter(scrolls), 2),
-            pageScrollsSideways: pageWidth > vw + 1 ? pageWidth : 0};
-  }
-}
-"""
-
-
-# Opens every dropdown of the page: <details> (sphinx-design dropdowns, the claims tables, hidden cell
-# outputs) and sphinx-togglebutton's admonitions (solutions, hints).
-_OPEN_DROPDOWNS_JS = r"""
-() => {
-  document.querySelectorAll('details').forEach(d => { d.open = true; });
-  document.querySelectorAll('.toggle-hidden').forEach(el => el.classList.remove('toggle-hidden'));
-  document.querySelectorAll('.toggle-button-hidden').forEach(el => el.classList.remove('toggle-button-hidden'));
-}
-"""
-
-
-def _open_and_inspect(
-    context, url: str, shot: Path, width: int, redirect: str | None = None
-) -> tuple[list[str], dict[str, int], dict]:
-    """Load one page as on a first visit, wait for MathJax, screenshot it; return its problems, the bytes of
-    every response it received (URL -> body size) and what the phone-first checks measured (for the record)."""
-    problems: list[str] = []
-    page = context.new_page()
-    # A first visit: nothing from the browser's cache (the pages before this one loaded the same files).
-    context.new_cdp_session(page).send("Network.setCacheDisabled", {"cacheDisabled": True})
-    responses = []
-    page.on("response", lambda resp: responses.append(resp))
-    page.on(
-        "console",
-        lambda msg: (
-            msg.type == "error"
-            and problems.append(f"console error: {msg.text} ({msg.location.get('url') or 'no URL'})")
-        ),
-    )
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    # A picture's rendering the browser started and then dropped (a <picture> re-evaluates its sources while the
-    # page settles; seen under load in fresh-clone runs) is aborted, not broken: a picture that does not show is
-    # caught by brokenImages below, whichever rendering it chose.
-    page.on(
-        "requestfailed",
-        lambda req: (
-            urllib.parse.urlsplit(req.url).hostname in LOCAL_HOSTS
-            and not (req.resource_type == "image" and "ERR_ABORTED" in (req.failure or ""))
-            and problems.append(f"request failed: {req.url} ({req.failure})")
-        ),
-    )
-    page.on("response", lambda resp: resp.status >= 400 and problems.append(f"HTTP {resp.status}: {resp.url}"))
-    try:
-        page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_MS)
-        if redirect:  # index.html only redirects (meta refresh): check where it lands
-            page.wait_for_url(urllib.parse.urljoin(url, redirect), wait_until="load", timeout=PAGE_TIMEOUT_MS)
-        if page.evaluate("() => !!document.querySelector('.math')"):
-            if not page.evaluate("() => !!document.querySelector('script[src*=\"mathjax\"]')"):
-                raise RuntimeError("the page has math but does not load MathJax (stale page? `make clean book`)")
-            page.wait_for_function(
-                "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=PAGE_TIMEOUT_MS
-            )
-            page.evaluate("() => MathJax.startup.promise")
-        # Scroll to the bottom and back so that lazily loaded images are requested too, then wait
-        # for every image and web font (Playwright's "networkidle" proved unreliable here).
-        page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
-        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
-        page.evaluate("() => document.fonts.ready.then(() => true)")
-        page.evaluate("() => window.scrollTo(0, 0)")
-        # A screenshot is for a person to look at, not a check: the first screen by default (0.1 s), the whole
-        # page with STS_SCREENSHOTS=full (about 2 s a page at 1280 px, a quarter of this pass). The two long API
-        # pages (generated from the docstrings) take tens of seconds whole: their first screen is always enough.
-        full = FULL_SCREENSHOTS and "/appendix/api" not in url
-        page.screenshot(path=str(shot), full_page=full, timeout=4 * PAGE_TIMEOUT_MS)
-        # Then every dropdown is opened (claims tables, solutions, hidden outputs), so that the checks
-        # below see what a reader sees after opening them, and their images load.
-        page.evaluate(_OPEN_DROPDOWNS_JS)
-        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
-        # Two frames: the page's scripts see what opening the dropdowns laid out (their ResizeObservers run in
-        # the rendering step), as they would for a reader who opens one.
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-        report = page.evaluate(_INSPECT_JS, width)
-        # A first visit's weight: what the page fetched in the light theme (a reader who turns the page dark
-        # fetches its dark pictures then, in place of nothing).
-        weights = {}
-        for resp in responses:
-            try:
-                weights[resp.url] = weights.get(resp.url, 0) + len(resp.body())
-            except Exception:  # a redirect or an aborted request has no body
-                pass
-        # Accessibility: axe-core on the page as a reader has it, in the light and the dark theme at a desktop
-        # width (the theme switch re-styles the same page) and in the light theme on a phone.
-        problems += _axe_violations(page, ("light", "dark") if width >= 600 else ("light",))
-        # The figures on a dark page (at both widths): each shows its dark picture, which loads, fits and is
-        # legible as shown, as the light ones above.
-        page.evaluate(
-            "() => { document.documentElement.dataset.theme = 'dark'; document.documentElement.dataset.mode = 'dark'; }"
-        )
-        page.wait_for_function(
-            "() => Array.from(document.images).filter(i => i.getClientRects().length).every(i => i.complete)",
-            timeout=PAGE_TIMEOUT_MS,
-        )
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-        dark = page.evaluate(_INSPECT_JS, width)
-        problems += [f"dark theme: figure shows its light picture: {a}" for a in dark["lightInDark"]]
-        problems += [f"dark theme: image did not load: {src}" for src in dark["brokenImages"]]
-        problems += [f"dark theme: figure text below {9 if width < 600 else 11} px: {t}" for t in dark["smallText"]]
-        problems += [f"dark theme: figure wider than its box or the window: {w}" for w in dark["wideImages"]]
-        problems += [f"dark theme: figure shown twice on the page: {d}" for d in dark["duplicateImages"]]
-    except Exception as exc:  # a timeout or a crash is a problem of this page, not of the test
-        problems.append(f"could not check the page: {exc}")
-        page.close()
-        return problems, {}, {}
-    page.close()
-    if report["untypeset"]:
-        problems.append(f"{report['untypeset']} of {report['mathNodes']} math elements were not typeset by MathJax")
-    if report["mathNodes"] and not report["mjx"]:
-        problems.append("the page has math but no mjx-container: MathJax did not run")
-    problems += [f"MathJax error: {e}" for e in report["mjxErrors"]]
-    problems += [f"raw TeX in the text: ...{t}..." for t in report["rawTex"]]
-    problems += [f"image did not load: {src}" for src in report["brokenImages"]]
-    problems += [f"traceback in a cell output: {t}" for t in report["tracebacks"]]
-    problems += [f"cut off (wider than its box and not scrollable): {c}" for c in report["clipped"]]
-    problems += [f"a panel control runs past the panel's edge: {c}" for c in report["panelOverflow"]]
-    problems += [f"a panel's controls and picture do not share one screen: {c}" for c in report["panelTooTall"]]
-    problems += [f"image without descriptive alt text: {a}" for a in report["badAlt"]]
-    problems += [f"raw dictionary or bare FAIL line printed (use a claims table): {r}" for r in report["rawOutput"]]
-    problems += [f"figure shown twice on the page: {d}" for d in report["duplicateImages"]]
-    if report["cutCodeCount"]:
-        problems.append(
-            f"{report['cutCodeCount']} code cells, outputs or code blocks are wider than their box "
-            f"(long lines must wrap), e.g. " + "; ".join(report["cutCode"][:3])
-        )
-    problems += [f"figure wider than its box or the window: {w}" for w in report["wideImages"]]
-    if report["clippedMathCount"]:
-        problems.append(
-            f"{report['clippedMathCount']} inline formulas run past the column where nothing scrolls "
-            "(set them as display math), e.g. " + "; ".join(report["clippedMath"][:3])
-        )
-    problems += [f"printed table wraps (use sts_lib.presentation.report.table): {t}" for t in report["wrappedTables"]]
-    problems += [f"figure text below {9 if width < 600 else 11} px: {t}" for t in report["smallText"]]
-    problems += [f"claims table with its verdict column out of view: {v}" for v in report["hiddenVerdicts"]]
-    if report["pageScrollsSideways"]:
-        problems.append(f"the page is {report['pageScrollsSideways']} px wide in a {width} px window")
-    total = sum(weights.values())
-    if total > PAGE_BYTES_LIMIT:
-        largest = sorted(weights.items(), key=lambda kv: -kv[1])[:4]
-        problems.append(
-            f"{total / 1e6:.2f} MB on first load (limit {PAGE_BYTES_LIMIT / 1e6:.0f} MB), largest: "
-            + ", ".join(f"{urllib.parse.urlsplit(u).path.rsplit('/', 1)[-1]} {n / 1e6:.2f} MB" for u, n in largest)
-        )
-    measured = {
-        "smallest_figure_text_px": report["smallestFigureText"],
-        "scrolling_displays": report["scrollingDisplays"],
-        "scrolling_inline_math": report["scrollingInline"],
-        "clipped_inline_math": report["clippedMathCount"],
-        "wrapped_printed_tables": len(report["wrappedTables"]),
-        "printed_outputs": report["printedOutputs"],
-    }
-    return problems, weights, measured
-
-
-AXE_CORE = ROOT / ".venv" / "axe" / "node_modules" / "axe-core" / "axe.min.js"  # npm's, pinned in the Makefile
-
-
-#: What the dark theme can change: colours, and which of a light/dark pair of pictures is shown (``only-dark``).
-#: Every other rule reads the page's structure (names, roles, labels, headings), which the theme switch leaves as
-#: it is, so the light pass has checked it; these rules are about two thirds of a pass's time.
-THEME_RULES = ("color-contrast", "link-in-text-block", "image-alt", "role-img-alt", "svg-img-alt")
-
-
-def _axe_violations(page, modes) -> list[str]:
-    """Every serious or critical axe-core violation of ``page`` in each colour mode of ``modes``: npm's axe-core
-    (`make test` installs the version the Makefile pins), run by the axe-playwright-python package; nothing is
-    fetched. The first mode runs every rule, each further one :data:`THEME_RULES`."""
-    try:
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        missing("The Python package axe-playwright-python")
-    if not AXE_CORE.is_file():
-        missing("npm's axe-core (make .venv/axe/.stamp)")
-    axe, found = Axe(axe_script=AXE_CORE.read_text()), []
-    # No transitions: the colours axe measures are the theme's, not a frame of a fade between two themes.
-    page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
-    for k, mode in enumerate(modes):
-        page.evaluate(
-            "m => { document.documentElement.dataset.theme = m; document.documentElement.dataset.mode = m; }", mode
-        )
-        # preload off: axe would otherwise re-fetch every stylesheet (and resolve their @imports wrongly).
-        options = {
-            "resultTypes": ["violations"],
-            "preload": False,
-            **({"runOnly": {"type": "rule", "values": list(THEME_RULES)}} if k else {}),
-        }
-        for v in axe.run(page, options=options).response["violations"]:
-            if v["impact"] in ("serious", "critical"):
-                node = v["nodes"][0]
-                found.append(
-                    f"axe-core, {mode} theme: {v['id']} ({v['impact']}) on {len(v['nodes'])} element(s), "
-                    f"e.g. {node['target']}: {' '.join(node.get('failureSummary', '').split())[:160]}"
-                )
-    return found
-
-
-#: Display equations of the whole book that may scroll sideways at a width (issue 32: "at most a handful"; 30 did
-#: at 390 px before they were broken over lines, none since).
-MAX_SCROLLING_DISPLAYS = 3
-#: Inline formulas of the whole book that may scroll sideways in their own box, by width: none at a desktop's; on a
-#: phone, those wider than its column, which scroll by design (issue 32). Set from what was measured with every
-#: dropdown open: 0 and 13 of about 2,900 (each 4-46 px wider than its box); before MathJax's hidden copy was sized
-#: (sts-book.css) 396 and 405, which this fails.
-MAX_SCROLLING_INLINE = {"desktop": 0, "phone": 15}
-#: STS_SCREENSHOTS=full: a full-page screenshot of every page (for a person to look at); else its first screen.
-FULL_SCREENSHOTS = os.environ.get("STS_SCREENSHOTS") == "full"
-# A desktop window and a phone (iPhone 12-14 width): the reader checks run at both.
-VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
 @pytest.mark.slow
 def test_every_page_renders_offline_in_chromium_desktop(server):
     check_every_page(server, "desktop")
-
-
-def check_every_page(server: str, viewport: str) -> None:
-    """Open every page of the built book at ``viewport`` (a key of :data:`VIEWPORTS`) and fail on any problem
-    a reader would meet. The phone half is in test_book_late.py, which `make test` hands to the other worker."""
-    browser_path = chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("The Python package playwright")
-    built = pages()
-    assert len(built) >= 10, f"only {len(built)} pages were built"
-    shots = SHOTS / viewport
-    shutil.rmtree(shots, ignore_errors=True)
-    shots.mkdir(parents=True)
-    blocked: list[str] = []
-
-    def route(r):
-        host = urllib.parse.urlsplit(r.request.url).hostname
-        if host in LOCAL_HOSTS:
-            r.continue_()
-        else:  # a CDN dependency: block it so the check is the same with and without internet
-            blocked.append(r.request.url)
-            r.abort()
-
-    failures: dict[str, list[str]] = {}
-    weights: dict[str, dict] = {}
-    with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="sts-chromium-") as profile:
-        context = pw.chromium.launch_persistent_context(
-            profile,
-            executable_path=browser_path,
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport=VIEWPORTS[viewport],
-            service_workers="block",
-            is_mobile=viewport == "phone",
-            device_scale_factor=1,
-        )
-        context.route("**/*", route)
-        for path in built:
-            rel = path.relative_to(HTML).as_posix()
-            blocked.clear()
-            refresh = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', path.read_text(encoding="utf-8"))
-            problems, sizes, measured = _open_and_inspect(
-                context,
-                server + rel,
-                shots / (rel.replace("/", "__")[:-5] + ".png"),
-                VIEWPORTS[viewport]["width"],
-                redirect=refresh and refresh.group(1),
-            )
-            weights[rel] = {
-                "bytes": sum(sizes.values()),
-                "requests": len(sizes),
-                **measured,
-                "largest": {u.replace(server, ""): n for u, n in sorted(sizes.items(), key=lambda kv: -kv[1])[:8]},
-            }
-            problems += [f"request to a non-local host (CDN?): {u}" for u in blocked]
-            if problems:
-                failures[rel] = problems
-        context.close()
-    (shots / "page-weights.json").write_text(json.dumps(weights, indent=1))
-    texts = [w["smallest_figure_text_px"] for w in weights.values() if w.get("smallest_figure_text_px")]
-    print(
-        f"\n{viewport}: smallest figure text {min(texts, default=float('nan')):.1f} px; inline formulas past the "
-        f"column {sum(w.get('clipped_inline_math', 0) for w in weights.values())}; wrapped printed tables "
-        f"{sum(w.get('wrapped_printed_tables', 0) for w in weights.values())} of "
-        f"{sum(w.get('printed_outputs', 0) for w in weights.values())} printed outputs"
-    )
-    print(
-        f"\n{viewport}: first-load weight per page (MB): "
-        + ", ".join(f"{rel} {w['bytes'] / 1e6:.2f}" for rel, w in weights.items())
-    )
-    # What scrolls sideways in its own box, counted over the whole book and held to a limit.
-    for key, what, limit, advice in (
-        ("scrolling_displays", "display equations", MAX_SCROLLING_DISPLAYS, "break them over lines"),
-        ("scrolling_inline_math", "inline formulas", MAX_SCROLLING_INLINE[viewport], "at this width"),
-    ):
-        found = [f"{rel}: {d}" for rel, w in weights.items() for d in w.get(key, [])]
-        print(f"\n{viewport}: {len(found)} {what} scroll sideways" + "".join(f"\n  {d}" for d in found))
-        if len(found) > limit:
-            failures[f"(the whole book: {what})"] = [
-                f"{len(found)} {what} scroll sideways (at most {limit}: {advice}), e.g. {found[:4]}"
-            ]
-    report = "\n".join(f"{page}:\n  " + "\n  ".join(dict.fromkeys(ps)) for page, ps in failures.items())
-    assert not failures, (
-        f"{viewport} ({VIEWPORTS[viewport]['width']} px): {len(failures)} of {len(built)} pages "
-        f"have problems (screenshots in {shots}):\n{report}"
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -754,26 +222,11 @@ def test_book_extension_docstring_fixes():
     assert icon_codepoints(css, '<i class="fa-solid fa-bars"></i>') == {0xF0C9, 0xF0F3}
 
 
-def test_figure_text_is_enlarged_once_for_narrow_columns():
-    """The chapters' set-up cell (sts_lib.start) calls readable_figures(): small legends become legible."""
-    import matplotlib
+def test_the_display_hook_does_nothing_outside_ipython():
+    """The chapters' set-up cell (sts_lib.start) calls readable_figures(); outside IPython it changes nothing."""
+    from sts_lib.presentation.readable import readable_figures
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from sts_lib.presentation.readable import enlarge_text, readable_figures
-
-    fig, ax = plt.subplots()
-    ax.plot([0, 1], label="curve")
-    ax.legend(fontsize=7)
-    ax.set_title("title", fontsize=12)
-    enlarge_text(fig)
-    sizes = {t.get_text(): t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()}
-    assert sizes["curve"] == 10.5 and sizes["title"] == 15.0
-    enlarge_text(fig)  # a second call (a redraw) changes nothing
-    assert {t.get_text(): t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()} == sizes
-    plt.close(fig)
-    assert readable_figures() is False  # outside IPython it does nothing
+    assert readable_figures() is False
 
 
 def test_reader_checks_fail_on_planted_problems():
@@ -836,7 +289,7 @@ def test_reader_checks_fail_on_planted_problems():
                 f'margin:0 20px">{body}</article></body></html>'
             )
             page.wait_for_function("() => Array.from(document.images).every(i => i.complete)")
-            reports[name] = page.evaluate(_INSPECT_JS, 390)
+            reports[name] = page.evaluate(INSPECT_JS, 390)
         browser.close()
     good, bad = reports["good"], reports["bad"]
     assert not good["clippedMath"] and not good["wrappedTables"] and not good["smallText"], good
@@ -869,16 +322,16 @@ def test_axe_core_finds_a_planted_label_in_name_failure_that_the_book_script_fix
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.set_content(f'<html lang="en"><head><title>t</title></head><body>{body}</body></html>')
-        before = _axe_violations(page, ("light",))
+        before = axe_violations(page, ("light",))
         page.add_script_tag(path=str(ROOT / "book" / "_ext" / "static" / "sts-book.js"))
-        after = _axe_violations(page, ("light",))
+        after = axe_violations(page, ("light",))
         browser.close()
     assert any("label-content-name-mismatch" in v and "on 2 element(s)" in v for v in before), before
     assert not after, after
 
 
 def test_the_dark_theme_pass_finds_what_only_the_dark_theme_shows():
-    """The dark pass runs only :data:`THEME_RULES`, and those catch what the theme switch can break: text that
+    """The dark pass runs only :data:`browser.THEME_RULES`, and those catch what the theme switch can break: text that
     passes in the light theme and is unreadable in the dark one, and a dark-only picture without alt text."""
     from playwright.sync_api import sync_playwright
 
@@ -902,8 +355,8 @@ def test_the_dark_theme_pass_finds_what_only_the_dark_theme_shows():
         page.set_content(
             f'<html lang="en"><head><title>t</title><style>{style}</style></head><body>{body}</body></html>'
         )
-        light = _axe_violations(page, ("light",))
-        both = _axe_violations(page, ("light", "dark"))
+        light = axe_violations(page, ("light",))
+        both = axe_violations(page, ("light", "dark"))
         browser.close()
     assert not light, light
     dark = [v for v in both if "dark theme" in v]
@@ -948,11 +401,11 @@ def test_dark_pictures_load_only_on_a_dark_page_and_a_light_only_figure_is_repor
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.set_content(f'<html data-theme="light"><head><style>{style}</style></head><body>{body}</body></html>')
         page.add_script_tag(path=str(ROOT / "book" / "_ext" / "static" / "sts-book.js"))
-        light = page.evaluate(_INSPECT_JS, 1280)
+        light = page.evaluate(INSPECT_JS, 1280)
         assert page.evaluate("() => document.querySelector('img.only-dark').getAttribute('src')") is None
         page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
         page.wait_for_function("() => Array.from(document.querySelectorAll('img.only-dark')).every(i => i.complete)")
-        dark = page.evaluate(_INSPECT_JS, 1280)
+        dark = page.evaluate(INSPECT_JS, 1280)
         fetched = page.evaluate("() => document.querySelector('img.only-dark').getAttribute('src')")
         browser.close()
     assert not light["brokenImages"] and not light["lightInDark"], light

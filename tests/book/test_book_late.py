@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from book_site import BUILD_TIMEOUT_S, CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium, missing
-from test_book import check_every_page
+from book_site import BUILD_TIMEOUT_S, CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium, missing, pages
+from browser import check_every_page
+from chapter_panels import CODE_CELL, SOURCES, shown, shown_panels
+from panel_html import parse_all
 
 
 @pytest.mark.slow
@@ -113,42 +115,45 @@ def test_student_edition_has_no_solutions(build):
 # modules to its two workers, runs every test of the built book on one worker: the book is built once.)
 # ---------------------------------------------------------------------------------------------
 
-PANEL_PAGES = [
-    "01_task",
-    "02_fcn_lower_bound",
-    "03_gd_dynamics",
-    "04_positional_encodings",
-    "05_length_generalization",
-    "06_related_results",
-]
+#: The chapters that show a panel, and how many each shows, read from their sources (book/src: a ``.show()`` on what
+#: a panel builder returns; tests/helpers/chapter_panels.py): ``{"01_task": 1, ...}``.
+PANEL_PAGES = shown_panels()
 
 
 def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
     """Each chapter's panel as the build drew it: more than one setting and at most the static grid's limit (64),
     every setting a picture on disk (or the error the live panel would show), no two settings the same picture.
-    Chapter 1's explorer (21 settings, the dearest) is drawn over its grid here only, by the build."""
-    from panel_html import parse_all
+    Chapter 1's explorer (21 settings, the dearest) is drawn over its grid here only, by the build. The built pages
+    carry exactly the panels the chapters' sources show (:data:`PANEL_PAGES`), no more on any page of the book."""
     from sts_lib.chapters.static_panel import GRID_LIMIT as limit
 
-    problems, seen = [], 0
-    for name in PANEL_PAGES:
-        page = HTML / "book" / f"{name}.html"
-        for data in parse_all(page.read_text(encoding="utf-8")):
-            seen += 1
+    problems, built = [], {}
+    for page in pages():
+        datas = parse_all(page.read_text(encoding="utf-8"))
+        if not datas:
+            continue
+        name = page.stem if page.parent == HTML / "book" else page.relative_to(HTML).as_posix()
+        built[name] = len(datas)
+        for data in datas:
             frames = data["frames"]
-            srcs = [f["src"] for f in frames if "src" in f]
+            # a drawn setting's pictures, by layout (desktop, phone, their dark pairs): {layout: [address, text px]}
+            by_layout: dict[str, list[str]] = {}
+            for f in frames:
+                for layout, (src, _) in f.get("pictures", {}).items():
+                    by_layout.setdefault(layout, []).append(src)
             if not 2 <= len(frames) <= limit:
                 problems.append(f"{name}: {len(frames)} settings (allowed 2 to {limit})")
-            if any("src" not in f and "error" not in f for f in frames):
+            if any(not f.get("pictures") and "error" not in f for f in frames):
                 problems.append(f"{name}: a setting with neither a picture nor an error")
-            if len(set(srcs)) != len(srcs):
-                problems.append(f"{name}: two settings show the same picture")
-            problems += [
-                f"{name}: picture missing on disk: {s}"
-                for s in srcs
-                if not (page.parent / urllib.parse.unquote(s)).is_file()
-            ]
-    assert seen >= len(PANEL_PAGES), f"only {seen} panels found on {PANEL_PAGES}"
+            for layout, srcs in by_layout.items():
+                if len(set(srcs)) != len(srcs):
+                    problems.append(f"{name}: two settings show the same picture ({layout})")
+                problems += [
+                    f"{name}: picture missing on disk: {s}"
+                    for s in srcs
+                    if not (page.parent / urllib.parse.unquote(s)).is_file()
+                ]
+    assert built == PANEL_PAGES, f"panels on the built pages {built}, shown by the chapters' sources {PANEL_PAGES}"
     assert not problems, "\n".join(problems)
 
 
@@ -159,7 +164,7 @@ _STATE_JS = """panel => {
           right: img.getBoundingClientRect().right, caption: panel.querySelector('.sts-panel-caption').textContent,
           status: panel.querySelector('.sts-panel-status').textContent,
           controls: panel.querySelectorAll('[data-control]').length,
-          ready: panel.classList.contains('sts-panel-ready')};
+          ready: panel.dataset.stsState === 'ready'};
 }"""
 
 
@@ -233,7 +238,7 @@ def test_every_static_panel_answers_its_controls(server, width):
                 SHOTS.mkdir(parents=True, exist_ok=True)
                 panels[0].screenshot(path=str(SHOTS / f"panel-{name}-{width}.png"))
         browser.close()
-    assert n_panels >= 6, f"only {n_panels} static panels found"
+    assert n_panels == sum(PANEL_PAGES.values()), f"{n_panels} static panels found, the sources show {PANEL_PAGES}"
     assert not problems, "\n".join(problems)
 
 
@@ -291,21 +296,13 @@ def _position(control: dict, value: str):
 def test_every_setting_the_prose_suggests_has_a_frame(build):
     """Read the prose before each panel in the chapters' sources and the panel's data in the built page: every
     setting it suggests trying is on the panel's grid and has a drawn frame (issue 23, item 3)."""
-    import html as html_lib
-    import json
-
     problems, checked = [], 0
     for name in PANEL_PAGES:
-        source = (ROOT / "book" / "src" / f"{name}.md").read_text()
-        blocks = re.split(r"```\{code-cell\}[^\n]*\n.*?```", source, flags=re.S)
-        cells = re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", source, flags=re.S)
+        source = (SOURCES / f"{name}.md").read_text()
+        blocks = CODE_CELL.split(source)[::2]  # the text between the code cells (split also returns their bodies)
         # the prose right before each panel cell: since the last heading, at most the block before the cell
-        proses = [re.split(r"\n#+ ", blocks[i])[-1] for i, cell in enumerate(cells) if ".show()" in cell]
-        page = (HTML / "book" / f"{name}.html").read_text(encoding="utf-8")
-        datas = [
-            json.loads(html_lib.unescape(m)) if m.startswith("{&") else json.loads(m)
-            for m in re.findall(r'<script type="application/json" class="sts-panel-data">(.*?)</script>', page, re.S)
-        ]
+        proses = [re.split(r"\n#+ ", blocks[i])[-1] for i, _ in shown(source)]
+        datas = parse_all((HTML / "book" / f"{name}.html").read_text(encoding="utf-8"))
         if len(datas) != len(proses):
             problems.append(f"{name}: {len(proses)} panel cells in the source, {len(datas)} panels on the page")
             continue

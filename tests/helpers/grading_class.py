@@ -21,19 +21,11 @@ import nbformat
 import numpy as np
 import torch
 
+from sts_lib.exercises import NOTEBOOKS
+
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "exercises"
-STEMS = [
-    "ex1_task",
-    "ex2_fcn",
-    "ex3_dynamics",
-    "ex4_positional",
-    "ex5_length",
-    "ex7_practical",
-    "pr1_width_law",
-    "pr2_readings",
-    "pr3_fcn_bound",
-]  # the chapters' exercises and the projects
+STEMS = list(NOTEBOOKS.values())  # the chapters' exercises and the projects (the exercises' own record)
 MARKER = "sts-grader-test-daemon"  # in the argv of every process a hostile notebook leaves behind
 
 

@@ -18,6 +18,10 @@ import json
 from pathlib import Path
 
 # Runner tests check these over their quick seeds (and Figure 3 reuses Figure 1's runs, so both run at them).
+# A choice of the tests, not a fact of the records, so it is not derived from them: every experiment's record
+# declares the same quick seeds, [0, 1] (test_experiments.py holds each to at least two), and nothing in a record
+# says which documents a test reads seed by seed; the others run at seed 0 only, to save the quick run's time.
+# (tests/unit/test_derived_lists.py checks that each name is an experiment whose quick scale has several seeds.)
 SEVERAL_SEEDS = ("fig1-convergence", "fig2-length-generalization", "fig3-heatmaps", "pe-samplers")
 
 
