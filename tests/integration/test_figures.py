@@ -457,7 +457,7 @@ def test_text_report_measures_as_the_column_shows():
 # per column).
 from matplotlib.colors import to_rgb  # noqa: E402
 
-from sts_lib.presentation import layout, render  # noqa: E402
+from sts_lib.presentation import layout, render, theme  # noqa: E402
 
 
 @pytest.mark.parametrize("name", _FIGURE_NAMES)
@@ -498,7 +498,7 @@ def test_every_library_figure_is_readable_in_the_book_column_and_on_a_phone(name
     # Drawn again for a dark page: on the dark paper, no text and no line is left dark (a literal black or grey
     # where the drawing should take the palette's ink or guide).
     dark = layout.redraw(fig, layout.DESKTOP_DARK)
-    assert dark is not fig and to_hex(dark.get_facecolor()) == to_hex(layout.DARK.paper), name
+    assert dark is not fig and to_hex(dark.get_facecolor()) == to_hex(theme.DARK.paper), name
     assert not dark_marks(dark), f"{name}: drawn dark on the dark page: {dark_marks(dark)[:4]}"
 
 
