@@ -3,8 +3,8 @@ its JSON payload and a frame's PNG (shared by the unit and integration tiers).""
 
 import base64
 import json
-import re
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "book" / "_ext"))
@@ -16,17 +16,40 @@ def page(static_panel) -> str:
     return panel_markup(static_panel.data, lambda png: "data:image/png;base64," + png)
 
 
-_PAYLOAD = re.compile(r'<script type="application/json" class="sts-panel-data">(.*?)</script>', re.S)
+class _Payloads(HTMLParser):
+    """The text of every ``<script class="sts-panel-data">`` of a page, in page order (an HTML parser, not a
+    pattern: the payload is read as a browser reads it)."""
 
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.found, self._inside = [], False
 
-def parse(panel_html: str) -> dict:
-    """The first panel's JSON payload in ``panel_html``."""
-    return json.loads(_PAYLOAD.search(panel_html).group(1))
+    def handle_starttag(self, tag, attrs):
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "script" and "sts-panel-data" in classes:
+            self._inside = True
+            self.found.append("")
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._inside = False
+
+    def handle_data(self, data):
+        if self._inside:
+            self.found[-1] += data
 
 
 def parse_all(page_html: str) -> list[dict]:
     """Every panel's JSON payload on a page, in page order."""
-    return [json.loads(m.group(1)) for m in _PAYLOAD.finditer(page_html)]
+    reader = _Payloads()
+    reader.feed(page_html)
+    reader.close()
+    return [json.loads(text) for text in reader.found]
+
+
+def parse(panel_html: str) -> dict:
+    """The first panel's JSON payload in ``panel_html``."""
+    return parse_all(panel_html)[0]
 
 
 def png_of(frame: dict, layout: str = "desktop") -> bytes:
