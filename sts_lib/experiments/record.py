@@ -9,7 +9,7 @@ what the book reads (:meth:`Experiment.document_fields`: title, section, figure,
 and chapter 8, the figures and the README read those fields from the document. Adding an experiment
 touches its own module, its line in ``MODULES`` and its section of the book.
 
->>> from sts_lib import figures
+>>> from sts_lib.presentation import figures
 >>> e = Experiment("demo", "a demo", config=lambda s, seeds: {}, run=lambda c, ctx: {"claims": {}},
 ...                figure=figures.length, lane="A", section="")
 >>> e.seeds_at("paper"), e.document_fields()["figure"]

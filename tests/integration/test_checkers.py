@@ -27,13 +27,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _solutions() -> dict:
+    from IPython.core.inputtransformer2 import TransformerManager
+
     ns: dict = {}
     exec("import math\nimport numpy as np\nimport torch\nimport sts_lib as sts\n", ns)
     for path in sorted((ROOT / "exercises" / "source").glob("*.ipynb")):
         nb = make_solution(nbformat.read(str(path), as_version=4), path.stem)
         code = [c for c in nb.cells if c.cell_type == "code"]
         with contextlib.redirect_stdout(io.StringIO()):
-            exec(code[0].source, ns)  # the set-up cell: the names a project starts from
+            # the set-up cell (its %pip line as IPython reads it; guarded, it installs nothing here): the names a
+            # project starts from
+            exec(TransformerManager().transform_cell(code[0].source), ns)
         for cell in code:
             if "exercise" in cell.metadata.get("tags", []):
                 exec(cell.source, ns)
