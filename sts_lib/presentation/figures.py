@@ -38,8 +38,9 @@ _MODELS = {"TheoryTransformer": "theory model", "PracticalTransformer": "practic
 
 @drawing
 def convergence(doc: dict) -> Figure:
-    """Figure 1: loss, 1/loss, cos(W, W*) and cos(V, V*) of every run (practical model), a line per seed; black dashes:
-    exact population gradient descent for each gradient-descent run (:func:`sts_lib.checks.population_gd_of`)."""
+    """Figure 1: loss, 1/loss, cos(W, W*) and cos(V, V*) of every run (practical model), a line per seed; dashes (in
+    the page's ink): exact population gradient descent for each gradient-descent run
+    (:func:`sts_lib.checks.population_gd_of`)."""
     runs = {}
     for run in doc["runs"]:
         hists = histories(doc, run)
@@ -95,8 +96,8 @@ LOG_STEPS_FROM = 100
 def _ood(doc: dict, rows: list, title: str, overlay: dict | None = None, log_steps: bool = False) -> Figure:
     """A grid of OOD panels, one row per ``(metric keys, floor)``, a curve per PE (every seed, and their mean).
 
-    ``overlay``: ``{label: {key: (steps, values)}}`` black curves on the panels of their keys (a dash pattern
-    per label, in the legend). ``log_steps``: steps logarithmic beyond :data:`LOG_STEPS_FROM`."""
+    ``overlay``: ``{label: {key: (steps, values)}}`` curves in the page's ink on the panels of their keys (a dash
+    pattern per label, in the legend). ``log_steps``: steps logarithmic beyond :data:`LOG_STEPS_FROM`."""
     runs = runs_by_pe(doc)
     kinds = {label: pe_kind(next(iter(h.values()))) for label, h in runs.items()}
     seen: list = []
@@ -161,13 +162,13 @@ def _trained(doc: dict) -> dict:
 def length(doc: dict) -> Figure:
     """Figure 2: held-out loss at each longer test length during training, a curve per PE, a line per seed.
     The step axis is logarithmic beyond step :data:`LOG_STEPS_FROM`, so the fixed one-hot PE's early dip shows.
-    Black dashes: exact population gradient descent for the one-hot PEs (stochastic pool and fixed),
+    Dashes (in the page's ink): exact population gradient descent for the one-hot PEs (stochastic pool and fixed),
     the theorem's object, at the runs' own rates."""
     keys = [HeldOut.length(T).key for T in doc["config"]["T_tests"]]
     overlay = {}
     for run in doc["runs"]:  # the first run of each one-hot kind trained by gradient descent
         h = history(doc, run)
-        name = f"black: population GD, {PE_LABELS[pe_kind(h)]}"
+        name = f"exact population GD, {PE_LABELS[pe_kind(h)]}"
         if name not in overlay and (e := population_gd_of(h, doc["config"]["T_tests"])):
             overlay[name] = e
     return _ood(
