@@ -53,6 +53,7 @@ CLASSES = {
     "note": "sts-panel-note",
     "status": "sts-panel-status",
     "figure": "sts-panel-figure",
+    "pictures": "sts-panel-pictures",
     "img": "sts-panel-img",
     "caption": "sts-panel-caption",
     "data": "sts-panel-data",
@@ -235,7 +236,10 @@ def panel_markup(data: dict, url) -> str:
         f'<div class="{CLASSES["controls"]}">{"".join(rows)}</div>'
         f'<p class="{CLASSES["note"]}">{html.escape(data["note"])}</p>'
         f'<p class="{CLASSES["status"]}" aria-live="polite">{html.escape(first.get("error", ""))}</p>'
-        f'<figure class="{CLASSES["figure"]}">{pictures}<figcaption class="{CLASSES["caption"]}" '
+        # The pictures in a box of their own: the theme hides a figcaption that follows an only-light/only-dark
+        # sibling (pydata-sphinx-theme's rule for a figure with one picture per theme), and a panel has both.
+        f'<figure class="{CLASSES["figure"]}"><div class="{CLASSES["pictures"]}">{pictures}</div>'
+        f'<figcaption class="{CLASSES["caption"]}" '
         f'aria-live="polite">{html.escape(first["caption"])}</figcaption></figure>'
         f'<script type="application/json" class="{CLASSES["data"]}">{payload}</script></div>'
     )

@@ -222,7 +222,7 @@ class FigurePanel:
     note: str = ""  # a line under the controls
     alt: str = ""  # the figure in words: alt text of the static book's frames
     static: dict | None = None  # name -> values offered in the static book (default: all)
-    dark: bool = False  # the static book's frames in the dark theme too (about twice the build's drawing time)
+    dark: bool = True  # the static book's frames in the dark theme too (about twice the panel's drawing time)
     figure: Figure = field(init=False)  # the one Figure, never re-created
     error: str | None = field(init=False, default=None)  # why the last setting was rejected, if it was
     _values: dict = field(init=False, repr=False)  # name -> the control's current value

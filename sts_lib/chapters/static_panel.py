@@ -19,10 +19,10 @@ layout name, the records a figure's renderings are (:func:`sts_lib.presentation.
 and text sizes), a notebook output of its own type (:data:`MIME_PANEL`, versioned with the figures' schema); the
 book's extension (``book/_ext/sts_panels.py``) alone writes its markup and moves its frames into files that the
 browser loads on demand, so a page carries only the first picture. Frames are drawn for the book's column and a
-phone's (:data:`FRAME_LAYOUTS`); ``dark=True`` adds the dark theme's pair (:data:`DARK_FRAME_LAYOUTS`), at about
-twice the build's drawing time for the panel. :func:`static_book` says whether the current process was
-started by the book build (the extension sets ``STS_STATIC_PANELS=1``); ``FigurePanel.show()`` then
-returns the static panel instead of the live widget.
+phone's (:data:`FRAME_LAYOUTS`); ``dark=True`` (what ``FigurePanel`` asks for by default) adds the dark theme's pair
+(:data:`DARK_FRAME_LAYOUTS`), at about twice the build's drawing time for the panel. :func:`static_book` says
+whether the current process was started by the book build (the extension sets ``STS_STATIC_PANELS=1``);
+``FigurePanel.show()`` then returns the static panel instead of the live widget.
 """
 
 from __future__ import annotations

@@ -145,6 +145,12 @@ def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
                 problems.append(f"{name}: {len(frames)} settings (allowed 2 to {limit})")
             if any(not f.get("pictures") and "error" not in f for f in frames):
                 problems.append(f"{name}: a setting with neither a picture nor an error")
+            themes = {"desktop", "phone", "desktop-dark", "phone-dark"}  # FigurePanel(dark=True), the default
+            problems += [
+                f"{name}: a frame drawn for {sorted(f['pictures'])}"
+                for f in frames
+                if "pictures" in f and set(f["pictures"]) != themes
+            ]
             for layout, srcs in by_layout.items():
                 if len(set(srcs)) != len(srcs):
                     problems.append(f"{name}: two settings show the same picture ({layout})")
@@ -162,6 +168,7 @@ _STATE_JS = """panel => {
   return {src: img.getAttribute('src'), alt: img.alt, complete: img.complete, natural: img.naturalWidth,
           shown: img.getBoundingClientRect().width, box: panel.getBoundingClientRect().width,
           right: img.getBoundingClientRect().right, caption: panel.querySelector('.sts-panel-caption').textContent,
+          captionShown: panel.querySelector('.sts-panel-caption').getClientRects().length > 0,
           status: panel.querySelector('.sts-panel-status').textContent,
           controls: panel.querySelectorAll('[data-control]').length,
           ready: panel.dataset.stsState === 'ready'};
@@ -207,6 +214,8 @@ def test_every_static_panel_answers_its_controls(server, width):
                 if not state["ready"] or state["natural"] == 0:
                     problems.append(f"{name}: panel not set up or its first picture did not load ({state})")
                     continue
+                if not state["captionShown"]:
+                    problems.append(f"{name}: the panel's caption (its setting in words) is not shown ({state})")
                 if state["right"] > width + 1 or state["shown"] > state["box"] + 1:
                     problems.append(f"{name}: the panel's picture is wider than its box or the screen ({state})")
                 fetched_before = len(frames_fetched)

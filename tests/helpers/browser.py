@@ -60,10 +60,10 @@ INSPECT_JS = r"""
     // dark) is not broken: what is shown must be.
     brokenImages: Array.from(document.images).filter(i => i.getClientRects().length)
       .filter(i => !i.complete || i.naturalWidth === 0).map(i => i.getAttribute('src')),
-    // A figure that shows its light picture on a dark page (sts_lib.presentation.render draws every figure for
-    // both themes; a static panel's frames are drawn once, light, on the panel's own light card).
+    // A figure or a panel that shows its light picture on a dark page (sts_lib.presentation.render draws every
+    // figure and every panel frame for both themes).
     lightInDark: document.documentElement.dataset.theme !== 'dark' ? [] :
-      Array.from(document.querySelectorAll('article .cell_output picture img:not(.sts-panel-img)'))
+      Array.from(document.querySelectorAll('article .cell_output picture img'))
         .filter(i => i.getClientRects().length && (!i.classList.contains('only-dark') ||
                      getComputedStyle(i).backgroundColor !== 'rgba(0, 0, 0, 0)'))
         .map(i => (i.classList.contains('only-dark') ? 'on a light card: ' : '') +

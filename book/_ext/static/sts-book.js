@@ -9,24 +9,28 @@
 //    sees that there is more, such a box gets data-sts-more="right" (a shadow on its right edge) while part
 //    of it is hidden on the right, "left" while part is hidden on the left, "left right" for both; it is
 //    made focusable, so that a keyboard reader can scroll it too.
-// 3. A figure has a light and a dark picture (sts_lib.presentation.render; pydata-sphinx-theme shows the one of
-//    the page's theme). The dark one's addresses wait in data-src/data-srcset until the page is dark (the theme's
-//    data-theme on <html>, set at load and by its switch), so a light page never downloads the dark pictures.
+// 3. A figure or a panel has a light and a dark picture (sts_lib.presentation.render; pydata-sphinx-theme shows
+//    the one of the page's theme). The dark one's addresses wait in data-src/data-srcset until the page is dark
+//    (the theme's data-theme on <html>, set at load and by its switch), so a light page never downloads the dark
+//    pictures; a panel's script keeps the hidden theme's addresses waiting likewise when a control moves.
 (function () {
   "use strict";
-  function darkPictures() {
-    if (document.documentElement.dataset.theme !== "dark") return;
-    Array.prototype.forEach.call(document.querySelectorAll("source[data-srcset]"), function (s) {
-      s.srcset = s.dataset.srcset;             // before the <img>'s src, so a phone fetches only its rendering
-      s.removeAttribute("data-srcset");
-    });
-    Array.prototype.forEach.call(document.querySelectorAll("img[data-src]"), function (img) {
+  // A picture's addresses wait in data-src/data-srcset while its theme is not shown (a dark picture on a light page;
+  // a panel's picture of the hidden theme after a move); once its <img> is shown they move into place.
+  function shownPictures() {
+    Array.prototype.forEach.call(document.querySelectorAll("picture"), function (picture) {
+      var img = picture.querySelector("img[data-src]");
+      if (!img || getComputedStyle(img).display === "none") return;
+      Array.prototype.forEach.call(picture.querySelectorAll("source[data-srcset]"), function (s) {
+        s.srcset = s.dataset.srcset;           // before the <img>'s src, so a phone fetches only its rendering
+        s.removeAttribute("data-srcset");
+      });
       img.src = img.dataset.src;
       img.removeAttribute("data-src");
     });
   }
-  new MutationObserver(darkPictures).observe(document.documentElement,
-                                             {attributes: true, attributeFilter: ["data-theme"]});
+  new MutationObserver(shownPictures).observe(document.documentElement,
+                                              {attributes: true, attributeFilter: ["data-theme"]});
   function follow(img) {
     // a dark picture not yet fetched has no address: its link keeps the one it was written with
     var link = img.closest("a.sts-figure-link");
@@ -70,7 +74,7 @@
     });
   }
   function start() {
-    darkPictures();
+    shownPictures();
     nameByText();
     Array.prototype.forEach.call(document.querySelectorAll("article .cell_output picture img"), follow);
     // scroll events do not bubble, but a listener on the document sees them in the capture phase

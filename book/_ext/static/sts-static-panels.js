@@ -22,11 +22,19 @@
       const link = im.closest("a.sts-figure-link");
       if (link) im.addEventListener("load", () => { link.href = im.currentSrc || im.getAttribute("src"); });
     });
-    // Point an element at a frame's picture for its layout; a dark picture not yet fetched (data-src) waits.
+    // Point an element at a frame's picture for its layout. The picture of the theme not shown (its <img> hidden by
+    // the theme) keeps its address waiting in data-src/data-srcset, so a move fetches one frame, the one shown;
+    // sts-book.js moves it into place when the theme changes.
     function point(el, attr, picture) {
       if (!picture) return;
-      const waiting = el.hasAttribute(`data-${attr}`);
-      el.setAttribute(waiting ? `data-${attr}` : attr, picture[0]);
+      const img = el.tagName === "IMG" ? el : el.parentNode.querySelector("img");
+      if (getComputedStyle(img).display === "none") {
+        el.setAttribute(`data-${attr}`, picture[0]);
+        el.removeAttribute(attr);
+      } else {
+        el.setAttribute(attr, picture[0]);
+        el.removeAttribute(`data-${attr}`);
+      }
       el.dataset.textPx = picture[1];
     }
 
