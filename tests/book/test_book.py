@@ -278,6 +278,8 @@ def test_reader_checks_fail_on_planted_problems():
         '<span style="display:inline-block;width:600px">a long display</span></mjx-container>'
         '<span class="math" style="display:inline-flex;overflow-x:auto;max-width:100px">'
         '<span style="display:inline-block;width:300px;flex-shrink:0">a wide inline formula</span></span>'
+        # a cue left on a formula that fits (the fonts arrived after it was marked)
+        '<mjx-container display="true" data-sts-more="right" style="display:block">a stale cue</mjx-container>'
     )
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
@@ -305,6 +307,8 @@ def test_reader_checks_fail_on_planted_problems():
     assert not good["panelTooTall"] and bad["panelTooTall"][0].startswith("a tall panel: 9"), bad["panelTooTall"]
     assert any(t.startswith("6.3 px") for t in bad["smallText"]), bad["smallText"]  # 12.5 px at half size
     assert any(t.startswith("not measured") for t in bad["smallText"]), bad["smallText"]
+    assert not good["staleCues"] and len(bad["staleCues"]) == 1, bad["staleCues"]
+    assert bad["staleCues"][0].startswith("right on ") and bad["staleCues"][0].endswith(": a stale cue")
 
 
 def test_axe_core_finds_a_planted_label_in_name_failure_that_the_book_script_fixes():

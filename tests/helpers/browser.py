@@ -235,11 +235,24 @@ INSPECT_JS = r"""
     const scrollingBy = (els, slack) => Array.from(els)
       .filter(m => m.getClientRects().length && m.scrollWidth > m.clientWidth + slack)
       .map(m => `${m.scrollWidth} px in ${m.clientWidth}: ${m.textContent.slice(0, 40)}`);
+    // A scroll cue on a box that does not scroll (issue 48: a cue set before MathJax's fonts arrived and never
+    // cleared reads as a smudge, "m*" as "m|"): after fonts, MathJax and the opened dropdowns have settled, every box
+    // sts-book.js marks (data-sts-more) must have more to show on the side it marks.
+    const staleCues = Array.from(article.querySelectorAll('[data-sts-more]'))
+      .filter(b => b.getClientRects().length)
+      .filter(b => {
+        const hidden = b.scrollWidth - b.clientWidth, sides = b.dataset.stsMore.split(' ');
+        return hidden <= 1 || (sides.includes('right') && b.scrollLeft >= hidden - 1) ||
+               (sides.includes('left') && b.scrollLeft <= 1);
+      })
+      .map(b => `${b.dataset.stsMore} on ${b.scrollWidth} px in ${b.clientWidth}: ` +
+                b.textContent.trim().slice(0, 40));
     return {printedOutputs: article.querySelectorAll('.cell_output pre').length, clippedMath: clippedMath.slice(0, 8),
             clippedMathCount: clippedMath.length, wrappedTables: wrappedTables.slice(0, 8),
             smallText: smallText.slice(0, 8), smallestFigureText: smallest === Infinity ? null : smallest,
             clipped: clipped.slice(0, 8), badAlt: badAlt.slice(0, 8), rawOutput: raw.slice(0, 5),
             duplicateImages: dupes, cutCode: cutCode.slice(0, 8), cutCodeCount: cutCode.length,
+            staleCues: staleCues.slice(0, 8), staleCueCount: staleCues.length,
             wideImages: wideImages.slice(0, 8), hiddenVerdicts: hiddenVerdicts.slice(0, 8),
             // Display equations that scroll sideways (shown, every dropdown open): issue 32 breaks long ones
             // over lines (aligned, gathered), so that a phone reader sees each whole.
@@ -272,6 +285,10 @@ def _open_and_inspect(
     every response it received (URL -> body size) and what the phone-first checks measured (for the record)."""
     problems: list[str] = []
     page = context.new_page()
+    # A first visit: an empty cache for every page, not only the first one the pass opens, so that MathJax's fonts
+    # arrive after it has typeset, as on a reader's first visit (a scroll cue set before they arrive must be
+    # cleared: staleCues below).
+    context.new_cdp_session(page).send("Network.clearBrowserCache")
     # A first visit: nothing from the browser's cache (the pages before this one loaded the same files).
     context.new_cdp_session(page).send("Network.setCacheDisabled", {"cacheDisabled": True})
     responses = []
@@ -385,6 +402,7 @@ def _open_and_inspect(
         )
     problems += [f"printed table wraps (use sts_lib.presentation.report.table): {t}" for t in report["wrappedTables"]]
     problems += [f"figure text below {9 if width < 600 else 11} px: {t}" for t in report["smallText"]]
+    problems += [f"a scroll cue on a box that does not scroll that way: {c}" for c in report["staleCues"]]
     problems += [f"claims table with its verdict column out of view: {v}" for v in report["hiddenVerdicts"]]
     if report["pageScrollsSideways"]:
         problems.append(f"the page is {report['pageScrollsSideways']} px wide in a {width} px window")
