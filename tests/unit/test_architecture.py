@@ -529,3 +529,38 @@ def test_the_runs_schedule_names_test_modules_that_exist():
 
     assert len(SCHEDULE) == len(set(SCHEDULE)) >= 10, SCHEDULE
     assert [m for m in SCHEDULE if not (ROOT.parent / m).is_file()] == []
+
+
+def _names_from_hidden_cells(md: Path) -> list[str]:
+    """Names the shown code cells of a chapter use that only its hidden cells (``remove-cell``: the set-up) define:
+    a reader who copies the shown code would meet a NameError."""
+    import builtins
+
+    text = md.read_text()
+    hidden_lines = {i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip() == ":tags: [remove-cell]"}
+    shown_defined, used = set(dir(builtins)) | {"display", "get_ipython"}, []
+    for line, src in _code_cells(md):
+        if line + 1 in hidden_lines:
+            continue
+        tree = _python(src)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                shown_defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                shown_defined.add(node.id)
+            elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name):
+                shown_defined.add(node.target.id)
+        used += [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return sorted({n for n in used if n not in shown_defined})
+
+
+def test_the_introductions_shown_code_runs_when_copied(tmp_path):
+    """The introduction's code is the one a reader copies first: it names nothing only the hidden set-up cell
+    defines (it called ``sts_lib.to_numpy`` while ``import sts_lib`` sat in the hidden cell)."""
+    assert _names_from_hidden_cells(BOOK / "00_introduction.md") == []
+    planted = tmp_path / "00_x.md"
+    planted.write_text(
+        "```{code-cell} ipython3\n:tags: [remove-cell]\nimport sts_lib\n```\n\n"
+        "```{code-cell} ipython3\nimport torch\nx = torch.zeros(2)\nprint(sts_lib.to_numpy(x))\n```\n"
+    )
+    assert _names_from_hidden_cells(planted) == ["sts_lib"]
