@@ -194,7 +194,8 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False)
             }
             try:
                 fig = panel.draw(None, **values)
-                frame["alt"] = f"{(drawn(fig).alt if drawn(fig) else '') or alt} Setting: {caption}."
+                record = drawn(fig)
+                frame["alt"] = f"{(record.alt if record else '') or alt} Setting: {caption}."
                 frame["renderings"] = renderings(fig, layouts, whole=True)
             except (ValueError, ArithmeticError) as err:  # what the live panel reports under its controls
                 frame["error"] = str(err)

@@ -112,7 +112,8 @@ def drawing(fn):
     into the figure it made before (``fig=``) included, whose recipe draws a new figure with the new values. A
     figure whose axes it only drew into (axes passed in) is not marked, since the call did not lay it out.
     """
-    into = "fig" in inspect.signature(fn).parameters  # a panel's draw(fig=None, **values): never redraw into it
+    signature = inspect.signature(fn)
+    into = "fig" in signature.parameters  # a panel's draw(fig=None, **values): never redraw into it
 
     @functools.wraps(fn)
     def draw(*args, layout: Layout | None = None, **kwargs):
@@ -129,7 +130,9 @@ def drawing(fn):
         if enclosing is not None:  # an enclosing drawing laid them out too, and finishes them
             enclosing.extend(ours)
         if isinstance(fig, Figure) and any(fig is f for f in ours):
-            fig.sts.recipe = _recipe(draw, fn, args, kwargs) if into else functools.partial(draw, *args, **kwargs)
+            fig.sts.recipe = (
+                _recipe(draw, signature, args, kwargs) if into else functools.partial(draw, *args, **kwargs)
+            )
             if enclosing is None:
                 fit_to_column(fig, layout)
         return fig
@@ -138,9 +141,10 @@ def drawing(fn):
     return draw
 
 
-def _recipe(draw, fn, args: tuple, kwargs: dict):
-    """``draw`` bound to this call's arguments with its ``fig`` argument None: drawing again makes a new figure."""
-    bound = inspect.signature(fn).bind_partial(*args, **kwargs)
+def _recipe(draw, signature: inspect.Signature, args: tuple, kwargs: dict):
+    """``draw`` bound to this call's arguments (``signature``: the drawn function's, read once when it was decorated)
+    with its ``fig`` argument None: drawing again makes a new figure."""
+    bound = signature.bind_partial(*args, **kwargs)
     bound.arguments["fig"] = None
     return functools.partial(draw, *bound.args, **bound.kwargs)
 

@@ -198,8 +198,8 @@ def halved(png: bytes) -> Image.Image:
     return Image.open(io.BytesIO(png)).convert("RGB").reduce(2)
 
 
-def _encoded(image: Image.Image, drawn: list, dpi: float) -> Rendering:
-    return {"png": base64.b64encode(compact(image)).decode(), "text_px": round(smallest_text_px(drawn, dpi), 2)}
+def _rendering(png: bytes, drawn: list, dpi: float) -> Rendering:
+    return {"png": base64.b64encode(png).decode(), "text_px": round(smallest_text_px(drawn, dpi), 2)}
 
 
 def renderings(fig: Figure, layouts=BOOK_LAYOUTS, *, whole: bool = False) -> dict[str, Rendering]:
@@ -221,23 +221,22 @@ def renderings(fig: Figure, layouts=BOOK_LAYOUTS, *, whole: bool = False) -> dic
     out: dict[str, Rendering] = {}
     record = drawn(fig)
     own = record.layout.palette if record is not None else DESKTOP.palette
-    figures = {}
+    figures, print_png = {}, None
     for name in layouts:
         layout = LAYOUTS[name]
         again = figures[name] = redraw(fig, layout)
         if again is fig and layout.palette != own:
             continue  # a figure no drawing made has no picture in another theme
-        if name == PRINT.name:
-            png = _savefig(again, layout.dpi)
-            text_px = smallest_text_px(drawn_texts(again), layout.dpi)
-            out[name] = {"png": base64.b64encode(png).decode(), "text_px": round(text_px, 2)}
+        if name == PRINT.name:  # as savefig writes it, not re-encoded
+            print_png = _savefig(again, layout.dpi)
+            out[name] = _rendering(print_png, drawn_texts(again), layout.dpi)
         elif name == DESKTOP.name and figures.get(PRINT.name) is again and PRINT.dpi == 2 * layout.dpi:
             # the fast path: the same figure's print picture, halved, is this one
-            image = halved(base64.b64decode(out[PRINT.name]["png"]))
-            out[name] = _encoded(image, drawn_texts(again), layout.dpi)
+            out[name] = _rendering(compact(halved(print_png)), drawn_texts(again), layout.dpi)
         else:
             tight = not (whole and layout.width >= DESKTOP.width)
-            out[name] = _encoded(*picture(again, layout.dpi, tight=tight), layout.dpi)
+            image, drawn_in = picture(again, layout.dpi, tight=tight)
+            out[name] = _rendering(compact(image), drawn_in, layout.dpi)
     return out
 
 
