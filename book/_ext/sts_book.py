@@ -48,12 +48,23 @@ when it can go.
    axe-core reports as a critical violation (aria-required-children) on every page with references.
    :func:`citation_list_role` drops the list role in the page body. Remove when docutils stops
    writing it (the test in ``tests/book/test_book.py`` runs axe-core on every page).
+10. A first visit that lays out only what the reader is near, upstream: ``static/sts-book.css`` lays out a section
+    only when it nears the screen (``content-visibility: auto``), but the theme's script gives every code block and
+    cell output a tab stop by measuring it at load (pydata-sphinx-theme 0.17, ``addTabStopsToScrollableElements``),
+    which lays every section out at once. :func:`_theme_skips_hidden_sections` has the built copy of that script
+    leave alone a box whose section is not laid out yet (``checkVisibility``; ``static/sts-book.js`` gives it its
+    tab stop when the section is shown); the build warns if the theme's code is no longer the one patched. Remove
+    when the theme measures lazily.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
 
 _STATIC = Path(__file__).parent / "static"
 
@@ -232,6 +243,34 @@ def _subset_icon_fonts(app, exception):
         subset.save_font(font, str(out / f"{name}.woff"), options)
 
 
+# Fix 10: the theme's tab-stop assignment (pydata-sphinx-theme 0.17.1, minified), and the same guarded by
+# checkVisibility, which reads the style only: a box whose section is skipped keeps its tab stop as it is.
+_THEME_TAB_STOP = "e.tabIndex=e.scrollWidth>e.clientWidth||e.scrollHeight>e.clientHeight?0:-1"
+_THEME_TAB_STOP_LAZY = "e.checkVisibility&&!e.checkVisibility({contentVisibilityAuto:!0})||(" + _THEME_TAB_STOP + ")"
+
+
+def theme_skips_hidden_sections(script: str) -> str:
+    """The theme's script with its tab stops measured only in laid-out sections (fix 10); ValueError if the
+    theme's code is not the one this fix knows."""
+    if _THEME_TAB_STOP_LAZY in script:
+        return script
+    if script.count(_THEME_TAB_STOP) != 1:
+        raise ValueError("pydata-sphinx-theme's tab-stop code is not the one sts_book.py fix 10 patches")
+    return script.replace(_THEME_TAB_STOP, _THEME_TAB_STOP_LAZY)
+
+
+def _theme_skips_hidden_sections(app, exception):
+    if exception is not None or getattr(app.builder, "format", None) != "html":
+        return
+    path = Path(app.outdir) / "_static" / "scripts" / "pydata-sphinx-theme.js"
+    if not path.exists():  # another theme
+        return
+    try:
+        path.write_text(theme_skips_hidden_sections(path.read_text(encoding="utf-8")), encoding="utf-8")
+    except ValueError as err:
+        logger.warning("%s: every section is laid out on a first visit (update fix 10)", err)
+
+
 def _register_author_year_labels() -> None:
     """Fix 5: bibliography entries labelled like their citations ("Wang et al., 2024"), not "[WWHL24]".
 
@@ -308,6 +347,7 @@ def setup(app):
     app.set_html_assets_policy("always")  # fix 3
     app.connect("builder-inited", _add_static_path)
     app.connect("build-finished", _subset_icon_fonts)  # fix 7b
+    app.connect("build-finished", _theme_skips_hidden_sections)  # fix 10
     app.connect("env-get-outdated", _rewrite_if_static_changed)  # fix 8
     app.add_css_file("sts-book.css")  # fix 6 (and 7b: the icon subset first)
     app.add_js_file("sts-book.js", defer="defer")  # fix 6

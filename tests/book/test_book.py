@@ -27,6 +27,7 @@ Without Chromium or Playwright the browser test is skipped, unless the environme
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -77,6 +78,14 @@ def test_built_html_has_no_cdn_assets(build):
         n_mathjax = text.count(mathjax_path)
         if n_mathjax > 1:
             problems.append(f"{name}: MathJax is included {n_mathjax} times (is there a _static/ folder?)")
+        # The mathematics is typeset when the book is built (book/_ext/sts_math.py; CI has Node.js): no formula
+        # left for the browser, no MathJax script, and the page's own stylesheet for its characters.
+        if shutil.which("node"):
+            left = len(re.findall(r'class="math notranslate nohighlight"[^>]*>\s*\\[(\[]', text))
+            if left or n_mathjax:
+                problems.append(f"{name}: {left} formulas left for MathJax in the browser, which it loads {n_mathjax}×")
+            if "<mjx-container" in text and '<style id="sts-math">' not in text:
+                problems.append(f"{name}: typeset formulas without their stylesheet")
         # Light pages (book/_ext/templates/layout.html, extension fix 7a): no Font Awesome SVG-with-JS
         # (1.5 MB; the theme's CSS draws the icons), no search index outside the search page
         # (search-as-you-type is off), while the search page keeps the search code it needs.

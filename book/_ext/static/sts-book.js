@@ -41,28 +41,51 @@
   }
   var SCROLLERS = 'article mjx-container[display="true"], article span.math, article .cell_output table, ' +
                   'article table.table';
-  function mark(box) {
-    var hidden = box.scrollWidth - box.clientWidth;
+  // What a box hides, read; then shown. Reads and writes are kept apart: markAll reads every box before it writes
+  // one attribute, so the page is laid out once, not once per box (a chapter has hundreds of formulas).
+  function measure(box) { return {box: box, hidden: box.scrollWidth - box.clientWidth, left: box.scrollLeft}; }
+  function show(m) {
     var more = [];
-    if (hidden > 1 && box.scrollLeft > 1) more.push("left");
-    if (hidden > 1 && box.scrollLeft < hidden - 1) more.push("right");
-    if (more.length) box.setAttribute("data-sts-more", more.join(" "));
-    else box.removeAttribute("data-sts-more");
+    if (m.hidden > 1 && m.left > 1) more.push("left");
+    if (m.hidden > 1 && m.left < m.hidden - 1) more.push("right");
+    var cue = more.join(" ");
+    if (cue !== (m.box.getAttribute("data-sts-more") || "")) {
+      if (cue) m.box.setAttribute("data-sts-more", cue);
+      else m.box.removeAttribute("data-sts-more");
+    }
     // A box that scrolls must be reachable from the keyboard (arrow keys scroll it once it has focus), even by
     // one pixel (axe-core's scrollable-region-focusable counts any scrolling box; the shadow waits for 2 px).
-    if (hidden > 0 && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
+    if (m.hidden > 0 && !m.box.hasAttribute("tabindex")) m.box.setAttribute("tabindex", "0");
   }
+  function mark(box) { show(measure(box)); }
   // A box shown later (a solution or a dropdown opened by the reader) is laid out only then: a ResizeObserver
   // marks it, and gives it its tabindex, when its size changes from nothing.
   var observer = window.ResizeObserver ? new ResizeObserver(function (entries) {
-    entries.forEach(function (entry) { mark(entry.target); });
+    entries.map(function (entry) { return measure(entry.target); }).forEach(show);
   }) : null;
-  function markAll() {
-    Array.prototype.forEach.call(document.querySelectorAll(SCROLLERS), function (box) {
-      mark(box);
-      if (observer && !box.stsObserved) { observer.observe(box); box.stsObserved = true; }
+  // Sections below the first screen are laid out only when the reader nears them (sts-book.css: content-visibility:
+  // auto, most of a phone's work on a first visit saved). Measuring a box in such a section would lay the section
+  // out, so a box is measured when its section is shown (contentvisibilityautostatechange), not before; until then
+  // it has nothing to cue. checkVisibility reads the style only, never the layout.
+  function shown(box) { return !box.checkVisibility || box.checkVisibility({contentVisibilityAuto: true}); }
+  // The theme gives a code block or a cell output that scrolls a tab stop (pydata-sphinx-theme's
+  // addTabStopsToScrollableElements); book/_ext/sts_book.py (fix 10) has it skip the sections not yet laid out,
+  // and this script does the same for them when they are shown.
+  var THEME_STOPS = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, " +
+                    ".pst-scrollable-table-container";
+  function markWithin(root) {
+    var boxes = Array.prototype.filter.call(root.querySelectorAll(SCROLLERS), shown);
+    var stops = Array.prototype.filter.call(root.querySelectorAll(THEME_STOPS), shown);
+    var scrolls = stops.map(function (el) {   // all reads first, then all writes
+      return el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight;
+    });
+    boxes.map(measure).forEach(show);
+    stops.forEach(function (el, i) { el.tabIndex = scrolls[i] ? 0 : -1; });
+    if (observer) boxes.forEach(function (box) {
+      if (!box.stsObserved) { observer.observe(box); box.stsObserved = true; }
     });
   }
+  function markAll() { markWithin(document); }
   // WCAG 2.5.3 (label in name; axe-core's label-content-name-mismatch): a control's accessible name must contain
   // the words it shows. The theme's search button is named "Search" but shows "Search" and its shortcut, and
   // myst-nb's folded cells are named "Toggle hidden content" but show "Show code cell source": dropping the
@@ -82,11 +105,15 @@
       if (e.target.matches && e.target.matches(SCROLLERS)) mark(e.target);
     }, true);
     window.addEventListener("resize", markAll);
-    // MathJax typesets after this script runs: mark the equations once it is done
+    document.addEventListener("contentvisibilityautostatechange", function (e) {
+      if (!e.skipped) markWithin(e.target);
+    }, true);
+    // Built without Node.js (book/_ext/sts_math.py), the book's MathJax typesets in the browser, after this script
+    // runs: mark the equations once it is done
     var mj = window.MathJax;
     if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(markAll);
     window.addEventListener("load", markAll);
-    // MathJax's web fonts arrive after it has typeset (a cold cache: after "load" too), and a formula laid out in a
+    // MathJax's web fonts arrive after the page is laid out (a cold cache: after "load" too), and a formula laid out in a
     // fallback font can be wider than it will be: mark every box again once each batch of fonts has loaded, so a
     // cue set too early is cleared (the ResizeObserver sees the box, not its content, change size).
     if (document.fonts) {

@@ -1,0 +1,162 @@
+"""Sphinx extension: the book's mathematics typeset when the book is built, not in the reader's browser (issue 48).
+
+A chapter holds several hundred formulas, and MathJax typesetting them in the reader's browser was most of a phone's
+work on a first visit (Lighthouse, chapter 3: 3 s of script in MathJax's font data alone, and a page the reader sees
+re-laid-out when the formulas arrive). Here the same MathJax (3.2.2, the components in ``_vendor/mathjax``, with the
+book's ``mathjax3_config``) runs once, at build time, in Node.js (``sts_math.js``, one worker per build), and every
+formula is written into the page as MathJax would have left it: CommonHTML with MathJax's hidden MathML copy
+(``mjx-assistive-mml``) that screen readers read. Each page carries, in its head, the stylesheet for just the
+characters it shows (a few kB; the fonts are the vendored ones, fetched only for the characters on screen). The page
+loads no MathJax script. The HTML translator's math is Sphinx's own (``sphinx.ext.mathjax``'s visitors write the
+delimited TeX, the equation numbers and their links); this renderer hands the TeX between the delimiters to MathJax.
+A formula MathJax cannot typeset (an undefined macro) is a build warning at its page and line, hence an error
+under ``-W``. The PDF is untouched (LaTeX has its own visitors).
+
+Without Node.js (``node`` not on the path) the book is built as before, MathJax typesetting in the browser, and the
+build says so once. Remove this extension if Sphinx or MathJax ever pre-render on their own.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.ext import mathjax
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+RENDERER = "sts_prerender"
+WORKER = Path(__file__).with_name("sts_math.js")
+#: Where each page finds MathJax's fonts (the vendored copy, `_vendor/mathjax` -> `_static/mathjax`).
+FONTS = "_static/mathjax/output/chtml/fonts/woff-v2"
+
+
+class _Worker:
+    """The Node.js process that typesets: one request a line, one JSON answer a line (see ``sts_math.js``)."""
+
+    def __init__(self, node: str, config: dict):
+        self.proc = subprocess.Popen(
+            [node, str(WORKER), json.dumps(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            bufsize=1,
+        )
+        self.typeset_since_css = 0
+
+    def ask(self, request: dict) -> dict:
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{WORKER.name} stopped (exit status {self.proc.poll()}); its error is printed above")
+        return json.loads(line)
+
+    def typeset(self, tex: str, display: bool) -> dict:
+        self.typeset_since_css += 1
+        return self.ask({"tex": tex, "display": display})
+
+    def stylesheet(self) -> str:
+        """The CSS for the characters typeset since the last call; the worker starts a fresh list."""
+        self.typeset_since_css = 0
+        return self.ask({"css": True})["css"]
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def _worker(app) -> _Worker:
+    if getattr(app, "_sts_math_worker", None) is None:
+        app._sts_math_worker = _Worker(app._sts_math_node, app.config.mathjax3_config or {})
+    return app._sts_math_worker
+
+
+def _typeset_between(translator, node, written: str, opening: str, closing: str, display: bool) -> str:
+    """``written`` (Sphinx's markup of one formula) with the TeX between ``opening`` and ``closing`` typeset."""
+    start, end = written.index(opening), written.rindex(closing)
+    tex = html.unescape(written[start + len(opening) : end])
+    answer = _worker(translator.builder.app).typeset(tex, display)
+    if answer["error"]:
+        logger.warning("MathJax cannot typeset %r: %s", tex, answer["error"], location=node)
+    return written[:start] + answer["html"] + written[end + len(closing) :]
+
+
+def _prerendered(visit, display: bool):
+    """Sphinx's own visitor ``visit``, its delimited TeX replaced by MathJax's CommonHTML."""
+
+    def visitor(translator, node):
+        first = len(translator.body)
+        try:
+            visit(translator, node)
+        except nodes.SkipNode:
+            written = "".join(translator.body[first:])
+            del translator.body[first:]
+            config = translator.builder.config
+            if display and node.get("nowrap"):
+                # An amsmath environment (\begin{align} ...): written as it is inside its <div>, which MathJax
+                # would have found and set as display math.
+                opening, closing = written.index(">") + 1, written.rindex("</div>")
+                tex = written[opening:closing]
+                written = written[:opening] + "\x00" + tex + "\x01" + written[closing:]
+                written = _typeset_between(translator, node, written, "\x00", "\x01", True)
+            else:
+                opening, closing = config.mathjax_display if display else config.mathjax_inline
+                written = _typeset_between(translator, node, written, opening, closing, display)
+            translator.body.append(written)
+            raise
+
+    return visitor
+
+
+def _title_formulas(env) -> list[str]:
+    """The TeX of every formula in a page title: the navigation shows them on every page."""
+    return [m.astext() for title in env.titles.values() for m in title.findall(nodes.math)]
+
+
+def _page_stylesheet(app, pagename, templatename, context, doctree):
+    """Each page's head: the CSS of the characters it shows (its body, and the navigation's titles)."""
+    if getattr(app.builder, "math_renderer_name", None) != RENDERER:
+        return
+    worker = _worker(app)
+    for tex in _title_formulas(app.env):  # typeset now: the template writes the navigation after this event
+        worker.typeset(tex, False)
+    css = worker.stylesheet()
+    fonts = context["pathto"](FONTS, 1)
+    context["metatags"] = context.get("metatags", "") + f'\n<style id="sts-math">{css.replace("FONTS", fonts)}</style>'
+
+
+def _choose_renderer(app, config):
+    node = shutil.which("node")
+    app._sts_math_node = node
+    if node and config.html_math_renderer in (None, RENDERER):
+        config.html_math_renderer = RENDERER
+    elif not node:
+        logger.info("sts_math: Node.js not found, so MathJax typesets the book's mathematics in the reader's browser")
+
+
+def _stop_worker(app, exception):
+    worker = getattr(app, "_sts_math_worker", None)
+    if worker is not None:
+        worker.close()
+        app._sts_math_worker = None
+
+
+def setup(app):
+    app.setup_extension("sphinx.ext.mathjax")  # its config values (delimiters, mathjax3_config) and the fallback
+    app.add_html_math_renderer(
+        RENDERER,
+        (_prerendered(mathjax.html_visit_math, display=False), None),
+        (_prerendered(mathjax.html_visit_displaymath, display=True), None),
+    )
+    app.connect("config-inited", _choose_renderer)
+    app.connect("html-page-context", _page_stylesheet, priority=800)
+    app.connect("build-finished", _stop_worker)
+    # One worker per build, in this process: pages are written one after another.
+    return {"parallel_read_safe": True, "parallel_write_safe": False}

@@ -1,0 +1,86 @@
+"""The book's mathematics typeset at build time (book/_ext/sts_math.py) and the theme patch that lets a first visit
+lay out only what the reader is near (book/_ext/sts_book.py, fix 10).
+
+A small Sphinx project is built with the book's MathJax configuration: its formulas must come out as MathJax's
+CommonHTML with the hidden MathML copy for screen readers, no MathJax script on the page, the page's stylesheet
+pointing at the vendored fonts; an undefined macro must fail a ``-W`` build at its line.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+EXT = ROOT / "book" / "_ext"
+sys.path.insert(0, str(EXT))
+
+import sts_book  # noqa: E402
+
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+
+
+def _node():
+    node = shutil.which("node")
+    if not node:
+        from tests.helpers.book_site import missing
+
+        missing("Node.js", "so the build-time typesetting was not checked")
+    return node
+
+
+def _build(tmp_path: Path, body: str):
+    """Build ``body`` (reST) with sts_math and the book's mathjax3_config; return (status, warnings, html)."""
+    from sphinx.cmd.build import build_main
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        f"import sys; sys.path.insert(0, {str(EXT)!r})\n"
+        "extensions = ['sts_math']\n"
+        f"mathjax3_config = {CONFIG['mathjax3_config']!r}\n"
+        "html_theme = 'basic'\n"
+    )
+    (src / "index.rst").write_text("Title\n=====\n\n" + body)
+    warnings = tmp_path / "warnings.txt"
+    status = build_main(["-q", "-W", "-b", "html", "-w", str(warnings), str(src), str(tmp_path / "out")])
+    html = tmp_path / "out" / "index.html"
+    return status, warnings.read_text(), html.read_text() if html.exists() else ""
+
+
+def test_formulas_are_typeset_when_the_book_is_built(tmp_path):
+    _node()
+    status, warnings, html = _build(
+        tmp_path, "Inline :math:`x_{s_i} \\le \\eta_W` and a display:\n\n.. math::\n\n   \\sum_{i=1}^q x_i\n"
+    )
+    assert status == 0, warnings
+    assert html.count("<mjx-container") == 2 and "<mjx-assistive-mml" in html  # what screen readers read
+    assert "\\(" not in html and "\\[" not in html, "a formula was left for the browser"
+    assert not re.search(r"<script[^>]*mathjax|window\.MathJax", html), "the page still loads MathJax"
+    style = html.split('<style id="sts-math">')[1].split("</style>")[0]
+    assert "_static/mathjax/output/chtml/fonts/woff-v2/MathJax_Math-Italic.woff" in style
+    assert "FONTS" not in style
+
+
+def test_an_undefined_macro_fails_the_build_at_its_line(tmp_path):
+    _node()
+    status, warnings, _ = _build(tmp_path, "Some :math:`\\notamacro{x}` here.\n")
+    assert status != 0 and "index.rst:4" in warnings and "Undefined control sequence \\notamacro" in warnings
+
+
+def test_the_theme_script_patch_skips_sections_not_laid_out():
+    theme = ROOT / ".venv/lib"
+    scripts = list(theme.glob("python3*/site-packages/pydata_sphinx_theme/theme/pydata_sphinx_theme/static/scripts/"
+                              "pydata-sphinx-theme.js"))
+    assert scripts, "pydata-sphinx-theme is not installed in .venv"
+    original = scripts[0].read_text(encoding="utf-8")
+    patched = sts_book.theme_skips_hidden_sections(original)
+    assert patched != original and "checkVisibility({contentVisibilityAuto:!0})" in patched
+    assert sts_book.theme_skips_hidden_sections(patched) == patched  # a second build leaves it as it is
+    with pytest.raises(ValueError, match="fix 10"):
+        sts_book.theme_skips_hidden_sections(original.replace("e.tabIndex=e.scrollWidth", "e.tabIndex=e.offsetWidth"))
