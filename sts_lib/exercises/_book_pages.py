@@ -194,7 +194,7 @@ def project_page(source_nb, stem: str, colab_url: str | None = None) -> str:
         "solutions.",
         "",
     ]
-    tail = [_display_math_blocks(c.source) for c in cells[opening:] if c.cell_type == "markdown"]
+    tail = [_display_math_blocks(c.source) + "\n" for c in cells[opening:] if c.cell_type == "markdown"]
     return "\n".join(head + _render_exercises(cells[first:opening], milestones=True) + tail).rstrip() + "\n"
 
 

@@ -2,7 +2,9 @@
 
 A project is an open question the course found or left open, with a guided start: milestones graded
 like exercises (ids ``pr<k>.<name>``, checkers in ``_pr<k>_*.py``, partial credit per stage) and an
-open part an instructor marks with a rubric. Its notebook ``exercises/source/pr<k>_*.ipynb`` is
+open part an instructor marks with a rubric: :class:`Criterion` records, each worth points, which
+:func:`rubric_markdown` writes into the notebook's cell tagged ``rubric`` (and so onto the book's page) and
+:mod:`sts_lib.grading.rubric` reads the instructor's marks against. Its notebook ``exercises/source/pr<k>_*.ipynb`` is
 authored like an exercise notebook; :func:`evidence` writes the paragraph that says, from the
 committed results (shipped with the package, so it works on Colab), why the question is open. The
 book's project page and the notebook's evidence cell both call it, so they cannot disagree.
@@ -11,14 +13,34 @@ book's project page and the notebook's evidence cell both call it, so they canno
 ['pr1', 'pr2', 'pr3']
 >>> "width" in evidence("pr1")
 True
+>>> [(c.name, c.points) for c in PROJECTS["pr3"].rubric]
+[('gap', 3), ('control', 4), ('bayes', 3), ('conclusion', 2)]
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ._core import NOTEBOOKS, REGISTRY
+
+_SLUG = re.compile(r"[a-z][a-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One criterion of a project's open-part rubric: the instructor marks it from 0 to ``points``."""
+
+    name: str  # the rubric file's `criterion` column and the gradebook's column pr<k>.rubric.<name>
+    points: int  # the most it can earn
+    full: str  # Markdown: what earns the full points
+
+    def __post_init__(self):
+        if not _SLUG.fullmatch(self.name):
+            raise ValueError(f"Criterion name must be lower-case letters, digits and _, got {self.name!r}")
+        if not (isinstance(self.points, int) and self.points > 0):
+            raise ValueError(f"Criterion {self.name!r}: points must be a positive integer, got {self.points!r}")
 
 
 @dataclass(frozen=True)
@@ -29,6 +51,12 @@ class Project:
     title: str  # the question, as the book's heading
     minutes: int  # compute the milestones and the reference open part need, 2 CPU cores
     evidence: Callable[[], str]  # () -> Markdown: why the question is open, read from the committed results
+    rubric: tuple[Criterion, ...] = ()  # the open part's criteria, in the order the page lists them
+
+    def __post_init__(self):
+        names = [c.name for c in self.rubric]
+        if len(set(names)) != len(names):
+            raise ValueError(f"Project {self.part}: rubric criteria must have distinct names, got {names}")
 
     @property
     def notebook(self) -> str:
@@ -40,7 +68,19 @@ class Project:
 
     @property
     def points(self) -> int:
+        """The milestones' points (auto-graded)."""
         return sum(ex.points for ex in self.milestones)
+
+    @property
+    def rubric_points(self) -> int:
+        """The open part's points (the instructor's marks)."""
+        return sum(c.points for c in self.rubric)
+
+    def criterion(self, name: str) -> Criterion:
+        for c in self.rubric:
+            if c.name == name:
+                return c
+        raise ValueError(f"criterion must be one of {[c.name for c in self.rubric]} for {self.part}, got {name!r}")
 
 
 def _span(values, fmt: str = "{:.3f}") -> str:
@@ -110,9 +150,76 @@ def _fcn_bound() -> str:
 PROJECTS: dict[str, Project] = {
     p.part: p
     for p in (
-        Project("pr1", "How wide must a random positional encoding be?", 10, _width_law),
-        Project("pr2", "One statement, two readings: when is a verdict the paper's?", 5, _readings),
-        Project("pr3", "How tight is the fully-connected net's lower bound?", 15, _fcn_bound),
+        Project(
+            "pr1",
+            "How wide must a random positional encoding be?",
+            10,
+            _width_law,
+            (
+                Criterion(
+                    "fits",
+                    4,
+                    "fits per target and pooled, with bootstrap intervals over grid points *and* "
+                    "seeds; says where the exponents move and by how much",
+                ),
+                Criterion(
+                    "forms",
+                    3,
+                    "compares the power law and the cross-talk form by their residuals in "
+                    "$\\log m$, with the same number of parameters",
+                ),
+                Criterion(
+                    "extension",
+                    3,
+                    "extends the grid where the data are thin and states a law only within the range the data cover",
+                ),
+                Criterion(
+                    "prediction",
+                    2,
+                    "a prediction for $q=32$, $T=8192$, $\\varepsilon=0.1$ with an "
+                    "interval, and what would settle the law",
+                ),
+            ),
+        ),
+        Project(
+            "pr2",
+            "One statement, two readings: when is a verdict the paper's?",
+            5,
+            _readings,
+            (
+                Criterion("readings", 3, "several readings, each stated as a rule"),
+                Criterion("verdicts", 3, "the verdict under each reading on every seed, with the deciding numbers"),
+                Criterion(
+                    "choice", 3, "an argument from the caption's words for one reading; says when the rule was fixed"
+                ),
+                Criterion(
+                    "sensitivity",
+                    3,
+                    "a sensitivity analysis that shows where the verdict flips (level, tolerance, seed)",
+                ),
+            ),
+        ),
+        Project(
+            "pr3",
+            "How tight is the fully-connected net's lower bound?",
+            15,
+            _fcn_bound,
+            (
+                Criterion(
+                    "gap",
+                    3,
+                    "the plot of trained nets' error against width beside the bound and the "
+                    "Gaussian layer, and where the gap opens",
+                ),
+                Criterion(
+                    "control", 4, "a controlled experiment (a frozen tight layer against a trained one) with seeds"
+                ),
+                Criterion("bayes", 3, "separates the first layer's Bayes error from what the later layers achieve"),
+                Criterion(
+                    "conclusion", 2, "a conclusion limited to what was measured, and what would settle it at $T=32$"
+                ),
+            ),
+        ),
     )
 }
 
@@ -122,3 +229,26 @@ def evidence(part: str) -> str:
     if part not in PROJECTS:
         raise ValueError(f"part must be one of {sorted(PROJECTS)}, got {part!r}")
     return PROJECTS[part].evidence()
+
+
+def rubric_markdown(part: str) -> str:
+    """The rubric's points as Markdown, the text of the project notebook's cell tagged ``rubric``: one row per
+    criterion, and how the marks combine with the milestones into the project's total."""
+    if part not in PROJECTS:
+        raise ValueError(f"part must be one of {sorted(PROJECTS)}, got {part!r}")
+    p = PROJECTS[part]
+    rows = [f"| `{c.name}` | {c.points} | {c.full} |" for c in p.rubric]
+    return "\n".join(
+        [
+            f"**Points for the open part** ({p.rubric_points}): mark each criterion from 0 to its points; a "
+            "strong answer earns a criterion's points, an adequate one about half, a weak one at most a "
+            "quarter.",
+            "",
+            "| criterion | points | full points for |",
+            "|---|---|---|",
+            *rows,
+            "",
+            f"The project's total is the milestones' {p.points} auto-graded points plus these {p.rubric_points}, "
+            f"out of {p.points + p.rubric_points}; the instructor guide says how the marks reach the gradebook.",
+        ]
+    )
