@@ -9,6 +9,12 @@ known; ``--resume`` continues an interrupted run without regrading finished stud
 ``python -m sts_lib.grading gradescope [--root /autograder]`` is a Gradescope autograder: it
 grades the notebooks in ``ROOT/submission`` and writes ``ROOT/results/results.json``.
 
+``python -m sts_lib.grading rubric template|merge|nbgrader ...`` handles the instructor's rubric marks for the
+projects' open parts (:mod:`.rubric`): ``template --gradebook gradebook.csv --out rubric.csv`` writes the file to
+fill in, ``merge rubric.csv --gradebook gradebook.csv`` merges it into the gradebook (``grade --rubric`` does it
+at the end of a run, ``gradescope --rubric --student`` into ``results.json``), ``nbgrader rubric.csv --course DIR``
+into nbgrader's gradebook.db.
+
 ``python -m sts_lib.grading nbgrader OUT [--course ID]`` writes the exercises and project milestones as an
 nbgrader course directory (:mod:`.nbgrader`): ``OUT/source/<assignment>/`` and ``OUT/nbgrader_config.py``.
 """
@@ -19,8 +25,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import GradeConfig, grade_folder, grade_student, resolve_sandbox, select
-from .gradebook import atomic_write, gradescope_results, write_csv, write_json
+from . import GradeConfig, find_submissions, grade_folder, grade_student, resolve_sandbox, select
+from .gradebook import atomic_write, rubric_source, gradescope_results, write_csv, write_json
+from .rubric import RubricError, read_rubric
 from .sandbox import Limits
 
 _BANNER = "!" * 100
@@ -75,16 +82,22 @@ def main(argv=None) -> int:
     g.add_argument("--out", default="gradebook.csv", help="CSV gradebook to write (default: gradebook.csv)")
     g.add_argument("--jobs", type=int, default=1, help="students graded in parallel (default 1)")
     g.add_argument("--resume", action="store_true", help="reuse the grades saved in <out>.parts/ by an earlier run")
+    g.add_argument("--rubric", help="the instructor's rubric marks (CSV) to merge into the gradebook")
     _add_common(g)
     gs = sub.add_parser("gradescope", help="run as a Gradescope autograder")
     gs.add_argument("--root", default="/autograder", help="the autograder folder (default /autograder)")
+    gs.add_argument("--rubric", help="the instructor's rubric marks (CSV); needs --student")
+    gs.add_argument("--student", help="the submission's student, as the rubric file names them")
     _add_common(gs)
+    _add_rubric(sub)
     nb = sub.add_parser("nbgrader", help="write the exercises and projects as an nbgrader course directory")
     nb.add_argument("out", help="the nbgrader course directory to write (its source/ and nbgrader_config.py)")
     nb.add_argument("--course", default="sts-course", help="nbgrader course id (default sts-course)")
     nb.add_argument("--source", default="exercises/source", help="the authored notebooks (default exercises/source)")
     nb.add_argument("--only", nargs="*", help="notebook stems to export (default: all)")
     args = parser.parse_args(argv)
+    if args.cmd == "rubric":
+        return _rubric(args)
     if args.cmd == "nbgrader":
         from .nbgrader import export
 
@@ -110,10 +123,15 @@ def main(argv=None) -> int:
     except (ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    try:  # the instructor's rubric file is checked before any notebook runs
+        rubric = _early_rubric(args)
+    except (RubricError, ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     _announce(note)
     possible = sum(ex.points for ex in scope)
     if args.cmd == "gradescope":
-        return _gradescope(Path(args.root), config, bwrap, note)
+        return _gradescope(Path(args.root), config, bwrap, note, rubric, args.student)
 
     def report(grade):
         extra = (f"  problems: {len(grade.problems)}" if grade.problems else "") + (
@@ -129,13 +147,93 @@ def main(argv=None) -> int:
     except FileNotFoundError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    for grade in grades if rubric else ():
+        grade.rubric = rubric.for_student(grade.student)
     write_csv(grades, out)
-    write_json(grades, out.with_suffix(".json"), {**config.to_dict(), "sandbox_note": note})
+    source = rubric_source(rubric) if rubric else None
+    write_json(grades, out.with_suffix(".json"), {**config.to_dict(), "sandbox_note": note}, source)
     print(f"{len(grades)} students, {len(scope)} exercises: wrote {out} and {out.with_suffix('.json')}")
+    if rubric:
+        print(f"rubric: {rubric.graded} criteria marked from {rubric.path}, {sum(g.ungraded for g in grades)} not yet")
     return 0
 
 
-def _gradescope(root: Path, config: GradeConfig, bwrap: str | None, note: str) -> int:
+def _early_rubric(args):
+    """The rubric marks named by ``--rubric``, read against the students being graded (None without it)."""
+    if not getattr(args, "rubric", None):
+        if getattr(args, "student", None):
+            raise ValueError("--student names the student of --rubric's marks: give --rubric too")
+        return None
+    if args.cmd == "gradescope":
+        if not args.student:
+            raise ValueError("--rubric needs --student: the student this submission is, as the rubric file names them")
+        marks = read_rubric(args.rubric)  # the class's file: any student
+        if args.student not in marks.students:
+            raise ValueError(f"--student {args.student!r} has no row in {args.rubric}; check the name")
+        return marks
+    return read_rubric(args.rubric, find_submissions(args.submissions))
+
+
+def _add_rubric(sub) -> None:
+    r = sub.add_parser("rubric", help="the instructor's rubric marks for the projects' open parts")
+    act = r.add_subparsers(dest="action", required=True)
+    t = act.add_parser("template", help="write the rubric file to fill in: every student, project and criterion")
+    src = t.add_mutually_exclusive_group(required=True)
+    src.add_argument("--gradebook", help="a gradebook CSV written by grade: its students")
+    src.add_argument("--submissions", help="a folder of submissions: its students")
+    t.add_argument("--out", default="rubric.csv", help="the file to write (default rubric.csv; never overwritten)")
+    m = act.add_parser("merge", help="merge a rubric file into a gradebook (its CSV and JSON)")
+    m.add_argument("rubric", help="the instructor's rubric file (CSV: student, project, criterion, points)")
+    m.add_argument("--gradebook", default="gradebook.csv", help="the gradebook CSV (default gradebook.csv)")
+    n = act.add_parser("nbgrader", help="write a rubric file into an nbgrader course's gradebook.db")
+    n.add_argument("rubric", help="the instructor's rubric file (CSV: student, project, criterion, points)")
+    n.add_argument("--course", default=".", help="the nbgrader course directory (default .)")
+    n.add_argument("--nbgrader-python", help="nbgrader's Python (default: the one of nbgrader on PATH)")
+
+
+def _rubric(args) -> int:
+    import csv
+    import time
+
+    from .gradebook import merge_rubric
+    from .rubric import write_template
+
+    t0 = time.monotonic()
+    try:
+        if args.action == "template":
+            if args.gradebook:
+                with open(args.gradebook, newline="") as f:
+                    rows = list(csv.DictReader(f))
+                if rows and "student" not in rows[0]:
+                    raise ValueError(f"{args.gradebook} has no student column: name the grade command's gradebook")
+                students = [row["student"] for row in rows]
+            else:
+                students = list(find_submissions(args.submissions))
+            rows = write_template(args.out, students)
+            print(f"wrote {args.out}: {rows} rows ({len(set(students))} students), points empty (not yet marked)")
+        elif args.action == "merge":
+            grades, marks = merge_rubric(args.gradebook, args.rubric)
+            print(
+                f"merged {marks.graded} rubric marks into {args.gradebook} and its .json ({len(grades)} students, "
+                f"{sum(g.ungraded for g in grades)} criteria not yet marked) in {time.monotonic() - t0:.2f} s"
+            )
+        else:
+            from .nbgrader import merge_rubric as into_nbgrader
+
+            out = into_nbgrader(args.course, args.rubric, args.nbgrader_python)
+            print(
+                f"set {out['set']} manual scores in {args.course}/gradebook.db; skipped {len(out['skipped'])} "
+                "marks whose submission nbgrader has not autograded"
+            )
+    except (RubricError, ValueError, FileNotFoundError, FileExistsError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _gradescope(
+    root: Path, config: GradeConfig, bwrap: str | None, note: str, rubric=None, student: str | None = None
+) -> int:
     """Grade ``root/submission`` as one student; write ``root/results/results.json``."""
     import json
 
@@ -156,6 +254,8 @@ def _gradescope(root: Path, config: GradeConfig, bwrap: str | None, note: str) -
                 for ex in select(config.only)
             },
         )
+    if rubric is not None:
+        grade.rubric = rubric.for_student(student)
     results = gradescope_results(grade, sandbox_note=note)
     atomic_write(root / "results" / "results.json", json.dumps(results, indent=1))
     print(f"graded {len(notebooks)} notebook(s): {grade.total}/{sum(r.max_points for r in grade.results.values())}")

@@ -6,7 +6,8 @@ is done), so an interrupted run loses nothing and ``--resume`` continues without
 students already finished (a part is reused only when the submission's file hashes and the
 grading settings are unchanged). :func:`write_csv` and :func:`write_json` write the class
 gradebook, and :func:`gradescope_results` the ``results.json`` of a Gradescope autograder,
-all atomically: a reader never sees half a file.
+all atomically: a reader never sees half a file. :func:`merge_rubric` adds the instructor's rubric marks
+(:mod:`.rubric`) to a gradebook already written, so that its total is the course's one number per student.
 """
 
 from __future__ import annotations
@@ -21,8 +22,15 @@ from pathlib import Path
 
 from ..exercises import REGISTRY, Result
 from ..files import atomic_write  # the library's one atomic writer
+from .rubric import Rubric, column, read_rubric, rubric_columns
 
-__all__ = ["PartStore", "StudentGrade", "atomic_write", "gradescope_results", "write_csv", "write_json"]
+__all__ = ["PartStore", "StudentGrade", "atomic_write", "gradescope_results", "merge_rubric", "read_json",
+           "rubric_source", "write_csv", "write_json"]  # fmt: skip
+
+
+def _num(x: float) -> int | float:
+    """A score as written: 7, not 7.0; 7.5 as it is."""
+    return int(x) if float(x).is_integer() else round(float(x), 4)
 
 
 @dataclass
@@ -38,10 +46,21 @@ class StudentGrade:
     flags: list = field(default_factory=list)  # static findings (never change scores)
     sandbox: str = "none"  # 'bwrap' or 'none' (unsandboxed kernels)
     seconds: float = 0.0
+    rubric: dict | None = None  # once marks are merged: 'pr1.rubric.fits' -> points, None = not yet marked
 
     @property
-    def total(self) -> int:
+    def autograded(self) -> int:
         return sum(r.points for r in self.results.values())
+
+    @property
+    def ungraded(self) -> int:
+        """Rubric criteria not yet marked (0 before any rubric is merged)."""
+        return sum(v is None for v in (self.rubric or {}).values())
+
+    @property
+    def total(self) -> int | float:
+        """The course total: the autograded points plus the rubric points marked so far."""
+        return _num(self.autograded + sum(v for v in (self.rubric or {}).values() if v is not None))
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -50,7 +69,7 @@ class StudentGrade:
 
     @classmethod
     def from_dict(cls, d: dict) -> StudentGrade:
-        d = dict(d)
+        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}  # a gradebook's extra keys: total, ...
         d["results"] = {i: Result(**r) for i, r in d.get("results", {}).items()}
         return cls(**d)
 
@@ -85,17 +104,26 @@ def _ids(grades: list[StudentGrade]) -> list[str]:
 
 
 def write_csv(grades: list[StudentGrade], path: str | Path) -> None:
-    """One row per student: one column per exercise, total, sandbox, problems and flags."""
+    """One row per student: one column per exercise, total, sandbox, problems and flags. Once rubric marks are
+    merged, also one column per rubric criterion (empty: not yet marked), ``autograded`` (the exercises' and
+    milestones' points) and ``ungraded`` (criteria not yet marked), and ``total`` counts both."""
     ids = _ids(grades)
+    marked = any(g.rubric is not None for g in grades)
+    cols = rubric_columns() if marked else []
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["student", *ids, "total", "sandbox", "problems", "flags"])
+    extra, after = (["autograded"], ["ungraded"]) if marked else ([], [])
+    w.writerow(["student", *ids, *cols, *extra, "total", *after, "sandbox", "problems", "flags"])
     for g in grades:
+        rubric = g.rubric or {}
         w.writerow(
             [
                 g.student,
                 *(g.results[i].points if i in g.results else 0 for i in ids),
+                *("" if rubric.get(c) is None else _num(rubric[c]) for c in cols),
+                *([g.autograded] if marked else []),
                 g.total,
+                *([g.ungraded] if marked else []),
                 g.sandbox,
                 "; ".join(g.problems),
                 "; ".join(g.flags),
@@ -104,16 +132,20 @@ def write_csv(grades: list[StudentGrade], path: str | Path) -> None:
     atomic_write(path, buf.getvalue())
 
 
-def write_json(grades: list[StudentGrade], path: str | Path, config: dict) -> None:
-    """Everything, for feedback to students: each result line, the execution log, problems and flags."""
+def write_json(grades: list[StudentGrade], path: str | Path, config: dict, rubric: dict | None = None) -> None:
+    """Everything, for feedback to students: each result line, the execution log, problems and flags; with
+    ``rubric`` (where the marks came from), each student's rubric marks (null: not yet marked)."""
     ids = _ids(grades)
     data = {
         "config": config,
+        **({"rubric": rubric} if rubric is not None else {}),
         "max_points": {i: REGISTRY[i].points for i in ids if i in REGISTRY},
         "students": [
             {
                 **g.to_dict(),
                 "total": g.total,
+                "autograded": g.autograded,
+                "ungraded": g.ungraded,
                 "feedback": [r.line() for r in g.results.values()],
                 "seconds": round(g.seconds, 1),
             }
@@ -140,6 +172,7 @@ def gradescope_results(grade: StudentGrade, sandbox_note: str = "") -> dict:
         }
         for k, r in enumerate(grade.results.values())
     ]
+    tests += _rubric_tests(grade, len(tests))
     notes = (
         [f"problem: {p}" for p in grade.problems]
         + [f"flag: {f}" for f in grade.flags]
@@ -164,3 +197,61 @@ def gradescope_results(grade: StudentGrade, sandbox_note: str = "") -> dict:
         "stdout_visibility": "hidden",
     }
     return out
+
+
+def _rubric_tests(grade: StudentGrade, start: int) -> list[dict]:
+    """One Gradescope test per rubric criterion the instructor has marked (one not yet marked is left out: it
+    is not a zero)."""
+    from ..exercises.projects import PROJECTS
+
+    out = []
+    for p in PROJECTS.values():
+        for c in p.rubric:
+            points = (grade.rubric or {}).get(column(p.part, c.name))
+            if points is not None:
+                out.append(
+                    {
+                        "name": f"{p.part} rubric: {c.name}",
+                        "number": str(start + len(out) + 1),
+                        "score": _num(points),
+                        "max_score": c.points,
+                        "output": f"[{p.part} rubric: {c.name}] {_num(points)}/{c.points} points, marked by the "
+                        f"instructor; full points for {c.full}",
+                        "visibility": "visible",
+                    }
+                )
+    return out
+
+
+def read_json(path: str | Path) -> tuple[list[StudentGrade], dict]:
+    """The grades and the settings of a gradebook's JSON file (``gradebook.json``, written by :func:`write_json`)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+        return [StudentGrade.from_dict(s) for s in data["students"]], data.get("config", {})
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{path} does not exist: the gradebook's JSON is written by the grade command"
+        ) from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} is not a gradebook written by the grade command ({type(e).__name__}: {e})") from None
+
+
+def merge_rubric(gradebook: str | Path, rubric: str | Path) -> tuple[list[StudentGrade], Rubric]:
+    """Merge the rubric marks in ``rubric`` into the gradebook ``gradebook`` (its CSV; the JSON beside it,
+    ``.json``, holds every grade) and rewrite both. The marks replace any merged before; the autograded scores
+    are left as they are. A rejected rubric (:class:`~.rubric.RubricError`) leaves both files untouched."""
+    gradebook = Path(gradebook)
+    grades, config = read_json(gradebook.with_suffix(".json"))
+    marks = read_rubric(rubric, [g.student for g in grades])  # raises before anything is written
+    for g in grades:
+        g.rubric = marks.for_student(g.student)
+    write_csv(grades, gradebook)
+    write_json(grades, gradebook.with_suffix(".json"), config, rubric_source(marks))
+    return grades, marks
+
+
+def rubric_source(marks: Rubric) -> dict:
+    """Where the merged marks came from: the file, its SHA-256 and how many criteria it marks."""
+    digest = hashlib.sha256(Path(marks.path).read_bytes()).hexdigest()
+    return {"file": marks.path, "sha256": digest, "marked": marks.graded}

@@ -13,7 +13,11 @@ project) and ``OUT/nbgrader_config.py``. Each cell carries nbgrader's metadata (
   (so nbgrader's score equals ``python -m sts_lib.grading grade``'s, exercise by exercise);
 * every other code cell (the set-up, the *try it* cells) stays as it is, editable, since nbgrader scores only the
   locked test cells; the ``solution``-tagged worked notes are left out, and markdown answers are stubbed as in
-  the student edition.
+  the student edition;
+* a project's rubric (the cell tagged ``rubric``) is followed by one locked **manually graded task** cell per
+  criterion (grade id ``pr1-rubric-fits``), worth the criterion's points, so nbgrader's total is the course's.
+  :func:`merge_rubric` writes the instructor's rubric file (:mod:`.rubric`) into nbgrader's ``gradebook.db``
+  as those cells' manual scores, with nbgrader's own API, run by nbgrader's Python.
 
 What nbgrader does not do: it runs the test cells **in the learner's kernel**, unsandboxed, so a submission
 can patch the checker or read other files; the instructor guide says how to sandbox it or re-grade the same
@@ -23,14 +27,18 @@ can patch the checker or read other files; the instructor guide says how to sand
 from __future__ import annotations
 
 import copy
+import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
 
 from ..exercises import NOTEBOOKS, REGISTRY
 from ..exercises.build import HINT, MD_BEGIN, MD_END, cell_tags, hint_details, replace_blocks
+from ..exercises.projects import PROJECTS
 
-__all__ = ["assignment", "export", "grade_id"]
+__all__ = ["assignment", "export", "grade_id", "merge_rubric", "rubric_grade_id"]
 
 SCHEMA = 3
 CONFIG = """# nbgrader configuration written by `python -m sts_lib.grading nbgrader`: the course's exercises and
@@ -45,6 +53,24 @@ c.ExecutePreprocessor.timeout = {timeout}     # seconds a cell may run (a checke
 def grade_id(exercise_id: str) -> str:
     """nbgrader's id of an exercise's autograded cell: ``'ex1.sample_batch'`` -> ``'ex1-sample_batch'``."""
     return exercise_id.replace(".", "-")
+
+
+def rubric_grade_id(part: str, criterion: str) -> str:
+    """nbgrader's id of a rubric criterion's task cell: ``('pr1', 'fits')`` -> ``'pr1-rubric-fits'``."""
+    return f"{part}-rubric-{criterion}"
+
+
+def _task_cells(part: str, stem: str) -> list:
+    """One locked, manually graded task cell per rubric criterion of project ``part``."""
+    cells = []
+    for c in PROJECTS[part].rubric:
+        cell = nbformat.v4.new_markdown_cell(
+            f"**Rubric: `{c.name}`** ({c.points} points, marked by the instructor): full points for {c.full}.",
+            id=f"{stem}-rubric-{c.name}",
+        )
+        _meta(cell, task=True, locked=True, points=c.points, grade_id=rubric_grade_id(part, c.name))
+        cells.append(cell)
+    return cells
 
 
 def _meta(cell, **fields) -> None:
@@ -73,6 +99,8 @@ def assignment(source_nb, stem: str) -> nbformat.NotebookNode:
                 cell.source = hint_details(cell)
             cell.source = replace_blocks(cell.source, MD_BEGIN, MD_END, lambda ind: [f"{ind}*Your answer here.*"])
             cells.append(cell)
+            if "rubric" in tags:
+                cells += _task_cells(stem.split("_")[0], stem)
             continue
         cell.outputs, cell.execution_count = [], None
         ex_id = cell.metadata.get("exercise")
@@ -131,3 +159,84 @@ def export(
         written.append(target)
     (out / "nbgrader_config.py").write_text(CONFIG.format(course=course, timeout=int(timeout)))
     return written
+
+
+# Run by nbgrader's Python: the marks (JSON on stdin) become the task cells' manual scores, all or none.
+_MERGE = """import json, sys
+from nbgrader.api import Gradebook, MissingEntry
+marks, done, skipped, missing = json.load(sys.stdin), 0, [], []
+with Gradebook("sqlite:///" + sys.argv[1]) as gb:
+    for m in marks:
+        try:
+            gb.find_submission_notebook(m["notebook"], m["assignment"], m["student"])
+        except MissingEntry:
+            skipped.append(m)
+            continue
+        try:
+            g = gb.find_grade(m["cell"], m["notebook"], m["assignment"], m["student"])
+        except MissingEntry:
+            missing.append(m)
+            continue
+        g.manual_score, g.needs_manual_grade, done = m["points"], False, done + 1
+    if missing:
+        gb.db.rollback()
+    else:
+        gb.db.commit()
+print(json.dumps({"set": 0 if missing else done, "skipped": skipped, "missing": missing}))
+"""
+
+
+def nbgrader_python() -> str | None:
+    """The Python interpreter of the ``nbgrader`` command on PATH (its script's first line), or None."""
+    script = shutil.which("nbgrader")
+    if script is None:
+        return None
+    first = Path(script).read_text(errors="replace").splitlines()[:1]
+    return first[0][2:].strip() if first and first[0].startswith("#!") else None
+
+
+def merge_rubric(course: str | Path, rubric: str | Path, python: str | None = None) -> dict:
+    """Write the rubric marks in the file ``rubric`` into the nbgrader course ``course`` (its ``gradebook.db``,
+    after ``nbgrader autograde``) as the manual scores of the rubric's task cells. The file is read against the
+    students in ``course/submitted/``; a mark whose submission nbgrader has not autograded is skipped (returned
+    under ``skipped``); an empty cell leaves nbgrader's score as it is. Nothing is written unless every mark
+    finds its cell. ``python``: nbgrader's interpreter (default: the one of ``nbgrader`` on PATH)."""
+    from . import find_submissions
+    from .rubric import RubricError, read_rubric
+
+    course = Path(course)
+    db = course / "gradebook.db"
+    if not db.is_file():
+        raise FileNotFoundError(f"{db} does not exist: run nbgrader autograde in {course} first")
+    students = list(find_submissions(course / "submitted")) if (course / "submitted").is_dir() else []
+    marks = read_rubric(rubric, students)
+    python = python or nbgrader_python()
+    if python is None:
+        raise FileNotFoundError("python: no nbgrader on PATH; name nbgrader's interpreter (--nbgrader-python)")
+    rows = []
+    for (student, col), points in sorted(marks.marks.items()):
+        part, _, criterion = col.split(".")
+        stem = NOTEBOOKS[part]
+        rows.append(
+            {
+                "student": student,
+                "assignment": stem,
+                "notebook": stem,
+                "cell": rubric_grade_id(part, criterion),
+                "points": points,
+            }
+        )
+    proc = subprocess.run(
+        [python, "-c", _MERGE, str(db)], input=json.dumps(rows), capture_output=True, text=True, timeout=300
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"nbgrader's Python ({python}) failed: {proc.stderr.strip()[-1500:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    if out["missing"]:
+        m = out["missing"][0]
+        raise RubricError(
+            f"{rubric}: nothing merged: {len(out['missing'])} mark(s) have no task cell in nbgrader's gradebook, "
+            f"e.g. {m['cell']} of {m['assignment']} for {m['student']}; export the course again "
+            "(python -m sts_lib.grading nbgrader) and generate and autograde the assignment"
+        )
+    return out

@@ -23,6 +23,7 @@ import pytest
 
 import sts_lib
 from sts_lib.exercises import REGISTRY
+from sts_lib.grading.rubric import rubric_columns
 from sts_lib.grading.sandbox import detect
 
 from grading_class import (
@@ -31,7 +32,9 @@ from grading_class import (
     EXPECTED_SCORES,
     MARKER,
     PEGGY_FLAGS,
+    RITA_RUBRIC,
     expected_row,
+    instructor_rubric,
     make_class,
     with_stored_outputs,
 )
@@ -80,10 +83,17 @@ def test_grading_a_hostile_and_clumsy_class(tmp_path):
     secret.write_text("the instructor's own file")
     out = out_dir / "gradebook.csv"
     make_class(subs, out)
+    rubric = out_dir / "rubric.csv"  # the instructor's marks: the template the grader writes, filled in
+    made = _grade(["rubric", "template", "--submissions", str(subs), "--out", str(rubric)], tmp_path)
+    assert made.returncode == 0, made.stderr
+    marks = instructor_rubric(rubric)
     before = _tree_hashes(subs, LIB, out_dir)
     usage0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.monotonic()
-    proc = _grade(["grade", str(subs), "--out", str(out), "--jobs", "2", "--sandbox", "bwrap", *FAST], tmp_path)
+    proc = _grade(
+        ["grade", str(subs), "--out", str(out), "--jobs", "2", "--sandbox", "bwrap", "--rubric", str(rubric), *FAST],
+        tmp_path,
+    )
     wall = time.monotonic() - t0
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     print(f"graded {len(EXPECTED)} students in {wall:.0f} s")
@@ -98,7 +108,20 @@ def test_grading_a_hostile_and_clumsy_class(tmp_path):
     assert sorted(rows) == sorted(EXPECTED_SCORES)
     got = {s: {k: int(v) for k, v in r.items() if k in REGISTRY} for s, r in rows.items()}
     assert got == {s: expected_row(s) for s in EXPECTED_SCORES}
-    assert {s: int(r["total"]) for s, r in rows.items()} == EXPECTED
+    assert {s: int(r["autograded"]) for s, r in rows.items()} == EXPECTED
+    # the rubric: every criterion as the instructor marked it (empty: not yet marked), in the course total;
+    # rita's own rubric.csv, full marks on every criterion, was never read
+    assert (subs / "rita" / "rubric.csv").read_text() == RITA_RUBRIC
+    cols = rubric_columns()
+    got_rubric = {s: {c: r[c] for c in cols} for s, r in rows.items()}
+    assert got_rubric == {s: {c: "" if (s, c) not in marks else f"{marks[s, c]:g}" for c in cols} for s in rows}
+    assert (rows["rita"]["pr2.rubric.readings"], rows["rita"]["pr2.rubric.verdicts"]) == ("1", "0.5")
+    extra = {s: sum(v for (who, _), v in marks.items() if who == s) for s in rows}
+    assert {s: float(r["total"]) for s, r in rows.items()} == {s: EXPECTED[s] + extra[s] for s in rows}
+    assert {s: int(r["ungraded"]) for s, r in rows.items()} == {
+        s: len(cols) - sum(who == s for who, _ in marks) for s in rows
+    }
+    print("with the rubric: " + ", ".join(f"{s} {EXPECTED[s]} -> {rows[s]['total']}" for s in rows if extra[s]))
     assert all(r["sandbox"] == "bwrap" for r in rows.values())
     report = {s["student"]: s for s in json.loads(out.with_suffix(".json").read_text())["students"]}
     fb = {k: "\n".join(v["feedback"]) for k, v in report.items()}
@@ -199,13 +222,18 @@ def test_gradescope_autograder(tmp_path):
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     shutil.copy(EX / "solutions" / "ex1_task.ipynb", root / "submission" / "my_ex1.ipynb")
-    proc = _grade(["gradescope", "--root", str(root), "--only", "ex1", *FAST], tmp_path)
+    rubric = tmp_path / "rubric.csv"  # the instructor's, outside the submission: one mark for amy, one for ben
+    rubric.write_text("student,project,criterion,points\namy,pr1,fits,3.5\namy,pr1,forms,\nben,pr1,fits,1\n")
+    args = ["gradescope", "--root", str(root), "--only", "ex1", "--rubric", str(rubric), "--student", "amy", *FAST]
+    proc = _grade(args, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads((root / "results" / "results.json").read_text())
-    assert res["score"] == 8
+    assert res["score"] == 8 + 3.5
     visible = [t for t in res["tests"] if t["visibility"] == "visible"]
-    assert [(t["score"], t["max_score"]) for t in visible] == [(3, 3), (3, 3), (2, 2)]
-    assert all(t["output"].startswith(f"[{t['name'].split(':')[0]}]") for t in visible)
+    assert [(t["score"], t["max_score"]) for t in visible] == [(3, 3), (3, 3), (2, 2), (3.5, 4)]
+    assert all(t["output"].startswith(f"[{t['name'].split(':')[0]}") for t in visible)
+    wrong = _grade([*args[: -len(FAST) - 1], "amie", *FAST], tmp_path)
+    assert wrong.returncode == 2 and "--student 'amie' has no row" in wrong.stderr
 
 
 def test_unsandboxed_run_says_so_loudly(tmp_path):

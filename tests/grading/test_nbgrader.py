@@ -1,7 +1,8 @@
 """The nbgrader edition, round trip: nbgrader's own generate_assignment and autograde (nbgrader from PyPI, in
 the side environment .venv/nbgrader that `make test` installs) on a correct, a wrong and a partial submission of
 one chapter's exercises and one project, and the scores nbgrader records equal the course grader's, exercise by
-exercise, on the same submitted/ folder.
+exercise, on the same submitted/ folder; then the instructor's rubric marks, written into nbgrader's gradebook
+(`python -m sts_lib.grading rubric nbgrader`) and merged into the course grader's, give equal totals too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import pytest
 from sts_lib.exercises import REGISTRY
 from sts_lib.exercises.build import MARKERS
 from sts_lib.grading import GradeConfig, grade_folder
-from sts_lib.grading.nbgrader import export, grade_id
+from sts_lib.grading.nbgrader import export, grade_id, rubric_grade_id
+from sts_lib.grading.rubric import read_rubric, rubric_columns
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +32,7 @@ out = {}
 with Gradebook("sqlite:///" + sys.argv[1]) as gb:
     for a in gb.assignments:
         for nb in a.notebooks:
-            for cell in nb.grade_cells:
+            for cell in [*nb.grade_cells, *nb.task_cells]:
                 for g in cell.grades:
                     out.setdefault(g.student.id, {})[cell.name] = g.score
 print(json.dumps(out))
@@ -42,6 +44,16 @@ PARTIAL = {
     "    A, B = w[:, :q].sum(1), (w ** 2).sum(1)\n    return float(1 - np.mean(A * A / (q * B)))",
     "ex4.max_coherence": "def max_coherence(P):\n    return (P @ P.transpose(1, 2)).abs().amax(dim=(1, 2))",
 }
+RUBRIC = """student,project,criterion,points
+alice,pr1,fits,4
+alice,pr1,forms,3
+alice,pr1,extension,3
+alice,pr1,prediction,2
+carol,pr1,fits,2
+carol,pr1,forms,1.5
+carol,pr1,extension,
+bob,pr1,fits,
+"""
 WANT = {
     "alice": {"ex4": (3, 2, 2), "pr1": (3, 3, 3)},
     "bob": {"ex4": (0, 0, 0), "pr1": (0, 0, 0)},
@@ -147,3 +159,25 @@ def test_nbgrader_scores_equal_the_course_graders(tmp_path, nbgrader_env):
         }
     assert by_course == want
     assert by_nbgrader == want
+    # The rubric: the instructor's file into nbgrader's gradebook (manual scores of the task cells) and into the
+    # course grader's; alice full marks, carol partly, bob not yet marked (nbgrader: 0 and needs a manual grade).
+    rubric = tmp_path / "rubric.csv"
+    rubric.write_text(RUBRIC)
+    merged = subprocess.run(
+        [sys.executable, "-m", "sts_lib.grading", "rubric", "nbgrader", str(rubric), "--course", str(course),
+         "--nbgrader-python", str(NBGRADER / "python")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert merged.returncode == 0, merged.stderr
+    scores = json.loads(_run([NBGRADER / "python", "-c", SCORES, course / "gradebook.db"], course, nbgrader_env).stdout)
+    marks = read_rubric(rubric, list(scores))
+    cols = [c for c in rubric_columns() if c.split(".")[0] in parts]
+    nbgrader_rubric = {s: {c: scores[s][rubric_grade_id(*c.split(".rubric."))] for c in cols} for s in scores}
+    course_rubric = {s: {c: marks.for_student(s)[c] or 0 for c in cols} for s in scores}
+    totals = {s: sum(scores[s].values()) for s in scores}
+    print(merged.stdout, json.dumps({"nbgrader totals": totals}))
+    assert nbgrader_rubric == course_rubric
+    for g in graded:
+        g.rubric = marks.for_student(g.student)
+    assert totals == {g.student: sum(by_course[g.student].values()) + g.total - g.autograded for g in graded}
+    assert totals == {"alice": 16 + 12, "bob": 0, "carol": 8 + 3.5}

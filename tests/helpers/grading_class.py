@@ -266,6 +266,10 @@ def make_class(folder: Path, grader_out: Path) -> None:
     nb = _lean(_nb("pr2_readings"))
     _set(nb, "pr2.first_below", PETE.format(subs=str(folder)))
     _write(folder / "pete" / "pr2_readings.ipynb", nb)
+    # rita: project 2 done, and a rubric-shaped CSV in her folder giving herself full marks on every criterion:
+    # the grader reads rubric marks only from the instructor's file (--rubric), so hers stay the instructor's.
+    _write(folder / "rita" / "pr2_readings.ipynb", _lean(_nb("pr2_readings")))
+    (folder / "rita" / "rubric.csv").write_text(RITA_RUBRIC)
 
 
 PAULA = {
@@ -440,6 +444,48 @@ WALTER = {
 }
 
 
+def _full_marks(student: str) -> str:
+    from sts_lib.exercises.projects import PROJECTS
+
+    rows = [f"{student},{p.part},{c.name},{c.points}" for p in PROJECTS.values() for c in p.rubric]
+    return "student,project,criterion,points\n" + "\n".join(rows) + "\n"
+
+
+RITA_RUBRIC = _full_marks("rita")
+# The instructor's rubric marks (student, gradebook column) -> points; every other criterion is left empty (not yet
+# marked). alice gets every criterion's maximum (added in instructor_rubric).
+RUBRIC_MARKS = {
+    ("paula", "pr1.rubric.fits"): 2,
+    ("paula", "pr1.rubric.forms"): 1,
+    ("pete", "pr2.rubric.readings"): 0,
+    ("rita", "pr2.rubric.readings"): 1,
+    ("rita", "pr2.rubric.verdicts"): 0.5,
+}
+
+
+def instructor_rubric(template: Path) -> dict:
+    """Fill the template the grader wrote (``rubric template``) with the instructor's marks; returns them all."""
+    import csv
+
+    from sts_lib.grading.rubric import column
+
+    marks = dict(RUBRIC_MARKS)
+    with template.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        key = (r["student"], column(r["project"], r["criterion"]))
+        if r["student"] == "alice":
+            from sts_lib.exercises.projects import PROJECTS
+
+            marks[key] = PROJECTS[r["project"]].criterion(r["criterion"]).points
+        r["points"] = "" if key not in marks else str(marks[key])
+    with template.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["student", "project", "criterion", "points"])
+        w.writeheader()
+        w.writerows(rows)
+    return marks
+
+
 # Every student's score on every exercise, by notebook, in registry order (a notebook not listed: 0):
 # ex1 (sample_batch 3, attention_forward 3, baseline_losses 2), ex2 (fcn_lower_bound 2, min_width 2,
 # bayes_error 4), ex3 (ground_truth 2, loss_on_ray 3, c_for_loss 2, ray_gradient 2, fit_rate 3),
@@ -476,6 +522,7 @@ EXPECTED_SCORES = {
     "walter": {"ex7": (0, 2, 2)},
     "paula": {"pr1": (2, 0, 0), "pr3": (2, 0)},  # partial: each milestone scores what it earned
     "pete": {"pr2": (0, 2, 3)},  # reading another student's files finds nothing
+    "rita": {"pr2": FULL["pr2"]},  # and her own rubric.csv is not read
 }
 
 
