@@ -6,6 +6,7 @@ Run from the repository root::
     python -m sts_lib.exercises build --only ex1_task --no-execute
     python -m sts_lib.exercises pages              # only the book's exercise and project pages (make notebooks)
     python -m sts_lib.exercises list               # the exercises, their points and notebooks
+    python -m sts_lib.exercises costs [--measure]  # each exercise's difficulty and minutes (measured again)
     python -m sts_lib.exercises student-book       # the book without solutions (make book-student)
 """
 
@@ -29,6 +30,8 @@ def main(argv=None) -> int:
     b.add_argument("--no-execute", action="store_true", help="do not execute the solution notebooks")
     sub.add_parser("pages", help="write only the book's exercise and project pages (no notebook is executed)")
     sub.add_parser("list", help="list the exercises with their points")
+    c = sub.add_parser("costs", help="each exercise's cost record, difficulty and minutes, as a Markdown table")
+    c.add_argument("--measure", action="store_true", help="measure the code and the checkers' times again")
     sb = sub.add_parser("student-book", help="build the book without solutions into _build/student/html")
     sb.add_argument("--out", default=STUDENT_HTML, help=f"output folder (default {STUDENT_HTML})")
     args = parser.parse_args(argv)
@@ -45,6 +48,15 @@ def main(argv=None) -> int:
         from ._book_pages import build_book_pages
 
         build_book_pages()
+        return 0
+    if args.cmd == "costs":
+        from ._cost import check_seconds, table, written
+
+        measured = None
+        if args.measure:
+            seconds, sizes = check_seconds(), written()
+            measured = {i: (*sizes[i], seconds[i]) for i in seconds if i in sizes}
+        print("\n".join(table(measured)))
         return 0
     if args.cmd == "build":
         try:

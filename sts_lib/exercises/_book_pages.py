@@ -64,6 +64,24 @@ def _code_block(code: str) -> str:
     return f"{fence}python\n{code}\n{fence}"
 
 
+_POINTS = re.compile(r"\s*\((\d+) points?\)$")
+
+
+def _costed(title: str, ex_id: str | None) -> str:
+    """The box's title: the heading's title with its ``(N points)`` written from the exercise's record, which adds
+    its difficulty and time (:func:`~._cost.label`). A heading whose points are not the record's is an error."""
+    from ._core import REGISTRY
+    from ._cost import label
+
+    m = _POINTS.search(title)
+    if ex_id is None or ex_id not in REGISTRY or m is None:
+        return title
+    ex = REGISTRY[ex_id]
+    if int(m.group(1)) != ex.points:
+        raise ValueError(f"{ex_id}: the heading says {m.group(1)} points, the record {ex.points}")
+    return f"{title[: m.start()]} ({label(ex)})"
+
+
 def _render_exercises(cells, *, milestones: bool = False) -> list[str]:
     """Each exercise (or milestone) in ``cells``, from its heading on: an ``{exercise}`` directive with the
     statement, skeleton and hints, and a closed ``{solution}`` with the code and the worked notes. A project's
@@ -132,7 +150,7 @@ def _render_exercises(cells, *, milestones: bool = False) -> list[str]:
             body += ["", "Complete:", "", _code_block("\n\n".join(ex["stub"]))]
         for title, text in ex["hints"]:
             body += ["", _directive("admonition", title, [":class: dropdown"], text)]
-        title, options = ex["title"], [f":label: {label}"]
+        title, options = _costed(ex["title"], ex["id"]), [f":label: {label}"]
         if milestones:
             title, options = f"Milestone {ex['number']}: {title}", options + [":nonumber:"]
         parts += [_directive("exercise", title, options, "\n".join(body)), ""]

@@ -13,6 +13,7 @@ import itertools
 import torch
 
 from ._core import exercise, fmt
+from ._cost import Cost
 from ._tester import Tester
 
 
@@ -44,6 +45,7 @@ def _check_batch(t: Tester, out, B: int, T: int, q: int, d: int):
     title="Sample an STS_q batch",
     function="sample_batch",
     library_names=("STSTask", "sample_subsets"),
+    cost=Cost(lines=4, tokens=81, words=0, check_s=0.012, chapters=(1,), derivation=False),
 )
 def _sample_batch(t: Tester, fn):
     B, T, q, d = 6, 10, 3, 4
@@ -207,6 +209,7 @@ def large_score_case(
     title="The attention forward pass",
     function="attention_forward",
     library_names=("dense_reference_forward", "TheoryTransformer"),
+    cost=Cost(lines=3, tokens=39, words=0, check_s=0.001, chapters=(1,), derivation=False),
 )
 def _attention_forward(t: Tester, fn):
     _, _, d, m = FORWARD_DIMS
@@ -267,6 +270,7 @@ def _attention_forward(t: Tester, fn):
     title="Two baseline losses",
     function="baseline_losses",
     library_names=("zero_predictor_loss", "uniform_plateau"),
+    cost=Cost(lines=3, tokens=46, words=0, check_s=0.0, chapters=(1,), derivation=True),
 )
 def _baseline_losses(t: Tester, fn):
     cases = [(5, 20, 3), (4, 10, 3), (1, 7, 2), (10, 50, 5), (3, 9, 1)]

@@ -16,6 +16,7 @@ import torch
 
 from ..theory import fcn_bayes_error, fcn_lower_bound, subset_average_error
 from ._core import exercise, fmt
+from ._cost import Cost
 from ._tester import Tester
 
 
@@ -34,6 +35,7 @@ def _slip_bound(T, d, q, width, *, clip: bool, denom_T: bool):
     title="The FCN lower bound",
     function="fcn_lower_bound",
     library_names=("fcn_lower_bound",),
+    cost=Cost(lines=1, tokens=29, words=0, check_s=0.0, chapters=(2,), derivation=False),
 )
 def _fcn_lower_bound(t: Tester, fn):
     for _stage, cases in (
@@ -84,6 +86,7 @@ def _min_width(T, d, q, eps: Fraction) -> int:
     title="How wide must an FCN be?",
     function="min_width",
     library_names=("fcn_lower_bound",),
+    cost=Cost(lines=2, tokens=35, words=0, check_s=0.0, chapters=(2,), derivation=False),
 )
 def _min_width_check(t: Tester, fn):
     stages = (
@@ -145,6 +148,7 @@ def _bayes_variants(W_X, T, d, q):
     title="The exact error of the best FCN",
     function="bayes_error",
     library_names=("fcn_bayes_error",),
+    cost=Cost(lines=9, tokens=183, words=0, check_s=0.001, chapters=(2,), derivation=True),
 )
 def _bayes_error(t: Tester, fn):
     T, d, q = 6, 2, 2

@@ -17,11 +17,17 @@ import torch
 
 from ..theory import c_for_loss, loss_on_ray, loss_on_ray_derivative, uniform_plateau
 from ._core import exercise, fmt
+from ._cost import Cost
 from ._tester import Tester
 
 
 @exercise(
-    "ex3.ground_truth", points=2, title="Build W* and V*", function="ground_truth", library_names=("ground_truth",)
+    "ex3.ground_truth",
+    points=2,
+    title="Build W* and V*",
+    function="ground_truth",
+    library_names=("ground_truth",),
+    cost=Cost(lines=5, tokens=59, words=0, check_s=0.0, chapters=(3,), derivation=False),
 )
 def _ground_truth(t: Tester, fn):
     for stage in (1, 2):
@@ -93,6 +99,7 @@ def _L(c, d, T, q):
     title="The loss along the ray c W*",
     function="loss_on_ray",
     library_names=("loss_on_ray", "uniform_plateau"),
+    cost=Cost(lines=3, tokens=56, words=0, check_s=0.0, chapters=(3,), derivation=True),
 )
 def _loss_on_ray(t: Tester, fn):
     stages = (
@@ -134,6 +141,7 @@ def _loss_on_ray(t: Tester, fn):
     title="The c that reaches a target loss",
     function="c_for_loss",
     library_names=("c_for_loss",),
+    cost=Cost(lines=2, tokens=39, words=0, check_s=0.0, chapters=(3,), derivation=False),
 )
 def _c_for_loss(t: Tester, fn):
     d, T, q = 5, 20, 3
@@ -166,6 +174,7 @@ def _c_for_loss(t: Tester, fn):
     title="The minimum is not attained",
     function="ray_gradient",
     library_names=("loss_on_ray",),
+    cost=Cost(lines=2, tokens=35, words=0, check_s=0.0, chapters=(3,), derivation=False),
 )
 def _ray_gradient(t: Tester, fn):
     for _stage, cases in (
@@ -208,7 +217,13 @@ def _fit_cases(g: torch.Generator):
     ]
 
 
-@exercise("ex3.fit_rate", points=3, title="Fit the 1/t rate", function="fit_rate")
+@exercise(
+    "ex3.fit_rate",
+    points=3,
+    title="Fit the 1/t rate",
+    function="fit_rate",
+    cost=Cost(lines=4, tokens=63, words=0, check_s=0.0, chapters=(3,), derivation=False),
+)
 def _fit_rate(t: Tester, fn):
     t.hints = {
         name: "if the steps include t = 0, log(0) = -inf breaks the fit: keep only t > 0"

@@ -12,6 +12,7 @@ import torch
 
 from ..probes import score_margin
 from ._core import exercise, fmt
+from ._cost import Cost
 from ._tester import Tester
 
 
@@ -39,6 +40,7 @@ def _check_pe(t: Tester, out, B: int, T: int, N: int) -> torch.Tensor:
     title="A stochastic one-hot PE",
     function="stochastic_pe",
     library_names=("StochasticOneHotPE", "make_pe"),
+    cost=Cost(lines=2, tokens=42, words=0, check_s=0.012, chapters=(4,), derivation=False),
 )
 def _stochastic_pe(t: Tester, fn):
     B, T, N = 6, 5, 12
@@ -89,7 +91,13 @@ def _coherence(P: torch.Tensor, *, diag=False, absolute=True, gram="tokens") -> 
     return G.flatten(1).max(1).values
 
 
-@exercise("ex4.max_coherence", points=2, title="Measure near-orthogonality", function="max_coherence")
+@exercise(
+    "ex4.max_coherence",
+    points=2,
+    title="Measure near-orthogonality",
+    function="max_coherence",
+    cost=Cost(lines=3, tokens=60, words=0, check_s=0.001, chapters=(4,), derivation=False),
+)
 def _max_coherence(t: Tester, fn):
     g = t.gen(0)
     B, T, m = 4, 6, 16
@@ -148,7 +156,13 @@ def _margin(P, y, *, mean=False, flip=False):
     return -margin if flip else margin
 
 
-@exercise("ex4.selection_margin", points=2, title="The selection margin", function="selection_margin")
+@exercise(
+    "ex4.selection_margin",
+    points=2,
+    title="The selection margin",
+    function="selection_margin",
+    cost=Cost(lines=7, tokens=121, words=0, check_s=0.001, chapters=(4,), derivation=False),
+)
 def _selection_margin(t: Tester, fn):
     g = t.gen(0)
     B, T, m, q = 5, 8, 12, 3

@@ -20,6 +20,7 @@ from ..probes import ray_model
 from ..task import STSTask
 from ..theory import fixed_onehot_loss, leaked_attention, loss_on_ray
 from ._core import exercise, fmt
+from ._cost import Cost
 from ._tester import Tester
 
 
@@ -29,6 +30,7 @@ from ._tester import Tester
     title="Measure the loss at a longer length",
     function="ood_loss",
     library_names=("evaluate",),
+    cost=Cost(lines=3, tokens=40, words=0, check_s=0.091, chapters=(1, 5), derivation=False),
 )
 def _ood_loss(t: Tester, fn):
     d, T, q, N, c = 4, 16, 3, 64, 3.0
@@ -80,6 +82,7 @@ def _ood_loss(t: Tester, fn):
     title="Attention leaking to unselected tokens",
     function="leakage",
     library_names=("leaked_attention",),
+    cost=Cost(lines=2, tokens=23, words=0, check_s=0.0, chapters=(5,), derivation=False),
 )
 def _leakage(t: Tester, fn):
     t.hints = {
@@ -121,7 +124,13 @@ def _fixed_pe_loss(c, d, T, T_test, q, *, all_trained=False):
     return fixed_onehot_loss(c, 0.0, 1.0, d, T, T_test, q)
 
 
-@exercise("ex5.fixed_pe_loss", points=3, title="Why a fixed PE fails at longer lengths", function="fixed_pe_loss")
+@exercise(
+    "ex5.fixed_pe_loss",
+    points=3,
+    title="Why a fixed PE fails at longer lengths",
+    function="fixed_pe_loss",
+    cost=Cost(lines=9, tokens=129, words=0, check_s=0.001, chapters=(3, 5), derivation=True),
+)
 def _fixed_pe(t: Tester, fn):
     for pts, cases in (
         (1, [(2.0, 4, 20, 20, 3), (0.0, 5, 10, 10, 2)]),

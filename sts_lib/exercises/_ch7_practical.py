@@ -24,6 +24,7 @@ from ..probes import shift_free_cosine
 from ..theory import practical_optimal_gamma, value_limit
 from ._ch1_task import forward_pass_case, large_score_case
 from ._core import exercise, fmt
+from ._cost import Cost
 from ._tester import Tester
 
 
@@ -46,6 +47,7 @@ def _forward_ref(W, V, Z, zq, *, keys="all", query_value=True, query_score=True,
     title="The practical model's forward pass",
     function="practical_forward",
     library_names=("PracticalTransformer", "OneLayerTransformer", "dense_reference_forward"),
+    cost=Cost(lines=4, tokens=60, words=0, check_s=0.001, chapters=(1, 7), derivation=False),
 )
 def _practical_forward(t: Tester, fn):
     f, (W, V, Z, zq), g = forward_pass_case(t, fn)
@@ -107,7 +109,13 @@ def _scale(c, T, q, *, query, model, leak_error):
     return a_s / (q * a_s**2 + (T - q) * a_u**2) if leak_error else 1 / (q * a_s)
 
 
-@exercise("ex7.value_scale", points=3, title="Why V_X tends to (q+1)/q I", function="value_scale")
+@exercise(
+    "ex7.value_scale",
+    points=3,
+    title="Why V_X tends to (q+1)/q I",
+    function="value_scale",
+    cost=Cost(lines=2, tokens=41, words=0, check_s=0.0, chapters=(3, 7), derivation=True),
+)
 def _value_scale(t: Tester, fn):
     t.hints = {
         "OverflowError": "math.exp(c / q) overflows for large c: divide the numerator and the denominator "
@@ -204,6 +212,7 @@ def _wrong_cosines(W, d):
     title="The shift of W_EE that the softmax ignores",
     function="shift_free_cosine",
     library_names=("shift_free_cosine",),
+    cost=Cost(lines=9, tokens=126, words=0, check_s=0.002, chapters=(7,), derivation=False),
 )
 def _shift_free_cosine(t: Tester, fn):
     cases = _shift_cases(t)

@@ -25,6 +25,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from ._cost import Cost
+
 #: The notebook of each part: a chapter's exercises ("ex4") or a project's milestones ("pr1"), keyed by the
 #: prefix of their ids.
 NOTEBOOKS = {
@@ -58,6 +60,7 @@ class Exercise:
     function: str  # name of the learner's function in the notebook
     checker: Callable  # checker(t: Tester, fn) -> None; raises Wrong to stop
     library_names: tuple = ()  # sts_lib names that compute the answer (the grader flags their use)
+    cost: Cost | None = None  # what it costs a student: difficulty and minutes follow from it by _cost's rule
 
     @property
     def part(self) -> str:
@@ -78,8 +81,9 @@ class Exercise:
 REGISTRY: dict[str, Exercise] = {}
 
 
-def exercise(id: str, *, points: int, title: str, function: str, library_names: tuple = ()):
-    """Decorator registering ``checker(t, fn)`` as the checker of exercise (or milestone) ``id``."""
+def exercise(id: str, *, points: int, title: str, function: str, library_names: tuple = (), cost: Cost | None = None):
+    """Decorator registering ``checker(t, fn)`` as the checker of exercise (or milestone) ``id``, with what it costs
+    a student (:class:`~._cost.Cost`; every exercise and milestone has one, ``tests/unit/test_exercise_cost.py``)."""
     part = id.split(".")[0]
     if part not in NOTEBOOKS:
         raise ValueError(f"exercise id {id!r} must start with one of {sorted(NOTEBOOKS)} and a dot")
@@ -88,7 +92,7 @@ def exercise(id: str, *, points: int, title: str, function: str, library_names: 
     def deco(checker):
         if id in REGISTRY:
             raise ValueError(f"exercise {id!r} registered twice")
-        REGISTRY[id] = Exercise(id, chapter, points, title, function, checker, tuple(library_names))
+        REGISTRY[id] = Exercise(id, chapter, points, title, function, checker, tuple(library_names), cost)
         return checker
 
     return deco

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..theory.families import random_pe_family_error, random_pe_scores, random_pe_width_needed
 from ._core import exercise, fmt
+from ._cost import Cost
 from ._tester import Tester
 
 #: Monte Carlo samples of the milestone checks (the project's notebook says to use the same).
@@ -29,6 +30,7 @@ SAMPLES = 500
     title="The family's error at one attention scale",
     function="family_error",
     library_names=("random_pe_family_error", "random_pe_best_error", "_rel_error"),
+    cost=Cost(lines=5, tokens=99, words=0, check_s=0.006, chapters=(4,), derivation=False),
 )
 def _family_error(t: Tester, fn):
     T, q, m = 24, 3, 16
@@ -81,6 +83,7 @@ def _family_error(t: Tester, fn):
     title="The width a target needs",
     function="width_needed",
     library_names=("random_pe_width_needed",),
+    cost=Cost(lines=9, tokens=90, words=0, check_s=2.77, chapters=(4,), derivation=False),
 )
 def _width_needed(t: Tester, fn):
     seed = int(t.seed)
@@ -138,7 +141,13 @@ def _least_squares(q, T, m, *, log_T: bool = False) -> tuple[np.ndarray, np.ndar
     return beta, np.sqrt(np.diag(cov))
 
 
-@exercise("pr1.fit_law", points=3, title="A law with intervals", function="fit_power_law")
+@exercise(
+    "pr1.fit_law",
+    points=3,
+    title="A law with intervals",
+    function="fit_power_law",
+    cost=Cost(lines=12, tokens=244, words=0, check_s=0.053, chapters=(4,), derivation=False),
+)
 def _fit_law(t: Tester, fn):
     rng = np.random.default_rng(100 + int(t.seed))
     q, T, m = _synthetic(rng, 1.3, 1.8, 0.0)

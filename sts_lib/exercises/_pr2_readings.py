@@ -16,6 +16,7 @@ import numpy as np
 
 from ..checks import falling_at_end
 from ._core import exercise
+from ._cost import Cost
 from ._tester import Tester
 
 #: The milestone's words for the course's slope rule's (checks.falling_at_end): the exercise predates the rename, and
@@ -33,6 +34,7 @@ def _is_none(value) -> bool:
     title="When a curve first goes below a level",
     function="first_below",
     library_names=("steps_to_level", "falling_at_end"),
+    cost=Cost(lines=4, tokens=21, words=0, check_s=0.0, chapters=(8,), derivation=False),
 )
 def _first_below(t: Tester, fn):
     steps = np.arange(0, 10001, 500)
@@ -64,6 +66,7 @@ def _first_below(t: Tester, fn):
     title="A floor verdict at a horizon",
     function="floor_verdict",
     library_names=("steps_to_level",),
+    cost=Cost(lines=2, tokens=34, words=0, check_s=0.0, chapters=(8,), derivation=False),
 )
 def _floor_verdict(t: Tester, fn):
     steps = np.arange(0, 50001, 500)
@@ -108,6 +111,7 @@ def _curves() -> dict:
     title="A long-run verdict by slopes",
     function="long_run_verdict",
     library_names=("falling_at_end", "loss_exponent"),
+    cost=Cost(lines=10, tokens=126, words=0, check_s=0.001, chapters=(8,), derivation=False),
 )
 def _long_run(t: Tester, fn):
     curves = _curves()

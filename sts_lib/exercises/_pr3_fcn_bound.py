@@ -18,6 +18,7 @@ import torch
 from ..probes import width_for_error
 from ..theory.fcn import fcn_bayes_error, fcn_lower_bound, random_first_layer_error
 from ._core import exercise, fmt
+from ._cost import Cost
 from ._tester import Tester
 
 
@@ -27,6 +28,7 @@ from ._tester import Tester
     title="The width a sweep needs",
     function="width_at_error",
     library_names=("width_for_error",),
+    cost=Cost(lines=7, tokens=92, words=0, check_s=0.0, chapters=(2,), derivation=False),
 )
 def _width_at_error(t: Tester, fn):
     widths, errors = [8, 16, 24, 32], [0.6, 0.4, 0.3, 0.2]
@@ -65,6 +67,7 @@ def _width_at_error(t: Tester, fn):
     title="A first layer that meets the bound",
     function="tight_layer",
     library_names=("fcn_lower_bound",),
+    cost=Cost(lines=4, tokens=96, words=0, check_s=0.001, chapters=(2,), derivation=True),
 )
 def _tight_layer(t: Tester, fn):
     cases = [(6, 3, 2, 8), (8, 2, 3, 5), (5, 4, 2, 12)]

@@ -1,0 +1,241 @@
+"""What an exercise or milestone costs a student: its difficulty and its time, by one declared rule.
+
+Each exercise's record (:class:`~._core.Exercise`) carries a :class:`Cost`: what was measured on the student's
+path and two stated judgements. The difficulty and the minutes are not written by hand; they follow from the
+record by the rule below, which was fixed before any exercise was measured.
+
+**Measured** (:func:`written` and :func:`check_seconds`; ``python -m sts_lib.exercises costs --measure`` measures
+again; ``tests/unit/test_exercise_cost.py`` holds the first three to the source notebooks):
+
+* ``tokens`` — Python tokens of the code the student writes: the reference solution's lines between the solution
+  markers of the graded cell (``exercises/source``), comments and layout (newlines, indentation) not counted;
+* ``lines`` — the same code's non-blank, non-comment lines (shown, not used by the rule);
+* ``words`` — words of the written answer the statement asks for (its markdown solution blocks);
+* ``check_s`` — seconds the checker takes on the reference solution (seed 0, median of 3 after one warm-up
+  call), measured on a shared 2-core CPU.
+
+**Judged** (stated per exercise, from its statement):
+
+* ``chapters`` — the chapters whose results the student must use (its own, and any other it builds on);
+* ``derivation`` — the statement asks for a closed form or a construction worked out on paper, not given to
+  code from.
+
+**The difficulty rule.** The size is ``tokens + words`` (a word of prose counts as a token of code). Its band
+is 0 below 50, 1 from 50 to 149, 2 from 150. The score is the band, plus 1 if the exercise draws on two
+chapters or more, plus 1 for a derivation; the difficulty is ``min(3, 1 + score)``: 1 *warm-up*, 2 *standard*,
+3 *challenging*.
+
+**The time rule** (minutes, rounded up to a multiple of 5): 5 per chapter drawn on (reading the statement,
+the hints and what it builds on), plus the size over 6 (writing and debugging at 6 tokens or words a minute,
+about a line of code in a minute and a half), plus 15 for a derivation, plus three runs of the checker.
+It leaves out the *try it* cell's run (each is seconds on 2 CPU cores) and reading the chapter itself.
+
+>>> c = Cost(lines=4, tokens=40, words=0, check_s=0.1, chapters=(3,), derivation=False)
+>>> c.difficulty, c.level, c.minutes
+(1, 'warm-up', 15)
+>>> Cost(lines=12, tokens=120, words=30, check_s=2.0, chapters=(3, 5), derivation=True).level
+'challenging'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import statistics
+import textwrap
+import time
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._markers import BEGIN, END, MD_BEGIN, MD_END, cell_tags, solution_blocks
+
+LEVELS = ("warm-up", "standard", "challenging")  # difficulty 1, 2, 3
+SIZE_BANDS = (50, 150)  # tokens + words: band 0 below the first, 1 below the second, 2 from it
+WRITE_RATE = 6  # tokens or words a minute, writing and debugging
+READ_MINUTES = 5  # per chapter drawn on
+DERIVATION_MINUTES = 15  # on paper
+CHECK_RUNS = 3  # a first run and two after fixes
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one exercise or milestone costs a student (see the module's rule); part of its record."""
+
+    lines: int  # measured: non-blank, non-comment lines of the code the student writes
+    tokens: int  # measured: Python tokens of that code
+    words: int  # measured: words of the written answer asked for
+    check_s: float  # measured: the checker's seconds on the reference solution, 2-core CPU
+    chapters: tuple[int, ...]  # judged: the chapters whose results it uses
+    derivation: bool  # judged: a closed form or construction worked out on paper
+
+    def __post_init__(self):
+        if not self.chapters or not all(isinstance(c, int) and 1 <= c <= 8 for c in self.chapters):
+            raise ValueError(f"Cost.chapters must name chapters 1 to 8, got {self.chapters!r}")
+        if min(self.lines, self.tokens, self.words) < 0 or not self.check_s >= 0:
+            raise ValueError(f"Cost's measurements must be non-negative, got {self!r}")
+
+    @property
+    def size(self) -> int:
+        return self.tokens + self.words
+
+    @property
+    def difficulty(self) -> int:
+        """1 (warm-up), 2 (standard) or 3 (challenging), by the module's rule."""
+        band = sum(self.size >= b for b in SIZE_BANDS)
+        return min(3, 1 + band + (len(self.chapters) >= 2) + bool(self.derivation))
+
+    @property
+    def level(self) -> str:
+        return LEVELS[self.difficulty - 1]
+
+    @property
+    def minutes(self) -> int:
+        """The time estimate on the student's path, by the module's rule."""
+        raw = (
+            READ_MINUTES * len(self.chapters)
+            + self.size / WRITE_RATE
+            + DERIVATION_MINUTES * bool(self.derivation)
+            + CHECK_RUNS * self.check_s / 60
+        )
+        return max(5, 5 * math.ceil(raw / 5 - 1e-9))
+
+
+def label(ex) -> str:
+    """What an exercise's box shows after its title: ``'3 points · standard · about 20 min'`` (points only when
+    its record has no cost yet)."""
+    points = f"{ex.points} point{'s' if ex.points != 1 else ''}"
+    return points if ex.cost is None else f"{points} · {ex.cost.level} · about {ex.cost.minutes} min"
+
+
+# -- measuring what a Cost records (python -m sts_lib.exercises costs --measure) -------------------------
+
+SOURCE_DIR = "exercises/source"
+_LAYOUT = {
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENDMARKER,
+    tokenize.ENCODING,
+}
+
+
+def code_size(lines: list[str]) -> tuple[int, int]:
+    """(lines, tokens) of a block of code: non-blank non-comment lines, and Python tokens less comments and layout.
+
+    >>> code_size(["    x = a + b  # sum", "", "    return x"])
+    (2, 7)
+    """
+    code = textwrap.dedent("\n".join(lines)) + "\n"
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type not in _LAYOUT]
+    kept = [ln for ln in code.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return len(kept), len(tokens)
+
+
+def _heading(cell) -> bool:
+    return cell.cell_type == "markdown" and cell.source.startswith("## ")
+
+
+def written(source_dir: str | Path = SOURCE_DIR) -> dict[str, tuple[int, int, int]]:
+    """``{id: (lines, tokens, words)}``: what the student writes for each exercise of the source notebooks — the
+    graded cell's solution blocks (code) and the solution blocks of the markdown cells from its heading to the
+    next heading (the written answer)."""
+    import nbformat
+
+    from ._core import source_notebooks
+
+    out: dict[str, tuple[int, int, int]] = {}
+    for path in source_notebooks(source_dir):
+        section: list = []
+        sections = [section]
+        for cell in nbformat.read(str(path), as_version=4).cells:
+            if _heading(cell):
+                section = []
+                sections.append(section)
+            section.append(cell)
+        for cells in sections:
+            code, words, ids = [], 0, []
+            for cell in cells:
+                if cell.cell_type == "code" and "exercise" in cell_tags(cell):
+                    ids.append(cell.metadata.get("exercise"))
+                    code += solution_blocks(cell.source, BEGIN, END)
+                elif cell.cell_type == "markdown" and MD_BEGIN in cell.source:
+                    words += len(" ".join(solution_blocks(cell.source, MD_BEGIN, MD_END)).split())
+            if len(set(ids)) > 1:
+                raise ValueError(f"{path.name}: one section holds the graded cells of {sorted(set(ids))}")
+            if ids:
+                out[ids[0]] = (*code_size(code), words)
+    return out
+
+
+def reference_functions(source_dir: str | Path = SOURCE_DIR) -> dict:
+    """The reference solutions' namespace: each solution notebook's set-up cell and graded cells, executed."""
+    import nbformat
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    from ._core import source_notebooks
+    from .build import make_solution
+
+    ns: dict = {}
+    exec("import math\nimport numpy as np\nimport torch\nimport sts_lib as sts\n", ns)
+    for path in source_notebooks(source_dir):
+        nb = make_solution(nbformat.read(str(path), as_version=4), path.stem)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(TransformerManager().transform_cell(code[0].source), ns)
+            for cell in code:
+                if "exercise" in cell_tags(cell):
+                    exec(cell.source, ns)
+    return ns
+
+
+def check_seconds(ids=None, repeats: int = 3, source_dir: str | Path = SOURCE_DIR) -> dict[str, float]:
+    """``{id: seconds}``: the checker's run time on the reference solution (seed 0), the median of ``repeats``
+    runs after one warm-up run. A check that does not earn full points is an error, not a time."""
+    from ._check import run_check
+    from ._core import REGISTRY
+
+    ns = reference_functions(source_dir)
+    out = {}
+    for ex_id in ids or REGISTRY:
+        ex = REGISTRY[ex_id]
+        fn = ns[ex.function]
+        if run_check(ex_id, fn, seed=0).points != ex.points:
+            raise RuntimeError(f"{ex_id}: the reference solution does not earn full points")
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            run_check(ex_id, fn, seed=0)
+            times.append(time.perf_counter() - start)
+        out[ex_id] = statistics.median(times)
+    return out
+
+
+def table(measured: dict | None = None) -> list[str]:
+    """The records' costs as a Markdown table, one row per exercise and milestone; with ``measured``
+    (``{id: (lines, tokens, words, seconds)}``) a column of what was measured now."""
+    from ._core import REGISTRY
+
+    head = "| id | pts | lines | tokens | words | check s | chapters | derivation | level | min |"
+    rows = [head, "|---" * (head.count("|") - 1) + "|"]
+    if measured:
+        rows[0] += " measured now |"
+        rows[1] += "---|"
+    for ex in REGISTRY.values():
+        c = ex.cost
+        if c is None:
+            row = f"| `{ex.id}` | {ex.points} | | | | | | | *none* | |"
+        else:
+            chapters = ", ".join(map(str, c.chapters))
+            row = (
+                f"| `{ex.id}` | {ex.points} | {c.lines} | {c.tokens} | {c.words} | {c.check_s:.2f} | {chapters} | "
+                f"{'yes' if c.derivation else 'no'} | {c.level} | {c.minutes} |"
+            )
+        if measured:
+            m = measured.get(ex.id)
+            row += f" {m[0]} / {m[1]} / {m[2]} / {m[3]:.2f} s |" if m else " |"
+        rows.append(row)
+    return rows
