@@ -24,7 +24,7 @@ from ..history import HeldOut
 from .ch4_positional import SAMPLERS, fit_through_origin, query_scores
 from ..theory import coherence_reference, loss_on_ray, max_unselected_score
 from ..probes import score_margin
-from ..presentation.layout import colorbar, drawing, legend, new_figure, palette, stacked
+from ..presentation.layout import colorbar, drawing, legend, new_figure, palette, stacked, wrap
 from .panel import Choice, FigurePanel, Ints
 
 DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "stochastic_random"}
@@ -107,22 +107,30 @@ def positional_widget(**params) -> FigurePanel:
 # -- the chapter's fixed figures ---------------------------------------------------------
 @drawing
 def plot_pe_samples(samplers: dict, T: int, *, seed: int = 0) -> Figure:
-    """For each sampler (title -> PE), one row: the PEs of two sequences (rows = positions) and the Gram
-    matrix <p_i, p_j> of the first. Fresh draws per sequence are visible as different rows. Drawn for the
-    book's column, one sampler a row, so that a phone's one-column rendering keeps each sampler together."""
+    """For each sampler (title -> PE): the PEs of two sequences (rows = positions) and the Gram matrix <p_i, p_j> of
+    the first. Fresh draws per sequence are visible as different rows. In the book's column and in print the samplers
+    stand side by side, one a column (rows: sequence 1, sequence 2, Gram), so they can be compared; where heat maps
+    are stacked (a phone) each sampler's three panels come together, one sampler after another."""
     T = check_int("T", T, low=2)
     g = make_generator(seed)
-    fig, axes = new_figure(len(samplers), 3, height=2.6 * len(samplers) + 0.3, squeeze=False)
+    n = len(samplers)
+    alone = stacked(n, maps=True)
+    if alone:  # one sampler a row, stacked in reading order: each sampler's panels together
+        fig, axes = new_figure(n, 3, height=2.4 * n + 0.6, squeeze=False, maps=True)
+    else:  # one sampler a column
+        fig, grid = new_figure(3, n, height=2.3 * 3 + 0.6, squeeze=False, maps=True)
+        axes = grid.T
     for j, (name, pe) in enumerate(samplers.items()):
         P = pe.sample(2, T, generator=g).to_dense()
         lim = float(P.abs().max())
+        head = f"{name}:\n" if alone else f"{wrap(name, 2)}\n\n"
         for i in range(2):
             axes[j][i].imshow(
                 P[i].numpy(), cmap=palette().diverging, vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest"
             )
             axes[j][i].set(
-                title=f"{name}:\nsequence {i + 1}" if i == 0 else f"sequence {i + 1}",
-                ylabel="position i" if i == 0 or stacked(3) else "",
+                title=(head if i == 0 else "") + f"sequence {i + 1}",
+                ylabel="position i" if j == 0 or alone else "",
                 xlabel="coordinate",
             )
         for ax in axes[j]:
@@ -131,7 +139,7 @@ def plot_pe_samples(samplers: dict, T: int, *, seed: int = 0) -> Figure:
         G = (P[0] @ P[0].T).numpy()
         im = axes[j][2].imshow(G, cmap=palette().diverging, vmin=-1, vmax=1, interpolation="nearest")
         axes[j][2].set(title=r"Gram $\langle p_i,p_j\rangle$, seq. 1", xlabel="j", ylabel="i")
-    colorbar(fig, im, ax=axes[-1][2], shrink=0.8)
+    colorbar(fig, im, ax=axes[-1][2] if alone else list(axes[:, 2]), shrink=0.8)
     return fig
 
 

@@ -165,9 +165,10 @@ def _alike(a: Layout, b: Layout) -> bool:
     return replace(a, name=b.name, dpi=b.dpi) == b
 
 
-def stacked(cols: int) -> bool:
-    """Whether a grid of ``cols`` panels a row is drawn one panel a row in the current layout."""
-    return cols > current().columns
+def stacked(cols: int, *, maps: bool = False) -> bool:
+    """Whether a grid of ``cols`` panels a row is drawn one panel a row in the current layout (``maps``: small
+    panels, of which a row holds the layout's ``maps``)."""
+    return cols > (current().maps if maps else current().columns)
 
 
 def new_figure(
@@ -182,6 +183,7 @@ def new_figure(
     squeeze: bool = True,
     fig: Figure | None = None,
     panels: int | None = None,
+    maps: bool = False,
 ):
     """A bare constrained-layout Figure (never pyplot's) and its ``rows x cols`` panels, for the current layout.
 
@@ -192,13 +194,14 @@ def new_figure(
     the book's column. A stacked panel shares an axis only with the panels it shared it with there, and shows
     its own tick labels. ``fig`` (a panel's figure) is cleared and reused instead of making a new one.
     ``panels``: how many cells, in reading order, hold a panel (default all); the others are ``None`` (an odd
-    grid's empty slot, which a stacked layout does not draw).
+    grid's empty slot, which a stacked layout does not draw). ``maps``: the panels are small (heat maps), so a row
+    holds the layout's ``maps`` of them rather than its ``columns`` (three in the book's column, one on a phone).
     """
     layout = current()
     desk_w = width or DESKTOP.width  # the figure's width in the book's column
     ratios = list(height_ratios or [1] * rows)
     panels = rows * cols if panels is None else panels
-    stack = cols > layout.columns
+    stack = stacked(cols, maps=maps)
     if stack:  # each panel keeps its height, scaled with its width
         scale = min(1.25, max(0.8, layout.width / (desk_w / cols)))
         heights = [height * r / sum(ratios) * scale for r in ratios for _ in range(cols)][:panels]

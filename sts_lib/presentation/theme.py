@@ -84,13 +84,14 @@ class Layout:
     legend_columns: int  # the most columns a legend may take
     dpi: float  # the resolution its picture is rendered at
     palette: Palette = LIGHT  # the page's theme: its background and neutral colours
+    maps: int = 1  # small panels side by side (heat maps, a grid of samples: new_figure(maps=True)); more are stacked
 
 
 #: The book's column at a 1280 px window: 7.2 in at the book's 100 dpi is about its 688 CSS px, so a figure is
-#: shown at (nearly) its own size and 9 pt text stays above 11 px.
-DESKTOP = Layout("desktop", width=7.2, columns=2, legend_columns=4, dpi=100)
+#: shown at (nearly) its own size and 9 pt text stays above 11 px. Three heat maps a row (2.4 in each).
+DESKTOP = Layout("desktop", width=7.2, columns=2, legend_columns=4, dpi=100, maps=3)
 #: A 390 px phone's column: at 150 dpi about two image pixels per CSS px; 8-9 pt text is shown at 9 px or more.
-PHONE = Layout("phone", width=3.7, columns=1, legend_columns=1, dpi=150)
+PHONE = Layout("phone", width=3.7, columns=1, legend_columns=1, dpi=150, maps=1)
 #: The PDF's: the desktop layout at a resolution that prints at 200 ppi or more.
 PRINT = replace(DESKTOP, name="print", dpi=200)
 #: The book's column and a phone's in the dark theme: the same layouts, drawn with the
