@@ -31,7 +31,8 @@ help:
 	@echo "make test   - create .venv, install, run the whole test suite (all four tiers, both cores)"
 	@echo "make pdf    - the book as one PDF, _build/latex/sts-course.pdf (needs TeX Live: xelatex, latexmk), then"
 	@echo "              the HTML book, whose front page links it"
-	@echo "make pdf-student - the student edition of the PDF (no solutions or answers), _build/student/latex"
+	@echo "make pdf-student - the student edition of the PDF (no solutions or answers), _build/student/latex, then"
+	@echo "              the HTML book, which links it as sts-course-student.pdf"
 	@echo "make test-unit - the inner loop: tests/unit only (under 90 s)"
 	@echo "make bench  - print the performance benchmark (JSON)"
 
@@ -78,10 +79,15 @@ pdf: $(VENV)/.stamp-install notebooks
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "PDF built: _build/latex/sts-course.pdf, linked from the front page of _build/html"
 
-# The student edition of the PDF (no solutions, no self-check answers), from the execution cache of `make book`.
+# The student edition of the PDF (no solutions, no self-check answers), from the execution cache of `make book`,
+# then the HTML book, which publishes it as _build/html/sts-course-student.pdf and links it (book/_ext/sts_published.py).
 pdf-student: $(VENV)/.stamp-install notebooks
+	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { echo "make pdf-student: needs xelatex and \
+	latexmk (see make pdf)" >&2; exit 1; }
+	$(PY) book/_ext/sts_execute.py --jobs $(BOOK_JOBS)
 	$(PY) book/_ext/sts_latex.py --student
-	@echo "Student PDF built: _build/student/latex/sts-course.pdf"
+	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
+	@echo "Student PDF built: _build/student/latex/sts-course.pdf, published as _build/html/sts-course-student.pdf"
 
 # The tests come in four tiers (tests/README.md): unit (the inner loop: no notebook, no browser, no training
 # beyond a few steps), integration, book and grading. `make test` runs them all, on both cores (pytest-xdist

@@ -17,13 +17,10 @@ The extension (``_config.yml``'s ``local_extensions``):
    the root page as the document's title and drops it (the book's title comes from ``_config.yml``), so the
    introduction would start under the table of contents with no heading; it gets an unnumbered chapter
    heading, listed in the table of contents.
-4. The front page links to the PDF (:func:`pdf_role`): ``{sts-pdf}`text``` is a link to
-   ``sts-course.pdf`` at the root of the HTML output, when ``make pdf`` has built it
-   (``_build/latex/sts-course.pdf``), and plain text otherwise, in the PDF itself and in the student
-   edition (sphinx-exercise's ``hide_solutions``; the PDF has the solutions). So the link is never
-   broken: ``make book`` needs no TeX. An HTML build copies the PDF into its output
-   (:func:`_ship_pdf`), and an ``env-get-outdated`` hook re-reads the page when the PDF appeared or
-   went since it was read (its execution is cached).
+4. The self-checks in print (:func:`_self_checks_in_print`): each choice a plain line under its question, and
+   their feedback collected at the end of the chapter (the course PDF) or left out (the student edition:
+   sphinx-exercise's ``hide_solutions``), written from the self-checks' records
+   (:mod:`sts_lib.exercises._self_checks`). Where the PDFs are published and linked is ``sts_published.py``.
 5. Debian's TeX Live, upstream: the LaTeX class of sphinx-jupyterbook-latex (``jupyterBook.cls``) loads
    ``bbm`` for its ``\\RR``-style macros, which the book does not use; Debian ships ``bbm.sty`` only in
    ``texlive-fonts-extra`` (about 1 GB). :func:`_bbm_shim` writes a two-line ``bbm.sty`` into the LaTeX
@@ -40,7 +37,6 @@ The extension (``_config.yml``'s ``local_extensions``):
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -195,55 +191,12 @@ class ProofTitles(SphinxPostTransform):
             box.insert(0, nodes.title("", "Proof"))
 
 
-def _pdf_path(app) -> Path:
-    """Where ``make pdf`` leaves the PDF: ``_build/latex`` beside this build's output folder."""
-    return Path(app.outdir).parent / "latex" / PDF_NAME
+def _self_checks_in_print(app, doctree) -> None:
+    """``doctree-read``, in a LaTeX build: the page's self-checks as print has them (module docstring, item 4)."""
+    if app.builder.format == "latex":
+        from sts_lib.exercises._self_checks import write_apart
 
-
-def _linked(app) -> bool:
-    """Whether this build links the PDF: an HTML build of the full edition, with the PDF built."""
-    return (
-        app.builder.format == "html" and not getattr(app.config, "hide_solutions", False) and _pdf_path(app).is_file()
-    )
-
-
-def pdf_role(name, rawtext, text, lineno, inliner, options=None, content=None):
-    """``{sts-pdf}`text```: ``text`` linked to the PDF edition where there is one, else plain text."""
-    env = inliner.document.settings.env
-    linked = _linked(env.app)
-    if not hasattr(env, "sts_pdf_pages"):
-        env.sts_pdf_pages = {}
-    env.sts_pdf_pages[env.docname] = (env.app.builder.format, linked)
-    if not linked:
-        return [nodes.inline(rawtext, text, classes=["sts-pdf"])], []
-    uri = "../" * env.docname.count("/") + PDF_NAME
-    return [nodes.reference(rawtext, text, refuri=uri, classes=["sts-pdf"])], []
-
-
-def _outdated(app, env, added, changed, removed) -> list[str]:
-    """Pages whose link was decided for another state (another builder, the PDF absent or present)."""
-    now = (app.builder.format, _linked(app))
-    return [
-        doc
-        for doc, state in getattr(env, "sts_pdf_pages", {}).items()
-        if state != now and doc in env.found_docs and doc not in changed
-    ]
-
-
-def _purge(app, env, docname) -> None:
-    getattr(env, "sts_pdf_pages", {}).pop(docname, None)
-
-
-def _merge(app, env, docnames, other) -> None:
-    if not hasattr(env, "sts_pdf_pages"):
-        env.sts_pdf_pages = {}
-    env.sts_pdf_pages.update({d: s for d, s in getattr(other, "sts_pdf_pages", {}).items() if d in docnames})
-
-
-def _ship_pdf(app, exception) -> None:
-    """After an HTML build, copy the PDF edition (if built) to the root of the output, where the link points."""
-    if exception is None and _linked(app):
-        shutil.copy2(_pdf_path(app), Path(app.outdir) / PDF_NAME)
+        write_apart(doctree, answers=not getattr(app.config, "hide_solutions", False))
 
 
 _BBM_SHIM = (
@@ -263,11 +216,7 @@ def setup(app):
     app.add_post_transform(IntroTitle)
     app.add_post_transform(PrintedTables)
     app.add_post_transform(ProofTitles)
-    app.add_role("sts-pdf", pdf_role)
-    app.connect("env-get-outdated", _outdated)
-    app.connect("env-purge-doc", _purge)
-    app.connect("env-merge-info", _merge)
-    app.connect("build-finished", _ship_pdf)
+    app.connect("doctree-read", _self_checks_in_print)
     app.connect("missing-reference", _html_only_reference)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -8,9 +8,10 @@ Book's own build function and the course's ``_config.yml``, changed in three way
   statements and their hint dropdowns stay;
 * this module, loaded as a Sphinx extension (:func:`setup`), removes the feedback of the *Check
   your understanding* questions from each page's doctree as it is read, before anything is
-  written or indexed for search: each choice (an admonition of class :data:`CHOICE_CLASS`, a
-  dropdown whose title is the choice and whose body says whether it holds and why) becomes a
-  plain paragraph holding the choice alone, so the questions and their choices stay;
+  written or indexed for search (:func:`sts_lib.exercises._self_checks.write_apart`): each choice
+  (an admonition of class :data:`CHOICE_CLASS`, a dropdown whose title is the choice and whose body
+  says whether it holds and why) becomes a plain paragraph holding the choice alone, so the
+  questions and their choices stay, and the section's instructions no longer say to open a choice;
 * ``html_copy_source`` is off: the pages' sources (``_sources/`` and the download buttons) hold
   the answers as written.
 
@@ -24,20 +25,16 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-CHOICE_CLASS = "sts-choice"  # the class of every check-your-understanding choice in book/src/*.md
+from ._self_checks import CHOICE_CLASS as CHOICE_CLASS, write_apart
+
 STUDENT_HTML = "_build/student/html"
 
 
 def drop_answers(app, doctree) -> None:
-    """Sphinx ``doctree-read`` handler: every admonition of class :data:`CHOICE_CLASS` becomes a paragraph holding
-    its title (the choice) without its body (whether it holds, and why)."""
-    from docutils import nodes
-
-    for node in list(doctree.findall(nodes.admonition)):
-        if CHOICE_CLASS not in node.get("classes", ()) or node.parent is None:
-            continue
-        title = next(iter(node.findall(nodes.title)), None)
-        node.replace_self(nodes.paragraph("", "", *(title.children if title is not None else ())))
+    """Sphinx ``doctree-read`` handler: every self-check choice (an admonition of class :data:`CHOICE_CLASS`)
+    becomes a paragraph holding its title (the choice) without its body (whether it holds, and why), and the
+    instructions the student edition's (:func:`sts_lib.exercises._self_checks.write_apart`)."""
+    write_apart(doctree, answers=False)
 
 
 def setup(app) -> dict:

@@ -6,12 +6,17 @@ it has every chapter's title, every numbered theorem, lemma, definition, ... and
 HTML book gives it, no ``??`` and no reference LaTeX left undefined, no glyph the fonts lack, no raw HTML or
 Python ``repr`` where an output should be, and at least one picture per figure and per panel the chapters show.
 
+Every picture of both PDFs is at most 2.2 times taller than wide and its smallest text prints at 6 pt or more
+(``tests/helpers/pdf_pictures.py`` says how the printed size is computed), and each chapter's self-check feedback is
+collected at the chapter's end in the course PDF and absent from the student PDF.
+
 Needs TeX Live (``xelatex``, ``latexmk``) and poppler-utils; without them the tests skip, unless ``CI`` is set
 (``.ci/run`` installs them).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import fcntl
 import html
@@ -28,10 +33,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+import pdf_pictures
 from book_site import BUILD_TIMEOUT_S, ROOT, missing
 
 LATEX = ROOT / "_build" / "latex"
 PDF = LATEX / "sts-course.pdf"
+STUDENT_PDF = ROOT / "_build" / "student" / "latex" / "sts-course.pdf"
+TALLEST = 2.2  # a picture at most this many times taller than wide (issue 48: chapter 4's samplers were 4.2)
+SMALLEST_PT = 6.0  # the smallest text a printed picture may have, in points (they were 2.95 pt)
 TOOLS = ("xelatex", "latexmk", "pdftotext", "pdfimages", "pdfinfo")
 PAGES = (150, 600)  # about 210 pages without the API reference; far fewer means lost text, far more a
 # dumped repr
@@ -144,6 +153,63 @@ def numbered_labels() -> list[str]:
                 counts[kind] = counts.get(kind, 0) + 1
                 labels.append(f"{kind.capitalize()} {int(chapter.group(1))}.{counts[kind]}")
     return labels
+
+
+def _executed_cells(doc: str) -> list:
+    """The cells of a toc document's executed notebook that the PDF prints (from the execution cache), [] for a page
+    that is not a notebook."""
+    import nbformat
+    from jupyter_cache import get_cache
+
+    path = ROOT / (doc + ".ipynb")
+    if not path.exists():
+        return []
+    cache = get_cache(str(ROOT / "_build" / ".jupyter_cache"))
+    record = cache.match_cache_notebook(nbformat.read(str(path), as_version=4))
+    return [
+        cell
+        for cell in cache.get_cache_bundle(record.pk).nb.cells
+        if not {"remove-output", "remove-cell"} & set(cell.get("metadata", {}).get("tags", []))
+    ]
+
+
+def printed_pictures() -> list[pdf_pictures.Printed]:
+    """Every picture the PDF prints for the executed chapters, in reading order, with its smallest text in pixels."""
+    from sts_lib.chapters.static_panel import MIME_PANEL, first_frame
+    from sts_lib.presentation.render import MIME_PICTURE
+    from sts_lib.presentation.theme import DESKTOP, PRINT
+
+    out = []
+    for doc in _toc_docs():
+        found = pdf_pictures.printed_outputs(
+            _executed_cells(doc),
+            print_scale=PRINT.dpi / DESKTOP.dpi,
+            mime_picture=MIME_PICTURE,
+            mime_panel=MIME_PANEL,
+            first_frame=first_frame,
+        )
+        out += [dataclasses.replace(p, where=f"{doc}, {p.where}") for p in found]
+    return out
+
+
+def picture_problems(pdf: Path, expected: list[pdf_pictures.Printed]) -> tuple[list[str], dict]:
+    """What is wrong with the pictures of ``pdf`` (too tall, text below :data:`SMALLEST_PT`, an expected picture
+    not found) and the measures: ``{"pictures", "tallest", "tallest_page", "smallest_pt", "smallest_page"}``."""
+    placed = pdf_pictures.placed(pdf)
+    pairs, lost = pdf_pictures.matched(expected, placed)
+    problems = pdf_pictures.too_tall(placed, TALLEST)
+    sizes = sorted((pdf_pictures.printed_pt(w, p), p.page, w.where) for w, p in pairs if w.text_px)
+    problems += [f"page {page}: {where}: smallest text {pt:.2f} pt" for pt, page, where in sizes if pt < SMALLEST_PT]
+    problems += [f"not found in the PDF: {w.where} ({w.width} x {w.height} px)" for w in lost]
+    problems += [f"text size not recorded: {w.where}" for w, _ in pairs if not w.text_px]
+    tallest = max(placed, key=lambda p: p.height / p.width, default=None)
+    return problems, {
+        "pictures": len(placed),
+        "tallest": round(tallest.height / tallest.width, 2) if tallest else 0,
+        "tallest_page": tallest.page if tallest else 0,
+        "smallest_pt": round(sizes[0][0], 2) if sizes else 0,
+        "smallest_page": sizes[0][1] if sizes else 0,
+    }
 
 
 def shown_pictures() -> tuple[int, int]:
@@ -320,7 +386,7 @@ def test_the_student_pdf_has_the_exercises_without_solutions_or_answers(pdf, stu
     """`make pdf-student`: every exercise and self-check question, no solution and no self-check answer; the course
     PDF has both (so the check can fail)."""
     assert student_pdf.returncode == 0, f"the student PDF failed to build:\n{student_pdf.log[-4000:]}"
-    student = pdf_text(ROOT / "_build" / "student" / "latex" / "sts-course.pdf")
+    student = pdf_text(STUDENT_PDF)
     full = pdf_text(PDF)
     solution, answer = re.compile(r"Solution to Exercise \d+\.\d+"), re.compile(r"\b(?:Right|Not quite)\. (?=[A-Z(])")
     assert solution.search(full) and answer.search(full), "the course PDF prints solutions and answers"
@@ -329,10 +395,84 @@ def test_the_student_pdf_has_the_exercises_without_solutions_or_answers(pdf, stu
     labels = [x for x in numbered_labels() if x.startswith("Exercise")]
     missing_ex = [x for x in labels if x not in student]
     assert len(labels) >= 10 and not missing_ex, missing_ex
-    print(
-        f"student PDF built in {student_pdf.seconds:.0f} s, {_pages(ROOT / '_build/student/latex/sts-course.pdf')}"
-        " pages"
+    print(f"student PDF built in {student_pdf.seconds:.0f} s, {_pages(STUDENT_PDF)} pages")
+
+
+@pytest.mark.slow
+def test_no_picture_is_too_tall_and_every_printed_text_is_6_pt_or_more(pdf, student_pdf):
+    """In both PDFs every picture is at most :data:`TALLEST` times taller than wide and its smallest text prints at
+    :data:`SMALLEST_PT` or more (issue 48: chapter 4's samplers were one column of nine heat maps, 4.2 times taller
+    than wide, their text at 2.95 pt)."""
+    assert pdf.returncode == 0 and student_pdf.returncode == 0, "a PDF failed to build (see the tests above)"
+    expected = printed_pictures()
+    for path in (PDF, STUDENT_PDF):
+        problems, measured = picture_problems(path, expected)
+        print(f"{path.relative_to(ROOT)}: {measured}")
+        assert not problems, f"{path.relative_to(ROOT)}:\n" + "\n".join(problems)
+
+
+def _planted(tmp_path: Path, name: str, size: tuple[int, int], width_in: float) -> Path:
+    """A one-page PDF of one picture of ``size`` pixels placed ``width_in`` inches wide."""
+    from PIL import Image
+
+    Image.new("RGB", size, "white").save(tmp_path / f"{name}.png")
+    tex = tmp_path / f"{name}.tex"
+    tex.write_text(
+        "\\documentclass{article}\\usepackage[paperheight=40in]{geometry}\\usepackage{graphicx}\\begin{document}"
+        f"\\noindent\\includegraphics[width={width_in}in]{{{name}.png}}\n\\end{{document}}\n"
     )
+    subprocess.run(["xelatex", "-interaction=nonstopmode", tex.name], cwd=tmp_path, capture_output=True, timeout=120)
+    return tmp_path / f"{name}.pdf"
+
+
+def test_the_picture_checks_fail_on_a_planted_tall_picture_and_small_text(tmp_path):
+    """A picture 3 times taller than wide is reported, one 2 times is not; a picture whose smallest text is 20 px
+    prints it at 20 * 72 / ppi points: 2.4 pt at 600 ppi (reported), 7.2 pt at 200 ppi (not)."""
+    _need_tex()
+    tall = _planted(tmp_path, "tall", (200, 600), 2.0)
+    fine = _planted(tmp_path, "fine", (400, 800), 2.0)
+    assert pdf_pictures.too_tall(pdf_pictures.placed(tall), TALLEST) == [
+        "page 1: 200 x 600 px (3.00 x taller than wide)"
+    ]
+    assert not pdf_pictures.too_tall(pdf_pictures.placed(fine), TALLEST)
+    small = _planted(tmp_path, "small", (1200, 600), 2.0)  # 600 ppi
+    sharp = _planted(tmp_path, "sharp", (400, 200), 2.0)  # 200 ppi
+    for path, ppi, bad in ((small, 600, True), (sharp, 200, False)):
+        width, height = pdf_pictures.placed(path)[0].width, pdf_pictures.placed(path)[0].height
+        want = pdf_pictures.Printed("planted", width, height, 20.0)
+        problems, measured = picture_problems(path, [want])
+        assert measured["smallest_pt"] == round(20 * 72 / ppi, 2), measured
+        assert bool(problems) == bad and all("smallest text" in p for p in problems), problems
+    lost = pdf_pictures.Printed("absent", 10, 10, 20.0)
+    assert any("not found" in p for p in picture_problems(sharp, [lost])[0])
+
+
+@pytest.mark.slow
+def test_self_check_feedback_is_collected_at_the_end_of_each_chapter(pdf, student_pdf):
+    """The course PDF prints each self-check choice as a line under its question and its feedback ("Right." / "Not
+    quite." and why) in the chapter's section *Self-check answers*: no feedback between a chapter's *Check your
+    understanding* heading and its answers. The student PDF has neither the feedback nor the section, and neither
+    PDF tells the reader to open a choice."""
+    from sts_lib.exercises._self_checks import ANSWERS_TITLE, INSTRUCTIONS, PRINT_INSTRUCTIONS, STUDENT_INSTRUCTIONS
+
+    assert pdf.returncode == 0 and student_pdf.returncode == 0, "a PDF failed to build (see the tests above)"
+    full, student = pdf_text(PDF), pdf_text(STUDENT_PDF)
+    answer = re.compile(r"\b(?:Right|Not quite)\. (?=[A-Z(])")
+    heads = re.compile(r"\b\d+\.\d+ (Check your understanding|" + ANSWERS_TITLE + ")")
+    events = [(m.start(), m.group(1)) for m in heads.finditer(full)]
+    chapters = sum(1 for doc in _toc_docs() if "## Check your understanding" in _source(doc).read_text())
+    assert sum(kind == ANSWERS_TITLE for _, kind in events) >= chapters >= 7, events
+    under = []
+    for m in answer.finditer(full):
+        last = [kind for at, kind in events if at < m.start()]
+        if last and last[-1] != ANSWERS_TITLE:
+            under.append(full[m.start() : m.start() + 60])
+    assert not under, f"{len(under)} feedback printed under its question, e.g. {under[:3]}"
+    assert len(answer.findall(full)) >= 3 * 2 * chapters  # three choices a question, two questions a chapter
+    assert INSTRUCTIONS not in full and INSTRUCTIONS not in student
+    assert full.count(" ".join(PRINT_INSTRUCTIONS.split()[:9])) >= chapters
+    assert student.count(STUDENT_INSTRUCTIONS) >= chapters and not re.search(r"\b\d+\.\d+ " + ANSWERS_TITLE, student)
+    print(f"course PDF: {len(answer.findall(full))} feedback lines in {chapters} chapters' {ANSWERS_TITLE}")
 
 
 def test_the_text_block_check_fails_on_a_planted_overflow(tmp_path):

@@ -1,6 +1,7 @@
 """The chapters' *Check your understanding* questions are multiple choice whose every choice explains itself
 (issue 32): each question has three or more choices, exactly one of which holds, and each choice's feedback says
-whether it holds before it says why. The student edition keeps each choice and drops its feedback."""
+whether it holds before it says why. The student edition keeps each choice and drops its feedback; print collects the
+feedback at the end of the chapter (both written from the records of :mod:`sts_lib.exercises._self_checks`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from sts_lib.exercises._self_checks import (
+    ANSWERS_TITLE,
+    INSTRUCTIONS,
+    PRINT_INSTRUCTIONS,
+    STUDENT_INSTRUCTIONS,
+    read,
+    write_apart,
+)
 from sts_lib.exercises._student_book import CHOICE_CLASS, drop_answers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,15 +78,76 @@ def test_the_check_fails_on_planted_mistakes():
     assert any("choices lettered" in p for p in problems(two_choices))
 
 
-def test_the_student_edition_keeps_each_choice_and_drops_its_feedback():
+def _page():
+    """A planted page: a chapter whose self-check has the instructions and one question of two choices, then a
+    References section."""
     from docutils import nodes
 
+    def choice(title, verdict, why):
+        return nodes.admonition(
+            "",
+            nodes.title("", title),
+            nodes.paragraph("", "", nodes.strong("", verdict), nodes.Text(" " + why)),
+            classes=["dropdown", CHOICE_CLASS],
+        )
+
     doc = nodes.document(None, None)
-    choice = nodes.admonition(
-        "", nodes.title("", "(a) A choice"), nodes.paragraph("", "Right. Because."), classes=["dropdown", CHOICE_CLASS]
-    )
-    other = nodes.admonition("", nodes.title("", "Note"), nodes.paragraph("", "Kept."), classes=["dropdown"])
-    doc += [nodes.paragraph("", "The question?"), choice, other]
+    chapter = nodes.section("", nodes.title("", "A chapter"))
+    check = nodes.section("", nodes.title("", "Check your understanding"), nodes.paragraph("", INSTRUCTIONS))
+    check += nodes.paragraph("", "", nodes.Text(""), nodes.strong("", "1."), nodes.Text(" The question?"))  # as MyST
+    check += [choice("(a) A choice", "Right.", "Because."), choice("(b) Another", "Not quite.", "Since.")]
+    check += nodes.admonition("", nodes.title("", "Note"), nodes.paragraph("", "Kept."), classes=["dropdown"])
+    chapter += [check, nodes.section("", nodes.title("", "References"))]
+    doc += chapter
+    return doc
+
+
+def test_the_self_checks_are_read_as_records():
+    (question,) = read(_page())
+    assert question.number == 1 and question.prompt.astext() == "1. The question?"
+    assert [(c.label, c.right, c.feedback[0].astext()) for c in question.choices] == [
+        ("(a)", True, "Right. Because."),
+        ("(b)", False, "Not quite. Since."),
+    ]
+
+
+def test_the_student_edition_keeps_each_choice_and_drops_its_feedback():
+    doc = _page()
     drop_answers(None, doc)
-    assert doc.astext().split("\n\n") == ["The question?", "(a) A choice", "Note", "Kept."]
-    assert isinstance(doc[1], nodes.paragraph) and isinstance(doc[2], nodes.admonition)
+    assert doc.astext().split("\n\n") == [
+        "A chapter",
+        "Check your understanding",
+        STUDENT_INSTRUCTIONS,
+        "1. The question?",
+        "(a) A choice",
+        "(b) Another",
+        "Note",
+        "Kept.",
+        "References",
+    ]
+
+
+def test_print_collects_the_feedback_at_the_end_of_the_chapter_before_its_references():
+    doc = _page()
+    assert write_apart(doc, answers=True) == 1
+    text = doc.astext().split("\n\n")
+    assert text == [
+        "A chapter",
+        "Check your understanding",
+        PRINT_INSTRUCTIONS,
+        "1. The question?",
+        "(a) A choice",
+        "(b) Another",
+        "Note",
+        "Kept.",
+        ANSWERS_TITLE,
+        "1 (a) Right. Because.",
+        "1 (b) Not quite. Since.",
+        "References",
+    ]
+
+
+def test_every_chapter_opens_its_self_check_with_the_instructions_the_editions_replace():
+    for path in CHAPTERS:
+        section = path.read_text().split("## Check your understanding\n", 1)[1]
+        assert section.lstrip().startswith(INSTRUCTIONS + "\n"), path.name

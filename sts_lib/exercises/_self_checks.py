@@ -1,0 +1,142 @@
+"""The chapters' self-checks (*Check your understanding*) as records, and how each edition writes them.
+
+The source form (``book/src/*.md``): the chapter's section *Check your understanding* opens with
+:data:`INSTRUCTIONS`; each question is a paragraph that opens with its bold number (``**1.** ...``) followed by its
+choices, each an admonition of class :data:`CHOICE_CLASS` (a dropdown) whose title is the choice (``(a) ...``) and
+whose body opens with ``**Right.**`` or ``**Not quite.**`` and says why. :func:`read` turns a page's doctree into
+:class:`Question` records (each with its :class:`Choice` records); every edition is written from them:
+
+* the web page of the course edition: as written, each choice a dropdown holding its feedback (nothing to do here;
+  a scored form would be written from the same records);
+* print, both PDFs, and the student edition's web page (:func:`write_apart`): each choice a plain line under its
+  question, and the instructions the edition's own (:data:`PRINT_INSTRUCTIONS`, :data:`STUDENT_INSTRUCTIONS`); the
+  course PDF collects every choice's feedback in a section of its own at the end of the chapter
+  (:data:`ANSWERS_TITLE`), the student edition prints none.
+
+Only ``docutils`` is needed, and imported when a doctree is read (the book's Sphinx extensions call this module).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+CHOICE_CLASS = "sts-choice"  # the class of every check-your-understanding choice in book/src/*.md
+#: The instructions of the web page, as the chapters write them under *Check your understanding*.
+INSTRUCTIONS = "Pick an answer, then open it: each choice says whether it holds, and why."
+#: The course PDF's: the feedback is collected at the end of the chapter.
+PRINT_INSTRUCTIONS = (
+    "Pick an answer to each question. What each choice gets right or wrong is collected at the end of the "
+    "chapter, under \u201cSelf-check answers\u201d."
+)
+#: The student edition's (web and print): it holds no feedback.
+STUDENT_INSTRUCTIONS = "Pick an answer to each question."
+#: The title of the section that collects a chapter's feedback in the course PDF.
+ANSWERS_TITLE = "Self-check answers"
+_NUMBER = re.compile(r"(\d+)\.$")
+
+
+@dataclass
+class Choice:
+    """One choice of a question: ``label`` its letter ("(a)"), ``title`` its nodes (the choice as written),
+    ``right`` whether it holds, ``feedback`` the nodes of its body (whether it holds, and why) and ``node`` the
+    admonition it is written as in the source."""
+
+    label: str
+    title: list
+    right: bool
+    feedback: list
+    node: object
+
+
+@dataclass
+class Question:
+    """One question: its ``number``, its ``prompt`` paragraph (opening with the bold number) and its choices."""
+
+    number: int
+    prompt: object
+    choices: list[Choice] = field(default_factory=list)
+
+
+def _number(paragraph) -> int | None:
+    """The question number a paragraph opens with (``**1.** ...``), else None."""
+    from docutils import nodes
+
+    if not isinstance(paragraph, nodes.paragraph):
+        return None
+    # MyST may open the paragraph with an empty text node before the bold number
+    first = next((c for c in paragraph.children if not isinstance(c, nodes.Text) or c.astext().strip()), None)
+    match = _NUMBER.match(first.astext().strip()) if isinstance(first, nodes.strong) else None
+    return int(match.group(1)) if match else None
+
+
+def read(doctree) -> list[Question]:
+    """Every self-check question of a page's doctree, in order, with its choices (:class:`Question`)."""
+    from docutils import nodes
+
+    questions: dict[int, Question] = {}  # by the id of the prompt paragraph
+    for node in doctree.findall(nodes.admonition):
+        if CHOICE_CLASS not in node.get("classes", ()) or node.parent is None:
+            continue
+        siblings = node.parent.children
+        prompt = next((p for p in reversed(siblings[: siblings.index(node)]) if _number(p) is not None), None)
+        if prompt is None:
+            continue
+        question = questions.setdefault(id(prompt), Question(_number(prompt), prompt))
+        title = next(iter(node.findall(nodes.title)), None)
+        words = title.children if title is not None else []
+        body = [child for child in node.children if child is not title]
+        label = re.match(r"\s*(\([a-z]\))", title.astext() if title is not None else "")
+        right = bool(body) and body[0].astext().startswith("Right.")
+        question.choices.append(Choice(label.group(1) if label else "", list(words), right, body, node))
+    return list(questions.values())
+
+
+def write_apart(doctree, *, answers: bool) -> int:
+    """Write a page's self-checks for print or the student edition: each choice a paragraph holding the choice
+    alone; the instructions this edition's; with ``answers`` (the course PDF), every choice's feedback in a section
+    :data:`ANSWERS_TITLE` at the end of the chapter (before its references), question by question. Returns the
+    number of questions."""
+    from docutils import nodes
+
+    questions = read(doctree)
+    if not questions:
+        return 0
+    for para in list(doctree.findall(nodes.paragraph)):
+        if para.astext().strip() == INSTRUCTIONS:
+            para.replace_self(nodes.paragraph("", PRINT_INSTRUCTIONS if answers else STUDENT_INSTRUCTIONS))
+    for question in questions:
+        for choice in question.choices:
+            choice.node.replace_self(nodes.paragraph("", "", *(n.deepcopy() for n in choice.title)))
+    if answers:
+        _answers_section(doctree, questions)
+    return len(questions)
+
+
+def _answers_section(doctree, questions: list[Question]) -> None:
+    """The course PDF's section of feedback, at the end of the chapter's section (before a last "References")."""
+    from docutils import nodes
+
+    chapter = next(iter(doctree.findall(nodes.section)), None)
+    if chapter is None:
+        return
+    section = nodes.section("", nodes.title("", ANSWERS_TITLE), ids=["sts-self-check-answers"], names=[])
+    for question in questions:
+        for choice in question.choices:
+            head, *rest = [n.deepcopy() for n in choice.feedback] or [nodes.paragraph()]
+            lead = nodes.strong("", f"{question.number} {choice.label}".strip())
+            if isinstance(head, nodes.paragraph):
+                head.insert(0, nodes.Text(" "))
+                head.insert(0, lead)
+                section += [head, *rest]
+            else:
+                section += [nodes.paragraph("", "", lead), head, *rest]
+    last = [c for c in chapter.children if isinstance(c, nodes.section)]
+    if last and last[-1][0].astext().strip() == "References":
+        chapter.insert(chapter.index(last[-1]), section)
+    else:
+        chapter += section
+
+
+__all__ = ["ANSWERS_TITLE", "CHOICE_CLASS", "Choice", "INSTRUCTIONS", "PRINT_INSTRUCTIONS", "Question",
+           "STUDENT_INSTRUCTIONS", "read", "write_apart"]  # fmt: skip
