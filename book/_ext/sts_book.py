@@ -44,10 +44,10 @@ when it can go.
    lists such files and an ``env-get-outdated`` hook re-reads the root page (its execution is
    cached), which makes Sphinx copy them. Remove with Sphinx >= 8.2.
 9. Accessible citation lists, upstream markup: docutils' HTML5 writer gives a citation list
-   ``role="list"`` although its entries are ``doc-biblioentry`` with ``doc-backlink`` children, which
-   axe-core reports as a critical violation (aria-required-children) on every page with references.
-   :func:`citation_list_role` drops the list role in the page body. Remove when docutils stops
-   writing it (the test in ``tests/book/test_book.py`` runs axe-core on every page).
+   ``role="list"`` and its entries ``doc-biblioentry``, a role DPUB-ARIA 1.1 deprecates (Lighthouse's
+   accessibility audit fails it; a list of such entries is also axe-core's critical aria-required-children).
+   :func:`citation_list_role` makes the entries list items, as DPUB-ARIA 1.1 advises. Remove when docutils
+   stops writing it (the test in ``tests/book/test_book.py`` runs axe-core on every page).
 10. A first visit that lays out only what the reader is near, upstream: ``static/sts-book.css`` lays out a section
     only when it nears the screen (``content-visibility: auto``), but the theme's script gives every code block and
     cell output a tab stop by measuring it at load (pydata-sphinx-theme 0.17, ``addTabStopsToScrollableElements``),
@@ -160,14 +160,14 @@ def _page_context(app, pagename, templatename, context, doctree):
 
 
 def citation_list_role(body: str) -> str:
-    """Docutils' HTML5 writer marks a citation list ``role="list"``, yet its entries are ``doc-biblioentry``
-    with ``doc-backlink`` children, which a list may not hold (axe-core: aria-required-children, critical).
-    The list role goes; the entries keep theirs.
+    """Docutils' HTML5 writer marks a citation list ``role="list"`` and its entries ``doc-biblioentry``, a role
+    DPUB-ARIA 1.1 deprecates (axe-core: aria-deprecated-role and aria-allowed-role; a list must hold list items,
+    aria-required-children, critical). The entries become what DPUB-ARIA 1.1 says to use instead: list items.
 
-    >>> citation_list_role('<div role="list" class="citation-list"><div role="doc-biblioentry">')
-    '<div class="citation-list"><div role="doc-biblioentry">'
+    >>> citation_list_role('<div role="list" class="citation-list"><div class="citation" role="doc-biblioentry">')
+    '<div role="list" class="citation-list"><div class="citation" role="listitem">'
     """
-    return body.replace('<div role="list" class="citation-list">', '<div class="citation-list">')
+    return body.replace('role="doc-biblioentry"', 'role="listitem"')
 
 
 _FA_RULE = re.compile(r"([^{}]+)\{content:\s*\"([^\"]+)\"\}")

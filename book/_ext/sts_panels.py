@@ -140,22 +140,41 @@ def _file(translator, png_base64: str) -> str:
     return posixpath.relpath(f"_panels/{name}", here or ".")
 
 
+def png_size(png_base64: str) -> tuple[int, int]:
+    """The width and height in pixels of a PNG given in base64 (its header: the first 24 bytes).
+
+    >>> png_size(base64.b64encode(bytes(16) + (730).to_bytes(4, "big") + (410).to_bytes(4, "big")).decode())
+    (730, 410)
+    """
+    head = base64.b64decode(png_base64[:32])
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def _picture(rendering: dict, url) -> tuple:
+    """``(url, smallest text px, width, height)``: what a picture's markup and a panel's frame carry."""
+    return (url(rendering["png"]), rendering["text_px"], *png_size(rendering["png"]))
+
+
 def _shown(renderings: dict, url) -> list[tuple[str, dict]]:
-    """``(theme, {layout: (url, text px)})`` for each theme whose pair ``renderings`` holds; a single picture
-    (theme "", shown in every theme) when it holds no dark pair."""
+    """``(theme, {layout: (url, text px, width, height)})`` for each theme whose pair ``renderings`` holds; a single
+    picture (theme "", shown in every theme) when it holds no dark pair."""
     pairs = [(theme, lays) for theme, lays in THEMES.items() if all(lay in renderings for lay in lays)]
     if len(pairs) == 1:
         pairs = [("", pairs[0][1])]
     return [
-        (theme, {lay: (url(renderings[lay]["png"]), renderings[lay]["text_px"]) for lay in lays})
+        (theme, {lay: _picture(renderings[lay], url) for lay in lays})
         for theme, lays in pairs
     ]
 
 
 def picture_markup(pictures: dict, alt: str, *, img_class: str = "", title: str = _TITLE, theme: str = "") -> str:
-    """A ``<picture>`` of one theme's pair of renderings, ``{layout: (url, smallest text in image px)}`` in
+    """A ``<picture>`` of one theme's pair of renderings, ``{layout: (url, smallest text in image px[, width,
+    height])}`` in
     :data:`THEMES`' order (the book's column, then the phone's, shown for :data:`PHONE_MEDIA`), in a link that opens
-    it at full size. Each element names its layout (``data-layout``), which a panel's script follows.
+    it at full size. Each element names its layout (``data-layout``), which a panel's script follows. With its size,
+    each rendering says it (``width``/``height``: the page keeps its place before it arrives), and the picture is
+    fetched only as the reader nears it (``loading="lazy"``: a chapter's pictures below the first screen are most of
+    its weight).
 
     ``theme``: "" (shown in every theme), "light" or "dark" (shown in that theme: pydata-sphinx-theme's
     ``only-light``/``only-dark``). A dark picture's addresses wait in ``data-src``/``data-srcset``, which
@@ -172,14 +191,16 @@ def picture_markup(pictures: dict, alt: str, *, img_class: str = "", title: str 
     classes = " ".join(filter(None, (img_class, only)))
     cls = f' class="{classes}"' if classes else ""
     lazy = "data-" if theme == "dark" else ""
+    size = lambda picture: f' width="{picture[2]}" height="{picture[3]}"' if len(picture) == 4 else ""  # noqa: E731
     # In a link from the start: a script that wrapped the picture later would move it while its image loads,
     # and the browser aborts and requests it again. The page's script points the link at the shown rendering.
     return (
         f'<a class="{" ".join(filter(None, (CLASSES["link"], only)))}" href="{wide[0]}" target="_blank" '
         f'rel="noopener" title="{title}">'
-        f'<picture class="{CLASSES["picture"]}"><source media="{PHONE_MEDIA}" {lazy}srcset="{narrow[0]}" '
-        f'data-layout="{narrow_layout}" data-text-px="{narrow[1]:.2f}"><img{cls} {lazy}src="{wide[0]}" '
-        f'alt="{html.escape(alt)}" data-layout="{wide_layout}" data-text-px="{wide[1]:.2f}"></picture></a>'
+        f'<picture class="{CLASSES["picture"]}"><source media="{PHONE_MEDIA}" {lazy}srcset="{narrow[0]}"'
+        f'{size(narrow)} data-layout="{narrow_layout}" data-text-px="{narrow[1]:.2f}"><img{cls} {lazy}src="{wide[0]}"'
+        f'{size(wide)} loading="lazy" decoding="async" alt="{html.escape(alt)}" data-layout="{wide_layout}" '
+        f'data-text-px="{wide[1]:.2f}"></picture></a>'
     )
 
 
@@ -195,7 +216,7 @@ def panel_markup(data: dict, url) -> str:
     frames = [
         {k: v for k, v in f.items() if k != "renderings"}
         | (
-            {"pictures": {lay: [url(r["png"]), r["text_px"]] for lay, r in f["renderings"].items()}}
+            {"pictures": {lay: list(_picture(r, url)) for lay, r in f["renderings"].items()}}
             if "renderings" in f
             else {}
         )

@@ -221,7 +221,7 @@ def test_book_extension_docstring_fixes():
         r"back \|y\|",
     ]
     assert dedupe_scripts(["a.js", "b.js", "a.js"]) == ["a.js", "b.js"]
-    assert citation_list_role('<div role="list" class="citation-list">') == '<div class="citation-list">'
+    assert citation_list_role('<div class="citation" role="doc-biblioentry">') == '<div class="citation" role="listitem">'
     assert protect_property_summary(["", "Dense matrix: ``(B, T)``."]) == ["", ": Dense matrix: ``(B, T)``."]
     assert protect_property_summary(["``(B, T)``.", "more: text"]) == ["``(B, T)``.", "more: text"]
     css = (
