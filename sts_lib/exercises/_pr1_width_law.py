@@ -181,3 +181,106 @@ def _fit_law(t: Tester, fn):
                 f"{fmt(3.92 * se)} (a bootstrap over the 16 points, or the least-squares interval)"
             )
     t.award(1)
+
+
+def _crosstalk_mc(q: int, m: int, samples: int = 4000, seed: int = 0) -> dict:
+    """Monte Carlo of the cross-talk moments from the course's sampled scores (the selected scores are 1 + eps_i)."""
+    eps = random_pe_scores(q + 1, q, m, samples=samples, seed=seed)[:, :q] - 1.0
+    return {
+        "eps_sq": float((eps**2).mean()),
+        "mean_sq": float((eps.mean(1) ** 2).mean()),
+        "spread": float(((eps - eps.mean(1, keepdims=True)) ** 2).sum(1).mean()),
+    }
+
+
+@exercise(
+    "pr1.crosstalk",
+    points=3,
+    title="The cross-talk term, derived",
+    function="crosstalk",
+    library_names=("random_pe_ray_loss", "random_pe_ray_floor"),
+    cost=Cost(lines=5, tokens=60, words=0, check_s=0.214, chapters=(4,), derivation=True),
+)
+def _crosstalk(t: Tester, fn):
+    """Seminar milestone: derive chapter 4's alpha^2 (q-1)(q-2)/(q m) in three steps, each checked exactly at
+    several (q, m, alpha), with the checker's Monte Carlo beside a wrong moment so the learner can verify."""
+    cases = ((3, 64, 2.0), (5, 100, 1.5), (8, 256, 3.0))
+
+    def ask(q, m, alpha) -> dict:
+        out = t.call(fn, alpha, q, m)
+        keys = ("eps_sq", "mean_sq", "spread", "error")
+        if not isinstance(out, dict) or not set(keys) <= set(out):
+            t.fail(f"crosstalk(alpha, q, m) should return a dict with keys {', '.join(map(repr, keys))}; got {out!r}")
+        return {k: t.number(out[k], f"crosstalk({fmt(alpha)}, {q}, {m})[{k!r}]") for k in keys}
+
+    for q, m, alpha in cases:
+        got = ask(q, m, alpha)
+        mc = _crosstalk_mc(q, m, samples=2000, seed=int(t.seed))
+        where = f"at q = {q}, m = {m} (Monte Carlo with 2000 draws: {fmt(mc['eps_sq'])} and {fmt(mc['mean_sq'])})"
+        t.close(
+            got["eps_sq"],
+            (q - 1) / m,
+            f"E eps_i^2 {where}",
+            rtol=1e-6,
+            variants={
+                "eps_i sums q - 1 inner products of unit vectors, each with E <p_i, p_k>^2 = 1/m (not m)": (q - 1) * m,
+                "eps_i sums q - 1 inner products (k in y, k != i), not q": q / m,
+            },
+        )
+        t.close(
+            got["mean_sq"],
+            2 * (q - 1) / (q * m),
+            f"E eps_bar^2 {where}",
+            rtol=1e-6,
+            variants={
+                "you treated the eps_i as independent: eps_i and eps_k share <p_i, p_k>, so sum_i eps_i = "
+                "2 sum_{i<k} <p_i, p_k> and E eps_bar^2 = 4/q^2 * q(q-1)/2 * 1/m": (q - 1) / (q * m),
+                "E eps_bar^2 is 4/q^2 times the q(q-1)/2 pairs' 1/m; you kept E (sum_i eps_i)^2 without the 1/q^2": 2
+                * (q - 1)
+                * q
+                / m,
+            },
+        )
+    t.award(1)
+    for q, m, alpha in cases:
+        got = ask(q, m, alpha)
+        t.close(
+            got["spread"],
+            (q - 1) * (q - 2) / m,
+            f"E sum_i (eps_i - eps_bar)^2 at q = {q}, m = {m}",
+            rtol=1e-6,
+            context="(sum_i (eps_i - eps_bar)^2 = sum_i eps_i^2 - q eps_bar^2; chapter 4 states (q-1)(q-2)/m)",
+            variants={
+                "you did not subtract the mean: a common shift of the selected scores moves no weight": q * (q - 1) / m,
+                "that is the mean squared deviation; the spread is the sum over the q selected tokens": (q - 1)
+                * (q - 2)
+                / (q * m),
+                "you treated the eps_i as independent (E eps_bar^2 = (q-1)/(q m)), which gives (q-1)^2/m": (q - 1) ** 2
+                / m,
+            },
+        )
+    if abs(ask(2, 64, 2.0)["spread"]) > 1e-12:
+        t.fail("at q = 2 the two selected scores are both 1 + <p_1, p_2>: they tie, so the spread is exactly 0")
+    t.award(1)
+    for q, m, alpha in cases:
+        got = ask(q, m, alpha)
+        S = (q - 1) * (q - 2) / m
+        t.close(
+            got["error"],
+            alpha**2 * S / q,
+            f"the second-order relative error at alpha = {fmt(alpha)}, q = {q}, m = {m}",
+            rtol=1e-6,
+            context="(attention on the selected tokens only: a_i ~ (1 + alpha (eps_i - eps_bar)) / q, so q E B ~ "
+            "1 + alpha^2 E spread / q and the error 1 - 1/(q E B) ~ alpha^2 E spread / q)",
+            variants={
+                "you dropped the 1/q: q E B ~ 1 + alpha^2 spread / q": alpha**2 * S,
+                "you expanded sum_i a_i^2's numerator (2 alpha^2 spread / q) but not its denominator "
+                "(sum_k exp(alpha delta_k))^2, which takes one alpha^2 spread / q back": 2 * alpha**2 * S / q,
+                "the first-order terms cancel (sum_i (eps_i - eps_bar) = 0): the error is second order in alpha": alpha
+                * S
+                / q,
+                "a factor 1/2 from exp's second-order term does not survive: the squares and the cross terms give "
+                "alpha^2 spread / q": alpha**2 * S / (2 * q),
+            },
+        )
+    t.award(1)

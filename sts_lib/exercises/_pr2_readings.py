@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..checks import falling_at_end
-from ._core import exercise
+from ._core import exercise, fmt
 from ._cost import Cost
 from ._tester import Tester
 
@@ -130,3 +130,133 @@ def _long_run(t: Tester, fn):
             }[want]
             t.fail(f"{what}; the verdict is {want!r}, you return {got!r}")
         t.award(1)
+
+
+#: The statement milestone 2.4 referees (the Figure 4 caption, chapter 8's ``fig4.fixed-015``) and its level.
+LEVEL, FIGURE_STEPS = 0.15, 10_000
+_HORIZONS = ("figure", "long")
+
+
+def committed_runs() -> list:
+    """The committed ``nearorth-baseline``'s fixed near-orthogonal runs: ``[(steps, loss at T_test = 250)]``."""
+    from ..results import history, load_result
+
+    doc = load_result("nearorth-baseline")
+    runs = [history(doc, "fixed_nearorth-gd-long", s) for s in range(len(doc["runs"]["fixed_nearorth-gd-long"]))]
+    return [(np.asarray(h.steps, dtype=float), np.asarray(h.metrics["loss_T250"], dtype=float)) for h in runs]
+
+
+def _synthetic_runs(dip: bool) -> list:
+    """Five tables that stay above the level over 50,000 steps, or (``dip``) four of them and one that goes below it
+    within the figure's steps and stays there."""
+    steps = np.arange(0, 50001, 500, dtype=float)
+    runs = [(steps, 0.16 + (0.3 + 0.01 * k) * np.exp(-steps / 3000)) for k in range(5)]
+    if dip:
+        runs[3] = (steps, 0.12 + 0.3 * np.exp(-steps / 2000))  # 0.12 + 0.3 e^-4 = 0.125 at step 8,000
+    return runs
+
+
+def referee_reference(runs, level, figure_steps) -> dict:
+    worst = {
+        "figure": min(float(v[s <= figure_steps].min()) for s, v in runs),
+        "long": min(float(v.min()) for s, v in runs),
+    }
+    verdicts = {h: "reproduced" if worst[h] >= level else "not reproduced" for h in _HORIZONS}
+    from ..reading.policy import combine
+
+    return {"deciding": worst, "verdicts": verdicts, "statement": combine(list(verdicts.values()))}
+
+
+@exercise(
+    "pr2.referee",
+    points=3,
+    title="Which reading does the record support?",
+    function="referee",
+    library_names=("combine", "admissible", "decide", "verdicts"),
+    cost=Cost(lines=10, tokens=153, words=0, check_s=0.008, chapters=(8,), derivation=False),
+)
+def _referee(t: Tester, fn):
+    """Seminar milestone: judgement, graded. Which horizons the caption's words admit, which number decides 'all
+    ... at least' under each, and what the policy's one rule makes of readings that disagree."""
+    runs = committed_runs()
+
+    def ask(runs, what: str) -> dict:
+        out = t.call(fn, runs, LEVEL, FIGURE_STEPS)
+        if not isinstance(out, dict) or not {"admitted", "deciding", "verdicts", "statement"} <= set(out):
+            t.fail(
+                f"referee should return a dict with keys 'admitted', 'deciding', 'verdicts' and 'statement' ({what})"
+            )
+        return out
+
+    out = ask(runs, "the committed runs")
+    admitted = out["admitted"]
+    if isinstance(admitted, str) or not isinstance(admitted, (list, tuple, set, frozenset)):
+        t.fail(f"out['admitted'] should be a list of horizons, a subset of {list(_HORIZONS)}; got {admitted!r}")
+    admitted = set(admitted)
+    if admitted == {"figure"}:
+        t.fail(
+            "'end up with validation loss at least 0.15' names no time: by the course's horizon rule (words about a "
+            "limit without a time, sts_lib.reading.policy.AXES['horizon']) it admits the longest run as well as the "
+            "figure's own steps; keeping only the figure's is the choice chapter 8 made after seeing the runs"
+        )
+    if admitted == {"long"}:
+        t.fail(
+            "the caption describes its own figure, whose runs stop at 10,000 steps: 'end up' admits the figure's "
+            "steps as well as the longest run (words about a limit without a time admit both horizons)"
+        )
+    if admitted != set(_HORIZONS):
+        t.fail(
+            f"out['admitted'] should name the horizons the words admit, a subset of {list(_HORIZONS)}; got "
+            f"{sorted(map(str, admitted))}"
+        )
+    t.award(1)
+    want = referee_reference(runs, LEVEL, FIGURE_STEPS)
+    deciding, verdicts = out["deciding"], out["verdicts"]
+    for h in _HORIZONS:
+        if not isinstance(deciding, dict) or h not in deciding:
+            t.fail("out['deciding'] should map each admitted horizon ('figure', 'long') to its deciding number")
+        got = t.number(deciding[h], f"out['deciding'][{h!r}]")
+        keep = [(s <= FIGURE_STEPS) if h == "figure" else np.ones_like(s, bool) for s, _ in runs]
+        t.close(
+            got,
+            want["deciding"][h],
+            f"the number that decides the {h!r} reading",
+            rtol=1e-6,
+            context="(the smallest loss over every table, within the reading's horizon)",
+            variants={
+                "'all of the fixed PE' is decided by the worst table: you average the tables' smallest losses, "
+                "but one table below the level refutes 'all'": float(
+                    np.mean([v[k].min() for (_, v), k in zip(runs, keep)])
+                ),
+                "'end up with ... at least 0.15' is about the smallest loss within the horizon, not the last logged "
+                "one": min(float(v[k][-1]) for (_, v), k in zip(runs, keep)),
+                "you read one table (the first): 'all of the fixed PE' asks every table": float(
+                    runs[0][1][keep[0]].min()
+                ),
+            },
+        )
+        if not isinstance(verdicts, dict) or verdicts.get(h) != want["verdicts"][h]:
+            t.fail(
+                f"under the {h!r} reading the worst table's smallest loss is {fmt(want['deciding'][h])} against the "
+                f"level {LEVEL}, so its verdict is {want['verdicts'][h]!r}; you return "
+                f"{verdicts.get(h) if isinstance(verdicts, dict) else verdicts!r}"
+            )
+    t.award(1)
+    cases = (
+        (runs, "the committed runs", "the two admitted readings disagree"),
+        (_synthetic_runs(False), "five tables that stay above 0.15 for 50,000 steps", "both readings support it"),
+        (_synthetic_runs(True), "one table of five below 0.15 from step 8,000 on", "both readings refute it"),
+    )
+    for runs_k, what, why in cases:
+        want = referee_reference(runs_k, LEVEL, FIGURE_STEPS)["statement"]
+        got = (out if runs_k is runs else ask(runs_k, what))["statement"]
+        if got == want:
+            continue
+        hint = ""
+        if want == "depends on the reading" and got in ("reproduced", "not reproduced"):
+            hint = (
+                ": the policy counts every admitted reading; a statement one admitted reading supports and another "
+                "refutes 'depends on the reading', whichever verdict you expected"
+            )
+        t.fail(f"on {what} {why}, so the policy's rule gives {want!r}; you return {got!r}{hint}")
+    t.award(1)

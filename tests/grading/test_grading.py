@@ -393,7 +393,7 @@ def test_find_submissions_groups_by_student(tmp_path):
 
 def test_select_scope_and_config_errors():
     assert [ex.id for ex in select(["ex1"])] == ["ex1.sample_batch", "ex1.attention_forward", "ex1.baseline_losses"]
-    assert len(select()) == len(REGISTRY) == 28  # 20 exercises, 8 project milestones
+    assert len(select()) == len(REGISTRY) == 30  # 20 exercises, 10 project milestones (2 of them the seminar's)
     with pytest.raises(ValueError, match="ex9"):
         select(["ex9"])
     with pytest.raises(ValueError, match="sandbox"):

@@ -55,9 +55,9 @@ carol,pr1,extension,
 bob,pr1,fits,
 """
 WANT = {
-    "alice": {"ex4": (3, 2, 2), "pr1": (3, 3, 3)},
-    "bob": {"ex4": (0, 0, 0), "pr1": (0, 0, 0)},
-    "carol": {"ex4": (3, 0, 0), "pr1": (2, 3, 0)},
+    "alice": {"ex4": (3, 2, 2), "pr1": (3, 3, 3, 3)},
+    "bob": {"ex4": (0, 0, 0), "pr1": (0, 0, 0, 0)},
+    "carol": {"ex4": (3, 0, 0), "pr1": (2, 3, 0, 0)},
 }
 
 
@@ -180,4 +180,4 @@ def test_nbgrader_scores_equal_the_course_graders(tmp_path, nbgrader_env):
     for g in graded:
         g.rubric = marks.for_student(g.student)
     assert totals == {g.student: sum(by_course[g.student].values()) + g.total - g.autograded for g in graded}
-    assert totals == {"alice": 16 + 12, "bob": 0, "carol": 8 + 3.5}
+    assert totals == {"alice": 19 + 12, "bob": 0, "carol": 8 + 3.5}

@@ -80,7 +80,7 @@ def test_merge_adds_the_marks_and_an_empty_cell_is_ungraded_not_zero(tmp_path):
     print(f"merge CLI {time.perf_counter() - t0:.2f} s; alice: {dict(list(rows['alice'].items())[-16:])}")
     alice, bob = rows["alice"], rows["bob"]
     assert (alice["pr1.rubric.fits"], alice["pr1.rubric.forms"], alice["pr1.rubric.extension"]) == ("4", "2.5", "")
-    assert (alice["autograded"], alice["total"], alice["ungraded"]) == ("72", "78.5", "10")
+    assert (alice["autograded"], alice["total"], alice["ungraded"]) == ("78", "84.5", "10")
     assert (bob["pr3.rubric.control"], bob["pr3.rubric.gap"], bob["total"], bob["ungraded"]) == ("0", "", "0", "11")
     assert rows["carol"]["ungraded"] == str(len(rubric_columns()))
     for s, r in rows.items():  # nothing autograded changed
@@ -88,11 +88,11 @@ def test_merge_adds_the_marks_and_an_empty_cell_is_ungraded_not_zero(tmp_path):
     data = json.loads(gb.with_suffix(".json").read_text())
     assert data["rubric"]["marked"] == 3 and data["config"] == {"seed": 1}
     student = {s["student"]: s for s in data["students"]}["alice"]
-    assert student["rubric"]["pr1.rubric.extension"] is None and student["total"] == 78.5
+    assert student["rubric"]["pr1.rubric.extension"] is None and student["total"] == 84.5
     # a second merge replaces the marks (the file is the instructor's whole record); scores stay
     (tmp_path / "rubric.csv").write_text(HEADER + "alice,pr1,fits,3\n")
     grades, _ = merge_rubric(gb, tmp_path / "rubric.csv")
-    assert {g.student: g.total for g in grades} == {"alice": 75, "bob": 0, "carol": 0}
+    assert {g.student: g.total for g in grades} == {"alice": 81, "bob": 0, "carol": 0}
 
 
 def _line_col(message, line, col):

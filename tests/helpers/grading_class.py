@@ -498,8 +498,8 @@ FULL = {
     "ex4": (3, 2, 2),
     "ex5": (3, 2, 3),
     "ex7": (3, 3, 2),
-    "pr1": (3, 3, 3),
-    "pr2": (2, 2, 3),
+    "pr1": (3, 3, 3, 3),
+    "pr2": (2, 2, 3, 3),
     "pr3": (2, 3),
 }  # pr*: the projects' milestones
 EXPECTED_SCORES = {
@@ -520,8 +520,8 @@ EXPECTED_SCORES = {
     "oscar": {"ex2": (2, 2, 4)},  # 30 MB of stored outputs cost nothing
     "peggy": {"ex3": FULL["ex3"]},  # library answers: full points, and flags
     "walter": {"ex7": (0, 2, 2)},
-    "paula": {"pr1": (2, 0, 0), "pr3": (2, 0)},  # partial: each milestone scores what it earned
-    "pete": {"pr2": (0, 2, 3)},  # reading another student's files finds nothing
+    "paula": {"pr1": (2, 0, 0, 3), "pr3": (2, 0)},  # partial: each milestone scores what it earned
+    "pete": {"pr2": (0, 2, 3, 3)},  # reading another student's files finds nothing
     "rita": {"pr2": FULL["pr2"]},  # and her own rubric.csv is not read
 }
 
@@ -540,4 +540,4 @@ def expected_row(student: str) -> dict[str, int]:
     return row
 
 
-EXPECTED = {s: sum(expected_row(s).values()) for s in EXPECTED_SCORES}  # totals, out of 72
+EXPECTED = {s: sum(expected_row(s).values()) for s in EXPECTED_SCORES}  # totals, out of 78

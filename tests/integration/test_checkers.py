@@ -485,7 +485,41 @@ MISTAKES = [
     ("pr3.tight_layer", lambda T, d, q, w: _gaussian_layer(T, d, w, seed=0), 1, "no better than a Gaussian"),
     ("pr3.tight_layer", lambda T, d, q, w: _sum_directions(T, d, w, keep=d - 1), 2, "keep all d sum directions"),
     ("pr3.tight_layer", lambda T, d, q, w: _sum_directions(T, d, w, keep=d, repeat_last=True), 2, "its rank is"),
+    # the seminar's milestones: a derivation step by step, and a judgement
+    ("pr1.crosstalk", lambda a, q, m: _crosstalk(a, q, m, "independent"), 0, "treated the eps_i as independent"),
+    ("pr1.crosstalk", lambda a, q, m: _crosstalk(a, q, m, "no mean"), 1, "did not subtract the mean"),
+    ("pr1.crosstalk", lambda a, q, m: _crosstalk(a, q, m, "no 1/q"), 2, "dropped the 1/q"),
+    ("pr1.crosstalk", lambda a, q, m: _crosstalk(a, q, m, "numerator only"), 2, "denominator"),
+    ("pr2.referee", lambda r, lev, f: {**SOL["referee"](r, lev, f), "admitted": ["figure"]}, 0, "names no time"),
+    ("pr2.referee", lambda r, lev, f: _referee(r, lev, f, "mean"), 1, "decided by the worst table"),
+    ("pr2.referee", lambda r, lev, f: _referee(r, lev, f, "pick"), 2, "whichever verdict you expected"),
+    ("pr2.referee", lambda r, lev, f: _referee(r, lev, f, "fixed"), 2, "both readings support it"),
 ]
+
+
+def _crosstalk(alpha, q, m, mistake):
+    e2, mb = (q - 1) / m, 2 * (q - 1) / (q * m)
+    if mistake == "independent":
+        mb = (q - 1) / (q * m)
+    spread = q * e2 if mistake == "no mean" else q * e2 - q * mb
+    error = {"no 1/q": alpha**2 * spread, "numerator only": 2 * alpha**2 * spread / q}.get(
+        mistake, alpha**2 * spread / q
+    )
+    return {"eps_sq": e2, "mean_sq": mb, "spread": spread, "error": error}
+
+
+def _referee(runs, level, figure_steps, mistake):
+    out = SOL["referee"](runs, level, figure_steps)
+    if mistake == "mean":
+        out["deciding"] = {
+            "figure": float(np.mean([np.min(np.asarray(v)[np.asarray(s) <= figure_steps]) for s, v in runs])),
+            "long": float(np.mean([np.min(v) for s, v in runs])),
+        }
+    elif mistake == "pick":  # the figure's reading, the one chapter 8 first chose
+        out["statement"] = out["verdicts"]["figure"]
+    elif mistake == "fixed":
+        out["statement"] = "depends on the reading"
+    return out
 
 
 def _family(scores, alpha, q, mistake):
