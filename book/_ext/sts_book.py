@@ -55,6 +55,12 @@ when it can go.
     leave alone a box whose section is not laid out yet (``checkVisibility``; ``static/sts-book.js`` gives it its
     tab stop when the section is shown); the build warns if the theme's code is no longer the one patched. Remove
     when the theme measures lazily.
+11. Nothing holds the first paint but the style sheets, upstream: Sphinx 7 writes its scripts and the extensions'
+    (doctools, copybutton, togglebutton, design-tabs, the book theme's) as plain ``<script src>`` in the head, each
+    one stopping the page's parsing until it has arrived (8 on a chapter; on Lighthouse's slow phone they held the
+    first paint). :func:`deferred_scripts` marks them ``defer``: they still run in their order, after the page is
+    parsed and before DOMContentLoaded, where each of them starts its work. ``documentation_options.js`` stays as
+    it is: inline scripts in the head write into the object it defines. Remove when Sphinx defers its scripts.
 """
 
 from __future__ import annotations
@@ -149,10 +155,27 @@ def _process_docstring(app, what, name, obj, options, lines):
         lines[:] = protect_property_summary(lines)
 
 
+#: Fix 11: scripts that must run before the inline scripts after them (which set DOCUMENTATION_OPTIONS' fields).
+_RUN_AT_ONCE = ("documentation_options.js",)
+
+
+def deferred_scripts(scripts: list) -> list:
+    """Every script with an address, but those of :data:`_RUN_AT_ONCE` and those already async or deferred, marked
+    ``defer`` (fix 11); inline scripts as they are."""
+    out = []
+    for script in scripts:
+        name, attributes = str(getattr(script, "filename", "") or ""), getattr(script, "attributes", None)
+        if attributes is None or not name or {"defer", "async"} & set(attributes) or name.endswith(_RUN_AT_ONCE):
+            out.append(script)
+        else:
+            out.append(type(script)(script.filename, priority=script.priority, **attributes, defer="defer"))
+    return out
+
+
 def _page_context(app, pagename, templatename, context, doctree):
     scripts = context.get("script_files")
     if scripts:
-        scripts[:] = dedupe_scripts(scripts)
+        scripts[:] = deferred_scripts(dedupe_scripts(scripts))  # fixes 2 and 11
     if "body" in context:  # fix 9
         context["body"] = citation_list_role(context["body"])
     # Fix 7a's second viewport tag, which reaches the page through the meta tags, not the template.

@@ -320,6 +320,44 @@ def test_reader_checks_fail_on_planted_problems():
     assert bad["staleCues"][0].startswith("right on ") and bad["staleCues"][0].endswith(": a stale cue")
 
 
+def test_a_box_below_the_first_screen_is_marked_when_the_reader_reaches_its_section():
+    """sts-book.css lays out a section only as the reader nears it (content-visibility: auto), and sts-book.js
+    measures a section's boxes then, not at load (measuring would lay the section out). A wide equation far below the
+    first screen: unmarked at load (its section not laid out), marked (cue and tab stop) once scrolled to; with the
+    script's handler for a section being shown taken out, it stays unmarked, and this test fails."""
+    from playwright.sync_api import sync_playwright
+
+    css = (ROOT / "book" / "_ext" / "static" / "sts-book.css").read_text()
+    script = (ROOT / "book" / "_ext" / "static" / "sts-book.js").read_text()
+    handler = 'document.addEventListener("contentvisibilityautostatechange"'
+    assert handler in script
+    body = (
+        '<article class="bd-article" style="width:300px"><section><h1>t</h1>'
+        '<section><h2>a</h2><p style="height:3000px">text</p></section>'
+        '<section id="far"><h2>b</h2><mjx-container display="true" style="display:block;overflow-x:auto">'
+        '<span style="display:inline-block;width:600px">a wide equation</span></mjx-container></section>'
+        "</section></article>"
+    )
+    marks = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 390, "height": 700})
+        for name, js in (("script", script), ("without the handler", script.replace(handler, "void (0) || (() => 0)("))):
+            page.set_content(f"<html><head><style>{css}</style></head><body>{body}</body></html>")
+            page.add_script_tag(content=js)
+            two_frames = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+            page.evaluate(two_frames)
+            box = "document.querySelector('#far mjx-container')"
+            at_load = page.evaluate(f"() => {box}.getAttribute('data-sts-more')")
+            page.evaluate("() => document.getElementById('far').scrollIntoView()")
+            page.evaluate(two_frames)
+            page.evaluate(two_frames)
+            marks[name] = (at_load, page.evaluate(f"() => [{box}.getAttribute('data-sts-more'), {box}.tabIndex]"))
+        browser.close()
+    assert marks["script"] == (None, ["right", 0]), marks
+    assert marks["without the handler"] == (None, [None, -1]), marks
+
+
 def test_axe_core_finds_a_planted_label_in_name_failure_that_the_book_script_fixes():
     """The pinned axe-core runs WCAG 2.5.3's label-in-name rule (the bundled 4.12 did not): a folded cell's summary
     named "Toggle hidden content" that shows "Show code cell source" fails it, and so does the theme's search button;

@@ -102,9 +102,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serve(folder: Path = HTML):
-    """Serve ``folder`` on 127.0.0.1 at a free port; yield the base URL."""
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(folder)))
+def serve(folder: Path = HTML, handler: type = _QuietHandler):
+    """Serve ``folder`` on 127.0.0.1 at a free port (with ``handler``, a SimpleHTTPRequestHandler); yield the base
+    URL."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(folder)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

@@ -278,6 +278,21 @@ _OPEN_DROPDOWNS_JS = r"""
 """
 
 
+# The whole page as a reader who has read it through has it, in one step (a read-through, scrolling a screen at a
+# time, took seconds a page): every section laid out (sts-book.css lays out a section when it nears the screen),
+# every picture fetched (loading=lazy), and sts-book.js's marks brought up to date as on a resize. That a section
+# is marked when the reader reaches it is tested on its own (test_book.py, the planted page).
+_EVERYTHING_SHOWN_JS = r"""
+() => {
+  const style = document.createElement('style');
+  style.textContent = '.bd-article section { content-visibility: visible !important; }';
+  document.head.append(style);
+  document.querySelectorAll('img[loading="lazy"]').forEach(img => { img.loading = 'eager'; });
+  window.dispatchEvent(new Event('resize'));
+}
+"""
+
+
 def _open_and_inspect(
     context, url: str, shot: Path, width: int, redirect: str | None = None
 ) -> tuple[list[str], dict[str, int], dict]:
@@ -325,12 +340,13 @@ def _open_and_inspect(
                 "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=PAGE_TIMEOUT_MS
             )
             page.evaluate("() => MathJax.startup.promise")
-        # Scroll to the bottom and back so that lazily loaded images are requested too, then wait
-        # for every image and web font (Playwright's "networkidle" proved unreliable here).
-        page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
-        page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
+        # The first screen as a reader gets it: its pictures (the others wait for the reader: loading=lazy) and web
+        # fonts loaded (Playwright's "networkidle" proved unreliable here).
+        page.wait_for_function(
+            "() => Array.from(document.images).every(i => i.complete || i.getBoundingClientRect().top > innerHeight)",
+            timeout=PAGE_TIMEOUT_MS,
+        )
         page.evaluate("() => document.fonts.ready.then(() => true)")
-        page.evaluate("() => window.scrollTo(0, 0)")
         # A screenshot is for a person to look at, not a check: the first screen by default (0.1 s), the whole
         # page with STS_SCREENSHOTS=full (about 2 s a page at 1280 px, a quarter of this pass). The two long API
         # pages (generated from the docstrings) take tens of seconds whole: their first screen is always enough.
@@ -339,6 +355,7 @@ def _open_and_inspect(
         # Then every dropdown is opened (claims tables, solutions, hidden outputs), so that the checks
         # below see what a reader sees after opening them, and their images load.
         page.evaluate(_OPEN_DROPDOWNS_JS)
+        page.evaluate(_EVERYTHING_SHOWN_JS)
         page.wait_for_function("() => Array.from(document.images).every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
         # Two frames: the page's scripts see what opening the dropdowns laid out (their ResizeObservers run in
         # the rendering step), as they would for a reader who opens one.

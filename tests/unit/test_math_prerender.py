@@ -84,3 +84,26 @@ def test_the_theme_script_patch_skips_sections_not_laid_out():
     assert sts_book.theme_skips_hidden_sections(patched) == patched  # a second build leaves it as it is
     with pytest.raises(ValueError, match="fix 10"):
         sts_book.theme_skips_hidden_sections(original.replace("e.tabIndex=e.scrollWidth", "e.tabIndex=e.offsetWidth"))
+
+
+def test_scripts_are_deferred_but_the_one_the_inline_scripts_write_into():
+    """Fix 11: a parser-blocking script in the head holds the first paint; each is deferred, in its order, but
+    documentation_options.js (inline scripts after it set its object's fields), inline scripts and async ones."""
+    from sphinx.builders.html._assets import _JavaScript
+
+    scripts = [
+        _JavaScript("_static/documentation_options.js"),
+        _JavaScript("_static/doctools.js", priority=200),
+        _JavaScript("", body="DOCUMENTATION_OPTIONS.pagename = 'x';"),
+        _JavaScript("_static/sphinx-thebe.js", **{"async": "async"}),
+        _JavaScript("_static/sts-book.js", defer="defer"),
+    ]
+    out = sts_book.deferred_scripts(scripts)
+    assert [s.attributes for s in out] == [
+        {},
+        {"defer": "defer"},
+        {"body": "DOCUMENTATION_OPTIONS.pagename = 'x';"},
+        {"async": "async"},
+        {"defer": "defer"},
+    ]
+    assert [s.filename for s in out] == [s.filename for s in scripts] and out[1].priority == 200
