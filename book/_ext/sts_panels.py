@@ -161,10 +161,7 @@ def _shown(renderings: dict, url) -> list[tuple[str, dict]]:
     pairs = [(theme, lays) for theme, lays in THEMES.items() if all(lay in renderings for lay in lays)]
     if len(pairs) == 1:
         pairs = [("", pairs[0][1])]
-    return [
-        (theme, {lay: _picture(renderings[lay], url) for lay in lays})
-        for theme, lays in pairs
-    ]
+    return [(theme, {lay: _picture(renderings[lay], url) for lay in lays}) for theme, lays in pairs]
 
 
 def picture_markup(pictures: dict, alt: str, *, img_class: str = "", title: str = _TITLE, theme: str = "") -> str:

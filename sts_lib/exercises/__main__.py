@@ -50,7 +50,7 @@ def main(argv=None) -> int:
         build_book_pages()
         return 0
     if args.cmd == "costs":
-        from ._cost import check_seconds, table, written
+        from ._cost_measure import check_seconds, table, written
 
         measured = None
         if args.measure:

@@ -4,8 +4,9 @@ Each exercise's record (:class:`~._core.Exercise`) carries a :class:`Cost`: what
 path and two stated judgements. The difficulty and the minutes are not written by hand; they follow from the
 record by the rule below, which was fixed before any exercise was measured.
 
-**Measured** (:func:`written` and :func:`check_seconds`; ``python -m sts_lib.exercises costs --measure`` measures
-again; ``tests/unit/test_exercise_cost.py`` holds the first three to the source notebooks):
+**Measured** (:func:`~._cost_measure.written` and :func:`~._cost_measure.check_seconds`;
+``python -m sts_lib.exercises costs --measure`` measures again; ``tests/unit/test_exercise_cost.py`` holds the
+first three to the source notebooks):
 
 * ``tokens`` — Python tokens of the code the student writes: the reference solution's lines between the solution
   markers of the graded cell (``exercises/source``), comments and layout (newlines, indentation) not counted;
@@ -39,17 +40,12 @@ It leaves out the *try it* cell's run (each is seconds on 2 CPU cores) and readi
 
 from __future__ import annotations
 
-import contextlib
 import io
 import math
-import statistics
 import textwrap
-import time
 import tokenize
 from dataclasses import dataclass
-from pathlib import Path
 
-from ._markers import BEGIN, END, MD_BEGIN, MD_END, cell_tags, solution_blocks
 
 LEVELS = ("warm-up", "standard", "challenging")  # difficulty 1, 2, 3
 SIZE_BANDS = (50, 150)  # tokens + words: band 0 below the first, 1 below the second, 2 from it
@@ -133,109 +129,3 @@ def code_size(lines: list[str]) -> tuple[int, int]:
     tokens = [t for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type not in _LAYOUT]
     kept = [ln for ln in code.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     return len(kept), len(tokens)
-
-
-def _heading(cell) -> bool:
-    return cell.cell_type == "markdown" and cell.source.startswith("## ")
-
-
-def written(source_dir: str | Path = SOURCE_DIR) -> dict[str, tuple[int, int, int]]:
-    """``{id: (lines, tokens, words)}``: what the student writes for each exercise of the source notebooks — the
-    graded cell's solution blocks (code) and the solution blocks of the markdown cells from its heading to the
-    next heading (the written answer)."""
-    import nbformat
-
-    from ._core import source_notebooks
-
-    out: dict[str, tuple[int, int, int]] = {}
-    for path in source_notebooks(source_dir):
-        section: list = []
-        sections = [section]
-        for cell in nbformat.read(str(path), as_version=4).cells:
-            if _heading(cell):
-                section = []
-                sections.append(section)
-            section.append(cell)
-        for cells in sections:
-            code, words, ids = [], 0, []
-            for cell in cells:
-                if cell.cell_type == "code" and "exercise" in cell_tags(cell):
-                    ids.append(cell.metadata.get("exercise"))
-                    code += solution_blocks(cell.source, BEGIN, END)
-                elif cell.cell_type == "markdown" and MD_BEGIN in cell.source:
-                    words += len(" ".join(solution_blocks(cell.source, MD_BEGIN, MD_END)).split())
-            if len(set(ids)) > 1:
-                raise ValueError(f"{path.name}: one section holds the graded cells of {sorted(set(ids))}")
-            if ids:
-                out[ids[0]] = (*code_size(code), words)
-    return out
-
-
-def reference_functions(source_dir: str | Path = SOURCE_DIR) -> dict:
-    """The reference solutions' namespace: each solution notebook's set-up cell and graded cells, executed."""
-    import nbformat
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    from ._core import source_notebooks
-    from .build import make_solution
-
-    ns: dict = {}
-    exec("import math\nimport numpy as np\nimport torch\nimport sts_lib as sts\n", ns)
-    for path in source_notebooks(source_dir):
-        nb = make_solution(nbformat.read(str(path), as_version=4), path.stem)
-        code = [c for c in nb.cells if c.cell_type == "code"]
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(TransformerManager().transform_cell(code[0].source), ns)
-            for cell in code:
-                if "exercise" in cell_tags(cell):
-                    exec(cell.source, ns)
-    return ns
-
-
-def check_seconds(ids=None, repeats: int = 3, source_dir: str | Path = SOURCE_DIR) -> dict[str, float]:
-    """``{id: seconds}``: the checker's run time on the reference solution (seed 0), the median of ``repeats``
-    runs after one warm-up run. A check that does not earn full points is an error, not a time."""
-    from ._check import run_check
-    from ._core import REGISTRY
-
-    ns = reference_functions(source_dir)
-    out = {}
-    for ex_id in ids or REGISTRY:
-        ex = REGISTRY[ex_id]
-        fn = ns[ex.function]
-        if run_check(ex_id, fn, seed=0).points != ex.points:
-            raise RuntimeError(f"{ex_id}: the reference solution does not earn full points")
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            run_check(ex_id, fn, seed=0)
-            times.append(time.perf_counter() - start)
-        out[ex_id] = statistics.median(times)
-    return out
-
-
-def table(measured: dict | None = None) -> list[str]:
-    """The records' costs as a Markdown table, one row per exercise and milestone; with ``measured``
-    (``{id: (lines, tokens, words, seconds)}``) a column of what was measured now."""
-    from ._core import REGISTRY
-
-    head = "| id | pts | lines | tokens | words | check s | chapters | derivation | level | min |"
-    rows = [head, "|---" * (head.count("|") - 1) + "|"]
-    if measured:
-        rows[0] += " measured now |"
-        rows[1] += "---|"
-    for ex in REGISTRY.values():
-        c = ex.cost
-        if c is None:
-            row = f"| `{ex.id}` | {ex.points} | | | | | | | *none* | |"
-        else:
-            chapters = ", ".join(map(str, c.chapters))
-            row = (
-                f"| `{ex.id}` | {ex.points} | {c.lines} | {c.tokens} | {c.words} | {c.check_s:.2f} | {chapters} | "
-                f"{'yes' if c.derivation else 'no'} | {c.level} | {c.minutes} |"
-            )
-        if measured:
-            m = measured.get(ex.id)
-            row += f" {m[0]} / {m[1]} / {m[2]} / {m[3]:.2f} s |" if m else " |"
-        rows.append(row)
-    return rows

@@ -221,7 +221,8 @@ def test_book_extension_docstring_fixes():
         r"back \|y\|",
     ]
     assert dedupe_scripts(["a.js", "b.js", "a.js"]) == ["a.js", "b.js"]
-    assert citation_list_role('<div class="citation" role="doc-biblioentry">') == '<div class="citation" role="listitem">'
+    entry = '<div class="citation" role="doc-biblioentry">'
+    assert citation_list_role(entry) == '<div class="citation" role="listitem">'
     assert protect_property_summary(["", "Dense matrix: ``(B, T)``."]) == ["", ": Dense matrix: ``(B, T)``."]
     assert protect_property_summary(["``(B, T)``.", "more: text"]) == ["``(B, T)``.", "more: text"]
     css = (
@@ -342,7 +343,8 @@ def test_a_box_below_the_first_screen_is_marked_when_the_reader_reaches_its_sect
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 390, "height": 700})
-        for name, js in (("script", script), ("without the handler", script.replace(handler, "void (0) || (() => 0)("))):
+        unhandled = script.replace(handler, "void (0) || (() => 0)(")
+        for name, js in (("script", script), ("without the handler", unhandled)):
             page.set_content(f"<html><head><style>{css}</style></head><body>{body}</body></html>")
             page.add_script_tag(content=js)
             two_frames = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"

@@ -11,7 +11,8 @@ import pytest
 
 from sts_lib.exercises import REGISTRY
 from sts_lib.exercises._book_pages import BOOK_DIR, PROJECT_DIR, _costed
-from sts_lib.exercises._cost import LEVELS, Cost, label, written
+from sts_lib.exercises._cost import LEVELS, Cost, label
+from sts_lib.exercises._cost_measure import written
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "book" / "appendix" / "instructor_guide.md"

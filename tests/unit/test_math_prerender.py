@@ -75,8 +75,11 @@ def test_an_undefined_macro_fails_the_build_at_its_line(tmp_path):
 
 def test_the_theme_script_patch_skips_sections_not_laid_out():
     theme = ROOT / ".venv/lib"
-    scripts = list(theme.glob("python3*/site-packages/pydata_sphinx_theme/theme/pydata_sphinx_theme/static/scripts/"
-                              "pydata-sphinx-theme.js"))
+    scripts = list(
+        theme.glob(
+            "python3*/site-packages/pydata_sphinx_theme/theme/pydata_sphinx_theme/static/scripts/pydata-sphinx-theme.js"
+        )
+    )
     assert scripts, "pydata-sphinx-theme is not installed in .venv"
     original = scripts[0].read_text(encoding="utf-8")
     patched = sts_book.theme_skips_hidden_sections(original)

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from sts_lib.exercises import REGISTRY, run_check
-from sts_lib.exercises._seminars import SEMINARS, Seminar, seminar_markdown
+from sts_lib.exercises._seminar_page import seminar_markdown
+from sts_lib.exercises._seminars import SEMINARS, Seminar
 from sts_lib.exercises.build import cell_tags
 from sts_lib.exercises.projects import PROJECTS, evidence, rubric_markdown
 from sts_lib.theory.families import random_pe_scores

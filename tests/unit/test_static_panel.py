@@ -150,8 +150,11 @@ def test_html_has_native_labelled_controls_alt_text_and_a_note_of_what_is_precom
     assert len(re.findall(r'<input type="range"', text)) == 2 and text.count("<select") == 1
     for cid in re.findall(r'id="(sts-panel-[0-9a-f]+-\w+)"', text):
         assert f'<label for="{cid}">' in text
-    assert re.search(r'<img class="sts-panel-img" src="data:image/png;base64,[^"]+" width="\d+" height="\d+" '
-                     r'loading="lazy" decoding="async" alt="A toy line', text)
+    assert re.search(
+        r'<img class="sts-panel-img" src="data:image/png;base64,[^"]+" width="\d+" height="\d+" '
+        r'loading="lazy" decoding="async" alt="A toy line',
+        text,
+    )
     note = re.search(r'<p class="sts-panel-note">(.*?)</p>', text).group(1)
     assert "without a kernel" in note and "T ∈ {2, 3, 4, 5}" in html.unescape(note) and "notebook" in note
     with pytest.raises(ValueError, match="alt"):
