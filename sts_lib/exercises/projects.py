@@ -140,7 +140,7 @@ def _readings() -> str:
     return (
         f"Chapter 8 decides the caption's “all of the fixed PE end up with validation loss at least 0.15” at the "
         f"figure's {p['figure_steps']:,} steps. The committed `nearorth-baseline` runs the fixed near-orthogonal "
-        f"PE for {p['steps']:,} steps on {len(f)} random tables: its smallest loss at T_test = 250 is "
+        f"PE for {p['steps']:,} steps on {len(f)} random tables: its smallest loss at $T_{{\\text{{test}}}}=250$ is "
         f"{at_figure} within {p['figure_steps']:,} steps (the statement holds), {over_run} over the whole run "
         f"(it fails), first below 0.15 at step "
         f"{_span([v['first_below_015'] for v in f.values()], '{:,.0f}')}, and it rises again by "

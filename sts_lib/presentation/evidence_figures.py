@@ -121,7 +121,7 @@ def nearorth_baseline(doc: dict) -> Figure:
         # The dip near 0.15 is the point: show the run from step 2000 on, down to 0.1.
         top = max(float(np.max(h[key][h["step"] >= 2000])) for h in histories(doc, run).values())
         ax.set_ylim(0.1, 1.05 * top)
-        ax.set(xlabel="step (log scale)", title=f"T_test = {Tt}")
+        ax.set(xlabel="step (log scale)", title=rf"$T_{{\mathrm{{test}}}}$ = {Tt}")
     for ax in np.atleast_1d(axes) if stacked(len(Ts)) else np.atleast_1d(axes)[:1]:
         ax.set_ylabel("held-out loss")
     handles = np.atleast_1d(axes)[0].get_legend_handles_labels()[0] + [

@@ -23,13 +23,15 @@ from functools import partial
 
 from ..claims import ROLES, UNITS, Unit
 from ..results import claims_table
+from .theme import reader_text
 
 
 class Markdown(str):
-    """A string that Jupyter displays as Markdown (``_repr_markdown_``); otherwise a plain ``str``."""
+    """A string that Jupyter displays as Markdown (``_repr_markdown_``, the code's identifiers as a reader reads
+    them: :func:`~sts_lib.presentation.theme.reader_text`); otherwise a plain ``str``."""
 
     def _repr_markdown_(self) -> str:
-        return str(self)
+        return reader_text(str(self))
 
 
 def verdict(row: dict) -> str:
@@ -221,8 +223,8 @@ class Dropdown(Markdown):
         from .render import static_book
 
         if static_book():
-            return str(self)
-        return f"<details>\n<summary>{self.title}</summary>\n\n{self.body}\n\n</details>"
+            return reader_text(str(self))
+        return reader_text(f"<details>\n<summary>{self.title}</summary>\n\n{self.body}\n\n</details>")
 
 
 def claim_lines(doc: dict) -> list[str]:

@@ -60,7 +60,7 @@ def runs_by_pe(doc: dict) -> dict[str, dict[int, History]]:
         label = PE_LABELS[pe_kind(h)]
         if label in out:  # a second run of one PE kind: name what differs (its rate), never the run id
             lr, lr0 = h.config["train"].get("lr_W"), first[label].config["train"].get("lr_W")
-            label = f"{label}, η_W = {lr:.3g}" if lr != lr0 else f"{label}, run {len(out) + 1}"
+            label = f"{label}, $\\eta_W$ = {lr:.3g}" if lr != lr0 else f"{label}, run {len(out) + 1}"
         first.setdefault(label, h)
         out[label] = hists
     return out

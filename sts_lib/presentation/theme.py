@@ -17,6 +17,7 @@ both; the book shows the one of the reader's theme).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from matplotlib import colormaps
@@ -118,5 +119,40 @@ NOTE_SIZE = STYLE["legend.fontsize"]
 #: Every layout by its name (the keys of a figure's renderings: :func:`sts_lib.presentation.render.renderings`).
 LAYOUTS = {lay.name: lay for lay in (DESKTOP, PHONE, PRINT, DESKTOP_DARK, PHONE_DARK)}
 
+
+#: How the code's raw identifiers are written where a reader reads them (issue 48): as symbols, in MyST math in the
+#: text, tables and captions, in mathtext in a figure (:func:`reader_text`). Code cells, the API reference's signatures
+#: and the terminal keep the identifiers.
+SYMBOLS = {"T_test": r"T_{\text{test}}", "q_test": r"q_{\text{test}}", "eta_W": r"\eta_W", "η_W": r"\eta_W",
+           "eta_V": r"\eta_V", "η_V": r"\eta_V"}  # fmt: skip
+_RAW = re.compile(r"`[^`\n]*`|\$[^$\n]*\$|(?<![\w\\$])(" + "|".join(SYMBOLS) + r")(?![\w$])")  # code, math: as they are
+#: "GD" is population gradient descent (chapter 3); a run of plain gradient steps on minibatches is "SGD on fresh
+#: batches of B" (the names of committed documents say "GD, batch 256").
+_MINIBATCH_GD = re.compile(r"(?<![\w-])GD, batch (\d[\d,]*)")
+
+
+def reader_text(text: str, *, mathtext: bool = False) -> str:
+    r"""``text`` as a reader reads it: each raw identifier of :data:`SYMBOLS` as its symbol (MyST math, or matplotlib's
+    mathtext), and a minibatch run's "GD, batch B" as "SGD on fresh batches of B".
+
+    >>> reader_text("fixed one-hot PE, T_test = 250; every q_test; η_W = 60.2")
+    'fixed one-hot PE, $T_{\\text{test}}$ = 250; every $q_{\\text{test}}$; $\\eta_W$ = 60.2'
+    >>> reader_text("T_test = 40", mathtext=True), reader_text("T_tests and $\\eta_W$ stay")
+    ('$T_{\\mathrm{test}}$ = 40', 'T_tests and $\\eta_W$ stay')
+    >>> reader_text("`sample(T_test=40)` and $T_test$ stay; T_test moves")
+    '`sample(T_test=40)` and $T_test$ stay; $T_{\\text{test}}$ moves'
+    >>> reader_text("T=20, GD, batch 256: cos(W, W*); exact population GD")
+    'T=20, SGD on fresh batches of 256: cos(W, W*); exact population GD'
+    """
+
+    def symbol(m: re.Match) -> str:
+        if not m.group(1):
+            return m.group(0)
+        tex = SYMBOLS[m.group(1)]
+        return "$" + (tex.replace(r"\text{", r"\mathrm{") if mathtext else tex) + "$"
+
+    return _MINIBATCH_GD.sub(r"SGD on fresh batches of \1", _RAW.sub(symbol, str(text)))
+
+
 __all__ = ["DARK", "DESKTOP", "DESKTOP_DARK", "LAYOUTS", "LIGHT", "Layout", "NOTE_SIZE", "PHONE", "PHONE_DARK", "PRINT",
-           "Palette", "STYLE"]  # fmt: skip
+           "Palette", "STYLE", "SYMBOLS", "reader_text"]  # fmt: skip
