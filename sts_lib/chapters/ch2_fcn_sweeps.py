@@ -36,7 +36,7 @@ def width_sweep_markdown(rows: list[dict], transformer: dict | None = None) -> M
     ...        "d": 4, "q": 3, "rel_bound": 0.7, "wall_time": 0.21}
     >>> tf = {"width": 14, "params": 252, "rel_error": 0.00213, "error_se": 0.00004, "d": 4, "q": 3, "wall_time": 1.5}
     >>> print(width_sweep_markdown([fcn], transformer=tf))
-    | net | width | parameters | error / $(d/q)$ | bound / $(d/q)$ | training time |
+    | net | width | params | error / $(d/q)$ | bound / $(d/q)$ | time |
     |---|---|---|---|---|---|
     | FCN, 1 hidden layer | 4 | 224 | 0.706 ± 0.004 | 0.700 | 0.2 s |
     | transformer | 14 | 252 | 0.0021 ± 0.0000 | — | 1.5 s |
@@ -64,7 +64,7 @@ def width_sweep_markdown(rows: list[dict], transformer: dict | None = None) -> M
                 f"{tf['wall_time']:.1f} s",
             )
         )
-    return table(["net", "width", "parameters", "error / $(d/q)$", "bound / $(d/q)$", "training time"], out)
+    return table(["net", "width", "params", "error / $(d/q)$", "bound / $(d/q)$", "time"], out)
 
 
 def width_needed_markdown(sweeps: dict, d: int, q: int, rel_target: float) -> Markdown:

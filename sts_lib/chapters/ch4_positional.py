@@ -246,41 +246,33 @@ def compare_samplers(
 
 
 def samplers_table(rows: list[dict], T_test: int, *, note: str = "") -> Markdown:
-    """The rows of :func:`compare_samplers` as a table (:func:`sts_lib.presentation.report.table`): final held-out
-    loss, the loss at ``T_test``, the cosines with ``W*`` and ``V*``, slope and R^2 of the 1/loss fit, and the cosine of
-    ``W_EE`` with the identity; ``note`` is a line below the table.
+    """The rows of :func:`compare_samplers` as a table (:func:`sts_lib.presentation.report.table`), one column per
+    sampler and one row per measure, so that a phone's column shows every measure (issue 48): final held-out loss, the
+    loss at ``T_test``, the cosines with ``W*`` and ``V*``, slope and R^2 of the 1/loss fit, and the cosine of ``W_EE``
+    with the identity; ``note`` is a line below the table.
 
     >>> row = {"sampler": "one-hot pool", "loss": 0.02961, "loss_T40": 0.1271, "cos_W": 0.99152, "cos_V": 0.99931,
     ...        "inv_loss_slope": 0.08842, "inv_loss_r2": 0.9987, "cos_EE_I": 0.99161}
     >>> print(samplers_table([row], T_test=40))
-    | sampler | loss | loss at $T=40$ | $\\cos(W,W^\\star)$ | $\\cos(V,V^\\star)$ | slope of $1/\\text{loss}$
-    | its $R^2$ | $\\cos(W_{EE},I)$ |
-    |---|---|---|---|---|---|---|---|
-    | one-hot pool | 0.0296 | 0.127 | 0.9915 | 0.9993 | 0.0884 | 1.00 | 0.9916 |
+    | measure | one-hot pool |
+    |---|---|
+    | loss | 0.0296 |
+    | loss at $T=40$ | 0.127 |
+    | $\\cos(W,W^\\star)$ | 0.9915 |
+    | $\\cos(V,V^\\star)$ | 0.9993 |
+    | slope of $1/\\text{loss}$ | 0.0884 |
+    | its $R^2$ | 1.00 |
+    | $\\cos(W_{EE},I)$ | 0.9916 |
     """
+    measures = [
+        ("loss", lambda r: f"{r['loss']:.4f}"),
+        (f"loss at $T={T_test}$", lambda r: f"{r[HeldOut.length(T_test).key]:.3f}"),
+        (r"$\cos(W,W^\star)$", lambda r: f"{r['cos_W']:.4f}"),
+        (r"$\cos(V,V^\star)$", lambda r: f"{r['cos_V']:.4f}"),
+        (r"slope of $1/\text{loss}$", lambda r: f"{r['inv_loss_slope']:.4f}"),
+        ("its $R^2$", lambda r: f"{r['inv_loss_r2']:.2f}"),
+        (r"$\cos(W_{EE},I)$", lambda r: f"{r['cos_EE_I']:.4f}"),
+    ]
     return table(
-        [
-            "sampler",
-            "loss",
-            f"loss at $T={T_test}$",
-            r"$\cos(W,W^\star)$",
-            r"$\cos(V,V^\star)$",
-            r"slope of $1/\text{loss}$",
-            "its $R^2$",
-            r"$\cos(W_{EE},I)$",
-        ],
-        [
-            (
-                r["sampler"],
-                f"{r['loss']:.4f}",
-                f"{r[HeldOut.length(T_test).key]:.3f}",
-                f"{r['cos_W']:.4f}",
-                f"{r['cos_V']:.4f}",
-                f"{r['inv_loss_slope']:.4f}",
-                f"{r['inv_loss_r2']:.2f}",
-                f"{r['cos_EE_I']:.4f}",
-            )
-            for r in rows
-        ],
-        note=note,
+        ["measure", *(r["sampler"] for r in rows)], [(m, *(f(r) for r in rows)) for m, f in measures], note=note
     )

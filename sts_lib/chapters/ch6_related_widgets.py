@@ -124,7 +124,9 @@ def plot_ratio_sweep(sweep: dict[float, ScanSnapHistory]) -> Figure:
     b2 = a2.twinx()
     b2.plot(ratios, C, "s--", c=palette().ink, label="final common-token attention")
     b2.set_ylabel("attention on common tokens")
-    a2.legend(handles=a2.get_lines() + b2.get_lines(), loc="lower right")
+    legend(
+        a2, handles=a2.get_lines() + b2.get_lines(), place="beside", loc="lower right"
+    )  # a phone: below, off the points
     return fig
 
 

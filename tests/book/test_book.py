@@ -290,6 +290,9 @@ def test_reader_checks_fail_on_planted_problems():
         '<span style="display:inline-block;width:300px;flex-shrink:0">a wide inline formula</span></span>'
         # a cue left on a formula that fits (the fonts arrived after it was marked)
         '<mjx-container display="true" data-sts-more="right" style="display:block">a stale cue</mjx-container>'
+        # a table wider than its box, marked but with nothing drawn above its cells
+        '<table data-sts-more="right" style="display:block;overflow-x:auto;max-width:300px"><tr>'
+        '<td style="white-space:nowrap">a wide table with one long row of cells that cannot wrap</td></tr></table>'
     )
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
@@ -317,6 +320,12 @@ def test_reader_checks_fail_on_planted_problems():
     assert not good["panelTooTall"] and bad["panelTooTall"][0].startswith("a tall panel: 9"), bad["panelTooTall"]
     assert any(t.startswith("6.3 px") for t in bad["smallText"]), bad["smallText"]  # 12.5 px at half size
     assert any(t.startswith("not measured") for t in bad["smallText"]), bad["smallText"]
+    assert (
+        not good["wideTables"]
+        and len(bad["wideTables"]) == 1
+        and bad["wideTables"][0].startswith("365 px in 300: a wide table")
+    ), bad["wideTables"]
+    assert not good["uncuedTables"] and len(bad["uncuedTables"]) == 1, bad["uncuedTables"]
     assert not good["staleCues"] and len(bad["staleCues"]) == 1, bad["staleCues"]
     assert bad["staleCues"][0].startswith("right on ") and bad["staleCues"][0].endswith(": a stale cue")
 

@@ -485,6 +485,10 @@ def test_every_library_figure_is_readable_in_the_book_column_and_on_a_phone(name
         f"{report['png_width']} px wide in a {render.PHONE_COLUMN_PX} px column)"
     )
     assert not report["overlaps"], f"{name}: texts overlap on a phone: {report['overlaps']}"
+    # No legend covers data on a phone (issue 48: chapter 4's margin figure hid 8 of its 9 points under one).
+    assert not points_under_legends(narrow), (
+        f"{name}: data points under a legend on a phone: {points_under_legends(narrow)}"
+    )
     # Panels keep room to be read: a legend left beside a panel (or two panels left side by side) would squeeze it.
     bars = {id(bar.ax) for bar in layout.drawn(narrow).colorbars}
     inches = [
@@ -500,6 +504,45 @@ def test_every_library_figure_is_readable_in_the_book_column_and_on_a_phone(name
     dark = layout.redraw(fig, layout.DESKTOP_DARK)
     assert dark is not fig and to_hex(dark.get_facecolor()) == to_hex(theme.DARK.paper), name
     assert not dark_marks(dark), f"{name}: drawn dark on the dark page: {dark_marks(dark)[:4]}"
+
+
+def points_under_legends(fig) -> list[str]:
+    """The plotted points of ``fig`` (scatter offsets, the markers of a line) that a legend's box covers, as
+    "N points of <axes title> under <legend>"; ``fig`` is drawn first (its legends placed)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
+    found = []
+    for ax in fig.axes:
+        pts = [np.asarray(c.get_offsets(), float) for c in ax.collections if np.ndim(c.get_offsets()) == 2]
+        pts += [
+            np.column_stack([ln.get_xdata(), ln.get_ydata()]).astype(float)
+            for ln in ax.lines
+            if ln.get_visible() and ln.get_marker() not in (None, "None", "", " ") and len(ln.get_xdata())
+        ]
+        pts = [p for p in pts if len(p)]
+        if not pts:
+            continue
+        shown = ax.transData.transform(np.vstack(pts))
+        for leg in legends:
+            box = leg.get_window_extent(renderer)
+            n = int(sum(box.contains(x, y) for x, y in shown if np.isfinite(x) and np.isfinite(y)))
+            if n:
+                found.append(f"{n} points of {ax.get_title()[:30]!r} under a legend")
+    return found
+
+
+def test_a_legend_over_points_is_found():
+    fig = Figure(figsize=(3.7, 3.0), dpi=100)
+    ax = fig.add_subplot()
+    ax.scatter([0.1, 0.15, 0.9], [0.93, 0.92, 0.1], label="points")
+    ax.set(xlim=(0, 1), ylim=(0, 1), title="t")
+    ax.legend(loc="upper left")
+    assert points_under_legends(fig) == ["2 points of 't' under a legend"]
+    ax.legend(loc="lower left")
+    assert points_under_legends(fig) == []
 
 
 def dark_marks(fig) -> list[str]:
