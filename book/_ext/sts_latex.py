@@ -164,7 +164,11 @@ class IntroTitle(SphinxPostTransform):
         if section is None or not section.children or not isinstance(section[0], nodes.title):
             return
         title = texescape.escape(section[0].astext())
-        heading = f"\\chapter*{{{title}}}\\phantomsection\\addcontentsline{{toc}}{{chapter}}{{{title}}}\n"
+        # \markboth: the running heads name the introduction (a \chapter* sets none, so they kept "CONTENTS", issue 48)
+        heading = (
+            f"\\chapter*{{{title}}}\\phantomsection\\addcontentsline{{toc}}{{chapter}}{{{title}}}"
+            f"\\markboth{{{title}}}{{{title}}}\n"
+        )
         section.insert(1, nodes.raw("", heading, format="latex"))
 
 

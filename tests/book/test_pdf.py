@@ -525,3 +525,28 @@ def test_pdf_checks_fail_on_planted_problems(tmp_path):
 def test_latex_extension_doctests():
     result = doctest.testmod(_latex_extension())
     assert result.attempted >= 2 and not result.failed
+
+
+#: A running head or foot that names the table of contents: the page number and "CONTENTS" on one line, as Sphinx's
+#: LaTeX leaves them on the pages after \tableofcontents until a chapter sets its mark (issue 48: the introduction,
+#: an unnumbered chapter, read "CONTENTS" on its five pages).
+CONTENTS_HEAD = re.compile(r"^\s*(?:\d+\s{3,}CONTENTS|CONTENTS\s{3,}\d+)\s*$", re.M)
+
+
+def contents_heads(layout_text: str) -> list[int]:
+    """The pages (1-based) of ``pdftotext -layout`` text whose running head or foot reads "CONTENTS"."""
+    return [n for n, page in enumerate(layout_text.split("\f"), 1) if CONTENTS_HEAD.search(page)]
+
+
+@pytest.mark.slow
+def test_no_running_head_reads_contents(pdf):
+    assert pdf.returncode == 0, "the PDF build failed (see test_pdf_builds_from_the_execution_cache)"
+    text = subprocess.run(["pdftotext", "-layout", str(PDF), "-"], capture_output=True, text=True, check=True).stdout
+    assert not contents_heads(text), f"pages whose running head reads CONTENTS: {contents_heads(text)}"
+
+
+def test_the_contents_head_check_can_fail():
+    """The introduction's pages as they printed before its \\markboth (pp. 8 and 9 of that PDF), and after."""
+    before = "text\n\n2" + " " * 60 + "CONTENTS\n\fmore text\n\nCONTENTS" + " " * 60 + "3\n"
+    after = "text\n\n2" + " " * 40 + "Introduction: why attention beats width\n\fContents\n  Introduction . . . 1\n"
+    assert contents_heads(before) == [1, 2] and contents_heads(after) == []
