@@ -60,7 +60,8 @@ when it can go.
     one stopping the page's parsing until it has arrived (8 on a chapter; on Lighthouse's slow phone they held the
     first paint). :func:`deferred_scripts` marks them ``defer``: they still run in their order, after the page is
     parsed and before DOMContentLoaded, where each of them starts its work. ``documentation_options.js`` stays as
-    it is: inline scripts in the head write into the object it defines. Remove when Sphinx defers its scripts.
+    it is: inline scripts in the head write into the object it defines; so does ``doctools.js`` on the search page,
+    whose template loads ``searchtools.js`` as it is. Remove when Sphinx defers its scripts.
 """
 
 from __future__ import annotations
@@ -157,15 +158,17 @@ def _process_docstring(app, what, name, obj, options, lines):
 
 #: Fix 11: scripts that must run before the inline scripts after them (which set DOCUMENTATION_OPTIONS' fields).
 _RUN_AT_ONCE = ("documentation_options.js",)
+#: ... and on the search page, whose template loads searchtools.js as it is (it calls doctools.js's _ready at once).
+_RUN_AT_ONCE_ON_SEARCH = _RUN_AT_ONCE + ("doctools.js",)
 
 
-def deferred_scripts(scripts: list) -> list:
-    """Every script with an address, but those of :data:`_RUN_AT_ONCE` and those already async or deferred, marked
+def deferred_scripts(scripts: list, keep: tuple[str, ...] = _RUN_AT_ONCE) -> list:
+    """Every script with an address, but those named in ``keep`` and those already async or deferred, marked
     ``defer`` (fix 11); inline scripts as they are."""
     out = []
     for script in scripts:
         name, attributes = str(getattr(script, "filename", "") or ""), getattr(script, "attributes", None)
-        if attributes is None or not name or {"defer", "async"} & set(attributes) or name.endswith(_RUN_AT_ONCE):
+        if attributes is None or not name or {"defer", "async"} & set(attributes) or name.endswith(keep):
             out.append(script)
         else:
             out.append(type(script)(script.filename, priority=script.priority, **attributes, defer="defer"))
@@ -175,7 +178,8 @@ def deferred_scripts(scripts: list) -> list:
 def _page_context(app, pagename, templatename, context, doctree):
     scripts = context.get("script_files")
     if scripts:
-        scripts[:] = deferred_scripts(dedupe_scripts(scripts))  # fixes 2 and 11
+        keep = _RUN_AT_ONCE_ON_SEARCH if pagename == "search" else _RUN_AT_ONCE
+        scripts[:] = deferred_scripts(dedupe_scripts(scripts), keep)  # fixes 2 and 11
     if "body" in context:  # fix 9
         context["body"] = citation_list_role(context["body"])
     # Fix 7a's second viewport tag, which reaches the page through the meta tags, not the template.

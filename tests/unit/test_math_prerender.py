@@ -110,3 +110,6 @@ def test_scripts_are_deferred_but_the_one_the_inline_scripts_write_into():
         {"defer": "defer"},
     ]
     assert [s.filename for s in out] == [s.filename for s in scripts] and out[1].priority == 200
+    # the search page: searchtools.js, loaded as it is by its template, calls doctools.js's _ready at once
+    on_search = sts_book.deferred_scripts(scripts, sts_book._RUN_AT_ONCE_ON_SEARCH)
+    assert on_search[1].attributes == {}
