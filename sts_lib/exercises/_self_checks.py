@@ -6,8 +6,9 @@ choices, each an admonition of class :data:`CHOICE_CLASS` (a dropdown) whose tit
 whose body opens with ``**Right.**`` or ``**Not quite.**`` and says why. :func:`read` turns a page's doctree into
 :class:`Question` records (each with its :class:`Choice` records); every edition is written from them:
 
-* the web page of the course edition: as written, each choice a dropdown holding its feedback (nothing to do here;
-  a scored form would be written from the same records);
+* the web page of the course edition: a form written from these records by ``book/_ext/sts_self_check.py`` (each
+  question a fieldset of radio buttons; Check shows the chosen choice's feedback and the chapter's score, which the
+  browser keeps; without JavaScript every choice's feedback in a fold under its question);
 * print, both PDFs, and the student edition's web page (:func:`write_apart`): each choice a plain line under its
   question, and the instructions the edition's own (:data:`PRINT_INSTRUCTIONS`, :data:`STUDENT_INSTRUCTIONS`); the
   course PDF collects every choice's feedback in a section of its own at the end of the chapter
@@ -22,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 CHOICE_CLASS = "sts-choice"  # the class of every check-your-understanding choice in book/src/*.md
-#: The instructions of the web page, as the chapters write them under *Check your understanding*.
+#: The instructions as the chapters write them under *Check your understanding* (each edition writes its own).
 INSTRUCTIONS = "Pick an answer, then open it: each choice says whether it holds, and why."
 #: The course PDF's: the feedback is collected at the end of the chapter.
 PRINT_INSTRUCTIONS = (
