@@ -60,6 +60,7 @@ def test_formulas_are_typeset_when_the_book_is_built(tmp_path):
     )
     assert status == 0, warnings
     assert html.count("<mjx-container") == 2 and "<mjx-assistive-mml" in html  # what screen readers read
+    assert html.count('style="font-size: 120%;') == 2  # set to the x-height of the text (sts_math.SCALE)
     assert "\\(" not in html and "\\[" not in html, "a formula was left for the browser"
     assert not re.search(r"<script[^>]*mathjax|window\.MathJax", html), "the page still loads MathJax"
     style = html.split('<style id="sts-math">')[1].split("</style>")[0]
