@@ -95,7 +95,7 @@ def test_ood_figures_colour_and_label_each_pe_by_its_recorded_kind():
     eqrate = doc["runs"]["stochastic_eqrate-gd"]["0"]["config"]["train"]["lr_W"]
     assert set(run_labels.runs_by_pe(_rename_runs(doc))) == {
         PE_LABELS[k] for k in ("stochastic_onehot", "onehot", "near_orthogonal")
-    } | {f"{PE_LABELS['stochastic_onehot']}, η_W = {eqrate:.3g}"}
+    } | {f"{PE_LABELS['stochastic_onehot']}, $\\eta_W$ = {eqrate:.3g}"}  # typeset by mathtext (issue 48)
     assert "exact population GD, stochastic one-hot" in [h.get_label() for h in fig.legends[0].legend_handles]
     # The legend shows the marker drawn on each PE's curve (kinds differ by more than hue, in the legend too).
     drawn = {
