@@ -139,7 +139,7 @@ def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
             # a drawn setting's pictures, by layout (desktop, phone, their dark pairs): {layout: [address, text px]}
             by_layout: dict[str, list[str]] = {}
             for f in frames:
-                for layout, (src, _) in f.get("pictures", {}).items():
+                for layout, (src, *_) in f.get("pictures", {}).items():
                     by_layout.setdefault(layout, []).append(src)
             if not 2 <= len(frames) <= limit:
                 problems.append(f"{name}: {len(frames)} settings (allowed 2 to {limit})")
