@@ -11,6 +11,7 @@ import pytest
 
 from sts_lib.exercises import REGISTRY
 from sts_lib.exercises._book_pages import BOOK_DIR, PROJECT_DIR, _costed
+from sts_lib.exercises._core import NOTEBOOKS
 from sts_lib.exercises._cost import LEVELS, Cost, label
 from sts_lib.exercises._cost_measure import written
 
@@ -163,3 +164,29 @@ def test_a_planted_guide_mismatch_is_reported():
     ]
     dropped = text.replace(row + "\n", "")
     assert [p for p in guide_mismatches(dropped) if ex.id in p] == ["pr2.first_below: in 0 rows of the guide, not 1"]
+
+
+def _stated_minutes(text: str) -> int | None:
+    m = re.search(r"plus about (\d+) for the exercises|\*\*\d+ points\*\*, about (\d+) minutes", text)
+    return int(m.group(1) or m.group(2)) if m else None
+
+
+def test_a_chapter_and_its_exercise_notebook_state_the_sum_of_their_estimates():
+    """Chapter N's opening ("plus about M for the exercises") and its exercise notebook's ("about M minutes") say the
+    sum of its exercises' minutes from the records; a planted 45 fails."""
+    from collections import defaultdict
+
+    sums = defaultdict(int)
+    for ex in REGISTRY.values():
+        sums[ex.part] += ex.cost.minutes
+    checked = 0
+    for part, total in sums.items():
+        if not part.startswith("ex"):
+            continue
+        chapter = next((ROOT / "book" / "src").glob(f"0{part[2]}_*.md"))
+        notebook = ROOT / "exercises" / "source" / f"{NOTEBOOKS[part]}.ipynb"
+        for source in (chapter, notebook):
+            assert _stated_minutes(source.read_text()) == total, f"{source.name} does not state {total} minutes"
+            checked += 1
+    assert checked == 12
+    assert _stated_minutes("*About 45 minutes, plus about 45 for the exercises*") == 45 != sums["ex1"]
