@@ -205,7 +205,8 @@ SEMINARS: dict[str, Seminar] = {
                 + _OPEN_V.format(quote=_FIXED),
             ),
             (
-                "Which of chapter 8's statements whose verdict turns on the reading can be decided by a rule fixed before "
+                "Which of chapter 8's statements whose verdict turns on the reading can be decided by a rule fixed "
+                "before "
                 "fresh runs, and does the verdict survive them?",
                 "a verdict from a reading chosen after the runs is a postdiction, not a test "
                 "(Nosek et al. 2018); in milestone 2.4's record the admitted readings disagree "
