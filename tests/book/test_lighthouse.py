@@ -2,11 +2,12 @@
 
 Every chapter, project and appendix page and the front page, served gzipped as GitHub Pages serves it, is audited
 with npm's lighthouse (pinned) in its default mobile emulation. Held on every page: accessibility 1.00, at most
-2.5 MB on first load, and a total blocking time of at most 800 ms (median; tests/helpers/lighthouse.py says how a page
-is judged and why that bound). Issue 48's performance bar, 0.90, is measured and printed for every page but not held:
-on this 2-core host several chapters do not reach it yet (the first paint of a page of several hundred typeset formulas
-on a simulated slow 4G phone; the closing note of issue 48 gives the figures). The two API pages generated from the
-library's docstrings are audited and recorded, not held. Every run's figures are written to _build/lighthouse.json.
+2.5 MB on first load, a total blocking time of at most 800 ms and a performance of at least 0.78 (medians of three runs
+when the first misses; tests/helpers/lighthouse.py says why these bounds). Issue 48's bar, performance 0.90, is printed
+for every page, not held: every page met it in the last fresh-clone run (0.94-0.98), but Lighthouse simulates the phone
+from the tasks this host ran, and a run beside the other tests' worker gave chapter 3 a median of 0.84. The two API
+pages generated from the library's docstrings are audited and recorded, not held. Every run's figures are written to
+_build/lighthouse.json.
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ import json
 
 import pytest
 from book_site import ROOT, missing
-from lighthouse import ACCESSIBILITY, EXEMPT, LIGHTHOUSE, MAX_FIRST_LOAD, MAX_TBT_MS, PERFORMANCE, audit_book, table
+from lighthouse import (
+    ACCESSIBILITY,
+    EXEMPT,
+    LIGHTHOUSE,
+    MAX_FIRST_LOAD,
+    MAX_TBT_MS,
+    MIN_PERFORMANCE,
+    PERFORMANCE,
+    audit_book,
+    table,
+)
 
 
 @pytest.mark.slow
@@ -35,6 +46,11 @@ def test_every_page_is_light_unblocked_and_accessible_on_a_slow_phone(build):
             problems.append(
                 f"{r['page']}: total blocking time {r['tbt_ms']:.0f} ms > {MAX_TBT_MS} ms (median of "
                 f"{len(r['runs'])} runs; performance {r['performance']:.2f})"
+            )
+        if r["performance"] < MIN_PERFORMANCE:
+            problems.append(
+                f"{r['page']}: performance {r['performance']:.2f} < {MIN_PERFORMANCE} (median of "
+                f"{len(r['runs'])} runs; TBT {r['tbt_ms']:.0f} ms, LCP {r['lcp_ms']:.0f} ms)"
             )
         if r["accessibility"] < ACCESSIBILITY:
             problems.append(f"{r['page']}: accessibility {r['accessibility']:.2f}: {r['accessibility_failures']}")

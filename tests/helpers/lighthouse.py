@@ -25,9 +25,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from book_site import HTML, ROOT, chromium, pages, serve  # noqa: E402
 
 LIGHTHOUSE = ROOT / ".venv" / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
-#: Issue 48's bar for every page audited: performance (reported: not yet met on every chapter, see the test) and
-#: accessibility (held).
+#: Issue 48's bar for every page audited: performance 0.90 (reported: a loaded host's run can fall below it, see the
+#: test) and accessibility 1.00 (held).
 PERFORMANCE, ACCESSIBILITY = 0.90, 1.00
+#: The performance held on every page (median): below what every chapter scored before the mathematics was typeset
+#: at build time (0.42-0.75 here and in the review's audit) fails; the lowest median since, on a loaded host, is 0.84.
+MIN_PERFORMANCE = 0.78
 #: Total blocking time held on every page (median): before the mathematics was typeset at build time a chapter
 #: blocked a slow phone for 480-1,300 ms (the review's audit) and 4,200 ms here (chapter 3); the stock Jupyter Book
 #: page blocks for 90 ms.
@@ -125,8 +128,13 @@ def run_once(url: str) -> dict:
 
 
 def misses(run: dict) -> bool:
-    """Whether a run misses a held figure (the blocking time, accessibility or the weight)."""
-    return run["tbt_ms"] > MAX_TBT_MS or run["accessibility"] < ACCESSIBILITY or run["bytes"] > MAX_FIRST_LOAD
+    """Whether a run misses a held figure (the blocking time, accessibility, the weight) or the 0.90 bar."""
+    return (
+        run["tbt_ms"] > MAX_TBT_MS
+        or run["accessibility"] < ACCESSIBILITY
+        or run["bytes"] > MAX_FIRST_LOAD
+        or run["performance"] < PERFORMANCE
+    )
 
 
 def audit(page: str, base: str) -> dict:
