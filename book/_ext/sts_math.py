@@ -53,7 +53,6 @@ class _Worker:
             encoding="utf-8",
             bufsize=1,
         )
-        self.typeset_since_css = 0
 
     def ask(self, request: dict) -> dict:
         self.proc.stdin.write(json.dumps(request) + "\n")
@@ -64,12 +63,10 @@ class _Worker:
         return json.loads(line)
 
     def typeset(self, tex: str, display: bool) -> dict:
-        self.typeset_since_css += 1
         return self.ask({"tex": tex, "display": display})
 
     def stylesheet(self) -> str:
         """The CSS for the characters typeset since the last call; the worker starts a fresh list."""
-        self.typeset_since_css = 0
         return self.ask({"css": True})["css"]
 
     def close(self) -> None:
@@ -85,14 +82,12 @@ def _worker(app) -> _Worker:
     return app._sts_math_worker
 
 
-def _typeset_between(translator, node, written: str, opening: str, closing: str, display: bool) -> str:
-    """``written`` (Sphinx's markup of one formula) with the TeX between ``opening`` and ``closing`` typeset."""
-    start, end = written.index(opening), written.rindex(closing)
-    tex = html.unescape(written[start + len(opening) : end])
+def _typeset(translator, node, tex: str, display: bool) -> str:
+    """MathJax's CommonHTML for ``tex``; a formula it cannot typeset is a build warning at ``node``."""
     answer = _worker(translator.builder.app).typeset(tex, display)
     if answer["error"]:
         logger.warning("MathJax cannot typeset %r: %s", tex, answer["error"], location=node)
-    return written[:start] + answer["html"] + written[end + len(closing) :]
+    return answer["html"]
 
 
 def _prerendered(visit, display: bool):
@@ -105,18 +100,18 @@ def _prerendered(visit, display: bool):
         except nodes.SkipNode:
             written = "".join(translator.body[first:])
             del translator.body[first:]
-            config = translator.builder.config
             if display and node.get("nowrap"):
                 # An amsmath environment (\begin{align} ...): written as it is inside its <div>, which MathJax
                 # would have found and set as display math.
-                opening, closing = written.index(">") + 1, written.rindex("</div>")
-                tex = written[opening:closing]
-                written = written[:opening] + "\x00" + tex + "\x01" + written[closing:]
-                written = _typeset_between(translator, node, written, "\x00", "\x01", True)
-            else:
+                start, end = written.index(">") + 1, written.rindex("</div>")
+                tex = written[start:end]
+            else:  # the TeX between Sphinx's delimiters, which go too
+                config = translator.builder.config
                 opening, closing = config.mathjax_display if display else config.mathjax_inline
-                written = _typeset_between(translator, node, written, opening, closing, display)
-            translator.body.append(written)
+                start, end = written.index(opening), written.rindex(closing) + len(closing)
+                tex = written[start + len(opening) : end - len(closing)]
+            typeset = _typeset(translator, node, html.unescape(tex), display)
+            translator.body.append(written[:start] + typeset + written[end:])
             raise
 
     return visitor

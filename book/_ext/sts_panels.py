@@ -41,7 +41,7 @@ from docutils import nodes
 from sphinx import addnodes
 
 from sts_lib.chapters.static_panel import MIME_PANEL, first_frame
-from sts_lib.presentation.render import MIME_PICTURE, SCHEMA_VERSION, STATIC_BOOK_ENV as ENV
+from sts_lib.presentation.render import MIME_PICTURE, SCHEMA_VERSION, STATIC_BOOK_ENV as ENV, png_size
 
 #: The class names of the markup, which static/*.css and static/*.js read (and the browser tests look for).
 CLASSES = {
@@ -140,19 +140,10 @@ def _file(translator, png_base64: str) -> str:
     return posixpath.relpath(f"_panels/{name}", here or ".")
 
 
-def png_size(png_base64: str) -> tuple[int, int]:
-    """The width and height in pixels of a PNG given in base64 (its header: the first 24 bytes).
-
-    >>> png_size(base64.b64encode(bytes(16) + (730).to_bytes(4, "big") + (410).to_bytes(4, "big")).decode())
-    (730, 410)
-    """
-    head = base64.b64decode(png_base64[:32])
-    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
-
-
 def _picture(rendering: dict, url) -> tuple:
-    """``(url, smallest text px, width, height)``: what a picture's markup and a panel's frame carry."""
-    return (url(rendering["png"]), rendering["text_px"], *png_size(rendering["png"]))
+    """``(url, smallest text px, width, height)``: what a picture's markup and a panel's frame carry (the size from
+    the PNG's header, its first 24 bytes: 32 characters of base64)."""
+    return (url(rendering["png"]), rendering["text_px"], *png_size(base64.b64decode(rendering["png"][:32])))
 
 
 def _shown(renderings: dict, url) -> list[tuple[str, dict]]:
@@ -165,9 +156,8 @@ def _shown(renderings: dict, url) -> list[tuple[str, dict]]:
 
 
 def picture_markup(pictures: dict, alt: str, *, img_class: str = "", title: str = _TITLE, theme: str = "") -> str:
-    """A ``<picture>`` of one theme's pair of renderings, ``{layout: (url, smallest text in image px[, width,
-    height])}`` in
-    :data:`THEMES`' order (the book's column, then the phone's, shown for :data:`PHONE_MEDIA`), in a link that opens
+    """A ``<picture>`` of one theme's pair of renderings, ``{layout: (url, smallest text in image px, width, height)}``
+    in :data:`THEMES`' order (the book's column, then the phone's, shown for :data:`PHONE_MEDIA`), in a link that opens
     it at full size. Each element names its layout (``data-layout``), which a panel's script follows. With its size,
     each rendering says it (``width``/``height``: the page keeps its place before it arrives), and the picture is
     fetched only as the reader nears it (``loading="lazy"``: a chapter's pictures below the first screen are most of
@@ -177,9 +167,10 @@ def picture_markup(pictures: dict, alt: str, *, img_class: str = "", title: str 
     ``only-light``/``only-dark``). A dark picture's addresses wait in ``data-src``/``data-srcset``, which
     ``static/sts-book.js`` moves into place once the page is dark, so a light page never downloads it.
 
-    >>> picture_markup({"desktop": ("w.png", 12.5), "phone": ("n.png", 9.4)}, "A & B")[:70]
+    >>> picture_markup({"desktop": ("w.png", 12.5, 730, 410), "phone": ("n.png", 9.4, 390, 300)}, "A & B")[:70]
     '<a class="sts-figure-link" href="w.png" target="_blank" rel="noopener"'
-    >>> dark = picture_markup({"desktop-dark": ("w.png", 12.5), "phone-dark": ("n.png", 9.4)}, "A", theme="dark")
+    >>> dark = picture_markup({"desktop-dark": ("w.png", 12.5, 730, 410), "phone-dark": ("n.png", 9.4, 390, 300)}, "A",
+    ...                       theme="dark")
     >>> 'class="sts-figure-link only-dark"' in dark, ' src=' in dark, 'data-src="w.png"' in dark
     (True, False, True)
     """
@@ -188,16 +179,15 @@ def picture_markup(pictures: dict, alt: str, *, img_class: str = "", title: str 
     classes = " ".join(filter(None, (img_class, only)))
     cls = f' class="{classes}"' if classes else ""
     lazy = "data-" if theme == "dark" else ""
-    size = lambda picture: f' width="{picture[2]}" height="{picture[3]}"' if len(picture) == 4 else ""  # noqa: E731
     # In a link from the start: a script that wrapped the picture later would move it while its image loads,
     # and the browser aborts and requests it again. The page's script points the link at the shown rendering.
     return (
         f'<a class="{" ".join(filter(None, (CLASSES["link"], only)))}" href="{wide[0]}" target="_blank" '
         f'rel="noopener" title="{title}">'
-        f'<picture class="{CLASSES["picture"]}"><source media="{PHONE_MEDIA}" {lazy}srcset="{narrow[0]}"'
-        f'{size(narrow)} data-layout="{narrow_layout}" data-text-px="{narrow[1]:.2f}"><img{cls} {lazy}src="{wide[0]}"'
-        f'{size(wide)} loading="lazy" decoding="async" alt="{html.escape(alt)}" data-layout="{wide_layout}" '
-        f'data-text-px="{wide[1]:.2f}"></picture></a>'
+        f'<picture class="{CLASSES["picture"]}"><source media="{PHONE_MEDIA}" {lazy}srcset="{narrow[0]}" '
+        f'width="{narrow[2]}" height="{narrow[3]}" data-layout="{narrow_layout}" data-text-px="{narrow[1]:.2f}">'
+        f'<img{cls} {lazy}src="{wide[0]}" width="{wide[2]}" height="{wide[3]}" loading="lazy" decoding="async" '
+        f'alt="{html.escape(alt)}" data-layout="{wide_layout}" data-text-px="{wide[1]:.2f}"></picture></a>'
     )
 
 

@@ -177,9 +177,14 @@ def compact(png: bytes | Image.Image) -> bytes:
     return out.getvalue()
 
 
+def png_size(png: bytes) -> tuple[int, int]:
+    """The width and height in pixels of a PNG, from its header (IHDR: its first 24 bytes are enough)."""
+    return struct.unpack(">II", png[16:24])
+
+
 def png_width(png: bytes) -> int:
     """The width in pixels of a PNG, from its header (IHDR)."""
-    return struct.unpack(">I", png[16:20])[0]
+    return png_size(png)[0]
 
 
 def static_book() -> bool:
@@ -254,5 +259,5 @@ def picture_data(fig: Figure, layouts=BOOK_LAYOUTS, *, rendered: dict | None = N
 
 __all__ = ["BOOK_LAYOUTS", "MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_WIDTH", "STATIC_BOOK_ENV",
            "MIME_PICTURE", "PictureData", "Rendering", "SCHEMA_VERSION", "all_axes", "compact", "drawn_texts",
-           "halved", "picture", "picture_data", "png_width", "renderings", "smallest_text_px",
+           "halved", "picture", "picture_data", "png_size", "png_width", "renderings", "smallest_text_px",
            "static_book"]  # fmt: skip

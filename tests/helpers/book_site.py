@@ -96,13 +96,13 @@ def pages() -> list[Path]:
     )
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep pytest's output readable
         pass
 
 
 @contextmanager
-def serve(folder: Path = HTML, handler: type = _QuietHandler):
+def serve(folder: Path = HTML, handler: type = QuietHandler):
     """Serve ``folder`` on 127.0.0.1 at a free port (with ``handler``, a SimpleHTTPRequestHandler); yield the base
     URL."""
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(folder)))

@@ -11,7 +11,6 @@ table for the built book and writes it to _build/lighthouse.json.
 from __future__ import annotations
 
 import gzip
-import http.server
 import io
 import json
 import os
@@ -22,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from book_site import HTML, ROOT, chromium, pages, serve  # noqa: E402
+from book_site import HTML, ROOT, QuietHandler, chromium, pages, serve  # noqa: E402
 
 LIGHTHOUSE = ROOT / ".venv" / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
 #: Issue 48's bar for every page audited: performance 0.90 (reported: a loaded host's run can fall below it, see the
@@ -43,13 +42,10 @@ EXEMPT = ("book/appendix/api.html", "book/appendix/api_tools.html")
 RUNS = 3
 
 
-class _Gzip(http.server.SimpleHTTPRequestHandler):
+class _Gzip(QuietHandler):
     """A static server that compresses text as GitHub Pages does (HTML, CSS, JavaScript, SVG, JSON)."""
 
     TEXT = ("text/", "application/javascript", "application/json", "image/svg+xml")
-
-    def log_message(self, *args):
-        pass
 
     def copyfile(self, source, outputfile):
         try:

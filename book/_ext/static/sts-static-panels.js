@@ -36,7 +36,8 @@
         el.removeAttribute(`data-${attr}`);
       }
       el.dataset.textPx = picture[1];
-      if (picture.length === 4) { el.setAttribute("width", picture[2]); el.setAttribute("height", picture[3]); }
+      el.setAttribute("width", picture[2]);
+      el.setAttribute("height", picture[3]);
     }
 
     function show(moved) {
