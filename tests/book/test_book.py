@@ -334,7 +334,14 @@ def test_a_box_below_the_first_screen_is_marked_when_the_reader_reaches_its_sect
     """sts-book.css lays out a section only as the reader nears it (content-visibility: auto), and sts-book.js
     measures a section's boxes then, not at load (measuring would lay the section out). A wide equation far below the
     first screen: unmarked at load (its section not laid out), marked (cue and tab stop) once scrolled to; with the
-    script's handler for a section being shown taken out, it stays unmarked, and this test fails."""
+    script's handler for a section being shown taken out, it stays unmarked, and this test fails.
+
+    Chromium decides which sections are near the screen first with every section at its placeholder height
+    (contain-intrinsic-size, 600 px), so the sections within about 1.5 screens of placeholders are shown for one frame
+    (the handler then measures them, rightly) and skipped the next. The wide equation sits below four long sections,
+    past that first reach, and the script is in the page before its first frame, so the handler sees every event
+    (added after the first frame, on a fast host it missed them; one section above the equation failed CI on a
+    loaded one)."""
     from playwright.sync_api import sync_playwright
 
     css = (ROOT / "book" / "_ext" / "static" / "sts-book.css").read_text()
@@ -343,8 +350,8 @@ def test_a_box_below_the_first_screen_is_marked_when_the_reader_reaches_its_sect
     assert handler in script
     body = (
         '<article class="bd-article" style="width:300px"><section><h1>t</h1>'
-        '<section><h2>a</h2><p style="height:3000px">text</p></section>'
-        '<section id="far"><h2>b</h2><mjx-container display="true" style="display:block;overflow-x:auto">'
+        + "".join(f'<section><h2>{h}</h2><p style="height:3000px">text</p></section>' for h in "abcd")
+        + '<section id="far"><h2>e</h2><mjx-container display="true" style="display:block;overflow-x:auto">'
         '<span style="display:inline-block;width:600px">a wide equation</span></mjx-container></section>'
         "</section></article>"
     )
@@ -354,8 +361,7 @@ def test_a_box_below_the_first_screen_is_marked_when_the_reader_reaches_its_sect
         page = browser.new_page(viewport={"width": 390, "height": 700})
         unhandled = script.replace(handler, "void (0) || (() => 0)(")
         for name, js in (("script", script), ("without the handler", unhandled)):
-            page.set_content(f"<html><head><style>{css}</style></head><body>{body}</body></html>")
-            page.add_script_tag(content=js)
+            page.set_content(f"<html><head><style>{css}</style></head><body>{body}<script>{js}</script></body></html>")
             two_frames = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
             page.evaluate(two_frames)
             box = "document.querySelector('#far mjx-container')"
