@@ -6,7 +6,8 @@ re-laid-out when the formulas arrive). Here the same MathJax (3.2.2, the compone
 book's ``mathjax3_config``) runs once, at build time, in Node.js (``sts_math.js``, one worker per build), and every
 formula is written into the page as MathJax would have left it: CommonHTML with MathJax's hidden MathML copy
 (``mjx-assistive-mml``) that screen readers read. Each page carries, in its head, the stylesheet for just the
-characters it shows (a few kB; the fonts are the vendored ones, fetched only for the characters on screen). The page
+characters it shows (a few kB; the fonts are the vendored ones cut to the characters the book shows, by
+``sts_math_fonts.py`` after the build, and fetched only for the characters on screen). The page
 loads no MathJax script. The HTML translator's math is Sphinx's own (``sphinx.ext.mathjax``'s visitors write the
 delimited TeX, the equation numbers and their links); this renderer hands the TeX between the delimiters to MathJax.
 A formula MathJax cannot typeset (an undefined macro) is a build warning at its page and line, hence an error
@@ -28,12 +29,17 @@ from docutils import nodes
 from sphinx.ext import mathjax
 from sphinx.util import logging
 
+import sts_math_fonts
+
 logger = logging.getLogger(__name__)
 
 RENDERER = "sts_prerender"
 WORKER = Path(__file__).with_name("sts_math.js")
-#: Where each page finds MathJax's fonts (the vendored copy, `_vendor/mathjax` -> `_static/mathjax`).
+#: Where each page finds MathJax's fonts (the vendored copy, `_vendor/mathjax` -> `_static/mathjax`), cut to the
+#: characters the book shows once it is built (sts_math_fonts.py).
 FONTS = "_static/mathjax/output/chtml/fonts/woff-v2"
+#: What each page showed, kept between builds (in the doctree folder): page name -> its formulas' characters.
+SHOWN = "sts_math_characters.json"
 #: The mathematics' size against the text's. In a browser MathJax measures the page's font and sets its formulas to
 #: the same x-height (matchFontHeight): 127% with this machine's DejaVu Sans, about 120% with the fonts of the
 #: phones and laptops most readers have (Roboto's x-height 0.528 em, San Francisco's 0.53, against MathJax's 0.442:
@@ -130,6 +136,7 @@ def _page_stylesheet(app, pagename, templatename, context, doctree):
     for tex in _title_formulas(app.env):  # typeset now: the template writes the navigation after this event
         worker.typeset(tex, False)
     css = worker.stylesheet()
+    app._sts_math_shown[pagename] = sts_math_fonts.characters(css)
     fonts = context["pathto"](FONTS, 1)
     context["metatags"] = context.get("metatags", "") + f'\n<style id="sts-math">{css.replace("FONTS", fonts)}</style>'
 
@@ -141,6 +148,37 @@ def _choose_renderer(app, config):
         config.html_math_renderer = RENDERER
     elif not node:
         logger.info("sts_math: Node.js not found, so MathJax typesets the book's mathematics in the reader's browser")
+
+
+def _subset_fonts(app, exception):
+    """After a build that typeset here: the published fonts cut to the characters every page shows."""
+    if exception is not None or getattr(app.builder, "math_renderer_name", None) != RENDERER:
+        return
+    # The fonts as vendored: in the static folder (html_static_path) that the published copy came from.
+    within = FONTS.removeprefix("_static/")
+    source = next(
+        (Path(app.confdir, d, within) for d in app.config.html_static_path if Path(app.confdir, d, within).is_dir()),
+        None,
+    )
+    if source is None or not (Path(app.outdir) / FONTS).is_dir():
+        return
+    pages = sts_math_fonts.remember(Path(app.doctreedir) / SHOWN, app._sts_math_shown)
+    unseen = sorted(set(app.env.found_docs) - set(pages))
+    if unseen:  # a page written before this extension cut fonts: its characters are not known
+        logger.info(
+            "sts_math: MathJax's fonts published whole: %d pages not written since (a full build, -a, cuts them)",
+            len(unseen),
+        )
+        return
+    chars = {c for shown in pages.values() for c in shown}
+    sizes = sts_math_fonts.subset_fonts(source, Path(app.outdir) / FONTS, chars)
+    before, after = (sum(size[i] for size in sizes.values()) for i in (0, 1))
+    logger.info(
+        "sts_math: MathJax's fonts cut to the book's %d characters: %d kB -> %d kB",
+        len(chars),
+        before // 1000,
+        after // 1000,
+    )
 
 
 def _stop_worker(app, exception):
@@ -159,6 +197,8 @@ def setup(app):
     )
     app.connect("config-inited", _choose_renderer)
     app.connect("html-page-context", _page_stylesheet, priority=800)
+    app.connect("build-finished", _subset_fonts)
     app.connect("build-finished", _stop_worker)
+    app._sts_math_shown = {}
     # One worker per build, in this process: pages are written one after another.
     return {"parallel_read_safe": True, "parallel_write_safe": False}

@@ -34,8 +34,9 @@ def _node():
     return node
 
 
-def _build(tmp_path: Path, body: str):
-    """Build ``body`` (reST) with sts_math and the book's mathjax3_config; return (status, warnings, html)."""
+def _build(tmp_path: Path, body: str, conf: str = ""):
+    """Build ``body`` (reST) with sts_math and the book's mathjax3_config (and ``conf``, more of conf.py); return
+    (status, warnings, html)."""
     from sphinx.cmd.build import build_main
 
     src = tmp_path / "src"
@@ -44,7 +45,7 @@ def _build(tmp_path: Path, body: str):
         f"import sys; sys.path.insert(0, {str(EXT)!r})\n"
         "extensions = ['sts_math']\n"
         f"mathjax3_config = {CONFIG['mathjax3_config']!r}\n"
-        "html_theme = 'basic'\n"
+        "html_theme = 'basic'\n" + conf
     )
     (src / "index.rst").write_text("Title\n=====\n\n" + body)
     warnings = tmp_path / "warnings.txt"
@@ -66,6 +67,54 @@ def test_formulas_are_typeset_when_the_book_is_built(tmp_path):
     style = html.split('<style id="sts-math">')[1].split("</style>")[0]
     assert "_static/mathjax/output/chtml/fonts/woff-v2/MathJax_Math-Italic.woff" in style
     assert "FONTS" not in style
+
+
+def test_the_published_fonts_keep_the_characters_the_pages_show(tmp_path):
+    """sts_math_fonts: after the build, each published MathJax font holds every character of the vendored one that a
+    page's stylesheet draws (its cmap), and weighs less; the vendored fonts are untouched. (The subsetter may keep a
+    character a kept glyph needs, so the test asks for those shown, not for nothing else.)"""
+    from fontTools.ttLib import TTFont
+
+    import sts_math_fonts
+
+    _node()
+    vendored = ROOT / "_vendor" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2"
+    before = {p.name: p.read_bytes() for p in vendored.glob("*.woff")}
+    status, warnings, html = _build(
+        tmp_path,
+        "Inline :math:`x_{s_i} \\le \\eta_W \\in \\mathbb{R}`.\n",
+        f"html_static_path = [{str(ROOT / '_vendor')!r}]\n",
+    )
+    assert status == 0, warnings
+    shown = sts_math_fonts.characters(html.split('<style id="sts-math">')[1].split("</style>")[0])
+    assert {"x", "s", "i", "\u2264", "\u03b7", "W", "\u2208", "R"} <= shown, shown
+    published = tmp_path / "out" / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2"
+    for name, data in before.items():
+        assert (vendored / name).read_bytes() == data, f"the vendored {name} was changed"
+        if name in sts_math_fonts.KEEP_WHOLE:
+            continue
+        import io
+
+        full = set(TTFont(io.BytesIO(data)).getBestCmap())
+        cut = set(TTFont(published / name).getBestCmap() or {})
+        assert full & {ord(c) for c in shown} <= cut, name
+        assert len(cut) < len(full) or not full, name
+        assert (published / name).stat().st_size < len(data), name
+
+
+def test_what_each_page_showed_is_kept_between_builds(tmp_path):
+    """A build that rewrites one page keeps the characters of the pages it did not rewrite; a page rewritten
+    replaces its own."""
+    import sts_math_fonts
+
+    record = tmp_path / "shown.json"
+    assert sts_math_fonts.remember(record, {"a": {"x"}, "b": {"y", "z"}}) == {"a": {"x"}, "b": {"y", "z"}}
+    assert sts_math_fonts.remember(record, {"b": {"w"}}) == {"a": {"x"}, "b": {"w"}}
+    assert sts_math_fonts.characters('a::before { content: "\\22A4"; } b::before { content: "\\"q"; }') == {
+        "\u22a4",
+        '"',
+        "q",
+    }
 
 
 def test_an_undefined_macro_fails_the_build_at_its_line(tmp_path):
