@@ -101,9 +101,18 @@ pdf-student: $(VENV)/.stamp-install notebooks
 PYTEST_WORKERS ?= 2
 TEST_NEEDS := $(VENV)/.stamp-install $(IW7)/.stamp $(ACTIONLINT)/.stamp $(NBGRADER)/.stamp $(AXE)/.stamp \
               $(LIGHTHOUSE)/.stamp
+# Lighthouse's slow phone (tests/book/test_lighthouse.py, not in pyproject's testpaths) is simulated from what this
+# host ran, so it runs last, with the host to itself (tests/helpers/lighthouse.py: 0.96 alone, 0.88 beside busy
+# work); both runs report, and either fails the target.
+ALONE_TESTS := tests/book/test_lighthouse.py
 test:
 	@$(MAKE) --no-print-directory -j4 $(TEST_NEEDS)
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
+	@status=0; \
+	echo "$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15"; \
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 || status=$$?; \
+	echo "$(PY) -m pytest $(ALONE_TESTS)"; \
+	$(PY) -m pytest $(ALONE_TESTS) || status=$$?; \
+	exit $$status
 test-unit: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
 	$(PY) -m pytest tests/unit sts_lib --durations=15
 test-integration: $(VENV)/.stamp-install $(IW7)/.stamp

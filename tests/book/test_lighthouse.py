@@ -1,18 +1,20 @@
 """The fastest course page there is (issue 48, item 1): Lighthouse's slow phone over every page of the built book.
 
 Every chapter, project and appendix page and the front page, served gzipped as GitHub Pages serves it, is audited
-with npm's lighthouse (pinned) in its default mobile emulation. Held on every page: accessibility 1.00, at most
-2.5 MB on first load, a total blocking time of at most 800 ms and a performance of at least 0.78 (medians of three runs
-when the first misses; tests/helpers/lighthouse.py says why these bounds). Issue 48's bar, performance 0.90, is printed
-for every page, not held: every page met it in the last fresh-clone run (0.94-0.98), but Lighthouse simulates the phone
-from the tasks this host ran, and a run beside the other tests' worker gave chapter 3 a median of 0.84. The two API
-pages generated from the library's docstrings are audited and recorded, not held. Every run's figures are written to
+with npm's lighthouse (pinned) in its default mobile emulation. Held on every page: performance 0.90 (issue 48's bar),
+accessibility 1.00, at most 2.5 MB on first load and a total blocking time of at most 800 ms (medians of seven runs
+when the first misses). `make test` runs this module alone, after the others: Lighthouse simulates the phone from the
+tasks this host ran, and beside the other tests' worker a page that scores 0.96 alone scored 0.88
+(tests/helpers/lighthouse.py has the trace). Run beside other tests (pytest-xdist with more than one worker), it holds
+a floor of 0.78 instead of the bar and prints which. The two API pages generated from the library's docstrings are
+audited and recorded, not held. Every run's figures, with the host's load average, are written to
 _build/lighthouse.json.
 """
 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from book_site import ROOT, missing
@@ -33,11 +35,15 @@ from lighthouse import (
 def test_every_page_is_light_unblocked_and_accessible_on_a_slow_phone(build):
     if not LIGHTHOUSE.exists():
         missing("npm's lighthouse (make .venv/lighthouse/.stamp)", "so no page was audited on a slow phone")
+    shared = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1
+    held = MIN_PERFORMANCE if shared else PERFORMANCE
     results = audit_book()
     (ROOT / "_build" / "lighthouse.json").write_text(json.dumps(results, indent=1))
     print("\n" + table(results))
     below = [f"{r['page']} {r['performance']:.2f}" for r in results if r["performance"] < PERFORMANCE]
-    print(f"below issue 48's performance bar of {PERFORMANCE} (not held): {below or 'none'}")
+    print(f"below issue 48's performance bar of {PERFORMANCE}: {below or 'none'}")
+    if shared:
+        print(f"the host was shared with other tests: performance held at {MIN_PERFORMANCE}, not {PERFORMANCE}")
     problems = []
     for r in results:
         if r["page"] in EXEMPT:
@@ -47,9 +53,9 @@ def test_every_page_is_light_unblocked_and_accessible_on_a_slow_phone(build):
                 f"{r['page']}: total blocking time {r['tbt_ms']:.0f} ms > {MAX_TBT_MS} ms (median of "
                 f"{len(r['runs'])} runs; performance {r['performance']:.2f})"
             )
-        if r["performance"] < MIN_PERFORMANCE:
+        if r["performance"] < held:
             problems.append(
-                f"{r['page']}: performance {r['performance']:.2f} < {MIN_PERFORMANCE} (median of "
+                f"{r['page']}: performance {r['performance']:.2f} < {held} (median of "
                 f"{len(r['runs'])} runs; TBT {r['tbt_ms']:.0f} ms, LCP {r['lcp_ms']:.0f} ms)"
             )
         if r["accessibility"] < ACCESSIBILITY:

@@ -3,9 +3,23 @@
 npm's ``lighthouse`` (pinned in the Makefile: 12.x, as 13 wants Node 22) drives Debian's Chromium with its default
 mobile emulation: a moto g power on slow 4G, the CPU slowed 4x, throttling simulated from one observed load. What
 the audit simulates is computed from the tasks this host ran, so a busy host scores lower: a page whose first run
-misses a held figure is audited twice more and judged by its median (Lighthouse's own advice for variance,
-docs/variability.md), and every run's figures are kept. ``python tests/helpers/lighthouse.py [PAGE ...]`` prints the
-table for the built book and writes it to _build/lighthouse.json.
+misses a held figure is audited six times more and judged by the median of seven (Lighthouse's docs/variability.md
+advises the median of five; below, why seven), and every run's figures are kept, with the host's load average as the
+run began.
+
+A host shared with other work moves the scores by more than the bar's margin. Measured here (2026-11-29, the
+introduction, four runs each): 0.96-0.97 alone; 0.88 in all four with two busy processes on the two cores. In those
+runs the page was parsed, styled, painted and committed by 0.3 s, its style sheets, fonts and scripts all loaded, but
+Chromium put the first frame on screen only at about 1.25 s (its compositor sent the page no frame in between: the
+trace's scheduler states), so Lighthouse's simulation counted every request as made before the first paint (2.9 s
+rather than 2.0 s). The introduction with its formulas taken out drew its first frame at 0.2-0.26 s in three such
+runs. So `make test` audits the book with the host to itself, after the other tests (docs/variability.md: no other
+work on the machine that runs it), and holds issue 48's bar there. Alone, the late first frame still comes in about
+one run in nine (6 of 53 here), and a chapter's late run scores 0.86-0.89: judged by the median of five, a page whose
+late runs miss would fail about one audit in 150, and one of the 18 pages held at most one `make test` in nine; by
+the median of seven, one in 450 and one in 25. Run beside other tests (pytest-xdist), the test holds the floor only,
+and says so. ``python tests/helpers/lighthouse.py [PAGE ...]`` prints the table for the built book and writes it to
+_build/lighthouse.json.
 """
 
 from __future__ import annotations
@@ -24,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from book_site import HTML, ROOT, QuietHandler, chromium, pages, serve  # noqa: E402
 
 LIGHTHOUSE = ROOT / ".venv" / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
-#: Issue 48's bar for every page audited: performance 0.90 (reported: a loaded host's run can fall below it, see the
-#: test) and accessibility 1.00 (held).
+#: Issue 48's bar for every page audited, held with the host to itself: performance 0.90 and accessibility 1.00.
 PERFORMANCE, ACCESSIBILITY = 0.90, 1.00
-#: The performance held on every page (median): below what every chapter scored before the mathematics was typeset
-#: at build time (0.42-0.75 here and in the review's audit) fails; the lowest median since, on a loaded host, is 0.84.
+#: The performance held on every page (median) when the audit shares the host (pytest-xdist): below what every
+#: chapter scored before the mathematics was typeset at build time (0.42-0.75 here and in the review's audit) fails;
+#: the lowest median since, on a loaded host, is 0.84.
 MIN_PERFORMANCE = 0.78
 #: Total blocking time held on every page (median): before the mathematics was typeset at build time a chapter
 #: blocked a slow phone for 480-1,300 ms (the review's audit) and 4,200 ms here (chapter 3); the stock Jupyter Book
@@ -39,7 +53,7 @@ MAX_FIRST_LOAD = 2_500_000
 #: The pages the bar applies to: every chapter, project and appendix page but the two generated from the library's
 #: docstrings (their scores are recorded, not held to the bar), and the front page.
 EXEMPT = ("book/appendix/api.html", "book/appendix/api_tools.html")
-RUNS = 3
+RUNS = 7
 
 
 class _Gzip(QuietHandler):
@@ -86,6 +100,7 @@ def audited_pages() -> list[str]:
 
 def run_once(url: str) -> dict:
     """One Lighthouse run of ``url``: scores and the figures a reader waits on."""
+    load = round(os.getloadavg()[0], 2)  # what else the host was doing as the run began
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
         proc = subprocess.run(
@@ -117,6 +132,7 @@ def run_once(url: str) -> dict:
         "bytes": audits["total-byte-weight"]["numericValue"],
         "dom": audits["dom-size"]["numericValue"],
         "benchmark_index": report["environment"]["benchmarkIndex"],
+        "load_1min": load,
         "accessibility_failures": sorted(
             a["id"] for a in audits.values() if a.get("scoreDisplayMode") == "binary" and a.get("score") == 0
         ),
@@ -134,7 +150,7 @@ def misses(run: dict) -> bool:
 
 
 def audit(page: str, base: str) -> dict:
-    """``page``'s runs (one, or three when the first misses a held figure) and their medians."""
+    """``page``'s runs (one, or seven when the first misses a held figure) and their medians."""
     runs = [run_once(base + page)]
     if misses(runs[0]) and page not in EXEMPT:
         runs += [run_once(base + page) for _ in range(RUNS - 1)]
@@ -155,11 +171,12 @@ def audit_book(selected: list[str] | None = None) -> list[dict]:
 
 
 def table(results: list[dict]) -> str:
-    rows = ["page | performance | accessibility | TBT ms | LCP ms | first load kB | runs"]
+    rows = ["page | performance | accessibility | TBT ms | LCP ms | first load kB | runs | host load"]
     for r in results:
         rows.append(
             f"{r['page']} | {r['performance']:.2f} | {r['accessibility']:.2f} | {r['tbt_ms']:.0f} | "
-            f"{r['lcp_ms']:.0f} | {r['bytes'] / 1e3:.0f} | {len(r['runs'])}"
+            f"{r['lcp_ms']:.0f} | {r['bytes'] / 1e3:.0f} | {len(r['runs'])} | "
+            f"{max(run.get('load_1min', 0) for run in r['runs']):.2f}"
         )
     return "\n".join(rows)
 
