@@ -66,7 +66,17 @@ class KernelSession:
         self.close()
 
     def _start(self) -> None:
-        why = self.kernel.start()
+        try:
+            why = self.kernel.start()
+        except RuntimeError as e:
+            if "died while starting" not in str(e):
+                raise
+            # Without the sandbox the kernel talks over TCP, on ports jupyter_client found free and let go for the
+            # kernel to bind: a kernel another grading job starts at the same moment can take one first. Once more,
+            # so that the race costs no student a grade (a second death is the submission's: the caller says so).
+            self.log.append("the kernel stopped while starting; starting it once more")
+            self.kernel.stop()
+            why = self.kernel.start()
         if why:
             self.log.append(f"preparing the kernel failed ({why})")
 

@@ -455,3 +455,40 @@ def test_student_and_solution_notebooks_are_valid_for_the_reader():
             sources, problems = read_code_cells(path.read_bytes())
             nb = nbformat.read(str(path), as_version=4)
             assert problems == [] and sources == [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+class _KernelDyingAtStart:
+    """A stand-in for grading's KernelProcess whose first ``deaths`` starts die as a kernel does when another
+    process takes its port."""
+
+    deaths = 1
+
+    def __init__(self, *args, **kwargs):
+        self.starts = 0
+
+    def start(self) -> str:
+        self.starts += 1
+        if self.starts <= self.deaths:
+            raise RuntimeError("the kernel died while starting")
+        return ""
+
+    def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_kernel_that_dies_while_starting_is_started_once_more_and_only_once(monkeypatch):
+    """A kernel lost to a port race at its start is started again (and the log says so); a second death is the
+    grader's usual 'could not be run', not a silent zero from a retry loop."""
+    from sts_lib.grading import _session
+
+    monkeypatch.setattr(_session, "KernelProcess", _KernelDyingAtStart)
+    with _session.KernelSession([], {}) as session:
+        assert session.kernel.starts == 2
+        assert session.log == ["the kernel stopped while starting; starting it once more"]
+    monkeypatch.setattr(_KernelDyingAtStart, "deaths", 2)
+    with pytest.raises(RuntimeError, match="died while starting"):
+        with _session.KernelSession([], {}):
+            pass
