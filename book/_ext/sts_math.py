@@ -156,10 +156,8 @@ def _subset_fonts(app, exception):
         return
     # The fonts as vendored: in the static folder (html_static_path) that the published copy came from.
     within = FONTS.removeprefix("_static/")
-    source = next(
-        (Path(app.confdir, d, within) for d in app.config.html_static_path if Path(app.confdir, d, within).is_dir()),
-        None,
-    )
+    folders = (Path(app.confdir, d, within) for d in app.config.html_static_path)
+    source = next((folder for folder in folders if folder.is_dir()), None)
     if source is None or not (Path(app.outdir) / FONTS).is_dir():
         return
     pages = sts_math_fonts.remember(Path(app.doctreedir) / SHOWN, app._sts_math_shown)

@@ -100,9 +100,8 @@ def audited_pages() -> list[str]:
 
 
 #: A run starts once the host's cores have been this idle for a second (or after QUIET_WAIT_S, and the run records
-#: how idle they were): right after the parallel suite the host still works for a while (the fresh clone's audit
-#: began at a load average of 3; chapters 3 and 5 then drew a late first frame in 2 of 7 runs each, and 0 of 10
-#: on the quiet host an hour later).
+#: how idle they were), so that other work on the host is not counted against a page. It does not prevent the late
+#: first frame: in the fresh clones every run began with the cores at least 99% idle.
 QUIET, QUIET_WAIT_S = 0.9, 90.0
 
 
@@ -212,7 +211,7 @@ def table(results: list[dict]) -> str:
         rows.append(
             f"{r['page']} | {r['performance']:.2f} | {r['accessibility']:.2f} | {r['tbt_ms']:.0f} | "
             f"{r['lcp_ms']:.0f} | {r['bytes'] / 1e3:.0f} | {len(r['runs'])} | "
-            f"{max(run.get('load_1min', 0) for run in r['runs']):.2f}, "
+            f"{max(run['load_1min'] for run in r['runs']):.2f}, "
             f"{min(run.get('idle_before') or 0 for run in r['runs']):.0%} idle"
         )
     return "\n".join(rows)
