@@ -84,6 +84,17 @@ _EDELMAN = Reading(
 )
 
 
+def _device_words(device: str) -> str:
+    """A result's recorded device as words: 'cpu (1 threads)' -> 'one CPU thread'; anything else as recorded."""
+    import re
+
+    m = re.fullmatch(r"cpu \((\d+) threads?\)", device)
+    if not m:
+        return device
+    n = int(m.group(1))
+    return "one CPU thread" if n == 1 else f"{n} CPU threads"
+
+
 def _pr1_numbers() -> dict:
     import math
 
@@ -106,8 +117,29 @@ def _pr1_numbers() -> dict:
 def _pr2_numbers() -> dict:
     from ._pr2_readings import FIGURE_STEPS, LEVEL, committed_runs, referee_reference
 
+    from ..results import load_result
+
     ref = referee_reference(committed_runs(), LEVEL, FIGURE_STEPS)
-    return {"figure": f"{ref['deciding']['figure']:.3f}", "long": f"{ref['deciding']['long']:.3f}"}
+    # the committed long runs' own wall times (one CPU thread each): a short run of FIGURE_STEPS costs its share
+    doc = load_result("nearorth-baseline")
+    runs = [r for seeds in doc["runs"].values() for r in seeds.values()]
+    steps = {r["config"]["train"]["steps"] for r in runs}
+    if len(steps) != 1:
+        raise ValueError(f"nearorth-baseline's runs must share one length to time a short run, got {sorted(steps)}")
+    (n,) = steps
+    wall = [r["wall_time"] for r in runs]
+    return {
+        "figure": f"{ref['deciding']['figure']:.3f}",
+        "long": f"{ref['deciding']['long']:.3f}",
+        "long_steps": f"{n:,}",
+        "runs": str(len(runs)),
+        "long_lo": f"{min(wall) / 60:.0f}",
+        "long_hi": f"{max(wall) / 60:.0f}",
+        "short_steps": f"{FIGURE_STEPS:,}",
+        "short_lo": f"{min(wall) * FIGURE_STEPS / n / 60:.1f}",
+        "short_hi": f"{max(wall) * FIGURE_STEPS / n / 60:.1f}",
+        "device": _device_words(doc["device"]),
+    }
 
 
 def _pr3_numbers() -> dict:
@@ -118,7 +150,27 @@ def _pr3_numbers() -> dict:
     for r in rows:
         by_T.setdefault(r["T"], []).append(r["fcn_width_at_target"] / r["bound_width_at_target"])
     lo, hi = min(by_T), max(by_T)
-    return {"T_lo": str(lo), "T_hi": str(hi), "r_lo": f"{max(by_T[lo]):.2f}", "r_hi": f"{min(by_T[hi]):.2f}"}
+    # each trained net's own wall time, recorded by the committed sweeps (one CPU thread): T -> seconds per net
+    doc = load_result("fcn-width")
+    secs: dict = {}
+    for sweeps in doc["data"]["sweeps"].values():
+        for T, models in sweeps.items():
+            secs.setdefault(int(T), []).extend(pt["train_time"] for pt in models["fcn"])
+    # the controlled experiment at T = 8: a frozen and a trained first layer at every committed width, three seeds
+    widths, seeds = len(doc["config"]["widths"]["8"]), len(doc["seeds"])
+    per_seed_8 = sum(secs[8]) / seeds
+    return {
+        "T_lo": str(lo),
+        "T_hi": str(hi),
+        "r_lo": f"{max(by_T[lo]):.2f}",
+        "r_hi": f"{min(by_T[hi]):.2f}",
+        **{f"net{T}": f"{min(v):.1f} to {max(v):.1f} s" for T, v in secs.items()},
+        "widths": str(widths),
+        "seeds": str(seeds),
+        "control_min": f"{2 * per_seed_8 * seeds / 60:.1f}",
+        "sweep_min": f"{doc['compute_time'] / 60:.1f}",
+        "device": _device_words(doc["device"]),
+    }
 
 
 SEMINARS: dict[str, Seminar] = {
@@ -230,9 +282,10 @@ SEMINARS: dict[str, Seminar] = {
         ),
         compute=(
             "measured here on a 2-core CPU with the reference solution: the solution notebook runs in "
-            "{nb_seconds}, everything read from the committed results; retraining one short run to check a "
-            "verdict is the homework's estimate of about 5 minutes (not re-measured here). A free Colab GPU was "
-            "not measured and is not needed"
+            "{nb_seconds}, everything read from the committed results. Retraining to check a verdict is timed by "
+            "the committed `nearorth-baseline` itself ({device}): its {runs} runs of {long_steps} steps took "
+            "{long_lo} to {long_hi} minutes each, so one run of the figure's {short_steps} steps takes about "
+            "{short_lo} to {short_hi} minutes. A free Colab GPU was not measured and is not needed"
         ),
         numbers=_pr2_numbers,
     ),
@@ -277,8 +330,11 @@ SEMINARS: dict[str, Seminar] = {
         ),
         compute=(
             "measured here on a 2-core CPU with the reference solution: the solution notebook runs in "
-            "{nb_seconds}; the open part's training (small FCNs at $T=8$, a few seconds each) is the homework's "
-            "estimate of under 20 minutes (not re-measured here). A free Colab GPU was not measured"
+            "{nb_seconds}. The training is timed by the committed `fcn-width` sweeps ({device}), one net at a "
+            "time: {net8} a net at $T=8$, {net16} at $T=16$, {net32} at $T=32$ (the widest nets take longest). "
+            "The controlled experiment at $T=8$, a frozen and a trained first layer at each of the {widths} "
+            "widths for {seeds} seeds, is then about {control_min} minutes; the whole committed sweep, every "
+            "$T$, {sweep_min} minutes. A free Colab GPU was not measured"
         ),
         numbers=_pr3_numbers,
     ),

@@ -151,3 +151,30 @@ def test_the_cross_talk_term_chapter_4_states_holds_where_its_expansion_does():
         closed = ns["crosstalk"](alpha, q, m)["error"]
         assert closed == pytest.approx(alpha**2 * (q - 1) * (q - 2) / (q * m))
         assert (abs(mc / closed - 1) < 0.1) == small, (q, m, alpha, mc, closed)
+
+
+def test_the_training_a_seminar_plans_is_timed_by_the_committed_runs(monkeypatch):
+    """Projects 2 and 3: the compute paragraph states the wall times the committed results recorded for the runs
+    the seminar would repeat, not an estimate; runs of different lengths cannot time a short run and are refused."""
+    import sts_lib.exercises._seminars as sem
+    from sts_lib.results import load_result
+
+    fcn = load_result("fcn-width")
+    at8 = [pt["train_time"] for s in fcn["data"]["sweeps"].values() for pt in s["8"]["fcn"]]
+    assert f"{min(at8):.1f} to {max(at8):.1f} s a net at $T=8$" in seminar_markdown("pr3")
+    base = load_result("nearorth-baseline")
+    wall = [r["wall_time"] for seeds in base["runs"].values() for r in seeds.values()]
+    assert f"took {min(wall) / 60:.0f} to {max(wall) / 60:.0f} minutes each" in seminar_markdown("pr2")
+    for part in ("pr2", "pr3"):
+        assert "not re-measured" not in seminar_markdown(part) and "one CPU thread" in seminar_markdown(part)
+
+    def uneven(name):
+        doc = load_result(name)
+        if name == "nearorth-baseline":
+            run = next(iter(next(iter(doc["runs"].values())).values()))
+            run["config"]["train"]["steps"] = 1
+        return doc
+
+    monkeypatch.setattr("sts_lib.results.load_result", uneven)
+    with pytest.raises(ValueError, match="share one length"):
+        sem._pr2_numbers()
