@@ -1,14 +1,14 @@
 """The fastest course page there is (issue 48, item 1): Lighthouse's slow phone over every page of the built book.
 
 Every chapter, project and appendix page and the front page, served gzipped as GitHub Pages serves it, is audited
-with npm's lighthouse (pinned) in its default mobile emulation. Held on every page: accessibility 1.00, at most
-2.5 MB on first load, a total blocking time of at most 800 ms and a performance of at least 0.78 (medians of seven
-runs when the first misses). Issue 48's bar, performance 0.90, is printed for every page with how many of its runs
-met it, not held: `make test` runs this module alone, after the others, yet Chromium here sometimes puts a chapter's
-first frame on screen a second late (tests/helpers/lighthouse.py has the trace), and how often varies from run to run
-of the whole suite: 0 of 20 runs in one fresh clone, 9 of 14 on chapters 3 and 5 in the next (medians 0.87 and
-0.88; every other page 0.91-0.98). The two API pages generated from the library's docstrings are audited and
-recorded, not held. Every run's figures, with the host's load and idle share, are written to _build/lighthouse.json.
+with npm's lighthouse (pinned) in its default mobile emulation. Held on every page: performance 0.90 (issue 48's
+bar), accessibility 1.00, at most 2.5 MB on first load and a total blocking time of at most 800 ms (medians of seven
+runs when the first misses). `make test` runs this module alone, after the others: Lighthouse simulates the phone
+from the tasks this host ran. Chromium runs with Paint Holding off: with it on, a chapter here sometimes reached the
+screen a second after it was painted, in how many runs varying from 0 of 20 to 9 of 14 between runs of the suite
+(GoogleChrome/lighthouse#17148; tests/helpers/lighthouse.py has the trace and the measurements). The two API pages
+generated from the library's docstrings are audited and recorded, not held. Every run's figures, with the host's load
+and idle share, are written to _build/lighthouse.json.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from lighthouse import (
     LIGHTHOUSE,
     MAX_FIRST_LOAD,
     MAX_TBT_MS,
-    MIN_PERFORMANCE,
     PERFORMANCE,
     audit_book,
     table,
@@ -34,17 +33,9 @@ from lighthouse import (
 def test_every_page_is_light_unblocked_and_accessible_on_a_slow_phone(build):
     if not LIGHTHOUSE.exists():
         missing("npm's lighthouse (make .venv/lighthouse/.stamp)", "so no page was audited on a slow phone")
-    held = MIN_PERFORMANCE
     results = audit_book()
     (ROOT / "_build" / "lighthouse.json").write_text(json.dumps(results, indent=1))
     print("\n" + table(results))
-    below = [
-        f"{r['page']} {r['performance']:.2f} ({sum(run['performance'] >= PERFORMANCE for run in r['runs'])} of "
-        f"{len(r['runs'])} runs at the bar)"
-        for r in results
-        if r["performance"] < PERFORMANCE
-    ]
-    print(f"below issue 48's performance bar of {PERFORMANCE} (reported, not held): {below or 'none'}")
     problems = []
     for r in results:
         if r["page"] in EXEMPT:
@@ -54,10 +45,11 @@ def test_every_page_is_light_unblocked_and_accessible_on_a_slow_phone(build):
                 f"{r['page']}: total blocking time {r['tbt_ms']:.0f} ms > {MAX_TBT_MS} ms (median of "
                 f"{len(r['runs'])} runs; performance {r['performance']:.2f})"
             )
-        if r["performance"] < held:
+        if r["performance"] < PERFORMANCE:
             problems.append(
-                f"{r['page']}: performance {r['performance']:.2f} < {held} (median of "
-                f"{len(r['runs'])} runs; TBT {r['tbt_ms']:.0f} ms, LCP {r['lcp_ms']:.0f} ms)"
+                f"{r['page']}: performance {r['performance']:.2f} < {PERFORMANCE} (median of {len(r['runs'])} runs, "
+                f"{sum(run['performance'] >= PERFORMANCE for run in r['runs'])} at the bar; TBT {r['tbt_ms']:.0f} ms, "
+                f"FCP {r['fcp_ms']:.0f} ms, LCP {r['lcp_ms']:.0f} ms)"
             )
         if r["accessibility"] < ACCESSIBILITY:
             problems.append(f"{r['page']}: accessibility {r['accessibility']:.2f}: {r['accessibility_failures']}")
