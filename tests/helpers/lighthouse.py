@@ -14,19 +14,19 @@ for a second (QUIET).
 
 Chromium runs with Paint Holding off (CHROME_FLAGS). With it on, a formula-heavy chapter sometimes reached the screen a
 second late although it was parsed, styled, painted and committed by 0.3 s: Lighthouse navigates from about:blank,
-Chromium holds the blank page until the new one's first contentful paint, and in those runs no new frame was drawn
-for about a second after the first commit (the trace: 58 frames in a row dropped, the main thread idle for the last
-0.4 s of them, and the next frame at 1.25-1.33 s in every such run). Lighthouse's simulation then counted every task
-before that frame (FCP 2.1 -> 3.0-3.2 s, score 0.95 -> 0.77-0.86). How often it came varied from run to run of the
+Chromium holds the blank page until the new one's first contentful paint, and in those runs no new frame was drawn for
+about a second after the first commit (the trace: 58 frames in a row dropped, the main thread idle for the last
+0.24-0.43 s of them, and the next frame at 1.25-1.33 s in every such run). Lighthouse's simulation then counted every
+task before that frame (FCP 2.1 -> 3.0-3.2 s, score 0.95 -> 0.77-0.86). How often it came varied from run to run of the
 suite, the cores idle before every run: 0 of 20 runs in one fresh clone, 9 of 14 on chapters 3 and 5 in the next.
-Beside two busy processes chapter 3 drew the late frame in 7 of 8 runs with Paint Holding on and in none of 3 with it
-off (first frame at 0.33-0.41 s), whatever the page's scripts did (deferring the theme's forced layouts, or laying
-out only the sections near the screen, left it late in 6 of 6). The same second-long gap in headless runs, with
-BeginFrames withheld from the page's compositor by viz, is GoogleChrome/lighthouse#17148 (open; it reproduces on
-PageSpeed Insights) and #17230. With the hold off the audit measures when the page first paints, which is what
-Lighthouse's FCP means; a reader's browser keeps its hold, which only keeps the previous page on screen until the new
-one has painted. ``python tests/helpers/lighthouse.py [PAGE ...]`` prints the table for the built book and writes it
-to _build/lighthouse.json.
+Chapter 3 drew the late frame in 7 of 8 runs beside two busy processes and in 2 of 7 on the quiet host with Paint
+Holding on; with it off, in none of 3 and none of 7 (chapter 5: none of 7; the first frame at 0.33-0.41 s under load).
+Two changes on the page's side (the theme's forced layouts deferred; every section laid out only near the screen) left
+it late in 6 of 6 runs. The same second-long gap in headless runs, with BeginFrames withheld from the page's compositor
+by viz, is GoogleChrome/lighthouse#17148 (open; it reproduces on PageSpeed Insights) and #17230. With the hold off the
+audit measures when the page first paints, which is what Lighthouse's FCP means; a reader's browser keeps its hold,
+which only keeps the previous page on screen until the new one has painted. ``python tests/helpers/lighthouse.py [PAGE
+...]`` prints the table for the built book and writes it to _build/lighthouse.json.
 """
 
 from __future__ import annotations
