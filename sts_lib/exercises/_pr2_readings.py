@@ -137,11 +137,12 @@ LEVEL, FIGURE_STEPS = 0.15, 10_000
 _HORIZONS = ("figure", "long")
 
 
-def committed_runs() -> list:
-    """The committed ``nearorth-baseline``'s fixed near-orthogonal runs: ``[(steps, loss at T_test = 250)]``."""
+def committed_runs(doc: dict | None = None) -> list:
+    """The committed ``nearorth-baseline``'s fixed near-orthogonal runs: ``[(steps, loss at T_test = 250)]``; ``doc``
+    is that document where the caller has read it already."""
     from ..results import history, load_result
 
-    doc = load_result("nearorth-baseline")
+    doc = load_result("nearorth-baseline") if doc is None else doc
     runs = [history(doc, "fixed_nearorth-gd-long", s) for s in range(len(doc["runs"]["fixed_nearorth-gd-long"]))]
     return [(np.asarray(h.steps, dtype=float), np.asarray(h.metrics["loss_T250"], dtype=float)) for h in runs]
 

@@ -113,9 +113,9 @@ def _pr2_numbers() -> dict:
 
     from ..results import load_result
 
-    ref = referee_reference(committed_runs(), LEVEL, FIGURE_STEPS)
-    # the committed long runs' own wall times (one CPU thread each): a short run of FIGURE_STEPS costs its share
     doc = load_result("nearorth-baseline")
+    ref = referee_reference(committed_runs(doc), LEVEL, FIGURE_STEPS)
+    # the committed long runs' own wall times (one CPU thread each): a short run of FIGURE_STEPS costs its share
     runs = [r for seeds in doc["runs"].values() for r in seeds.values()]
     steps = {r["config"]["train"]["steps"] for r in runs}
     if len(steps) != 1:
@@ -139,13 +139,13 @@ def _pr2_numbers() -> dict:
 def _pr3_numbers() -> dict:
     from ..results import load_result, per_seed
 
-    rows = [r for s in per_seed(load_result("fcn-width"), "final", "summary").values() for r in s]
+    doc = load_result("fcn-width")
+    rows = [r for s in per_seed(doc, "final", "summary").values() for r in s]
     by_T: dict = {}
     for r in rows:
         by_T.setdefault(r["T"], []).append(r["fcn_width_at_target"] / r["bound_width_at_target"])
     lo, hi = min(by_T), max(by_T)
     # each trained net's own wall time, recorded by the committed sweeps (one CPU thread): T -> seconds per net
-    doc = load_result("fcn-width")
     secs: dict = {}
     for sweeps in doc["data"]["sweeps"].values():
         for T, models in sweeps.items():
