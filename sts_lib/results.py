@@ -82,6 +82,17 @@ def search_path(root: str | os.PathLike | None = None) -> list[Path]:
     return out
 
 
+def course_results() -> Path | None:
+    """The folder of the course's own committed results, found from the installed package alone (never from the
+    working folder or ``$STS_RESULTS``): the ``results/`` of the checkout ``sts_lib`` sits in, else the copy shipped
+    inside the package; None when neither exists. The grader shows it to every sandboxed kernel, so a notebook that
+    reads a committed result by :func:`load_result` finds it whatever the install."""
+    for folder in (*_repo_results(Path(__file__).resolve().parent), _PACKAGED):
+        if folder.is_dir() and any(folder.glob("*.json")):
+            return folder
+    return None
+
+
 def list_results(root: str | os.PathLike | None = None) -> list[str]:
     """Names of the result documents found (all folders of :func:`search_path`, sorted, no repeats)."""
     return sorted({p.stem for folder in search_path(root) if folder.is_dir() for p in folder.glob("*.json")})
@@ -187,5 +198,5 @@ def claims_table(doc: dict) -> list[dict]:
 
 # The claim records (ROLES, Measured, claim, over_seeds, ...) are importable from here too; documented in
 # sts_lib.claims.
-__all__ = ["SCHEMA", "claims_table", "histories", "history", "jsonable", "list_results", "load_result",
-           "per_seed", "result_path", "save_result", "search_path"]  # fmt: skip
+__all__ = ["SCHEMA", "claims_table", "course_results", "histories", "history", "jsonable", "list_results",
+           "load_result", "per_seed", "result_path", "save_result", "search_path"]  # fmt: skip

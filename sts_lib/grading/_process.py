@@ -27,6 +27,7 @@ import zmq
 import sts_lib
 
 from ..exercises import GRADING_ENV
+from ..results import course_results
 from . import sandbox as sb
 
 #: Seconds a kernel gets to answer an interrupt before it is restarted.
@@ -88,6 +89,7 @@ class KernelProcess:
         from jupyter_client.kernelspec import KernelSpecManager
 
         self.uid = sb.new_uid() if self.sandbox and os.geteuid() == 0 else None
+        results = course_results()
         spec, transport = sb.kernel_spec(
             sys.executable,
             submission=str(self.root / "submission"),
@@ -95,6 +97,7 @@ class KernelProcess:
             limits=self.limits,
             uid=self.uid,
             bwrap=self.sandbox,
+            results=str(results) if results else None,
         )
         kernels = self.root / "kernels"
         (kernels / "sts-grade").mkdir(parents=True, exist_ok=True)
@@ -131,6 +134,10 @@ class KernelProcess:
         }
         # The kernel imports the very sts_lib the grader runs (the sandbox binds only that folder).
         env["PYTHONPATH"] = str(Path(sts_lib.__file__).resolve().parent.parent)
+        # The course's committed results, as the notebook's own load_result would find them from a checkout, a wheel
+        # or Colab: the sandbox shows a checkout's results/ (beside the package, not in it) only at RESULTS_DIR.
+        if results:
+            env["STS_RESULTS"] = sb.RESULTS_DIR if self.sandbox else str(results)
         if self.sandbox:
             env.update(HOME=sb.SANDBOX_HOME, MPLCONFIGDIR=f"{sb.SANDBOX_HOME}/.matplotlib", TMPDIR="/tmp")
             cwd = str(self.root)

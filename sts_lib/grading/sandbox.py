@@ -1,18 +1,19 @@
 """The sandbox a learner's kernel runs in: Debian's ``bubblewrap`` (``bwrap``), plus resource limits.
 
-Each kernel is started by :func:`kernel_argv` inside a fresh set of namespaces: its own PID
-namespace (it sees and can signal only its own processes; when the sandbox ends, the kernel
-kills every process left in it), no network (its own empty network namespace), a root file
-system that holds only the system folders, the Python installation and the installed
-``sts_lib``, all read-only; a private read-only copy of the student's own files at
-``/submission``; a size-limited writable ``$HOME`` and ``/tmp`` (tmpfs); and one folder shared
-with the grader, holding only the Unix sockets the kernel talks over (``ipc`` transport:
-a kernel without network cannot reach the grader over TCP). When the grader runs as root,
-the kernel further drops to an unprivileged user id of its own (``setpriv``), which is what
-makes the process limit count only the sandbox's processes; ``prlimit`` sets the limits on
-memory (address space per process), processes, file size and open files. Where ``bwrap`` is
-missing or does not work (macOS, Colab, some containers), :func:`detect` says why and the
-grader runs kernels unsandboxed, saying so loudly and in every gradebook row.
+Each kernel is started by :func:`kernel_argv` inside a fresh set of namespaces: its own PID namespace (it sees
+and can signal only its own processes; when the sandbox ends, the kernel kills every process left in it), no
+network (its own empty network namespace), a root file system that holds only the system folders, the Python
+installation and the installed ``sts_lib``, all read-only; the course's committed results
+(:func:`sts_lib.results.course_results`, which a checkout keeps beside the package rather than in it)
+read-only at ``/course/results``, named by ``$STS_RESULTS``, so a notebook's ``load_result`` reads what it reads
+outside; a private read-only copy of the student's own files at ``/submission``; a size-limited writable
+``$HOME`` and ``/tmp`` (tmpfs); and one folder shared with the grader, holding only the Unix sockets the
+kernel talks over (``ipc`` transport: a kernel without network cannot reach the grader over TCP). When the
+grader runs as root, the kernel further drops to an unprivileged user id of its own (``setpriv``), which is
+what makes the process limit count only the sandbox's processes; ``prlimit`` sets the limits on memory
+(address space per process), processes, file size and open files. Where ``bwrap`` is missing or does not work
+(macOS, Colab, some containers), :func:`detect` says why and the grader runs kernels unsandboxed, saying so
+loudly and in every gradebook row.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Limits", "SANDBOX_HOME", "SUBMISSION_DIR", "detect", "kernel_argv", "kernel_spec", "kill_user_processes",
-           "new_uid"]  # fmt: skip
+__all__ = ["Limits", "RESULTS_DIR", "SANDBOX_HOME", "SUBMISSION_DIR", "detect", "kernel_argv", "kernel_spec",
+           "kill_user_processes", "new_uid"]  # fmt: skip
 
 SANDBOX_HOME = "/home/student"  # the kernel's working folder and $HOME (tmpfs)
 SUBMISSION_DIR = "/submission"  # the read-only private copy of the student's files
+RESULTS_DIR = "/course/results"  # the course's committed results, read-only ($STS_RESULTS in the kernel)
 _UID_BASE = 2_000_000  # sandbox user ids: far above any real account
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
 
@@ -102,13 +104,21 @@ def _system_binds() -> list[str]:
 
 
 def kernel_argv(
-    *, python: str, submission: str, comm_dir: str, limits: Limits, uid: int | None, bwrap: str = "bwrap"
+    *,
+    python: str,
+    submission: str,
+    comm_dir: str,
+    limits: Limits,
+    uid: int | None,
+    bwrap: str = "bwrap",
+    results: str | None = None,
 ) -> list[str]:
     """The command that starts one sandboxed ``ipykernel`` (``{connection_file}`` left for jupyter_client).
 
     ``submission`` is the grader's private copy of the student's files (bound read-only),
     ``comm_dir`` the folder holding the connection file and the kernel's sockets, ``uid`` the
-    unprivileged user to drop to (:func:`new_uid`, when the grader is root; None otherwise).
+    unprivileged user to drop to (:func:`new_uid`, when the grader is root; None otherwise), ``results`` the
+    course's committed results (bound read-only at :data:`RESULTS_DIR`; None: none to show).
     """
     mb = 2**20
     argv = [
@@ -149,13 +159,21 @@ def kernel_argv(
     # bwrap creates the folders above a mount point with the host's modes (/root is 0700): make
     # them traversable for the unprivileged sandbox user, and nothing more (they are empty).
     ancestors = sorted(
-        {str(a) for r in [*roots, comm_dir] for a in Path(r).parents if str(a) != "/"}, key=lambda a: a.count("/")
+        {
+            str(a)
+            for r in [*roots, comm_dir, *([RESULTS_DIR] if results else [])]
+            for a in Path(r).parents
+            if str(a) != "/"
+        },
+        key=lambda a: a.count("/"),
     )
     for a in ancestors:
         if a != "/tmp" and not any(a == s or a.startswith(s + "/") for s in _SYSTEM_DIRS):
             argv += ["--perms", "0755", "--dir", a]
     for root in roots:
         argv += ["--ro-bind", root, root]
+    if results:
+        argv += ["--ro-bind", results, RESULTS_DIR]
     argv += ["--ro-bind", submission, SUBMISSION_DIR, "--bind", comm_dir, comm_dir, "--chdir", SANDBOX_HOME]
     if uid is not None:
         argv += [
@@ -235,14 +253,29 @@ def detect() -> tuple[str | None, str]:
 
 
 def kernel_spec(
-    python: str, *, submission: str, comm_dir: str, limits: Limits, uid: int | None, bwrap: str | None
+    python: str,
+    *,
+    submission: str,
+    comm_dir: str,
+    limits: Limits,
+    uid: int | None,
+    bwrap: str | None,
+    results: str | None = None,
 ) -> tuple[dict, str]:
     """``(kernel.json content, transport)`` for one kernel: sandboxed over ``ipc`` when ``bwrap`` is given.
 
     Unsandboxed, the kernel is a plain child over TCP, still under ``prlimit`` where it exists.
     """
     if bwrap:
-        argv = kernel_argv(python=python, submission=submission, comm_dir=comm_dir, limits=limits, uid=uid, bwrap=bwrap)
+        argv = kernel_argv(
+            python=python,
+            submission=submission,
+            comm_dir=comm_dir,
+            limits=limits,
+            uid=uid,
+            bwrap=bwrap,
+            results=results,
+        )
         # Interrupt by message: a signal would reach bwrap, not the kernel inside it.
         return {"argv": argv, "display_name": "sts sandbox", "language": "python", "interrupt_mode": "message"}, "ipc"
     argv = [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
