@@ -9,11 +9,14 @@ known; ``--resume`` continues an interrupted run without regrading finished stud
 ``python -m sts_lib.grading gradescope [--root /autograder]`` is a Gradescope autograder: it
 grades the notebooks in ``ROOT/submission`` and writes ``ROOT/results/results.json``.
 
-``python -m sts_lib.grading rubric template|merge|nbgrader ...`` handles the instructor's rubric marks for the
-projects' open parts (:mod:`.rubric`): ``template --gradebook gradebook.csv --out rubric.csv`` writes the file to
-fill in, ``merge rubric.csv --gradebook gradebook.csv`` merges it into the gradebook (``grade --rubric`` does it
-at the end of a run, ``gradescope --rubric --student`` into ``results.json``), ``nbgrader rubric.csv --course DIR``
-into nbgrader's gradebook.db.
+``python -m sts_lib.grading rubric template|merge|restore|nbgrader ...`` handles the instructor's rubric marks for
+the projects' open parts (:mod:`.rubric`, :mod:`.marks`): ``template --gradebook gradebook.csv --out rubric.csv``
+writes the file to fill in (for the projects the gradebook graded), ``merge rubric.csv --gradebook gradebook.csv``
+merges it into the gradebook (adding and updating marks, printing each it changes, keeping the gradebook as it was;
+``grade --rubric`` does it at the end of a run, ``gradescope --rubric`` into ``results.json``), ``restore`` puts
+the previous gradebook back, ``nbgrader rubric.csv --course DIR`` writes it into nbgrader's gradebook.db.
+``--teams teams.csv`` (columns team, student) declares teams once: one team submission, and one rubric row naming
+the team, reach every member.
 
 ``python -m sts_lib.grading nbgrader OUT [--course ID]`` writes the exercises and project milestones as an
 nbgrader course directory (:mod:`.nbgrader`): ``OUT/source/<assignment>/`` and ``OUT/nbgrader_config.py``.
@@ -26,8 +29,10 @@ import sys
 from pathlib import Path
 
 from . import GradeConfig, find_submissions, grade_folder, grade_student, resolve_sandbox, select
-from .gradebook import atomic_write, rubric_source, gradescope_results, write_csv, write_json
-from .rubric import RubricError, read_rubric
+from .gradebook import StudentGrade, atomic_write, gradescope_results, read_json, rubric_source, write_csv, write_json
+from ._rubric_cli import add_rubric, print_changes, run_rubric
+from .marks import apply_marks, expand_teams, keep_previous
+from .rubric import RubricError, read_rubric, read_teams, rubric_columns
 from .sandbox import Limits
 
 _BANNER = "!" * 100
@@ -83,13 +88,19 @@ def main(argv=None) -> int:
     g.add_argument("--jobs", type=int, default=1, help="students graded in parallel (default 1)")
     g.add_argument("--resume", action="store_true", help="reuse the grades saved in <out>.parts/ by an earlier run")
     g.add_argument("--rubric", help="the instructor's rubric marks (CSV) to merge into the gradebook")
+    g.add_argument("--teams", help="the team roster (CSV: team, student): a team's submission is every member's")
     _add_common(g)
     gs = sub.add_parser("gradescope", help="run as a Gradescope autograder")
     gs.add_argument("--root", default="/autograder", help="the autograder folder (default /autograder)")
-    gs.add_argument("--rubric", help="the instructor's rubric marks (CSV); needs --student")
-    gs.add_argument("--student", help="the submission's student, as the rubric file names them")
+    gs.add_argument("--rubric", help="the instructor's rubric marks (CSV), for the submission's students")
+    gs.add_argument(
+        "--student",
+        help="the submission's student as the rubric file names them (default: read from "
+        "ROOT/submission_metadata.json, the first of each user's sid, email, email's name before @, name in the file)",
+    )
+    gs.add_argument("--teams", help="the team roster (CSV: team, student), when the rubric file names teams")
     _add_common(gs)
-    _add_rubric(sub)
+    add_rubric(sub)
     nb = sub.add_parser("nbgrader", help="write the exercises and projects as an nbgrader course directory")
     nb.add_argument("out", help="the nbgrader course directory to write (its source/ and nbgrader_config.py)")
     nb.add_argument("--course", default="sts-course", help="nbgrader course id (default sts-course)")
@@ -97,7 +108,7 @@ def main(argv=None) -> int:
     nb.add_argument("--only", nargs="*", help="notebook stems to export (default: all)")
     args = parser.parse_args(argv)
     if args.cmd == "rubric":
-        return _rubric(args)
+        return run_rubric(args)
     if args.cmd == "nbgrader":
         from .nbgrader import export
 
@@ -123,21 +134,28 @@ def main(argv=None) -> int:
     except (ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    try:  # the instructor's rubric file is checked before any notebook runs
-        rubric = _early_rubric(args)
+    try:  # the instructor's rubric file and roster are checked before any notebook runs
+        rubric, teams = _early_rubric(args)
     except (RubricError, ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     _announce(note)
-    possible = sum(ex.points for ex in scope)
     if args.cmd == "gradescope":
-        return _gradescope(Path(args.root), config, bwrap, note, rubric, args.student)
+        return _gradescope(Path(args.root), config, bwrap, note, rubric, args.student, teams)
+    possible = {}
+    for ex in scope:
+        possible[ex.part] = possible.get(ex.part, 0) + ex.points
 
     def report(grade):
         extra = (f"  problems: {len(grade.problems)}" if grade.problems else "") + (
             f"  flags: {len(grade.flags)}" if grade.flags else ""
         )
-        print(f"{grade.student:24s} {grade.total:3d}/{possible}  ({grade.seconds:.0f} s){extra}", flush=True)
+        parts = ", ".join(f"{p} {grade.subtotals.get(p, 0)}/{n}" for p, n in possible.items())
+        print(
+            f"{grade.student:24s} {grade.autograded:3d}/{sum(possible.values())} autograded ({parts})  "
+            f"({grade.seconds:.0f} s){extra}",
+            flush=True,
+        )
 
     out = Path(args.out)
     try:
@@ -147,94 +165,108 @@ def main(argv=None) -> int:
     except FileNotFoundError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    for grade in grades if rubric else ():
-        grade.rubric = rubric.for_student(grade.student)
+    if teams:
+        grades = expand_teams(grades, teams)
+    carried = _carry_marks(out, grades)
+    if rubric:
+        try:
+            changes = apply_marks(grades, rubric)
+        except RubricError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print_changes(changes, carried)
+    kept = keep_previous(out, "before the grade command wrote over it")
     write_csv(grades, out)
     source = rubric_source(rubric) if rubric else None
     write_json(grades, out.with_suffix(".json"), {**config.to_dict(), "sandbox_note": note}, source)
     print(f"{len(grades)} students, {len(scope)} exercises: wrote {out} and {out.with_suffix('.json')}")
-    if rubric:
-        print(f"rubric: {rubric.graded} criteria marked from {rubric.path}, {sum(g.ungraded for g in grades)} not yet")
+    if kept:
+        print(f"the gradebook it replaced is kept in {kept} (restore: python -m sts_lib.grading rubric restore)")
+    if carried:
+        print(f"kept {carried} rubric marks from the gradebook it replaced")
+    if rubric or carried:
+        pending = sum(g.ungraded for g in grades)
+        print(
+            f"rubric: {pending} criteria of the projects graded not yet marked"
+            + (" (totals provisional)" * bool(pending))
+        )
     return 0
+
+
+def _carry_marks(out: Path, grades: list[StudentGrade]) -> int:
+    """Keep the rubric marks of the gradebook ``out`` is about to replace (a regrade must not lose them): each
+    student's marks of the projects graded now. Returns how many were kept."""
+    if not out.with_suffix(".json").exists():
+        return 0
+    try:
+        old, _ = read_json(out.with_suffix(".json"))
+    except (ValueError, FileNotFoundError):
+        return 0
+    marks = {g.student: g.rubric for g in old if g.rubric}
+    n = 0
+    for g in grades:
+        if g.student in marks:
+            g.rubric = {c: marks[g.student].get(c) for c in rubric_columns(g.parts)}
+            n += sum(v is not None for v in g.rubric.values())
+    return n
 
 
 def _early_rubric(args):
-    """The rubric marks named by ``--rubric``, read against the students being graded (None without it)."""
+    """The rubric marks named by ``--rubric`` and the roster named by ``--teams``, read against the students being
+    graded ((None, None) without them)."""
+    teams = read_teams(args.teams) if getattr(args, "teams", None) else None
     if not getattr(args, "rubric", None):
         if getattr(args, "student", None):
             raise ValueError("--student names the student of --rubric's marks: give --rubric too")
-        return None
+        return None, teams
     if args.cmd == "gradescope":
-        if not args.student:
-            raise ValueError("--rubric needs --student: the student this submission is, as the rubric file names them")
-        marks = read_rubric(args.rubric)  # the class's file: any student
-        if args.student not in marks.students:
-            raise ValueError(f"--student {args.student!r} has no row in {args.rubric}; check the name")
-        return marks
-    return read_rubric(args.rubric, find_submissions(args.submissions))
+        return read_rubric(args.rubric, None, teams), teams  # the class's file: any student
+    students = set(find_submissions(args.submissions))
+    if teams:
+        students = (students - set(teams)) | {m for ms in teams.values() for m in ms}
+    return read_rubric(args.rubric, students, teams), teams
 
 
-def _add_rubric(sub) -> None:
-    r = sub.add_parser("rubric", help="the instructor's rubric marks for the projects' open parts")
-    act = r.add_subparsers(dest="action", required=True)
-    t = act.add_parser("template", help="write the rubric file to fill in: every student, project and criterion")
-    src = t.add_mutually_exclusive_group(required=True)
-    src.add_argument("--gradebook", help="a gradebook CSV written by grade: its students")
-    src.add_argument("--submissions", help="a folder of submissions: its students")
-    t.add_argument("--out", default="rubric.csv", help="the file to write (default rubric.csv; never overwritten)")
-    m = act.add_parser("merge", help="merge a rubric file into a gradebook (its CSV and JSON)")
-    m.add_argument("rubric", help="the instructor's rubric file (CSV: student, project, criterion, points)")
-    m.add_argument("--gradebook", default="gradebook.csv", help="the gradebook CSV (default gradebook.csv)")
-    n = act.add_parser("nbgrader", help="write a rubric file into an nbgrader course's gradebook.db")
-    n.add_argument("rubric", help="the instructor's rubric file (CSV: student, project, criterion, points)")
-    n.add_argument("--course", default=".", help="the nbgrader course directory (default .)")
-    n.add_argument("--nbgrader-python", help="nbgrader's Python (default: the one of nbgrader on PATH)")
+def _metadata_student(root: Path, rubric) -> tuple[str | None, str]:
+    """The student a Gradescope submission is, as the rubric file names them: the first of each user's ``sid``,
+    ``email``, the email's name before ``@`` and ``name`` (``ROOT/submission_metadata.json``, Gradescope's record
+    of the submission) that has a row in the file; (None, why) when none has."""
+    import json
 
-
-def _rubric(args) -> int:
-    import csv
-    import time
-
-    from .gradebook import merge_rubric
-    from .rubric import write_template
-
-    t0 = time.monotonic()
+    path = root / "submission_metadata.json"
     try:
-        if args.action == "template":
-            if args.gradebook:
-                with open(args.gradebook, newline="") as f:
-                    rows = list(csv.DictReader(f))
-                if rows and "student" not in rows[0]:
-                    raise ValueError(f"{args.gradebook} has no student column: name the grade command's gradebook")
-                students = [row["student"] for row in rows]
-            else:
-                students = list(find_submissions(args.submissions))
-            rows = write_template(args.out, students)
-            print(f"wrote {args.out}: {rows} rows ({len(set(students))} students), points empty (not yet marked)")
-        elif args.action == "merge":
-            grades, marks = merge_rubric(args.gradebook, args.rubric)
-            print(
-                f"merged {marks.graded} rubric marks into {args.gradebook} and its .json ({len(grades)} students, "
-                f"{sum(g.ungraded for g in grades)} criteria not yet marked) in {time.monotonic() - t0:.2f} s"
-            )
-        else:
-            from .nbgrader import merge_rubric as into_nbgrader
-
-            out = into_nbgrader(args.course, args.rubric, args.nbgrader_python)
-            print(
-                f"set {out['set']} manual scores in {args.course}/gradebook.db; skipped {len(out['skipped'])} "
-                "marks whose submission nbgrader has not autograded"
-            )
-    except (RubricError, ValueError, FileNotFoundError, FileExistsError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
+        users = json.loads(path.read_text()).get("users") or []
+    except (OSError, ValueError, AttributeError) as e:
+        return None, f"{path} could not be read ({type(e).__name__}); pass --student"
+    tried = []
+    for user in users if isinstance(users, list) else []:
+        if not isinstance(user, dict):
+            continue
+        email = str(user.get("email") or "")
+        for key, value in (
+            ("sid", user.get("sid")),
+            ("email", email),
+            ("email's name", email.split("@")[0]),
+            ("name", user.get("name")),
+        ):
+            if value and str(value) in rubric.students:
+                return str(value), f"rubric marks of {value} (the submission's {key})"
+            if value:
+                tried.append(f"{key} {value}")
+    return None, f"no row in {rubric.path} for this submission's students ({', '.join(tried) or 'no users'})"
 
 
 def _gradescope(
-    root: Path, config: GradeConfig, bwrap: str | None, note: str, rubric=None, student: str | None = None
+    root: Path,
+    config: GradeConfig,
+    bwrap: str | None,
+    note: str,
+    rubric=None,
+    student: str | None = None,
+    teams: dict | None = None,
 ) -> int:
-    """Grade ``root/submission`` as one student; write ``root/results/results.json``."""
+    """Grade ``root/submission`` as one student; write ``root/results/results.json``. The rubric marks are those of
+    ``student``, else of the student ``root/submission_metadata.json`` names (:func:`_metadata_student`)."""
     import json
 
     folder = root / "submission"
@@ -244,7 +276,6 @@ def _gradescope(
     notebooks = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
     grade = grade_student("submission", notebooks, config, bwrap=bwrap) if notebooks else None
     if grade is None:
-        from . import StudentGrade
         from ..exercises import Result
 
         grade = StudentGrade(
@@ -255,7 +286,12 @@ def _gradescope(
             },
         )
     if rubric is not None:
-        grade.rubric = rubric.for_student(student)
+        if student is not None and student not in rubric.students:
+            print(f"error: --student {student!r} has no row in {rubric.path}; check the name", file=sys.stderr)
+            return 2
+        who, why = (student, f"rubric marks of {student} (--student)") if student else _metadata_student(root, rubric)
+        grade.log.append(why)
+        grade.rubric = rubric.for_student(who, grade.parts) if who else None
     results = gradescope_results(grade, sandbox_note=note)
     atomic_write(root / "results" / "results.json", json.dumps(results, indent=1))
     print(f"graded {len(notebooks)} notebook(s): {grade.total}/{sum(r.max_points for r in grade.results.values())}")

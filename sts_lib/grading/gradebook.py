@@ -6,8 +6,9 @@ is done), so an interrupted run loses nothing and ``--resume`` continues without
 students already finished (a part is reused only when the submission's file hashes and the
 grading settings are unchanged). :func:`write_csv` and :func:`write_json` write the class
 gradebook, and :func:`gradescope_results` the ``results.json`` of a Gradescope autograder,
-all atomically: a reader never sees half a file. :func:`merge_rubric` adds the instructor's rubric marks
-(:mod:`.rubric`) to a gradebook already written, so that its total is the course's one number per student.
+all atomically: a reader never sees half a file. A gradebook is scoped to what was graded (``--only``): its rubric
+columns, ``ungraded`` and each part's subtotal (``pr2.subtotal``) count the projects graded. Merging the
+instructor's rubric marks into it, keeping its earlier versions, and teams are :mod:`.marks`'.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from pathlib import Path
 
 from ..exercises import REGISTRY, Result
 from ..files import atomic_write  # the library's one atomic writer
-from .rubric import Rubric, column, read_rubric, rubric_columns
+from ..exercises.projects import PROJECTS
+from .rubric import Rubric, column, rubric_columns
 
-__all__ = ["PartStore", "StudentGrade", "atomic_write", "gradescope_results", "merge_rubric", "read_json",
+__all__ = ["PartStore", "StudentGrade", "as_points", "atomic_write", "gradescope_results", "graded_ids", "read_json",
            "rubric_source", "write_csv", "write_json"]  # fmt: skip
 
 
-def _num(x: float) -> int | float:
+def as_points(x: float) -> int | float:
     """A score as written: 7, not 7.0; 7.5 as it is."""
     return int(x) if float(x).is_integer() else round(float(x), 4)
 
@@ -47,20 +49,48 @@ class StudentGrade:
     sandbox: str = "none"  # 'bwrap' or 'none' (unsandboxed kernels)
     seconds: float = 0.0
     rubric: dict | None = None  # once marks are merged: 'pr1.rubric.fits' -> points, None = not yet marked
+    team: str = ""  # the team whose submission this is (a roster's), or ''
+
+    @property
+    def parts(self) -> list[str]:
+        """The parts graded (``'ex1'``, ``'pr2'``), in the order of the results: the assignment's scope."""
+        return list(dict.fromkeys(i.split(".")[0] for i in self.results))
 
     @property
     def autograded(self) -> int:
         return sum(r.points for r in self.results.values())
 
+    def scoped_rubric(self) -> dict:
+        """The rubric marks of the projects graded (every criterion's column -> points or None)."""
+        return {c: (self.rubric or {}).get(c) for c in rubric_columns(self.parts)} if self.rubric is not None else {}
+
     @property
     def ungraded(self) -> int:
-        """Rubric criteria not yet marked (0 before any rubric is merged)."""
-        return sum(v is None for v in (self.rubric or {}).values())
+        """Rubric criteria of the projects graded not yet marked (0 before any rubric is merged)."""
+        return sum(v is None for v in self.scoped_rubric().values())
+
+    @property
+    def subtotals(self) -> dict:
+        """Each part's points: an exercise set's autograded points, a project's milestones and rubric marks."""
+        marks = self.scoped_rubric()
+        out = {}
+        for part in self.parts:
+            auto = sum(r.points for i, r in self.results.items() if i.split(".")[0] == part)
+            out[part] = as_points(auto + sum(v for c, v in marks.items() if c.startswith(f"{part}.") and v is not None))
+        return out
+
+    def possible(self) -> dict:
+        """Each part's most points: its exercises' or milestones' and, for a project, its rubric's."""
+        out = {}
+        for part in self.parts:
+            auto = sum(r.max_points for i, r in self.results.items() if i.split(".")[0] == part)
+            out[part] = auto + (PROJECTS[part].rubric_points if part in PROJECTS and self.rubric is not None else 0)
+        return out
 
     @property
     def total(self) -> int | float:
         """The course total: the autograded points plus the rubric points marked so far."""
-        return _num(self.autograded + sum(v for v in (self.rubric or {}).values() if v is not None))
+        return as_points(self.autograded + sum(v for v in self.scoped_rubric().values() if v is not None))
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -99,28 +129,36 @@ class PartStore:
             return None
 
 
-def _ids(grades: list[StudentGrade]) -> list[str]:
+def graded_ids(grades: list[StudentGrade]) -> list[str]:
+    """The exercise and milestone ids a gradebook's grades hold (every one, for no grades)."""
     return list(grades[0].results) if grades else [ex.id for ex in REGISTRY.values()]
 
 
 def write_csv(grades: list[StudentGrade], path: str | Path) -> None:
-    """One row per student: one column per exercise, total, sandbox, problems and flags. Once rubric marks are
-    merged, also one column per rubric criterion (empty: not yet marked), ``autograded`` (the exercises' and
-    milestones' points) and ``ungraded`` (criteria not yet marked), and ``total`` counts both."""
-    ids = _ids(grades)
+    """One row per student: one column per exercise, each part's subtotal (``ex1.subtotal``, ``pr2.subtotal``),
+    total, sandbox, problems and flags (with a team roster, ``team`` after ``student``). Once rubric marks are
+    merged, also one column per rubric criterion of the projects graded (empty: not yet marked), ``autograded``
+    (the exercises' and milestones' points) and ``ungraded`` (criteria not yet marked), and ``total`` counts both."""
+    ids = graded_ids(grades)
+    parts = grades[0].parts if grades else []
     marked = any(g.rubric is not None for g in grades)
-    cols = rubric_columns() if marked else []
+    teams = any(g.team for g in grades)
+    cols = rubric_columns(parts) if marked else []
     buf = io.StringIO()
     w = csv.writer(buf)
     extra, after = (["autograded"], ["ungraded"]) if marked else ([], [])
-    w.writerow(["student", *ids, *cols, *extra, "total", *after, "sandbox", "problems", "flags"])
+    head = ["student", *(["team"] if teams else []), *ids, *cols, *(f"{p}.subtotal" for p in parts)]
+    w.writerow([*head, *extra, "total", *after, "sandbox", "problems", "flags"])
     for g in grades:
         rubric = g.rubric or {}
+        sub = g.subtotals
         w.writerow(
             [
                 g.student,
+                *([g.team] if teams else []),
                 *(g.results[i].points if i in g.results else 0 for i in ids),
-                *("" if rubric.get(c) is None else _num(rubric[c]) for c in cols),
+                *("" if rubric.get(c) is None else as_points(rubric[c]) for c in cols),
+                *(sub.get(p, 0) for p in parts),
                 *([g.autograded] if marked else []),
                 g.total,
                 *([g.ungraded] if marked else []),
@@ -135,7 +173,7 @@ def write_csv(grades: list[StudentGrade], path: str | Path) -> None:
 def write_json(grades: list[StudentGrade], path: str | Path, config: dict, rubric: dict | None = None) -> None:
     """Everything, for feedback to students: each result line, the execution log, problems and flags; with
     ``rubric`` (where the marks came from), each student's rubric marks (null: not yet marked)."""
-    ids = _ids(grades)
+    ids = graded_ids(grades)
     data = {
         "config": config,
         **({"rubric": rubric} if rubric is not None else {}),
@@ -146,6 +184,7 @@ def write_json(grades: list[StudentGrade], path: str | Path, config: dict, rubri
                 "total": g.total,
                 "autograded": g.autograded,
                 "ungraded": g.ungraded,
+                "subtotals": g.subtotals,
                 "feedback": [r.line() for r in g.results.values()],
                 "seconds": round(g.seconds, 1),
             }
@@ -213,9 +252,9 @@ def _rubric_tests(grade: StudentGrade, start: int) -> list[dict]:
                     {
                         "name": f"{p.part} rubric: {c.name}",
                         "number": str(start + len(out) + 1),
-                        "score": _num(points),
+                        "score": as_points(points),
                         "max_score": c.points,
-                        "output": f"[{p.part} rubric: {c.name}] {_num(points)}/{c.points} points, marked by the "
+                        "output": f"[{p.part} rubric: {c.name}] {as_points(points)}/{c.points} points, marked by the "
                         f"instructor; full points for {c.full}",
                         "visibility": "visible",
                     }
@@ -235,20 +274,6 @@ def read_json(path: str | Path) -> tuple[list[StudentGrade], dict]:
         ) from None
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{path} is not a gradebook written by the grade command ({type(e).__name__}: {e})") from None
-
-
-def merge_rubric(gradebook: str | Path, rubric: str | Path) -> tuple[list[StudentGrade], Rubric]:
-    """Merge the rubric marks in ``rubric`` into the gradebook ``gradebook`` (its CSV; the JSON beside it,
-    ``.json``, holds every grade) and rewrite both. The marks replace any merged before; the autograded scores
-    are left as they are. A rejected rubric (:class:`~.rubric.RubricError`) leaves both files untouched."""
-    gradebook = Path(gradebook)
-    grades, config = read_json(gradebook.with_suffix(".json"))
-    marks = read_rubric(rubric, [g.student for g in grades])  # raises before anything is written
-    for g in grades:
-        g.rubric = marks.for_student(g.student)
-    write_csv(grades, gradebook)
-    write_json(grades, gradebook.with_suffix(".json"), config, rubric_source(marks))
-    return grades, marks
 
 
 def rubric_source(marks: Rubric) -> dict:

@@ -16,7 +16,8 @@ import pytest
 
 from sts_lib.exercises import REGISTRY, Result
 from sts_lib.exercises.projects import PROJECTS
-from sts_lib.grading.gradebook import StudentGrade, gradescope_results, merge_rubric, write_csv, write_json
+from sts_lib.grading.gradebook import StudentGrade, gradescope_results, write_csv, write_json
+from sts_lib.grading.marks import merge_rubric
 from sts_lib.grading.nbgrader import assignment, rubric_grade_id
 from sts_lib.grading.rubric import RubricError, read_rubric, rubric_columns, write_template
 
@@ -89,10 +90,15 @@ def test_merge_adds_the_marks_and_an_empty_cell_is_ungraded_not_zero(tmp_path):
     assert data["rubric"]["marked"] == 3 and data["config"] == {"seed": 1}
     student = {s["student"]: s for s in data["students"]}["alice"]
     assert student["rubric"]["pr1.rubric.extension"] is None and student["total"] == 84.5
-    # a second merge replaces the marks (the file is the instructor's whole record); scores stay
+    # a second merge updates the one mark it names and keeps the others; --replace makes the file the whole record
     (tmp_path / "rubric.csv").write_text(HEADER + "alice,pr1,fits,3\n")
-    grades, _ = merge_rubric(gb, tmp_path / "rubric.csv")
+    grades, _, changes = merge_rubric(gb, tmp_path / "rubric.csv")
+    assert {g.student: g.total for g in grades} == {"alice": 83.5, "bob": 0, "carol": 0}
+    assert [c.line() for c in changes] == ["alice pr1.rubric.fits: 4 -> 3"]
+    grades, _, changes = merge_rubric(gb, tmp_path / "rubric.csv", replace=True)
     assert {g.student: g.total for g in grades} == {"alice": 81, "bob": 0, "carol": 0}
+    assert sorted(c.line() for c in changes) == ["alice pr1.rubric.forms: 2.5 -> not marked",
+                                                 "bob pr3.rubric.control: 0 -> not marked"]  # fmt: skip
 
 
 def _line_col(message, line, col):
@@ -140,8 +146,11 @@ def test_a_bad_rubric_file_names_line_and_column_and_changes_nothing(tmp_path, n
         ("student,project,criterion,pts\nalice,pr1,fits,3\n", "line 1 (the header): missing column points"),
         (HEADER + "alice,pr1,fits\n", "line 2: 3 fields, the header names 4"),
         ("", "missing columns student, project, criterion, points"),
+        ("student;project;criterion;points\nalice;pr1;fits;2,5\n",
+         "this file uses ';' as its separator: save it as CSV with commas"),
+        ("student\tproject\tcriterion\tpoints\nalice\tpr1\tfits\t2\n", "this file uses a tab as its separator"),
     ],
-    ids=["duplicate row", "missing column", "misnamed column", "short row", "empty file"],
+    ids=["duplicate row", "missing column", "misnamed column", "short row", "empty file", "semicolons", "tabs"],
 )  # fmt: skip
 def test_duplicates_and_missing_columns_are_rejected_too(tmp_path, text, says):
     gb = _gradebook(tmp_path)
@@ -159,11 +168,12 @@ def test_every_bad_row_is_reported_at_once_and_grading_refuses_a_bad_file_before
     (tmp_path / "bad.csv").write_text(HEADER + "alice,pr1,fits,4\nzed,pr1,fits,3\nbob,pr2,choice,-1\nbob,pr1,style,1\n")
     with pytest.raises(RubricError, match=r"\(3 bad rows\)") as e:  # alice's 4 is fine
         read_rubric(tmp_path / "bad.csv", CLASS)
-    assert [ln.split(": ")[0].rsplit(", ", 1)[-1] for ln in str(e.value).splitlines()[1:]] == [
+    assert [ln.split(": ")[0].rsplit(", ", 1)[-1] for ln in str(e.value).splitlines()[1:-1]] == [
         "column 1 (student)",
         "column 4 (points)",
         "column 3 (criterion)",
     ]
+    assert str(e.value).splitlines()[-1] == "the class has alice, bob, carol"  # once, not on every line
     subs = tmp_path / "subs" / "alice"
     subs.mkdir(parents=True)
     (subs / "ex1_task.ipynb").write_text("{}")
@@ -195,3 +205,129 @@ def test_the_nbgrader_edition_has_one_task_cell_per_criterion():
         graded = sum(c.metadata["nbgrader"].get("points", 0) for c in nb.cells if "nbgrader" in c.metadata)
         # the notebook carries every milestone, the seminar version's too (the homework version is graded --only)
         assert graded == p.seminar_points + p.rubric_points
+
+
+def _marks(gb):
+    return {r["student"]: {c: r[c] for c in rubric_columns()} for r in csv.DictReader(gb.open())}
+
+
+def _totals(gb):
+    return {r["student"]: r["total"] for r in csv.DictReader(gb.open())}
+
+
+CLASS_MARKS = {  # three batches an instructor marks on different days: by project, and one student's correction
+    "pr1": HEADER + "alice,pr1,fits,4\nbob,pr1,fits,2\ncarol,pr1,forms,1\n",
+    "pr3": HEADER + "alice,pr3,gap,3\nbob,pr3,control,2.5\ncarol,pr3,bayes,1\n",
+    "pr2": HEADER + "alice,pr2,readings,2\nbob,pr2,readings,1\n",
+}
+
+
+def test_no_mark_is_lost_batches_in_any_order_and_a_correction_changes_one_student(tmp_path):
+    import itertools
+
+    seen = set()
+    for order in itertools.permutations(CLASS_MARKS):
+        folder = tmp_path / "-".join(order)
+        folder.mkdir()
+        gb = _gradebook(folder)
+        for name in order:  # in-process (the command line is run below)
+            (folder / f"{name}.csv").write_text(CLASS_MARKS[name])
+            merge_rubric(gb, folder / f"{name}.csv")
+        seen.add(gb.read_text())
+    assert len(seen) == 1, "batches merged in another order gave another gradebook"
+    before = _marks(gb)
+    totals = _totals(gb)
+    # a correction file of one student: bob's pr1 fits 2 -> 3; every other mark and total stays
+    (folder / "fix.csv").write_text(HEADER + "bob,pr1,fits,3\n")
+    proc = _cli("rubric", "merge", "fix.csv", "--gradebook", str(gb), cwd=folder)
+    print(proc.stdout)
+    assert proc.returncode == 0 and "bob pr1.rubric.fits: 2 -> 3" in proc.stdout
+    after = _marks(gb)
+    assert {s: m for s, m in after.items() if s != "bob"} == {s: m for s, m in before.items() if s != "bob"}
+    assert {c for c in after["bob"] if after["bob"][c] != before["bob"][c]} == {"pr1.rubric.fits"}
+    assert {s: t for s, t in _totals(gb).items() if s != "bob"} == {s: t for s, t in totals.items() if s != "bob"}
+    # a blank cell keeps the mark; 'clear' removes it, and says so
+    (folder / "blank.csv").write_text(HEADER + "alice,pr1,fits,\n")
+    assert _cli("rubric", "merge", "blank.csv", "--gradebook", str(gb), cwd=folder).returncode == 0
+    assert _marks(gb)["alice"]["pr1.rubric.fits"] == "4"
+    (folder / "clear.csv").write_text(HEADER + "alice,pr1,fits,clear\n")
+    proc = _cli("rubric", "merge", "clear.csv", "--gradebook", str(gb), cwd=folder)
+    assert "alice pr1.rubric.fits: 4 -> not marked" in proc.stdout
+    assert _marks(gb)["alice"]["pr1.rubric.fits"] == ""
+    # every merge that changed a mark kept the gradebook as it was; restore puts the last one back, undoably
+    listed = _cli("rubric", "restore", "--gradebook", str(gb), "--list", cwd=folder)
+    assert "before merging clear.csv" in listed.stdout
+    proc = _cli("rubric", "restore", "--gradebook", str(gb), cwd=folder)
+    assert proc.returncode == 0, proc.stderr
+    assert _marks(gb)["alice"]["pr1.rubric.fits"] == "4" and _marks(gb)["bob"]["pr1.rubric.fits"] == "3"
+
+
+def test_messages_say_how_to_mend_the_file(tmp_path):
+    gb = _gradebook(tmp_path, ["alice", "ben", "carol"])
+    cases = {
+        "decimal comma": (HEADER + 'alice,pr1,fits,"2,5"\n', "'2,5' is not a number: use a dot for decimals (2.5)"),
+        "case": (HEADER + "Ben,pr1,fits,2\nBen,pr1,forms,1\n", "unknown student 'Ben'; did you mean 'ben'?"),
+        "typo": (HEADER + "alcie,pr1,fits,2\n", "unknown student 'alcie'; did you mean 'alice'?"),
+        "project": (HEADER + "alice,PR2,readings,2\n", "unknown project 'PR2'; did you mean 'pr2'?"),
+    }
+    for name, (text, says) in cases.items():
+        bad = tmp_path / f"{name}.csv"
+        bad.write_text(text)
+        proc = _cli("rubric", "merge", str(bad), "--gradebook", str(gb), cwd=tmp_path)
+        print(f"{name}:\n{proc.stderr}")
+        assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+        assert proc.stderr.count("the class has") == (1 if name in ("case", "typo") else 0)
+    # a capitalised header is read (the columns' names, not their case, matter)
+    ok = tmp_path / "caps.csv"
+    ok.write_text("Student,Project,Criterion,Points\nben,pr2,readings,2\n")
+    assert _cli("rubric", "merge", str(ok), "--gradebook", str(gb), cwd=tmp_path).returncode == 0
+
+
+def _scoped_gradebook(folder, students, only=("ex1", "pr2")):
+    grades = [
+        StudentGrade(
+            s,
+            results={
+                i: Result(i, ex.points if s != "cam" else 0, ex.points, "correct", "line")
+                for i, ex in REGISTRY.items()
+                if ex.part in only
+            },
+            sandbox="bwrap",
+        )
+        for s in students
+    ]
+    out = folder / "gradebook.csv"
+    write_csv(grades, out)
+    write_json(grades, out.with_suffix(".json"), {"seed": 1, "only": list(only)})
+    return out
+
+
+def test_an_assignment_is_graded_on_its_own_with_teams(tmp_path):
+    """--only ex1 pr2 with two teams: the template has pr2's rows, one per team; a team's mark reaches its members;
+    ungraded counts pr2's criteria only; each part has its subtotal."""
+    (tmp_path / "teams.csv").write_text("team,student\nA,ana\nA,ben\nA,cam\nB,dan\nB,eli\n")
+    gb = _scoped_gradebook(tmp_path, ["ana", "ben", "cam", "dan", "eli"])
+    proc = _cli("rubric", "template", "--gradebook", str(gb), "--teams", "teams.csv", "--out", "r.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader((tmp_path / "r.csv").open()))
+    criteria = [c.name for c in PROJECTS["pr2"].rubric]
+    assert [(r["student"], r["project"], r["criterion"]) for r in rows] == [
+        (t, "pr2", c) for t in ("A", "B") for c in criteria
+    ]
+    marks = {c.name: c.points for c in PROJECTS["pr2"].rubric}
+    text = "student,project,criterion,points\n" + "".join(f"{t},pr2,{c},{p}\n" for t in "AB" for c, p in marks.items())
+    (tmp_path / "r.csv").write_text(text)
+    proc = _cli("rubric", "merge", "r.csv", "--gradebook", str(gb), "--teams", "teams.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    got = {r["student"]: r for r in csv.DictReader(gb.open())}
+    print({s: (r["ex1.subtotal"], r["pr2.subtotal"], r["total"], r["ungraded"]) for s, r in got.items()})
+    full = PROJECTS["pr2"].seminar_points + PROJECTS["pr2"].rubric_points
+    ex1 = sum(ex.points for ex in REGISTRY.values() if ex.part == "ex1")
+    assert {s: r["ungraded"] for s, r in got.items()} == dict.fromkeys(got, "0")
+    assert got["ana"]["pr2.subtotal"] == str(full) and got["ana"]["ex1.subtotal"] == str(ex1)
+    assert got["cam"]["pr2.subtotal"] == str(PROJECTS["pr2"].rubric_points) and got["cam"]["ex1.subtotal"] == "0"
+    assert not any(c.startswith(("pr1.", "pr3.")) for c in got["ana"])
+    # a mark for a project the assignment did not grade is refused, naming it
+    (tmp_path / "pr1.csv").write_text(HEADER + "ana,pr1,fits,2\n")
+    proc = _cli("rubric", "merge", "pr1.csv", "--gradebook", str(gb), cwd=tmp_path)
+    assert proc.returncode == 2 and "did not grade (it graded ex1, pr2)" in proc.stderr
