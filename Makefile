@@ -37,6 +37,8 @@ help:
 	@echo "              the HTML book, whose front page links it"
 	@echo "make pdf-student - the student edition of the PDF (no solutions or answers), _build/student/latex, then"
 	@echo "              the HTML book, which links it as sts-course-student.pdf"
+	@echo "make book-student - the student edition (no solutions or answers) into _build/student/html"
+	@echo "make site  - the published site: the course and, in student/, the student edition, into _build/site"
 	@echo "make test-unit - the inner loop: tests/unit only (under 90 s)"
 	@echo "make bench  - print the performance benchmark (JSON)"
 
@@ -229,6 +231,19 @@ vendor:
 # The student edition: the same book without solutions (hints and check-your-understanding questions stay,
 # their answers go) into _build/student/html. It reads the execution cache of `make book`, so after
 # `make book` it only renders; see the instructor guide for when to publish which edition.
-.PHONY: book-student
+.PHONY: book-student site
 book-student: $(VENV)/.stamp-install notebooks
 	$(PY) -m sts_lib.exercises student-book
+
+# The published site, as .github/workflows/book.yml deploys it to GitHub Pages: the course (make book) at the root of
+# _build/site and the student edition (make book-student) beside it in student/, the address a graded course gives
+# its students. The student edition is a Sphinx site of its own whose links and assets are all relative, so it works
+# from a subfolder as it is built. Assembled in a folder of its own: _build/html stays as make book wrote it (the
+# book tier reads every page there). The PDFs it publishes are those built before it (make pdf, make pdf-student).
+SITE := _build/site
+site: book
+	@$(MAKE) --no-print-directory book-student
+	rm -rf $(SITE)
+	cp -R _build/html $(SITE)
+	cp -R _build/student/html $(SITE)/student
+	@echo "Site assembled: $(SITE) (the course, with solutions), $(SITE)/student (the student edition, without)"

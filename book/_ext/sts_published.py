@@ -17,6 +17,12 @@ The student edition's web book (``make book-student``, ``hide_solutions``) links
 page whose links were decided for another set of PDFs is read again (an ``env-get-outdated`` hook; its execution is
 cached), and a change of that set changes the configuration value :data:`CONFIG` (rebuild ``html``), so Sphinx
 writes every page again with its new menu.
+
+What the book does not publish is linked where the course's repository publishes it:
+``{sts-repo}`title <README.md#publishing-your-own-copy>``` (the instructor guide's link to the README) links a file
+of the repository on GitHub, at the home the book is built from (``_config.yml``'s ``repository: url, branch``, which
+Jupyter Book passes to the theme as ``repository_url`` and ``repository_branch``), so that a fork's book links the
+fork's files and no source names the home; without a GitHub home the title is plain text (:func:`repository_role`).
 """
 
 from __future__ import annotations
@@ -140,6 +146,33 @@ def _ship(app, exception) -> None:
             shutil.copy2(_build_dir(app) / made, Path(app.outdir) / name)
 
 
+def repository_url(theme_options: dict, target: str) -> str | None:
+    """The address on GitHub of ``target`` (a path in the repository, with an optional ``#anchor``) at the book's home,
+    or None when the home is not a GitHub repository.
+
+    >>> repository_url({"repository_url": "https://github.com/o/r", "repository_branch": "v1"}, "README.md#a-b")
+    'https://github.com/o/r/blob/v1/README.md#a-b'
+    >>> repository_url({"repository_url": "file:///srv/r"}, "README.md") is None
+    True
+    """
+    url = (theme_options or {}).get("repository_url") or ""
+    if not url.startswith("https://github.com/"):
+        return None
+    return f"{url.rstrip('/')}/blob/{theme_options.get('repository_branch') or 'main'}/{target.lstrip('/')}"
+
+
+def repository_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{sts-repo}`title <path#anchor>``` (or ``{sts-repo}`path```): ``title`` linked to that file of the course's
+    repository on GitHub, plain where the home is not on GitHub."""
+    from sphinx.util.nodes import split_explicit_title
+
+    _, title, target = split_explicit_title(text)
+    uri = repository_url(inliner.document.settings.env.config.html_theme_options, target)
+    if uri is None:
+        return [nodes.inline(rawtext, title, classes=["sts-repo"])], []
+    return [nodes.reference(rawtext, title, refuri=uri, classes=["sts-repo"])], []
+
+
 def setup(app):
     app.add_config_value(CONFIG, (), "html")
     # Before the builder is made: its build information hashes the configuration values of rebuild "html", so a
@@ -147,6 +180,7 @@ def setup(app):
     app.connect("config-inited", lambda app, config: setattr(config, CONFIG, _present(app, _html_out(app))))
     app.add_role("sts-pdf", pdf_role)
     app.add_role("sts-pdf-student", student_pdf_role)
+    app.add_role("sts-repo", repository_role)
     app.connect("env-get-outdated", _outdated)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)

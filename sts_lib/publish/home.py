@@ -107,6 +107,11 @@ class Home:
         m = self._github()
         return f"https://{m['owner'].lower()}.github.io/{m['repo']}/"
 
+    @property
+    def student_pages_url(self) -> str:
+        """Where GitHub Pages publishes the student edition, beside the course (``make site``: ``student/``)."""
+        return f"{self.pages_url}student/"
+
 
 def read_home(root: str | Path | None = None) -> Home:
     """The home configured in ``ROOT/_config.yml`` (default: the checkout this package sits in)."""
