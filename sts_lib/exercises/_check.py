@@ -78,6 +78,7 @@ def run_check(exercise_id: str, fn, *, seed: int = 0, time_limit: float | None =
         with _time_limit(time_limit), warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             ex.checker(t, fn)
+            t.finish()
     except KeyboardInterrupt:
         raise
     except NotAttempted as e:

@@ -7,7 +7,10 @@ the learner's ``fn`` through ``t.call`` (which turns exceptions, timeouts and
 messages), compares with ``t.close`` (which names the mistake when the answer matches
 a known wrong variant or is off by a named factor) and calls ``t.award(k)`` after
 each stage it passes. The first failing stage stops the check, so the points are
-those of the stages passed. Nothing a learner's function does can make
+those of the stages passed, unless the exercise declares its stages ``independent``
+(:class:`Stage`; the checker runs each in ``with t.stage(k):``), when each is scored on its
+own. A milestone declares its stages, and its page's *Points:* line is
+:meth:`Exercise.points_line`, so the page says what the checker does. Nothing a learner's function does can make
 :func:`run_check` raise: it always returns a :class:`Result` whose one-line summary
 is deterministic, which is what lets nbval compare it. The same checkers run in the
 grader, where ``fn`` is a proxy for a function living in another process. This module
@@ -50,6 +53,14 @@ def source_notebooks(folder) -> list:
 
 
 @dataclass(frozen=True)
+class Stage:
+    """One stage of a checker: the points it gives and what earns them (Markdown, as the page says it)."""
+
+    points: int
+    what: str
+
+
+@dataclass(frozen=True)
 class Exercise:
     """One graded exercise: where it lives, what it is worth, and how it is checked."""
 
@@ -61,6 +72,18 @@ class Exercise:
     checker: Callable  # checker(t: Tester, fn) -> None; raises Wrong to stop
     library_names: tuple = ()  # sts_lib names that compute the answer (the grader flags their use)
     cost: Cost | None = None  # what it costs a student: difficulty and minutes follow from it by _cost's rule
+    stages: tuple = ()  # (Stage, ...), in the checker's order: what each gives (a milestone's page shows them)
+    independent: bool = False  # each stage scored on its own (the checker runs it in `with t.stage(k)`)
+
+    def points_line(self) -> str:
+        """The page's *Points:* line, from the stages: each scored on its own, or in order, stopping at the first
+        that fails (what the checker does)."""
+        if not self.stages:
+            raise ValueError(f"{self.id} declares no stages")
+        parts = [f"{st.points} for {st.what}" for st in self.stages]
+        if self.independent:
+            return "*Points:* " + "; ".join(parts) + ". Each is scored on its own."
+        return "*Points:* " + ", then ".join(parts) + ", in this order: the check stops at the first that fails."
 
     @property
     def part(self) -> str:
@@ -81,18 +104,38 @@ class Exercise:
 REGISTRY: dict[str, Exercise] = {}
 
 
-def exercise(id: str, *, points: int, title: str, function: str, library_names: tuple = (), cost: Cost | None = None):
+def exercise(
+    id: str,
+    *,
+    points: int,
+    title: str,
+    function: str,
+    library_names: tuple = (),
+    cost: Cost | None = None,
+    stages: tuple = (),
+    independent: bool = False,
+):
     """Decorator registering ``checker(t, fn)`` as the checker of exercise (or milestone) ``id``, with what it costs
-    a student (:class:`~._cost.Cost`; every exercise and milestone has one, ``tests/unit/test_exercise_cost.py``)."""
+    a student (:class:`~._cost.Cost`; every exercise and milestone has one, ``tests/unit/test_exercise_cost.py``)
+    and, for a milestone, its stages (``(points, what)`` pairs, or :class:`Stage`) and whether they are scored each
+    on its own."""
     part = id.split(".")[0]
     if part not in NOTEBOOKS:
         raise ValueError(f"exercise id {id!r} must start with one of {sorted(NOTEBOOKS)} and a dot")
     chapter = int(part[2:]) if part.startswith("ex") else None
 
+    steps = tuple(st if isinstance(st, Stage) else Stage(*st) for st in stages)
+    if steps and sum(st.points for st in steps) != points:
+        raise ValueError(f"exercise {id!r}: its stages give {sum(st.points for st in steps)} points, not {points}")
+    if independent and not steps:
+        raise ValueError(f"exercise {id!r}: independent stages need stages")
+
     def deco(checker):
         if id in REGISTRY:
             raise ValueError(f"exercise {id!r} registered twice")
-        REGISTRY[id] = Exercise(id, chapter, points, title, function, checker, tuple(library_names), cost)
+        REGISTRY[id] = Exercise(
+            id, chapter, points, title, function, checker, tuple(library_names), cost, steps, independent
+        )
         return checker
 
     return deco

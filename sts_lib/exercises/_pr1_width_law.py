@@ -31,6 +31,11 @@ SAMPLES = 500
     function="family_error",
     library_names=("random_pe_family_error", "random_pe_best_error", "_rel_error"),
     cost=Cost(lines=5, tokens=99, words=0, check_s=0.006, chapters=(4,), derivation=False),
+    stages=(
+        (1, "the uniform-attention value at $\\alpha=0$"),
+        (1, "an error that falls and then rises again as $\\alpha$ grows"),
+        (1, "agreement with the course at several $\\alpha$"),
+    ),
 )
 def _family_error(t: Tester, fn):
     T, q, m = 24, 3, 16
@@ -84,6 +89,11 @@ def _family_error(t: Tester, fn):
     function="width_needed",
     library_names=("random_pe_width_needed",),
     cost=Cost(lines=9, tokens=90, words=0, check_s=2.77, chapters=(4,), derivation=False),
+    stages=(
+        (1, "the width at $(T,q,\\varepsilon)=(32,3,0.25)$ within 10 % of the course's search"),
+        (1, "more width at a smaller target and at a larger $q$"),
+        (1, "those two widths within 10 % as well"),
+    ),
 )
 def _width_needed(t: Tester, fn):
     seed = int(t.seed)
@@ -147,6 +157,11 @@ def _least_squares(q, T, m, *, log_T: bool = False) -> tuple[np.ndarray, np.ndar
     title="A law with intervals",
     function="fit_power_law",
     cost=Cost(lines=12, tokens=244, words=0, check_s=0.053, chapters=(4,), derivation=False),
+    stages=(
+        (1, "the dict"),
+        (1, "the exponents of noiseless widths"),
+        (1, "intervals that contain the estimate and have the width the noise implies"),
+    ),
 )
 def _fit_law(t: Tester, fn):
     rng = np.random.default_rng(100 + int(t.seed))
@@ -200,6 +215,11 @@ def _crosstalk_mc(q: int, m: int, samples: int = 4000, seed: int = 0) -> dict:
     function="crosstalk",
     library_names=("random_pe_ray_loss", "random_pe_ray_floor"),
     cost=Cost(lines=5, tokens=60, words=0, check_s=0.214, chapters=(4,), derivation=True),
+    stages=(
+        (1, "the two moments"),
+        (1, "the spread (and $S=0$ at $q=2$, where the two selected scores tie)"),
+        (1, "the second-order error (each at several $(q, m, \\alpha)$, exactly)"),
+    ),
 )
 def _crosstalk(t: Tester, fn):
     """Seminar milestone: derive chapter 4's alpha^2 (q-1)(q-2)/(q m) in three steps, each checked exactly at

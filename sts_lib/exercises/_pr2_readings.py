@@ -35,29 +35,31 @@ def _is_none(value) -> bool:
     function="first_below",
     library_names=("steps_to_level", "falling_at_end"),
     cost=Cost(lines=4, tokens=21, words=0, check_s=0.0, chapters=(8,), derivation=False),
+    stages=((1, "a crossing and a curve that never crosses"), (1, "a loss equal to the level")),
+    independent=True,
 )
 def _first_below(t: Tester, fn):
-    steps = np.arange(0, 10001, 500)
-    loss = 0.5 * np.exp(-steps / 3000) + 0.1  # 0.6 at 0, crosses 0.2 at 4,800ish
-    want = int(steps[np.flatnonzero(loss < 0.2)[0]])
-    got = t.number(t.call(fn, steps, loss, 0.2), "first_below(steps, loss, 0.2)")
-    if got != want:
-        t.fail(
-            f"the curve first goes below 0.2 at step {want}; you return {got:g}"
-            + (" (the step before it: the first step whose loss is below the level)" if got == want - 500 else "")
-        )
-    got = t.call(fn, list(steps), list(loss), 0.05)
-    if not _is_none(got):
-        t.fail(f"this curve never goes below 0.05 (its floor is 0.1): return None; you return {got!r}")
-    t.award(1)
-    ties = np.array([0.3, 0.2, 0.2, 0.1])
-    got = t.number(t.call(fn, np.array([0, 100, 200, 300]), ties, 0.2), "first_below(steps, loss, 0.2)")
-    if got != 300:
-        t.fail(
-            f"losses [0.3, 0.2, 0.2, 0.1] at steps [0, 100, 200, 300] first go strictly below 0.2 at step 300; you "
-            f"return {got:g} (a loss equal to the level is not below it)"
-        )
-    t.award(1)
+    with t.stage(0):
+        steps = np.arange(0, 10001, 500)
+        loss = 0.5 * np.exp(-steps / 3000) + 0.1  # 0.6 at 0, crosses 0.2 at 4,800ish
+        want = int(steps[np.flatnonzero(loss < 0.2)[0]])
+        got = t.number(t.call(fn, steps, loss, 0.2), "first_below(steps, loss, 0.2)")
+        if got != want:
+            t.fail(
+                f"the curve first goes below 0.2 at step {want}; you return {got:g}"
+                + (" (the step before it: the first step whose loss is below the level)" if got == want - 500 else "")
+            )
+        got = t.call(fn, list(steps), list(loss), 0.05)
+        if not _is_none(got):
+            t.fail(f"this curve never goes below 0.05 (its floor is 0.1): return None; you return {got!r}")
+    with t.stage(1):
+        ties = np.array([0.3, 0.2, 0.2, 0.1])
+        got = t.number(t.call(fn, np.array([0, 100, 200, 300]), ties, 0.2), "first_below(steps, loss, 0.2)")
+        if got != 300:
+            t.fail(
+                f"losses [0.3, 0.2, 0.2, 0.1] at steps [0, 100, 200, 300] first go strictly below 0.2 at step 300; "
+                f"you return {got:g} (a loss equal to the level is not below it)"
+            )
 
 
 @exercise(
@@ -67,32 +69,39 @@ def _first_below(t: Tester, fn):
     function="floor_verdict",
     library_names=("steps_to_level",),
     cost=Cost(lines=2, tokens=34, words=0, check_s=0.0, chapters=(8,), derivation=False),
+    stages=(
+        (1, "a curve whose verdict flips with the horizon"),
+        (1, "the boundaries (a loss equal to the level; a step equal to the horizon)"),
+    ),
+    independent=True,
 )
 def _floor_verdict(t: Tester, fn):
-    steps = np.arange(0, 50001, 500)
-    loss = 0.12 + 0.5 * np.exp(-steps / 4000) + 2e-6 * np.maximum(steps - 20000, 0)  # 0.16 at 10k, 0.124 at 20k
-    for horizon, want in ((10000, "reproduced"), (50000, "not reproduced")):  # the two readings disagree
-        got = t.call(fn, steps, loss, 0.15, horizon)
-        if not isinstance(got, str) or got not in ("reproduced", "not reproduced"):
-            t.fail(f"floor_verdict should return 'reproduced' or 'not reproduced', got {got!r}")
-        if got != want:
+    with t.stage(0):
+        steps = np.arange(0, 50001, 500)
+        loss = 0.12 + 0.5 * np.exp(-steps / 4000) + 2e-6 * np.maximum(steps - 20000, 0)  # 0.16 at 10k, 0.124 at 20k
+        for horizon, want in ((10000, "reproduced"), (50000, "not reproduced")):  # the two readings disagree
+            got = t.call(fn, steps, loss, 0.15, horizon)
+            if not isinstance(got, str) or got not in ("reproduced", "not reproduced"):
+                t.fail(f"floor_verdict should return 'reproduced' or 'not reproduced', got {got!r}")
+            if got != want:
+                t.fail(
+                    f"at horizon {horizon} the smallest loss is {loss[steps <= horizon].min():.3f} against the level "
+                    f"0.15, so the verdict is {want!r}; you return {got!r}"
+                    + (" (only the steps up to the horizon count)" if horizon == 10000 else "")
+                )
+    with t.stage(1):
+        edge = np.array([0.4, 0.15, 0.2, 0.1])
+        s = np.array([0, 100, 200, 300])
+        got_at, got_before = t.call(fn, s, edge, 0.15, 200), t.call(fn, s, edge, 0.15, 300)
+        if got_at != "reproduced":
             t.fail(
-                f"at horizon {horizon} the smallest loss is {loss[steps <= horizon].min():.3f} against the level "
-                f"0.15, so the verdict is {want!r}; you return {got!r}"
-                + (" (only the steps up to the horizon count)" if horizon == 10000 else "")
+                f"'at least 0.15' holds for a smallest loss of exactly 0.15 (steps up to the horizon 200): you "
+                f"return {got_at!r}"
             )
-    t.award(1)
-    edge = np.array([0.4, 0.15, 0.2, 0.1])
-    s = np.array([0, 100, 200, 300])
-    got_at, got_before = t.call(fn, s, edge, 0.15, 200), t.call(fn, s, edge, 0.15, 300)
-    if got_at != "reproduced":
-        t.fail(
-            f"'at least 0.15' holds for a smallest loss of exactly 0.15 (steps up to the horizon 200): you return "
-            f"{got_at!r}"
-        )
-    if got_before != "not reproduced":
-        t.fail(f"the horizon counts: with horizon 300 the loss 0.1 at step 300 is inside it; you return {got_before!r}")
-    t.award(1)
+        if got_before != "not reproduced":
+            t.fail(
+                f"the horizon counts: with horizon 300 the loss 0.1 at step 300 is inside it; you return {got_before!r}"
+            )
 
 
 def _curves() -> dict:
@@ -112,24 +121,30 @@ def _curves() -> dict:
     function="long_run_verdict",
     library_names=("falling_at_end", "loss_exponent"),
     cost=Cost(lines=10, tokens=126, words=0, check_s=0.001, chapters=(8,), derivation=False),
+    stages=(
+        (1, 'the power law (`"converges"`)'),
+        (1, 'the curve bending towards a floor (`"undecided"`)'),
+        (1, 'the curve at its floor (`"not falling"`)'),
+    ),
+    independent=True,
 )
 def _long_run(t: Tester, fn):
     curves = _curves()
     steps = curves.pop("steps")
-    for want, loss in curves.items():
-        assert _WORDS[falling_at_end(steps, loss, 0.001)["verdict"]] == want  # the course's rule agrees
-        got = t.call(fn, steps, loss)
-        if not isinstance(got, str) or got not in curves:
-            t.fail(f"long_run_verdict should return 'converges', 'undecided' or 'not falling', got {got!r}")
-        if got != want:
-            what = {
-                "converges": "a power law t^-0.6 all the way: both slopes are -0.6",
-                "undecided": "slope -1 until step 40,000, then -0.3 over the last fifth: still falling, but "
-                "flattening by more than the tolerance",
-                "not falling": "0.05 + 20/t: the last fifth's slope is above -0.05, the curve is at its floor",
-            }[want]
-            t.fail(f"{what}; the verdict is {want!r}, you return {got!r}")
-        t.award(1)
+    for k, (want, loss) in enumerate(curves.items()):  # the three kinds of curve, one stage each
+        with t.stage(k):
+            assert _WORDS[falling_at_end(steps, loss, 0.001)["verdict"]] == want  # the course's rule agrees
+            got = t.call(fn, steps, loss)
+            if not isinstance(got, str) or got not in curves:
+                t.fail(f"long_run_verdict should return 'converges', 'undecided' or 'not falling', got {got!r}")
+            if got != want:
+                what = {
+                    "converges": "a power law t^-0.6 all the way: both slopes are -0.6",
+                    "undecided": "slope -1 until step 40,000, then -0.3 over the last fifth: still falling, but "
+                    "flattening by more than the tolerance",
+                    "not falling": "0.05 + 20/t: the last fifth's slope is above -0.05, the curve is at its floor",
+                }[want]
+                t.fail(f"{what}; the verdict is {want!r}, you return {got!r}")
 
 
 #: The statement milestone 2.4 referees (the Figure 4 caption, chapter 8's ``fig4.fixed-015``) and its level.
@@ -175,6 +190,12 @@ def referee_reference(runs, level, figure_steps) -> dict:
     function="referee",
     library_names=("combine", "admissible", "decide", "verdicts"),
     cost=Cost(lines=10, tokens=153, words=0, check_s=0.008, chapters=(8,), derivation=False),
+    stages=(
+        (1, "the admitted horizons"),
+        (1, "the deciding numbers and verdicts on the committed runs"),
+        (1, "the statement's verdict on all three records"),
+    ),
+    independent=True,
 )
 def _referee(t: Tester, fn):
     """Seminar milestone: judgement, graded. Which horizons the caption's words admit, which number decides 'all
@@ -189,8 +210,31 @@ def _referee(t: Tester, fn):
             )
         return out
 
-    out = ask(runs, "the committed runs")
-    admitted = out["admitted"]
+    with t.stage(0):
+        _admitted(t, ask(runs, "the committed runs")["admitted"])
+    with t.stage(1):
+        _deciding(t, ask(runs, "the committed runs"), runs)
+    with t.stage(2):
+        for runs_k, what, why in (
+            (runs, "the committed runs", "the two admitted readings disagree"),
+            (_synthetic_runs(False), "five tables that stay above 0.15 for 50,000 steps", "both readings support it"),
+            (_synthetic_runs(True), "one table of five below 0.15 from step 8,000 on", "both readings refute it"),
+        ):
+            want = referee_reference(runs_k, LEVEL, FIGURE_STEPS)["statement"]
+            got = ask(runs_k, what)["statement"]
+            if got == want:
+                continue
+            hint = ""
+            if want == "depends on the reading" and got in ("reproduced", "not reproduced"):
+                hint = (
+                    ": the policy counts every admitted reading; a statement one admitted reading supports and "
+                    "another refutes 'depends on the reading', whichever verdict you expected"
+                )
+            t.fail(f"on {what} {why}, so the policy's rule gives {want!r}; you return {got!r}{hint}")
+
+
+def _admitted(t: Tester, admitted) -> None:
+    """Stage 1 of milestone 2.4: the horizons the caption's words admit."""
     if isinstance(admitted, str) or not isinstance(admitted, (list, tuple, set, frozenset)):
         t.fail(f"out['admitted'] should be a list of horizons, a subset of {list(_HORIZONS)}; got {admitted!r}")
     admitted = set(admitted)
@@ -210,7 +254,10 @@ def _referee(t: Tester, fn):
             f"out['admitted'] should name the horizons the words admit, a subset of {list(_HORIZONS)}; got "
             f"{sorted(map(str, admitted))}"
         )
-    t.award(1)
+
+
+def _deciding(t: Tester, out: dict, runs) -> None:
+    """Stage 2 of milestone 2.4: the number that decides each reading on the committed runs, and its verdict."""
     want = referee_reference(runs, LEVEL, FIGURE_STEPS)
     deciding, verdicts = out["deciding"], out["verdicts"]
     for h in _HORIZONS:
@@ -242,22 +289,3 @@ def _referee(t: Tester, fn):
                 f"level {LEVEL}, so its verdict is {want['verdicts'][h]!r}; you return "
                 f"{verdicts.get(h) if isinstance(verdicts, dict) else verdicts!r}"
             )
-    t.award(1)
-    cases = (
-        (runs, "the committed runs", "the two admitted readings disagree"),
-        (_synthetic_runs(False), "five tables that stay above 0.15 for 50,000 steps", "both readings support it"),
-        (_synthetic_runs(True), "one table of five below 0.15 from step 8,000 on", "both readings refute it"),
-    )
-    for runs_k, what, why in cases:
-        want = referee_reference(runs_k, LEVEL, FIGURE_STEPS)["statement"]
-        got = (out if runs_k is runs else ask(runs_k, what))["statement"]
-        if got == want:
-            continue
-        hint = ""
-        if want == "depends on the reading" and got in ("reproduced", "not reproduced"):
-            hint = (
-                ": the policy counts every admitted reading; a statement one admitted reading supports and another "
-                "refutes 'depends on the reading', whichever verdict you expected"
-            )
-        t.fail(f"on {what} {why}, so the policy's rule gives {want!r}; you return {got!r}{hint}")
-    t.award(1)

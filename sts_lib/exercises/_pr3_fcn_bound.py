@@ -29,6 +29,7 @@ from ._tester import Tester
     function="width_at_error",
     library_names=("width_for_error",),
     cost=Cost(lines=7, tokens=92, words=0, check_s=0.0, chapters=(2,), derivation=False),
+    stages=((1, "crossings on and between grid points"), (1, "a shuffled sweep and one that never reaches the target")),
 )
 def _width_at_error(t: Tester, fn):
     widths, errors = [8, 16, 24, 32], [0.6, 0.4, 0.3, 0.2]
@@ -68,6 +69,15 @@ def _width_at_error(t: Tester, fn):
     function="tight_layer",
     library_names=("fcn_lower_bound",),
     cost=Cost(lines=4, tokens=96, words=0, check_s=0.001, chapters=(2,), derivation=True),
+    stages=(
+        (1, "the shape"),
+        (
+            1,
+            "closing at least half of the gap between a Gaussian layer's mean error and the bound in every case "
+            "checked (a Gaussian layer does not, however lucky its draw)",
+        ),
+        (1, "meeting the bound"),
+    ),
 )
 def _tight_layer(t: Tester, fn):
     cases = [(6, 3, 2, 8), (8, 2, 3, 5), (5, 4, 2, 12)]

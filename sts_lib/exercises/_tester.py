@@ -10,6 +10,8 @@ answer equals a known wrong variant or is off by a named factor.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import numbers
 from collections.abc import Mapping
@@ -33,6 +35,17 @@ from ._core import (
 )
 
 
+#: The stage a checker is in (its index in the exercise's stages): read by :func:`current_stage`.
+_STAGE: contextvars.ContextVar[int] = contextvars.ContextVar("sts_stage", default=0)
+
+
+def current_stage() -> int:
+    """The index of the stage the running checker is in: the one a ``with t.stage(k)`` block names, or, in a checker
+    whose stages stop at the first that fails, the number of stages passed. The tests plant answers right on chosen
+    stages with it."""
+    return _STAGE.get()
+
+
 #: Two primes that mix a grading seed and an input number into one generator seed (so no two
 #: (seed, k) pairs share a stream); every checker draws its inputs through them.
 _SEED_PRIMES = (7919, 104729)
@@ -46,6 +59,9 @@ class Tester:
         self.seed = int(seed)
         self.points = 0
         self.hints: dict[str, str] = {}  # exception name -> extra advice when the learner's code raises it
+        self.failed: list[str] = []  # what each failed independent stage said, in order
+        self._passed = 0
+        _STAGE.set(0)
 
     # randomness: every test input comes from a seeded generator
     def gen(self, k: int = 0) -> torch.Generator:
@@ -55,6 +71,31 @@ class Tester:
 
     def award(self, k: int) -> None:
         self.points += k
+        self._passed += 1
+        if not self.ex.independent:
+            _STAGE.set(self._passed)
+
+    @contextlib.contextmanager
+    def stage(self, k: int):
+        """Run stage ``k`` of an exercise whose stages are scored each on its own: a wrong answer in it costs its
+        points only, and the check goes on with the next stage (:meth:`finish` reports what failed)."""
+        if not self.ex.independent:
+            raise RuntimeError(f"{self.ex.id}: t.stage() is for exercises declared with independent stages")
+        token = _STAGE.set(k)
+        try:
+            yield
+        except Wrong as e:
+            self.failed.append(str(e))
+        else:
+            self.points += self.ex.stages[k].points
+        finally:
+            _STAGE.reset(token)
+
+    def finish(self) -> None:
+        """After the checker: raise :class:`Wrong` with the first failed stage's message when any failed."""
+        if self.failed:
+            more = len(self.failed) - 1
+            self.fail(self.failed[0] + (f" (and {more} other stage{'s' * (more > 1)} wrong)" if more else ""))
 
     def fail(self, message: str):
         raise Wrong(message)
@@ -73,7 +114,7 @@ class Tester:
         except (KeyboardInterrupt, StudentTimeout):
             raise
         except NotImplementedError as e:
-            if self.points == 0:
+            if self.points == 0 and not self.failed:
                 raise NotAttempted("not attempted (NotImplementedError)") from None
             self.fail(raised_message("NotImplementedError", str(e), student_line(e, fn), self.ex.function, desc))
         except Missing as e:

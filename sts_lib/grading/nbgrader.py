@@ -47,6 +47,26 @@ c = get_config()  # noqa: F821 (nbgrader's config loader defines it)
 c.CourseDirectory.course_id = {course!r}
 c.CourseDirectory.root = "."
 c.ExecutePreprocessor.timeout = {timeout}     # seconds a cell may run (a checker has its own 30 s limit)
+
+# A submission that is not nbgrader's release (the Colab or student-edition notebook, which carries none of
+# nbgrader's cells) would score 0 on every cell without a word: refuse it, saying what to hand in.
+from nbgrader.converters.autograde import Autograde  # noqa: E402
+from nbgrader.preprocessors import NbGraderPreprocessor  # noqa: E402  (enabled, unlike nbconvert's base class)
+
+
+class RequireRelease(NbGraderPreprocessor):
+    def preprocess(self, nb, resources):
+        if not any(cell.metadata.get("nbgrader", {{}}).get("grade") for cell in nb.cells):
+            name = resources.get("unique_key") or "this notebook"
+            raise ValueError(
+                f"{{name}} is not the notebook nbgrader released: it has none of nbgrader's graded cells (a Colab "
+                "or student-edition copy?). Hand in the notebook of nbgrader's release (Assignments in Jupyter, or "
+                "release/<assignment>/ as the instructor handed it out), with the answers copied into it."
+            )
+        return nb, resources
+
+
+c.Autograde.sanitize_preprocessors = [RequireRelease, *Autograde.class_traits()["sanitize_preprocessors"].default()]
 """
 
 

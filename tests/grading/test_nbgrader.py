@@ -35,6 +35,8 @@ with Gradebook("sqlite:///" + sys.argv[1]) as gb:
             for cell in [*nb.grade_cells, *nb.task_cells]:
                 for g in cell.grades:
                     out.setdefault(g.student.id, {})[cell.name] = g.score
+                    if g.auto_score is None and cell in nb.grade_cells:
+                        out.setdefault("never autograded", {}).setdefault(g.student.id, []).append(cell.name)
 print(json.dumps(out))
 """
 # carol's partial answers: one function right, one half right (the mean of ratios), the rest wrong or missing.
@@ -76,6 +78,15 @@ def _submission(release, source, fill) -> nbformat.NotebookNode:
         if meta.get("solution") and cell.cell_type == "code":
             cell.source = fill(cell.metadata.get("exercise"), src[cell.get("id")])
     return nb
+
+
+def _scores(course, env) -> dict:
+    """nbgrader's recorded scores of the class (dan's refused notebook left out: nbgrader autograded none of it)."""
+    out = json.loads(_run([NBGRADER / "python", "-c", SCORES, course / "gradebook.db"], course, env).stdout)
+    # nbgrader keeps a record of the refused submission, its cells never autograded (it shows them as 0)
+    assert sorted(out.get("never autograded", {}).get("dan", [])) == sorted(out.get("dan", {})), out.get("dan")
+    assert "dan" in out, "the refused submission left no record: the test refused nothing"
+    return {s: v for s, v in out.items() if s in WANT}
 
 
 def _solved(ex_id, cell) -> str:
@@ -136,9 +147,23 @@ def test_nbgrader_scores_equal_the_course_graders(tmp_path, nbgrader_env):
             target = course / "submitted" / student / stem / f"{stem}.ipynb"
             target.parent.mkdir(parents=True)
             nbformat.write(_submission(release, course / "source" / stem / f"{stem}.ipynb", fill), str(target))
+    # dan hands in the Colab (student-edition) notebook, solved, instead of nbgrader's release: refused by name
+    dan = course / "submitted" / "dan" / STEMS[0] / f"{STEMS[0]}.ipynb"
+    dan.parent.mkdir(parents=True)
+    dan.write_bytes((ROOT / "exercises" / "solutions" / f"{STEMS[0]}.ipynb").read_bytes())
+    refused = subprocess.run(
+        [NBGRADER / "nbgrader", "autograde", STEMS[0], "--create", "--student", "dan"],
+        cwd=course, env=nbgrader_env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    print(refused.stdout[-1500:], refused.stderr[-1500:])
+    assert refused.returncode != 0 and "is not the notebook nbgrader released" in refused.stdout + refused.stderr
+    assert "Hand in the notebook of nbgrader's release" in refused.stdout + refused.stderr
+    import shutil
+
+    shutil.rmtree(course / "submitted" / "dan")
     for stem in STEMS:
         _run([NBGRADER / "nbgrader", "autograde", stem, "--create"], course, nbgrader_env)
-    scores = json.loads(_run([NBGRADER / "python", "-c", SCORES, course / "gradebook.db"], course, nbgrader_env).stdout)
+    scores = _scores(course, nbgrader_env)
     parts = [s.split("_")[0] for s in STEMS]
     ids = [ex.id for ex in REGISTRY.values() if ex.part in parts]
     by_nbgrader = {s: {i: scores[s][grade_id(i)] for i in ids} for s in scores}
@@ -146,6 +171,7 @@ def test_nbgrader_scores_equal_the_course_graders(tmp_path, nbgrader_env):
     # alive in this worker would look like a leftover to the class tests running beside it.
     config = GradeConfig(only=tuple(parts), sandbox="none", jobs=2)
     graded = grade_folder(course / "submitted", config)
+    assert {g.student: g.flags for g in graded} == {s: [] for s in WANT}  # nbgrader's own test cells are no flag
     by_course = {g.student: {i: g.results[i].points for i in ids} for g in graded}
     want = {s: dict(zip(ids, [p for part in parts for p in WANT[s][part]])) for s in WANT}
     print(json.dumps({"nbgrader": by_nbgrader, "course grader": by_course}, indent=1))
@@ -169,7 +195,7 @@ def test_nbgrader_scores_equal_the_course_graders(tmp_path, nbgrader_env):
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert merged.returncode == 0, merged.stderr
-    scores = json.loads(_run([NBGRADER / "python", "-c", SCORES, course / "gradebook.db"], course, nbgrader_env).stdout)
+    scores = _scores(course, nbgrader_env)
     marks = read_rubric(rubric, list(scores))
     cols = [c for c in rubric_columns() if c.split(".")[0] in parts]
     nbgrader_rubric = {s: {c: scores[s][rubric_grade_id(*c.split(".rubric."))] for c in cols} for s in scores}

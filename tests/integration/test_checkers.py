@@ -606,3 +606,42 @@ def test_practical_forward_reference_is_the_library_model():
     with torch.no_grad():
         ref = _forward_ref(model.full_W().double(), model.full_V().double(), batch.Z.double(), batch.z_query.double())
         assert torch.allclose(ref, model(batch).double(), atol=1e-5)
+
+
+def _stage_subsets(ex):
+    import itertools
+
+    n = len(ex.stages)
+    return [frozenset(c) for r in range(n + 1) for c in itertools.combinations(range(n), r)]
+
+
+@pytest.mark.parametrize("ex_id", [i for i, ex in REGISTRY.items() if ex.is_milestone])
+def test_a_milestone_scores_what_its_page_says_for_every_subset_of_stages(ex_id):
+    """Planted answers right on each subset of a milestone's stages (the reference where the checker calls the function
+    in a stage of the subset, None elsewhere) score what the page's *Points:* line says. Stages scored each on its own:
+    the subset's points (and each such stage calls the function itself). Stages in order: the points of the stages
+    before the first one whose own call is answered wrong (a stage that calls nothing judges the answers before it)."""
+    from sts_lib.exercises._tester import current_stage
+
+    ex = REGISTRY[ex_id]
+    assert ex.stages and sum(st.points for st in ex.stages) == ex.points
+    ref = SOL[ex.function]
+    got, want = {}, {}
+    calling = set()
+    run_check(ex_id, lambda *a, **k: calling.add(current_stage()) or ref(*a, **k), seed=1)
+    if ex.independent:
+        assert calling == set(range(len(ex.stages))), f"{ex_id}: a stage scored on its own must call the function"
+    for right in _stage_subsets(ex):
+
+        def planted(*args, **kwargs):
+            return ref(*args, **kwargs) if current_stage() in right else None
+
+        key = tuple(sorted(right))
+        got[key] = run_check(ex_id, planted, seed=1).points
+        if ex.independent:
+            want[key] = sum(ex.stages[k].points for k in right)
+        else:
+            first_wrong = min((k for k in calling if k not in right), default=len(ex.stages))
+            want[key] = sum(st.points for st in ex.stages[:first_wrong])
+    print(ex_id, "each on its own" if ex.independent else "in order", got)
+    assert got == want

@@ -4,6 +4,7 @@ milestones. Bad records are refused with the parameter named."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -44,3 +45,32 @@ def test_bad_rubric_records_name_the_parameter():
         PROJECTS["pr1"].criterion("style")
     with pytest.raises(ValueError, match="part must be one of"):
         rubric_markdown("pr9")
+
+
+def test_every_milestone_page_states_its_checkers_points_rule():
+    """Each milestone's *Points:* line, in the authored notebook, both editions and the book's project page, is the
+    line its record writes (Exercise.points_line): what each stage gives, and whether the stages are scored each on
+    its own or stop at the first that fails (tests/integration/test_checkers.py plants answers right on each subset of
+    stages against the same records). A hand-edited line fails here."""
+    import re
+
+    from sts_lib.exercises import REGISTRY
+
+    root = Path(__file__).resolve().parents[2]
+    milestones = [ex for ex in REGISTRY.values() if ex.is_milestone]
+    assert {ex.id for ex in milestones if ex.independent} == {
+        "pr2.first_below", "pr2.floor_verdict", "pr2.long_run", "pr2.referee"
+    }  # fmt: skip
+    for stem in sorted({ex.notebook for ex in milestones}):
+        lines = {ex.points_line() for ex in milestones if ex.notebook == stem}
+        for path in (
+            *(root / "exercises" / ed / f"{stem}.ipynb" for ed in ("source", "student", "solutions")),
+            root / "book" / "projects" / f"{stem}.md",
+        ):
+            text = path.read_text()
+            if path.suffix == ".ipynb":
+                text = "".join(
+                    "".join(c["source"]) + "\n" for c in json.loads(text)["cells"] if c["cell_type"] == "markdown"
+                )
+            found = set(re.findall(r"\*Points:\*[^\n]*", text))
+            assert found == lines, f"{path.relative_to(root)}: {sorted(found ^ lines)}"
