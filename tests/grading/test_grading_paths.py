@@ -78,3 +78,48 @@ def test_the_committed_results_are_read_in_the_sandbox_and_cell_errors_reach_the
     # the JSON keeps the same lines for the instructor's report
     report = {s["student"]: s for s in json.loads(out.with_suffix(".json").read_text())["students"]}
     assert report["ana"]["problems"] == [] and not any("FileNotFoundError" in line for line in report["ana"]["log"])
+
+
+@needs_sandbox
+def test_a_two_team_class_graded_for_one_assignment_and_gradescope_as_it_runs(tmp_path):
+    """Two teams hand in one notebook each (team A as a folder named after the team, team B as one member's);
+    graded --only ex1 with the roster, every member gets the team's grade, ungraded is 0 once the team rows are
+    marked, and the console names each part. Then Gradescope's layout: /autograder/submission, the student from
+    submission_metadata.json, the one assignment (--only) and the rubric marks."""
+    subs = tmp_path / "subs"
+    sol = nbformat.read(str(EX / "solutions" / "ex1_task.ipynb"), as_version=4)
+    stu = nbformat.read(str(EX / "student" / "ex1_task.ipynb"), as_version=4)
+    for folder, nb in (("A", sol), ("dan", stu)):
+        (subs / folder).mkdir(parents=True)
+        nbformat.write(nb, str(subs / folder / "ex1_task.ipynb"))
+    (tmp_path / "teams.csv").write_text("team,student\nA,ana\nA,ben\nA,cam\nB,dan\nB,eli\n")
+    out = tmp_path / "gb.csv"
+    args = ["grade", str(subs), "--out", str(out), "--only", "ex1", "--teams", "teams.csv", "--sandbox", "bwrap"]
+    proc = _grade([*args, *FAST], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    print(proc.stdout)
+    rows = {r["student"]: r for r in csv.DictReader(out.open())}
+    assert {s: (r["team"], r["total"], r["ex1.subtotal"]) for s, r in rows.items()} == {
+        "ana": ("A", "8", "8"), "ben": ("A", "8", "8"), "cam": ("A", "8", "8"), "dan": ("B", "0", "0"),
+        "eli": ("B", "0", "0"),
+    }  # fmt: skip
+    graded = [line.split()[0] for line in proc.stdout.splitlines() if " autograded (" in line]
+    assert graded == ["A", "dan"] and "8/8 autograded (ex1 8/8)" in proc.stdout  # each team's notebook graded once
+    # Gradescope: the autograder folder as Gradescope lays it out, run as its run_autograder runs it
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    nbformat.write(sol, str(root / "submission" / "ex1_task.ipynb"))
+    nbformat.write(_pr2(""), str(root / "submission" / "pr2_readings.ipynb"))
+    meta = {"id": 1, "assignment": {"title": "Project 2"}, "users": [{"email": "ana@uni.example", "name": "Ana",
+                                                                         "sid": "S1"}]}  # fmt: skip
+    (root / "submission_metadata.json").write_text(json.dumps(meta))
+    rubric = tmp_path / "rubric.csv"
+    rubric.write_text("student,project,criterion,points\nana,pr2,readings,2\nben,pr2,readings,1\n")
+    proc = _grade(["gradescope", "--root", str(root), "--only", "ex1", "pr2", "--rubric", str(rubric), *FAST], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads((root / "results" / "results.json").read_text())
+    visible = [t["name"].split(":")[0] for t in res["tests"] if t["visibility"] == "visible"]
+    assert all(n.startswith(("ex1.", "pr2")) for n in visible), visible  # one assignment's tests, no others
+    assert res["score"] == 8 + 10 + 2
+    notes = next(t["output"] for t in res["tests"] if t["visibility"] == "hidden")
+    assert "rubric marks of ana (the submission's email's name)" in notes
