@@ -436,8 +436,8 @@ def test_gradebook_files_and_gradescope_format(tmp_path):
     grades = [_grade("ann", 3), _grade("bo", 0)]
     write_csv(grades, tmp_path / "g.csv")
     lines = (tmp_path / "g.csv").read_text().splitlines()
-    assert lines[0] == "student,ex1.sample_batch,total,sandbox,problems,flags"
-    assert lines[1] == "ann,3,3,bwrap,x: kernel died,redefines check()"
+    assert lines[0] == "student,ex1.sample_batch,ex1.subtotal,total,sandbox,problems,flags"
+    assert lines[1] == "ann,3,3,3,bwrap,x: kernel died,redefines check()"
     write_json(grades, tmp_path / "g.json", {"seed": 1})
     doc = json.loads((tmp_path / "g.json").read_text())
     assert doc["students"][0]["files"] == {"a.ipynb": "0" * 64} and doc["students"][1]["total"] == 0

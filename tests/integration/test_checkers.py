@@ -471,7 +471,7 @@ MISTAKES = [
     (
         "pr2.long_run",
         lambda s, v: "converges" if SOL["long_run_verdict"](s, v) != "not falling" else "not falling",
-        1,
+        2,  # right on the power law and the floor: each curve is scored on its own
         "flattening",
     ),
     ("pr3.width_at_error", lambda w, e, t: float(min(a for a, b in zip(w, e) if b <= t)), 0, "first grid width"),
@@ -490,8 +490,8 @@ MISTAKES = [
     ("pr1.crosstalk", lambda a, q, m: _crosstalk(a, q, m, "no mean"), 1, "did not subtract the mean"),
     ("pr1.crosstalk", lambda a, q, m: _crosstalk(a, q, m, "no 1/q"), 2, "dropped the 1/q"),
     ("pr1.crosstalk", lambda a, q, m: _crosstalk(a, q, m, "numerator only"), 2, "denominator"),
-    ("pr2.referee", lambda r, lev, f: {**SOL["referee"](r, lev, f), "admitted": ["figure"]}, 0, "names no time"),
-    ("pr2.referee", lambda r, lev, f: _referee(r, lev, f, "mean"), 1, "decided by the worst table"),
+    ("pr2.referee", lambda r, lev, f: {**SOL["referee"](r, lev, f), "admitted": ["figure"]}, 2, "names no time"),
+    ("pr2.referee", lambda r, lev, f: _referee(r, lev, f, "mean"), 2, "decided by the worst table"),
     ("pr2.referee", lambda r, lev, f: _referee(r, lev, f, "pick"), 2, "whichever verdict you expected"),
     ("pr2.referee", lambda r, lev, f: _referee(r, lev, f, "fixed"), 2, "both readings support it"),
 ]
