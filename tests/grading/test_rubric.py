@@ -331,3 +331,31 @@ def test_an_assignment_is_graded_on_its_own_with_teams(tmp_path):
     (tmp_path / "pr1.csv").write_text(HEADER + "ana,pr1,fits,2\n")
     proc = _cli("rubric", "merge", "pr1.csv", "--gradebook", str(gb), cwd=tmp_path)
     assert proc.returncode == 2 and "did not grade (it graded ex1, pr2)" in proc.stderr
+
+
+HOSTILE = {  # a correction file made to do harm: each refused whole, the gradebook unchanged on disk
+    "formula": HEADER + "alice,pr1,fits,=1+3\n",
+    "huge": HEADER + "alice,pr1,fits,1e308\n",
+    "infinite": HEADER + "alice,pr1,fits,inf\n",
+    "another student's mark by case": HEADER + "Alice,pr1,fits,4\n",
+    "a path as the project": HEADER + "alice,../../etc/passwd,fits,1\n",
+    "a NUL byte": HEADER + "alice,pr1,fits,4\x00\n",
+    "clear and a mark for one criterion": HEADER + "alice,pr1,fits,clear\nalice,pr1,fits,4\n",
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_a_hostile_correction_file_is_refused_whole(tmp_path, name):
+    gb = _gradebook(tmp_path)
+    ok = tmp_path / "ok.csv"
+    ok.write_text(HEADER + "alice,pr1,fits,2\nbob,pr2,readings,2\n")
+    merge_rubric(gb, ok)
+    before = _hashes(gb)
+    kept = sorted(p.name for p in gb.with_suffix(".history").iterdir()) if gb.with_suffix(".history").exists() else []
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HOSTILE[name])
+    with pytest.raises(RubricError) as e:
+        merge_rubric(gb, bad)
+    print(f"{name}: {str(e.value).splitlines()[-1]}")
+    assert _hashes(gb) == before
+    assert (sorted(p.name for p in gb.with_suffix(".history").iterdir()) if kept else []) == kept
