@@ -32,7 +32,7 @@ from . import GradeConfig, find_submissions, grade_folder, grade_student, resolv
 from .gradebook import StudentGrade, atomic_write, gradescope_results, read_json, rubric_source, write_csv, write_json
 from ._rubric_cli import add_rubric, print_changes, run_rubric
 from .marks import apply_marks, expand_teams, keep_previous
-from .rubric import RubricError, read_rubric, read_teams, rubric_columns
+from .rubric import RubricError, members, read_rubric, read_teams, rubric_columns
 from .sandbox import Limits
 
 _BANNER = "!" * 100
@@ -141,7 +141,7 @@ def main(argv=None) -> int:
         return 2
     _announce(note)
     if args.cmd == "gradescope":
-        return _gradescope(Path(args.root), config, bwrap, note, rubric, args.student, teams)
+        return _gradescope(Path(args.root), config, bwrap, note, rubric, args.student)
     possible = {}
     for ex in scope:
         possible[ex.part] = possible.get(ex.part, 0) + ex.points
@@ -150,7 +150,8 @@ def main(argv=None) -> int:
         extra = (f"  problems: {len(grade.problems)}" if grade.problems else "") + (
             f"  flags: {len(grade.flags)}" if grade.flags else ""
         )
-        parts = ", ".join(f"{p} {grade.subtotals.get(p, 0)}/{n}" for p, n in possible.items())
+        subtotals = grade.subtotals
+        parts = ", ".join(f"{p} {subtotals.get(p, 0)}/{n}" for p, n in possible.items())
         print(
             f"{grade.student:24s} {grade.autograded:3d}/{sum(possible.values())} autograded ({parts})  "
             f"({grade.seconds:.0f} s){extra}",
@@ -174,7 +175,7 @@ def main(argv=None) -> int:
         except RubricError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-        print_changes(changes, carried)
+        print_changes(changes, kept_others=carried > 0)
     kept = keep_previous(out, "before the grade command wrote over it")
     write_csv(grades, out)
     source = rubric_source(rubric) if rubric else None
@@ -220,11 +221,11 @@ def _early_rubric(args):
             raise ValueError("--student names the student of --rubric's marks: give --rubric too")
         return None, teams
     if args.cmd == "gradescope":
-        return read_rubric(args.rubric, None, teams), teams  # the class's file: any student
-    students = set(find_submissions(args.submissions))
-    if teams:
-        students = (students - set(teams)) | {m for ms in teams.values() for m in ms}
-    return read_rubric(args.rubric, students, teams), teams
+        marks = read_rubric(args.rubric, None, teams)  # the class's file: any student
+        if args.student is not None and args.student not in marks.students:
+            raise ValueError(f"--student {args.student!r} has no row in {args.rubric}; check the name")
+        return marks, teams
+    return read_rubric(args.rubric, members(find_submissions(args.submissions), teams), teams), teams
 
 
 def _metadata_student(root: Path, rubric) -> tuple[str | None, str]:
@@ -263,7 +264,6 @@ def _gradescope(
     note: str,
     rubric=None,
     student: str | None = None,
-    teams: dict | None = None,
 ) -> int:
     """Grade ``root/submission`` as one student; write ``root/results/results.json``. The rubric marks are those of
     ``student``, else of the student ``root/submission_metadata.json`` names (:func:`_metadata_student`)."""
@@ -286,9 +286,6 @@ def _gradescope(
             },
         )
     if rubric is not None:
-        if student is not None and student not in rubric.students:
-            print(f"error: --student {student!r} has no row in {rubric.path}; check the name", file=sys.stderr)
-            return 2
         who, why = (student, f"rubric marks of {student} (--student)") if student else _metadata_student(root, rubric)
         grade.log.append(why)
         grade.rubric = rubric.for_student(who, grade.parts) if who else None

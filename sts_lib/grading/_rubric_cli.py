@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import find_submissions
 from .gradebook import read_json
-from .rubric import RubricError, read_teams
+from .rubric import RubricError, members, read_teams
 
 __all__ = ["add_rubric", "print_changes", "run_rubric"]
 
@@ -65,9 +65,7 @@ def run_rubric(args) -> int:
                 graded = [p for p in (grades[0].parts if grades else []) if p.startswith("pr")]
                 parts = parts or tuple(graded) or None
             else:
-                students = list(find_submissions(args.submissions))
-                if teams:
-                    students = [s for s in students if s not in teams] + [m for ms in teams.values() for m in ms]
+                students = members(find_submissions(args.submissions), teams)
             rows = write_template(args.out, students, parts, teams)
             who = f"{len(teams)} teams" if teams else f"{len(set(students))} students"
             print(
@@ -76,7 +74,7 @@ def run_rubric(args) -> int:
             )
         elif args.action == "merge":
             grades, marks, changes = merge_rubric(args.gradebook, args.rubric, replace=args.replace, teams=teams)
-            print_changes(changes, carried=1)
+            print_changes(changes, kept_others=True)
             kept = history(args.gradebook)
             print(
                 f"merged {args.rubric} into {args.gradebook} and its .json ({len(grades)} students, "
@@ -113,12 +111,13 @@ def run_rubric(args) -> int:
     return 0
 
 
-def print_changes(changes, carried: int = 0) -> None:
-    """Every mark a merge changed that was marked before (new marks are counted, not listed)."""
+def print_changes(changes, kept_others: bool = False) -> None:
+    """Every mark a merge changed that was marked before (new marks are counted, not listed); ``kept_others``: the
+    gradebook held marks the merge left as they were, which the last line says."""
     updated = [c for c in changes if c.old is not None]
     added = len(changes) - len(updated)
     if updated:
         print(f"changed {len(updated)} mark{'s' * (len(updated) != 1)} merged before:")
         for c in updated:
             print(f"  {c.line()}")
-    print(f"added {added} new mark{'s' * (added != 1)}" + (", kept every other" if carried or updated else ""))
+    print(f"added {added} new mark{'s' * (added != 1)}" + (", kept every other" if kept_others or updated else ""))

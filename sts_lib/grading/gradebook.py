@@ -23,7 +23,6 @@ from pathlib import Path
 
 from ..exercises import REGISTRY, Result
 from ..files import atomic_write  # the library's one atomic writer
-from ..exercises.projects import PROJECTS
 from .rubric import Rubric, column, rubric_columns
 
 __all__ = ["PartStore", "StudentGrade", "as_points", "atomic_write", "gradescope_results", "graded_ids", "read_json",
@@ -77,14 +76,6 @@ class StudentGrade:
         for part in self.parts:
             auto = sum(r.points for i, r in self.results.items() if i.split(".")[0] == part)
             out[part] = as_points(auto + sum(v for c, v in marks.items() if c.startswith(f"{part}.") and v is not None))
-        return out
-
-    def possible(self) -> dict:
-        """Each part's most points: its exercises' or milestones' and, for a project, its rubric's."""
-        out = {}
-        for part in self.parts:
-            auto = sum(r.max_points for i, r in self.results.items() if i.split(".")[0] == part)
-            out[part] = auto + (PROJECTS[part].rubric_points if part in PROJECTS and self.rubric is not None else 0)
         return out
 
     @property

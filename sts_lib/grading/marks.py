@@ -48,7 +48,8 @@ def apply_marks(grades: list[StudentGrade], marks: Rubric, *, replace: bool = Fa
     row left out keeps what is there, unless ``replace`` (the file is then the whole record: every mark it does not
     hold goes). Raises :class:`~.rubric.RubricError`, changing nothing, when the file marks a project the gradebook
     did not grade."""
-    outside = sorted({(s, c) for s, c in [*marks.marks, *marks.cleared] if c.split(".")[0] not in _parts_of(grades, s)})
+    parts = {g.student: g.parts for g in grades}
+    outside = sorted({(s, c) for s, c in [*marks.marks, *marks.cleared] if c.split(".")[0] not in parts.get(s, [])})
     if outside:
         graded = ", ".join(grades[0].parts) if grades else "nothing"
         raise RubricError(
@@ -58,7 +59,7 @@ def apply_marks(grades: list[StudentGrade], marks: Rubric, *, replace: bool = Fa
         )
     changes = []
     for g in grades:
-        old = g.scoped_rubric() if g.rubric is not None else {c: None for c in rubric_columns(g.parts)}
+        old = {c: (g.rubric or {}).get(c) for c in rubric_columns(g.parts)}
         new = {}
         for c, was in old.items():
             key = (g.student, c)
@@ -72,13 +73,6 @@ def apply_marks(grades: list[StudentGrade], marks: Rubric, *, replace: bool = Fa
                 changes.append(Change(g.student, c, was, new[c]))
         g.rubric = new
     return changes
-
-
-def _parts_of(grades: list[StudentGrade], student: str) -> list[str]:
-    for g in grades:
-        if g.student == student:
-            return g.parts
-    return []
 
 
 def history(gradebook: str | Path) -> list[Path]:
@@ -155,7 +149,6 @@ def expand_teams(grades: list[StudentGrade], teams: dict) -> list[StudentGrade]:
     ``team`` set; a member who also handed in alone is graded on the team's, and the row says so; a member of a
     team that handed in nothing gets a row of zeros. Students outside the roster keep their own rows."""
     by_name = {g.student: g for g in grades}
-    member_of = {m: t for t, ms in teams.items() for m in ms}
     out, used = {}, set()
     for team, members in teams.items():
         handed = [by_name[team]] if team in by_name else [by_name[m] for m in members if m in by_name]
@@ -178,7 +171,7 @@ def expand_teams(grades: list[StudentGrade], teams: dict) -> list[StudentGrade]:
                 g.log.append(f"team {team}'s submission, handed in as {source.student}")
             out[m] = g
     for g in grades:
-        if g.student not in used and g.student not in member_of:
+        if g.student not in used:  # neither a team nor a member of one
             out[g.student] = g
     return [out[s] for s in sorted(out)]
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from ..exercises.projects import PROJECTS
 from ..files import atomic_write
 
-__all__ = ["CLEAR", "COLUMNS", "Rubric", "RubricError", "column", "read_rubric", "read_teams", "rubric_columns",
-           "write_template"]  # fmt: skip
+__all__ = ["CLEAR", "COLUMNS", "Rubric", "RubricError", "column", "members", "read_rubric", "read_teams",
+           "rubric_columns", "write_template"]  # fmt: skip
 
 COLUMNS = ("student", "project", "criterion", "points")
 CLEAR = "clear"  # a points cell that removes a mark merged before (an empty cell keeps it)
@@ -141,6 +141,13 @@ def _header(path: Path, text: str, columns: tuple, what: str) -> tuple:
             f"the header must name {', '.join(columns)} (got {', '.join(header) or 'an empty file'})"
         )
     return reader, {c: lower.index(c) for c in columns}, len(header)
+
+
+def members(names, teams: dict | None) -> list[str]:
+    """The students ``names`` stand for, sorted: a team's name (a submission folder, a rubric row) stands for its
+    members, as the roster ``teams`` (team -> members) says; a student for themself."""
+    teams = teams or {}
+    return sorted({m for n in names for m in teams.get(n, [n])} | {m for ms in teams.values() for m in ms})
 
 
 def read_teams(path: str | Path, students=None) -> dict:
