@@ -82,11 +82,23 @@ def readings_markdown(st: Statement, docs: dict) -> Markdown:
     return Markdown("\n".join(lines))
 
 
+def readings_anchor(key: str) -> str:
+    """The label of the statement ``key``'s readings dropdown in chapter 8 (what ``{sts-statement}`` links).
+
+    >>> readings_anchor("fig4.quicker")
+    'ch8-readings-fig4-quicker'
+    """
+    return "ch8-readings-" + key.replace(".", "-")
+
+
 def readings_dropdown(key: str, docs: dict) -> Markdown:
-    """:func:`readings_markdown` of the statement ``key`` folded under its verdict (a dropdown in the book)."""
+    """:func:`readings_markdown` of the statement ``key`` folded under its verdict (a dropdown in the book), labelled
+    :func:`readings_anchor`."""
     st = statement(key)
     v, _ = statement_verdict(st, docs)
-    return Dropdown(f"{st.where}: every reading ({VERDICTS[v].key})", readings_markdown(st, docs))
+    return Dropdown(
+        f"{st.where}: every reading ({VERDICTS[v].key})", readings_markdown(st, docs), name=readings_anchor(key)
+    )
 
 
 def tally(docs: dict, confirmation: dict | None = None) -> dict:
@@ -172,6 +184,7 @@ def confirmation_in_words(confirmation: dict | None) -> Markdown:
 __all__ = [
     "confirmation_in_words",
     "policy_markdown",
+    "readings_anchor",
     "readings_dropdown",
     "readings_markdown",
     "statements_table",
