@@ -14,8 +14,8 @@ feeds it a synthetic history violating the claim (``tests/unit/test_checks.py``)
   negative and not more than a stated fraction shallower than the last half's)? A measure of this run's
   end, never a verdict on a limit.
 * :func:`fitted_floor`: the floor c of c + b t^-k fitted to the run's last half, with a 95% interval: the
-  test that tells a curve converging to 0 from one levelling off, and says *undecided* when the run is
-  too short to tell.
+  test that tells a curve converging to 0 from one levelling off, says *undecided* when the run is too short
+  to tell, and abstains on a curve that steepens (which the model, able only to flatten, cannot predict).
 * :func:`block_changes`: each block's final norm against its initial norm, and which blocks never
   moved (no gradient reaches them), so "the other blocks decay" is tested on the blocks that can.
 * :func:`rank_correlation`: Spearman's rho of two sequences (ties averaged).
@@ -144,28 +144,38 @@ def falling_at_end(steps, values, level: float, *, tol: float = SLOPE_TOL) -> di
 
 #: The 95% point of chi-squared with one degree of freedom: a profile-likelihood interval's cut.
 _CHI2_95 = 3.841458820694124
-#: The exponents k a floor fit tries (c + b t^-k): from a curve that barely bends to one faster than 1/t^3.
-_FLOOR_KS = np.concatenate([np.linspace(0.02, 0.5, 49), np.linspace(0.51, 3.0, 250)])
+#: The exponents k a floor fit tries (c + b t^-k), declared: 0.25 to 3 in steps of 0.01. Below 0.25, t^-k changes by
+#: less than 16% over the one octave of t the fit sees, so c and b trade off almost exactly and the interval of c
+#: reaches 0 for any nearly flat curve: such a curve reads "floors" or "undecided", never "converges". (Chosen after
+#: a referee showed that the first grid, from k = 0.02, kept c = 0 inside the interval of curves flat at 18% of their
+#: start; confirmed on fresh seeds with the rest of the rule.)
+FLOOR_KS = np.round(np.arange(0.25, 3.0 + 1e-9, 0.01), 2)
 
 
-def fitted_floor(steps, values, level: float, *, frac: float = 0.5, grid: int = 2000) -> dict:
+def fitted_floor(steps, values, level: float, *, frac: float = 0.5, grid: int = 2000, predict_at=()) -> dict:
     """The floor ``c`` of ``values ~ c + b t^-k`` over the last ``frac`` of a run, with a 95% interval: does it go to 0?
 
     The model that tells a floored curve from a converging one: ``c = 0`` is a power law to 0, ``c > 0`` a floor
     (``b < 0`` is allowed: a curve rising towards its level). It is fitted by least squares on relative residuals
     ``(values - fit) / values`` (the test set's noise is a fraction of the loss), profiling ``b`` (linear) and
-    ``k`` (a grid, :data:`_FLOOR_KS`) at each ``c`` of a grid on ``[0, 2 max(values)]``; the interval is the
-    profile-likelihood one, ``n_eff log(RSS(c) / RSS_min) <= 3.84``, where ``n_eff = n (1 - rho) / (1 + rho)``
-    counts the points as independent only as far as the residuals' lag-1 autocorrelation ``rho`` allows (a curve that
-    drifts away from the model is evidence of fewer points, not more). It is read against ``level`` (the curves are
-    relative to their start: ``level`` is a fraction of the initial loss): ``"converges"`` when the whole interval
-    lies below it, ``"floors"`` when the whole interval lies above, ``"undecided"`` when it straddles ``level``
-    (the run is too short to tell). A curve that rises over the run's last fifth (the 95% interval of its log-log
-    slope there above 0) while above ``level`` floors: no power law to 0 rises, and a rise is ``b < 0``, whose
-    floor lies above the values it rises from; this reads a curve that dipped and rose again, which the model
-    itself fits poorly.
+    ``k`` (the declared grid :data:`FLOOR_KS`) at each ``c`` of a grid on ``[0, 2 max(values)]``; the interval is
+    the profile-likelihood one, ``n_eff log(RSS(c) / RSS_min) <= 3.84``, where ``n_eff = n (1 - rho) / (1 + rho)``
+    counts the points as independent only as far as the residuals' lag-1 autocorrelation ``rho`` allows. It is read
+    against ``level`` (the curves are relative to their start): ``"converges"`` when the whole interval lies below
+    it, ``"floors"`` when the whole interval lies above, ``"undecided"`` when it straddles ``level``.
 
-    Returns ``{"verdict", "floor", "ci95": [low, high], "k", "n", "n_eff", "rising"}``.
+    **Where it abstains.** With ``c >= 0`` and ``b > 0`` the model's log-log slope can only flatten. A curve that
+    *steepens* over the window (the 95% interval of its log-log slope over the window's last fifth lies wholly
+    below its slope over the whole window) is not of that form, and a fit to it forces ``c`` towards 0 whatever the
+    curve does later: the test then abstains (``"undecided"``, ``"steepening": True``). A curve that rises over the
+    last fifth (its slope's interval above 0) while above ``level`` floors: no power law to 0 rises.
+
+    ``predict_at``: later steps at which to predict the curve: ``"predicted"`` is ``[[low, high], ...]``, the values
+    the fits inside the interval give there (each ``c`` with its best ``k`` and ``b``): what the fit says the curve
+    will be, to compare with what it is (an out-of-sample check, :mod:`sts_lib.reading.floor_validation`).
+
+    Returns ``{"verdict", "floor", "ci95": [low, high], "k", "n", "n_eff", "rising", "steepening", "slopes",
+    "predicted"}``.
 
     >>> t = np.arange(500, 50001, 500.0)
     >>> noise = 1 + 0.01 * np.random.default_rng(0).standard_normal(t.size)   # the test set's 1% noise
@@ -177,12 +187,16 @@ def fitted_floor(steps, values, level: float, *, frac: float = 0.5, grid: int = 
     'undecided'
     >>> fitted_floor(t, (0.13 + 0.03 * ((t - 35000) / 15000) ** 2) * noise, 0.02)["verdict"]   # a dip, then a rise
     'floors'
+    >>> r = fitted_floor(t, 0.5 * t ** -0.2 * np.exp(-t / 40000) * noise, 0.02)   # steepening: the model can't predict
+    >>> r["verdict"], r["steepening"]
+    ('undecided', True)
     """
     s, v = tail(steps, values, frac, name="values", log_domain=True)
     if s.size < 5:
         return {"verdict": "undecided", "floor": float("nan"), "ci95": [float("nan")] * 2, "k": float("nan"),
-                "n": int(s.size)}  # fmt: skip
-    x = (s / s[0])[None, :] ** -_FLOOR_KS[:, None]  # (K, n): t^-k, scaled so that b stays of order v
+                "n": int(s.size), "n_eff": float("nan"), "rising": False, "steepening": False,
+                "slopes": [float("nan")] * 2, "predicted": [[float("nan")] * 2 for _ in predict_at]}  # fmt: skip
+    x = (s / s[0])[None, :] ** -FLOOR_KS[:, None]  # (K, n): t^-k, scaled so that b stays of order v
     cs = np.linspace(0.0, 2.0 * float(v.max()), grid)
     # Relative residuals: y = (v - c) / v, regressor x / v; b profiled in closed form, k over the grid.
     y = 1.0 - cs[:, None] / v[None, :]  # (C, n)
@@ -202,14 +216,23 @@ def fitted_floor(steps, values, level: float, *, frac: float = 0.5, grid: int = 
     inside = n_eff * np.log(rss / rss[i]) <= _CHI2_95
     low, high = float(cs[inside].min()), float(cs[inside].max())
     verdict = "converges" if high < level else "floors" if low > level else "undecided"
-    # A curve rising over the last fifth (its log-log slope's 95% interval above 0) is c + b t^-k with b < 0: its
-    # floor is above every value it rises from, whatever the fit's interval says about a curve that dipped first.
-    rise = loss_exponent(s, v, frac=0.4)  # the last fifth of the run: 0.4 of the last half
-    rising = bool(math.isfinite(rise["ci95"][0]) and rise["ci95"][0] > 0)
+    whole, end = loss_exponent(s, v, frac=1.0), loss_exponent(s, v, frac=0.4)  # the window, its last fifth of the run
+    rising = bool(math.isfinite(end["ci95"][0]) and end["ci95"][0] > 0)
+    steepening = bool(not rising and math.isfinite(end["ci95"][1]) and end["ci95"][1] < whole["exponent"])
     if rising and verdict == "undecided" and float(v.min()) > level:
         verdict, low = "floors", max(low, float(v.min()))
-    return {"verdict": verdict, "floor": float(cs[i]), "ci95": [low, high], "k": float(_FLOOR_KS[kb]),
-            "n": int(s.size), "n_eff": n_eff, "rising": rising}  # fmt: skip
+    elif steepening:
+        verdict = "undecided"  # the model cannot bend this way: no interval of c from it is a prediction
+    # What the fits inside the interval say at later steps: c + b (t / t0)^-k, each c with its best k and b.
+    ci = np.flatnonzero(inside)
+    b = xy[ci, best_k[ci]] / xx[best_k[ci]]
+    predicted = []
+    for t in np.asarray(predict_at, dtype=float):
+        at = cs[ci] + b * (t / s[0]) ** -FLOOR_KS[best_k[ci]]
+        predicted.append([float(at.min()), float(at.max())])
+    return {"verdict": verdict, "floor": float(cs[i]), "ci95": [low, high], "k": float(FLOOR_KS[kb]),
+            "n": int(s.size), "n_eff": n_eff, "rising": rising, "steepening": steepening,
+            "slopes": [whole["exponent"], end["exponent"]], "predicted": predicted}  # fmt: skip
 
 
 def block_changes(first: dict, last: dict, d: int, *, untouched_tol: float = 1e-6) -> dict:
@@ -290,6 +313,5 @@ def population_gd_of(hist, T_tests=()) -> dict | None:
     return {k: (r["step"], r[k]) for k in r if k.startswith("loss")}
 
 
-__all__ = ["FLAT_SLOPE", "SLOPE_TOL", "block_changes", "falling_at_end", "first_step_at_or_below", "fitted_floor",
-           "loss_exponent",
-           "population_gd_of", "rank_correlation", "steps_to_level"]  # fmt: skip
+__all__ = ["FLAT_SLOPE", "FLOOR_KS", "SLOPE_TOL", "block_changes", "falling_at_end", "first_step_at_or_below",
+           "fitted_floor", "loss_exponent", "population_gd_of", "rank_correlation", "steps_to_level"]  # fmt: skip

@@ -133,7 +133,9 @@ def claim(
     noise: float = 0.0,
     caveat: str = "",
     undecided: str = "",
+    untestable: str = "",
     unit: str = "",
+    interval: dict | None = None,
 ) -> dict:
     """One measured claim over seeds: ``passed`` is computed here, never written by hand.
 
@@ -145,7 +147,11 @@ def claim(
     within two of them of the threshold, so a reader knows its verdict could flip. ``caveat``: how far the
     verdict reaches, in words a summary shows beside the claim (stored only when given). ``undecided``: why the
     data cannot settle the claim (a slope still flattening), whatever the rule says; a statement it decides then
-    reads *not decided* (:mod:`sts_lib.reading.statements`; stored only when given). ``unit``: what the value counts,
+    reads *not decided* (:mod:`sts_lib.reading.statements`; stored only when given). ``untestable``: why the claim
+    cannot be tested here at all (a precondition that fails deterministically, as a computation without noise shows);
+    a statement it decides then reads *not testable here* (stored only when given). ``interval``: ``{seed: [low,
+    high]}``, a floor test's 95% interval per seed, whose other end says whether a failure at another level would be
+    decided (the sensitivity of a verdict to its level; stored only when given). ``unit``: what the value counts,
     one of :data:`UNITS`, which decides how a table prints it (stored only when given).
 
     >>> c = claim("loss below 1%", {0: 0.004, 1: 0.008}, 0.01, "<")
@@ -199,7 +205,9 @@ def claim(
         }
         | ({"caveat": caveat} if caveat else {})
         | ({"undecided": undecided} if undecided else {})
+        | ({"untestable": untestable} if untestable else {})
         | ({"unit": unit} if unit else {})
+        | ({"interval": {str(k): list(v) for k, v in interval.items()}} if interval else {})
     )
 
 
@@ -216,6 +224,8 @@ class Measured(NamedTuple):
     noise: float = 0.0  # relative standard error of the value from the finite test set (0: not estimated)
     caveat: str = ""  # how far the verdict reaches, e.g. "still falling at step 10,000: holds for this run only"
     undecided: str = ""  # why the data cannot settle it (e.g. "the slope is still flattening"): 'not decided'
+    untestable: str = ""  # why it cannot be tested here (a precondition failing deterministically): 'not testable'
+    interval: tuple = ()  # a floor test's 95% interval (low, high), when the value is one end of it
     unit: str = ""  # what the value counts, a key of UNITS ('steps': a step difference); decides its printing
 
 
@@ -258,6 +268,9 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
         ]
         # Undecided only while no seed fails decisively: a seed whose failure the data do settle decides the claim.
         open_ = all(m is not None and m.undecided for m in fails)
+        # Not testable only when every seed says so: a precondition that holds on one seed is no deterministic failure.
+        marks = [m[cid].untestable if cid in m else "" for m in per_seed.values()]
+        untestable = _caveat(marks, len(per_seed)) if all(marks) else ""
         out[cid] = claim(
             first.text,
             vals,
@@ -271,8 +284,10 @@ def over_seeds(per_seed: dict, *, require: str = "all") -> dict:
             unit=first.unit,
             caveat=_caveat([m[cid].caveat for m in per_seed.values() if cid in m], len(per_seed)),
             undecided=_caveat([m[cid].undecided for m in per_seed.values() if cid in m], len(per_seed))
-            if open_
+            if open_ and not untestable
             else "",
+            untestable=untestable,
+            interval={s: list(m[cid].interval) for s, m in per_seed.items() if cid in m and m[cid].interval} or None,
         )
     return out
 

@@ -170,7 +170,8 @@ def per_seed(doc: dict, section: str, key: str) -> dict[int, object]:
 
 def claims_table(doc: dict) -> list[dict]:
     """One row per claim: id, name, text, role, because, value (mean over seeds), min, max, per_seed,
-    threshold, rule, passed, near_threshold, caveat, undecided, unit and counts (``""`` when none: how a paper claim
+    threshold, rule, passed, near_threshold, caveat, undecided, untestable, interval (a floor test's per seed), unit and
+    counts (``""`` when none: how a paper claim
     counts, :func:`sts_lib.reading.statements.counted`)."""
     return [
         {
@@ -189,6 +190,8 @@ def claims_table(doc: dict) -> list[dict]:
             "near_threshold": bool(c.get("near_threshold")),
             "caveat": c.get("caveat", ""),
             "undecided": c.get("undecided", ""),
+            "untestable": c.get("untestable", ""),
+            "interval": {int(k): v for k, v in c.get("interval", {}).items()},
             "unit": c.get("unit", ""),
             "counts": c.get("counts", ""),
         }

@@ -15,10 +15,10 @@ Three runs per seed at paper scale (the evidence behind the choices: book/append
   minibatch noise in the W_XE block is O(1) per step while the useful W_EE signal is O(1/T); that
   noise grows like rate / batch, so a 16 times larger batch trains. lr_W gives the reduced model's
   rate lr_W / (q^2 (N - 1)) of the T = 20 run. Both rules were fixed before the run.
-* ``T200-adam``: the same length with Adam (lr 1e-2, decayed as 1/t after step 1000). The captions
-  name no optimiser, so the reading policy admits this run beside gradient descent and its claims
-  decide (``opt=adam``); its loss exponent is set by the schedule (``fig1-adam-schedule``), so the
-  rate statement holds by construction there.
+* ``T200-adam``: the same length with Adam (lr 1e-2, decayed as 1/t after step 1000). Figure 5's
+  caption names Adam, which implies Figures 1-4 are gradient descent, so the reading policy excludes
+  this run (``opt=adam``: shown beside each statement, never counted); its loss exponent is set by the
+  schedule (``fig1-adam-schedule``).
 * ``T20-sgd``: T = 20, pool N = 40, plain gradient descent on batches of 256 (lr_W = 10, lr_V = 1).
   The quick scale runs this one only.
 
@@ -35,6 +35,8 @@ makes cos(W, W*) = 0.82). ``cos_W_mod_shift`` projects that one direction out of
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..fits import inverse_loss_fit
 from ..checks import loss_exponent, population_gd_of
 from ..probes import shift_free_cosine
@@ -45,6 +47,7 @@ from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_
 from ..presentation import figures
 from ..reading.policy import reading_key
 from ..reading.statements import Decides
+from .generalization_claims import converges_claim
 from .record import Experiment
 
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]
@@ -177,13 +180,29 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
     pop = float(exact["loss"][1][-1]) if exact else None
     named = where(hist, label)
     rate = loss_exponent(steps, loss)
-    return {
+    # The policy's one rule for a logged curve said to converge: the floor test at LEVEL, on the loss and on the
+    # cosines' distance to 1 (each relative to its start).
+    gaps = {
+        "step": steps,
+        "loss": loss,
+        "gap_W": 1.0 - np.asarray(hist["cos_W"]),
+        "gap_V": 1.0 - np.asarray(hist["cos_V"]),
+    }
+    floors = {
+        f"{label}.{name}": converges_claim(gaps, key, named, what, ROLE)[1]
+        for name, key, what in (
+            ("loss_floor", "loss", "held-out loss"),
+            ("cos_W_floor", "gap_W", "1 − cos(W, W*)"),
+            ("cos_V_floor", "gap_V", "1 − cos(V, V*)"),
+        )
+    }
+    return floors | {
         f"{label}.loss_below_1pct_of_plateau": Measured(
             loss[-1] / plateau,
             0.01,
             "<",
-            "final held-out loss / uniform-attention plateau d(T-q)/(qT)",
-            role=ROLE,
+            "final held-out loss / uniform-attention plateau d(T-q)/(qT) (a check of our own beside the floor test)",
+            role="ours",
             name=f"{named}: final loss ÷ plateau",
             noise=0.02,
         ),
@@ -200,16 +219,16 @@ def _convergence_claims(label: str, hist, plateau: float, d: int) -> dict:
             hist.last("cos_W"),
             0.95,
             ">=",
-            "final cos(W, W*)",
-            role=ROLE,
+            "final cos(W, W*) (a check of our own beside the floor test on 1 − cos)",
+            role="ours",
             name=f"{named}: cos(W, W*) at the end",
         ),
         f"{label}.cos_V": Measured(
             hist.last("cos_V"),
             0.95,
             ">=",
-            "final cos(V, V*)",
-            role=ROLE,
+            "final cos(V, V*) (a check of our own beside the floor test on 1 − cos)",
+            role="ours",
             name=f"{named}: cos(V, V*) at the end",
         ),
         **(
@@ -282,11 +301,17 @@ def _labels(cfg: dict, adam: bool) -> list[str]:
 
 def decides_by_optimizer(pairs: tuple):
     """The statements a practical-model experiment decides: ``pairs`` of (statement, claim suffixes), by the GD runs
-    at the reading ``opt=gd`` and by the Adam run at ``opt=adam`` (the policy admits both)."""
+    as stated and by the Adam run at ``opt=adam``, a reading the policy excludes (Figures 1-4 are gradient descent)."""
 
     def decides(cfg: dict) -> tuple:
+        # Figures 1-4 are gradient descent (the policy settles the optimiser axis): the GD runs decide the statement
+        # as stated, the Adam run a reading the words exclude (shown beside it, never counted).
         return tuple(
-            Decides(st, tuple(f"{lab}.{c}" for lab in _labels(cfg, adam) for c in cs), reading_key({"opt": opt}))
+            Decides(
+                st,
+                tuple(f"{lab}.{c}" for lab in _labels(cfg, adam) for c in cs),
+                reading_key({} if opt == "gd" else {"opt": opt}),
+            )
             for st, cs in pairs
             for adam, opt in ((False, "gd"), (True, "adam"))
             if _labels(cfg, adam)
@@ -311,9 +336,9 @@ FIG1 = Experiment(
     "$\\cos(V,V^\\star)$ go to 1",
     decides=decides_by_optimizer(
         (
-            ("fig1.loss", ("loss_below_1pct_of_plateau",)),
+            ("fig1.loss", ("loss_floor",)),
             ("fig1.rate", ("loss_exponent",)),
-            ("fig1.cosines", ("cos_W", "cos_V")),
+            ("fig1.cosines", ("cos_W_floor", "cos_V_floor")),
         )
     ),
 )

@@ -251,11 +251,17 @@ def _decides_q(cfg: dict) -> tuple:
 def _decides_adam(cfg: dict) -> tuple:
     qs, q = cfg["q_tests"], cfg["runs"][0]["task"]["q"]
     ranges = {"above": above_q(qs, q), "all": qs}
+    stochastic = tuple(f"length.stochastic.T{T}.converges" for T in cfg["T_tests"])
+    rival = {"nearorth": "fixed_nearorth.T{}.floor", "onehot": "fixed.T{}.min_last_half"}
     return (
-        Decides(
-            "fig5.length",
-            tuple(f"length.stochastic.T{T}.converges" for T in cfg["T_tests"]),
-            reading_key({"horizon": "figure"}),
+        # "The length generalization advantage": the stochastic PE converges where each fixed PE does not.
+        *(
+            Decides(
+                "fig5.length",
+                stochastic + tuple(f"length.{c.format(T)}" for T in cfg["T_tests"]),
+                reading_key({"vs": vs}),
+            )
+            for vs, c in rival.items()
         ),
         *(
             Decides("fig5.dominates", tuple(f"q.q{x}.dominates.{vs}" for x in xs), reading_key({"vs": vs, "q": r}))

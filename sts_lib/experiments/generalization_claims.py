@@ -89,8 +89,15 @@ def _too_short(floor: dict) -> str:
     """Why the data cannot settle a floor claim (:func:`sts_lib.checks.fitted_floor`'s interval straddles the level),
     or "" when they can."""
     lo, hi = floor["ci95"]
-    straddles = f"the fitted floor's interval [{lo:.3f}, {hi:.3f}] straddles {LEVEL:.0%}: the run is too short to tell"
-    return straddles if floor["verdict"] == "undecided" else ""
+    if floor["verdict"] != "undecided":
+        return ""
+    if floor.get("steepening"):
+        half, fifth = floor["slopes"]
+        return (
+            f"the curve steepens (log-log slope {half:.2f} over the last half, {fifth:.2f} over the last fifth): "
+            "c + b·t^−k can only flatten, so the test abstains"
+        )
+    return f"the fitted floor's interval [{lo:.3f}, {hi:.3f}] straddles {LEVEL:.0%}: the run is too short to tell"
 
 
 def converges_claim(h, key: str, label: str, where: str, role: str, by_construction: str = "") -> tuple[dict, Measured]:
@@ -125,6 +132,7 @@ def converges_claim(h, key: str, label: str, where: str, role: str, by_construct
         name=f"{label}, {where}: fitted floor's upper 95% bound (below {LEVEL:.0%}: converges)",
         caveat=by_construction,
         undecided=_too_short(floor),
+        interval=(lo, hi),
     )
 
 
@@ -147,6 +155,7 @@ def floor_claim(h, key: str, label: str, where: str, role: str = "paper") -> tup
         noise=NOISE_1024,
         name=f"{label}, {where}: fitted floor's lower 95% bound (above {LEVEL:.0%}: a floor)",
         undecided=_too_short(floor),
+        interval=(lo, hi),
     )
 
 

@@ -81,9 +81,10 @@ class Experiment:
                 raise TypeError(
                     f"experiment {self.name!r}: decides must give sts_lib.reading.statements.Decides, got {d!r}"
                 )
-            st = statement(d.statement)
-            if d.reading not in [r.key for r in st.readings() + st.others()]:
-                raise ValueError(f"experiment {self.name!r}: statement {d.statement!r} has no reading {d.reading!r}")
+            try:  # an admissible reading, or one the words exclude by the policy's rules (shown, never counted)
+                statement(d.statement).reading(d.reading)
+            except ValueError as e:
+                raise ValueError(f"experiment {self.name!r}: {e}") from None
             out.append({"statement": d.statement, "reading": d.reading, "claims": list(d.claims)})
         return out
 

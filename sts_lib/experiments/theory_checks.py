@@ -164,7 +164,9 @@ def run_small_width(cfg: dict, ctx: Context) -> dict:
                 f"T of at most {SOLVES:g} for its length generalisation to be judged",
                 role="paper" if m < T else "ours",  # the statement speaks of widths below T
                 name=f"m = {m}: error at the longest T_test ÷ error at T = {T}",
-                undecided=(
+                # A computation without training noise: a precondition that fails does so deterministically, so the
+                # claim cannot be tested at this width (not testable, not merely undecided).
+                untestable=(
                     f"no solution at this width to generalise: its error at T = {T} is {err:.3f}, above {SOLVES:g}"
                     if err > SOLVES
                     else ""

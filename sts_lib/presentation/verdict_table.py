@@ -23,8 +23,8 @@ from ..reading.verdicts import (
     deciding_claims,
     statement_verdict,
     verdict,
-    why_verdict,
 )
+from ..reading.reasons import why_verdict
 
 
 def statements_table(docs: dict, *, links: bool = True, confirmation: dict | None = None) -> Markdown:
@@ -74,7 +74,7 @@ def readings_markdown(st: Statement, docs: dict) -> Markdown:
     lines += ["", "| reading | verdict | why |", "|---|---|---|"]
     for r, rv, why in rows:
         lines.append(f"| {r.label} | {VERDICTS[rv].mark} | {why} |")
-    for r in st.others():
+    for r in st.others(docs):
         rv, why = verdict(st, docs, r.key)
         lines.append(f"| {r.label} (excluded: {r.why_not}) | {VERDICTS[rv].mark}, not counted | {why} |")
     if st.caveat:

@@ -26,9 +26,15 @@ LEVEL = 0.02
 #: "Slightly quicker": the stochastic PE ahead by a factor of at most this (the rival's steps to a level, or its loss
 #: near the end, over the stochastic PE's); ahead by more is quicker, but not slightly.
 SLIGHTLY = 2.0
-#: "Dominates for early stopping": the stochastic PE's loss at most the rival's at this fraction of the logged steps
-#: at least (wherever training stops, it is the better choice, but for a few logged steps).
+#: "Dominates for early stopping": the stochastic PE's loss at most the rival's over at least this share of training
+#: on a logarithmic step scale (wherever training stops, it is the better choice, but for a short span).
 DOMINATES = 0.9
+#: "Gets worse as q_test grows": the rank correlation of the final loss with q_test at least this.
+RANK = 0.8
+#: "Converges to the identity direction" (a cosine read at the end of the run, where no curve is logged): at least this.
+CLOSE = 0.95
+#: "All other entries converge to 0" (a block's size, kept at two snapshots only): final ÷ initial size below this.
+DECAY = 0.5
 
 
 @dataclass(frozen=True)
@@ -74,9 +80,10 @@ AXES = {
                     "own for the others)",
                 ),
             ),
-            "words that name a time ('after 10k steps') admit that time only; words that name the long run ('in the "
-            "long run') admit the longest run only; words about a limit or an order without a time ('end up', "
-            "'does not go below', 'gets worse') admit both",
+            "words that describe the figure's curves or name a time ('after 10k steps') admit the figure's run only; "
+            "words that name the long run ('in the long run') speak of a limit, which a finite run cannot decide: "
+            "the longest run gives its finding 'within N steps', shown beside the verdict 'not decided'; words about "
+            "an order or a floor without a time ('end up', 'does not go below', 'gets worse') admit both runs",
         ),
         Axis(
             "vs",
@@ -122,7 +129,9 @@ AXES = {
                     "the mean loss over the last 10% of the steps, where the caption's zoomed insets are",
                 ),
             ),
-            "'converges quicker' admits both: reaching a level sooner, and being lower where the insets zoom in",
+            "'converges quicker' admits both: reaching a level sooner, and being lower where the insets zoom in; "
+            "words that say where to look ('as seen by the zoomed in versions of the plots near the end of training') "
+            "admit the loss near the end only",
         ),
         Axis(
             "opt",
@@ -131,12 +140,132 @@ AXES = {
                 Value("gd", "gradient descent", "plain gradient steps, Theorem 1's optimiser"),
                 Value("adam", "Adam", "Adam with a 1/t decay of its rate"),
             ),
-            "a caption that does not name its optimiser admits both",
+            "settled by the paper specification, not by each caption: Figure 5's caption names Adam ('the training "
+            "trajectory of Adam'), which implies that Figures 1-4 are gradient descent [R]; a figure's statements are "
+            "read with its optimiser only, and runs with the other are shown beside them, never counted",
         ),
     )
 }
 #: The key of the one reading of a statement that leaves nothing open.
 AS_STATED = "paper"
+
+#: What a statement's words say about time, each kind with the horizons it admits (:data:`AXES` ``horizon``).
+TIMES = {
+    "figure": ((), "the words describe the figure's own curves"),
+    "named": (("figure",), "the words name a time: the figure's run"),
+    "long run": (("long",), "the words name the long run: a limit"),
+    "untimed": (("figure", "long"), "an order or a floor without a time: the figure's run and the longest run"),
+}
+#: How a statement compares the stochastic PE with a rival, each kind with the measures it admits.
+QUICKER = {
+    "": (),
+    "quicker": ("steps", "end"),
+    "quicker, at the insets": ("end",),
+}
+
+
+@dataclass(frozen=True)
+class Wording:
+    """A statement's words in the policy's terms; its readings are derived from these alone (:func:`opens_of`).
+
+    ``time``: a key of :data:`TIMES`. ``fixed_pe``: the words speak of "the fixed PE" in a comparison with the
+    stochastic PE (each fixed PE we train is a rival). ``q_test``: the words speak of q_test without a range.
+    ``quicker``: a key of :data:`QUICKER`. ``figure``: the figure the words are from (0: none, a theorem or a
+    secondary source), which settles the optimiser (:func:`optimiser_of`)."""
+
+    figure: int = 0
+    time: str = "figure"
+    fixed_pe: bool = False
+    q_test: bool = False
+    quicker: str = ""
+
+    def __post_init__(self):
+        if self.time not in TIMES:
+            raise ValueError(f"time must be one of {list(TIMES)}, got {self.time!r}")
+        if self.quicker not in QUICKER:
+            raise ValueError(f"quicker must be one of {list(QUICKER)}, got {self.quicker!r}")
+        if self.figure not in range(6):
+            raise ValueError(f"figure must be 0 (no figure) or 1 to 5, got {self.figure!r}")
+
+    @property
+    def limit(self) -> bool:
+        """Do the words speak of a limit ("in the long run"), which a finite run cannot decide?"""
+        return self.time == "long run"
+
+
+def optimiser_of(figure: int) -> str:
+    """The optimiser of a figure, as the paper specification settles it: Adam for Figure 5, gradient descent for
+    Figures 1-4 (Figure 5's caption names Adam for its runs), "" for no figure.
+
+    >>> optimiser_of(2), optimiser_of(5), optimiser_of(0)
+    ('gd', 'adam', '')
+    """
+    return "" if not figure else "adam" if figure == 5 else "gd"
+
+
+def opens_of(w: Wording) -> tuple:
+    """The axes a statement's words open and the values they admit, each with the rule's reason: the policy's rules
+    applied to :class:`Wording`, never set by hand. The settled optimiser is not an open axis.
+
+    >>> [(o.axis, o.values) for o in opens_of(Wording(figure=4, time="long run", q_test=True))]
+    [('horizon', ('long',)), ('q', ('above', 'all'))]
+    >>> [(o.axis, o.values) for o in opens_of(Wording(figure=5, fixed_pe=True))]
+    [('vs', ('nearorth', 'onehot'))]
+    """
+    out = []
+    horizons, why = TIMES[w.time]
+    if horizons:
+        out.append(Open("horizon", horizons, why))
+    if w.fixed_pe:
+        out.append(Open("vs", ("nearorth", "onehot"), "'the fixed PE' covers every fixed PE we train"))
+    if w.q_test:
+        out.append(Open("q", ("above", "all"), "the words speak of q_test without a range"))
+    if w.fixed_pe and optimiser_of(w.figure) == "gd":
+        out.append(Open("rate", ("one", "equal"), "a comparison under gradient descent: the two rates differ"))
+    if QUICKER[w.quicker]:
+        why = (
+            "a level reached sooner, or lower near the end"
+            if len(QUICKER[w.quicker]) > 1
+            else ("the words say where to look: the zoomed insets near the end of training")
+        )
+        out.append(Open("measure", QUICKER[w.quicker], why))
+    return tuple(out)
+
+
+def why_excluded(w: Wording, coords: dict) -> str:
+    """Why the words exclude the reading at ``coords`` (a reading a document decides that :func:`opens_of` does not
+    admit), from the axis's rule; "" when they admit it.
+
+    >>> why_excluded(Wording(figure=1), {"opt": "adam"})[:40]
+    'Figure 1 is gradient descent (the paper '
+    """
+    admitted = {o.axis: o.values for o in opens_of(w)}
+    for a, v in coords.items():
+        AXES[a].value(v)
+        if a == "opt":
+            if v != optimiser_of(w.figure):
+                label = AXES["opt"].value(optimiser_of(w.figure) or "gd").label
+                return (
+                    f"Figure {w.figure} is {label} (the paper specification: Figure 5's caption names Adam); "
+                    "this run is shown, never counted"
+                )
+        elif v not in admitted.get(a, ()):
+            what = {"horizon": TIMES[w.time][1], "measure": "the words say where to look: near the end of training"}
+            return what.get(a, f"the words do not open the {AXES[a].label}")
+    return ""
+
+
+def parse_key(key: str) -> dict:
+    """The coordinates of a reading's key (:func:`reading_key`'s inverse).
+
+    >>> parse_key("horizon=figure,vs=onehot"), parse_key(AS_STATED)
+    ({'horizon': 'figure', 'vs': 'onehot'}, {})
+    """
+    if key == AS_STATED:
+        return {}
+    coords = dict(part.split("=", 1) for part in key.split(","))
+    reading_key(coords)  # raises on an unknown axis or value
+    return coords
 
 
 @dataclass(frozen=True)
@@ -188,16 +317,22 @@ def admissible(opens: tuple) -> list[dict]:
 
 #: The verdict keys :func:`combine` reads and gives (those of :data:`sts_lib.reading.verdicts.VERDICTS`).
 _SUPPORT, _REFUTE, _DEPENDS = "reproduced", "not reproduced", "depends on the reading"
-_FALLBACK = ("not decided", "holds by construction", "not testable here", "no result")
+_HOLDS, _FAILS, _EITHER = "holds by construction", "fails by construction", "by construction, either way"
+_FALLBACK = ("not decided", "not testable here", "no result")
 
 
 def combine(verdicts: list) -> str:
     """The statement's verdict from its admissible readings' verdicts: the policy's one rule.
 
-    >>> combine(["reproduced", "not decided"]), combine(["not reproduced", "not decided"])
+    A reading that can fail decides; readings whose outcome is fixed by construction count the same way wherever
+    they occur: never as reproduced or not, and never as a dependence on the reading.
+
+    >>> combine(["reproduced", "not decided"]), combine(["not reproduced", "fails by construction"])
     ('reproduced', 'not reproduced')
     >>> combine(["reproduced", "not reproduced"]), combine(["not decided", "holds by construction"])
     ('depends on the reading', 'not decided')
+    >>> combine(["holds by construction", "fails by construction"]), combine(["fails by construction"])
+    ('by construction, either way', 'fails by construction')
     """
     if not verdicts:
         return "no result"
@@ -206,8 +341,14 @@ def combine(verdicts: list) -> str:
         return _DEPENDS
     if support or refute:
         return _SUPPORT if support else _REFUTE
-    return next(v for v in _FALLBACK if v in verdicts) if any(v in _FALLBACK for v in verdicts) else verdicts[0]
+    if "not decided" in verdicts:
+        return "not decided"
+    holds, fails = _HOLDS in verdicts or _EITHER in verdicts, _FAILS in verdicts or _EITHER in verdicts
+    if holds or fails:
+        return _EITHER if holds and fails else _HOLDS if holds else _FAILS
+    return next((v for v in _FALLBACK if v in verdicts), verdicts[0])
 
 
-__all__ = ["AS_STATED", "AXES", "DOMINATES", "LEVEL", "SLIGHTLY", "Axis", "Open", "Value", "admissible", "combine",
-           "reading_key", "reading_label"]  # fmt: skip
+__all__ = ["AS_STATED", "AXES", "CLOSE", "DECAY", "DOMINATES", "LEVEL", "QUICKER", "RANK", "SLIGHTLY",
+           "TIMES", "Axis", "Open", "Value", "Wording", "admissible", "combine", "optimiser_of",
+           "opens_of", "parse_key", "reading_key", "reading_label", "why_excluded"]  # fmt: skip

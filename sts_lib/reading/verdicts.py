@@ -16,8 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .policy import AS_STATED, admissible, combine, reading_key, reading_label
-from ..presentation.report import needs, plain
+from .policy import (
+    AS_STATED,
+    Wording,
+    admissible,
+    combine,
+    opens_of,
+    parse_key,
+    reading_key,
+    reading_label,
+    why_excluded,
+)
+from ..presentation.report import plain
 from ..results import claims_table
 
 
@@ -51,6 +61,12 @@ VERDICTS = {
             "one admissible reading supports it and another refutes it: the paper's words do not decide which holds",
         ),
         Verdict(
+            "depends on the threshold",
+            "◑ **depends on the threshold**",
+            "the verdict changes when a threshold moves inside its declared tolerance band: the magnitude word does "
+            "not decide it",
+        ),
+        Verdict(
             "not decided",
             "? not decided",
             "the data cannot tell: a floor whose interval straddles the level, a value within noise of its threshold, "
@@ -61,11 +77,25 @@ VERDICTS = {
             "≡ holds by construction",
             "true in our setting whatever the dynamics do (the record says why); shown, never counted as reproduced",
         ),
+        Verdict(
+            "fails by construction",
+            "≢ fails by construction",
+            "false in our setting whatever the dynamics do (a tie or a closed form); shown, never counted as not "
+            "reproduced",
+        ),
+        Verdict(
+            "by construction, either way",
+            "≡≢ by construction, either way",
+            "its readings' outcomes are all fixed by construction, and they differ: shown, never counted",
+        ),
         Verdict("not testable here", "– not testable here", "the course has no setting in which it could fail"),
         Verdict("no result", "· no result", "a document that decides it is not committed"),
     )
 }
-REPRODUCED, NOT_REPRODUCED, DEPENDS, NOT_DECIDED, BY_CONSTRUCTION, UNTESTABLE, NO_RESULT = VERDICTS
+(REPRODUCED, NOT_REPRODUCED, DEPENDS, DEPENDS_THRESHOLD, NOT_DECIDED, BY_CONSTRUCTION, FAILS_BY_CONSTRUCTION,
+ EITHER_BY_CONSTRUCTION, UNTESTABLE, NO_RESULT) = VERDICTS  # fmt: skip
+#: The verdicts no data decide: never counted as reproduced or not.
+STRUCTURAL = (BY_CONSTRUCTION, FAILS_BY_CONSTRUCTION, EITHER_BY_CONSTRUCTION)
 #: The key of the one reading of a statement whose words leave nothing open.
 PAPER = AS_STATED
 #: When a statement's deciding rule was fixed, in the words the table uses: before the runs that decide it, or by
@@ -90,7 +120,8 @@ class Reading:
     label: str  # how the table names it: "the longest run, every q_test"
     coords: tuple = ()  # ((axis, value), ...) in the policy's axis order
     by_construction: str = ""  # why it holds whatever the dynamics do: its verdict is then BY_CONSTRUCTION
-    untestable: str = ""  # why it cannot be tested here (a tie by construction, a missing rule)
+    fails_by_construction: str = ""  # why it fails whatever the dynamics do (a tie, a closed form)
+    untestable: str = ""  # why it cannot be tested here (a missing rule, a precondition that cannot hold)
     why_not: str = ""  # for a reading the words exclude: why (it is shown, never counted)
 
     @classmethod
@@ -106,25 +137,35 @@ class Statement:
     where: str  # where the paper says it: 'Figure 2', 'Theorem 2 [S]'
     words: str  # the paper's words as our sources give them, with the tag
     measure: str  # what is measured at every reading, and the threshold, in one or two sentences
-    opens: tuple = ()  # policy.Open records: the values each open axis admits, and why from the words
+    wording: Wording = Wording()  # the words in the policy's terms: the readings are derived from it alone
     fixed: str = AFTER  # when its deciding rule was fixed: BEFORE or AFTER
-    special: tuple = ()  # ((partial coords dict, "untestable" | "by_construction", reason), ...)
-    excluded: tuple = ()  # ((coords dict, why the words exclude it), ...): shown, never counted
+    special: tuple = ()  # ((partial coords, "untestable" | "by_construction" | "fails_by_construction", reason), ...)
     caveat: str = ""  # how far the verdict reaches, for every reading
     anchor: str = ""  # only where experiments of several sections decide it: which one links it (anchor_in)
 
     def __post_init__(self):
         if self.fixed not in (BEFORE, AFTER):
             raise ValueError(f"statement {self.key!r}: fixed must be {BEFORE!r} or {AFTER!r}, got {self.fixed!r}")
-        keys = {r.key for r in self.readings()}
-        for coords, _ in self.excluded:
-            if reading_key(coords) in keys:
-                raise ValueError(f"statement {self.key!r}: reading {reading_key(coords)!r} is admissible and excluded")
+        if not isinstance(self.wording, Wording):
+            raise TypeError(f"statement {self.key!r}: wording must be a policy.Wording, got {self.wording!r}")
         for part, kind, _ in self.special:
-            if kind not in ("untestable", "by_construction"):
-                raise ValueError(f"statement {self.key!r}: a special reading is 'untestable' or 'by_construction'")
+            if kind not in ("untestable", "by_construction", "fails_by_construction"):
+                raise ValueError(
+                    f"statement {self.key!r}: a special reading is 'untestable', 'by_construction' or "
+                    f"'fails_by_construction', got {kind!r}"
+                )
             if not any(all(r_c.get(a) == v for a, v in part.items()) for r_c in admissible(self.opens)):
                 raise ValueError(f"statement {self.key!r}: no admissible reading matches {part}")
+
+    @property
+    def opens(self) -> tuple:
+        """The axes the words open, derived by the policy from :attr:`wording` (:func:`~.policy.opens_of`)."""
+        return opens_of(self.wording)
+
+    @property
+    def limit(self) -> bool:
+        """Do the words speak of a limit, which only a closed form can decide?"""
+        return self.wording.limit
 
     def readings(self) -> tuple:
         """The admissible readings: every combination of the values the words admit (the policy), in order."""
@@ -137,9 +178,17 @@ class Statement:
             out.append(Reading.at(coords, **kw))
         return tuple(out)
 
-    def others(self) -> tuple:
-        """The readings the words exclude, each with why: shown beside the statement, never counted."""
-        return tuple(Reading.at(c, why_not=why) for c, why in self.excluded)
+    def others(self, docs: dict) -> tuple:
+        """The readings the words exclude that the documents ``docs`` decide, each with why (the policy's rule):
+        shown beside the statement, never counted."""
+        keys = {r.key for r in self.readings()}
+        found = dict.fromkeys(
+            d.get("reading", PAPER)
+            for doc in docs.values()
+            for d in doc.get("decides", ())
+            if d["statement"] == self.key
+        )
+        return tuple(self.reading(k) for k in found if k not in keys)
 
     def anchor_in(self, docs: dict) -> str:
         """The chapter-8 section that holds the evidence (a MyST target; ``""`` when no document decides it): the
@@ -157,12 +206,22 @@ class Statement:
         return self.anchor or (found[0] if found else "")
 
     def reading(self, key: str) -> Reading:
-        for r in self.readings() + self.others():
+        """The reading with ``key``: an admissible one, or one the words exclude (with the policy's reason); a
+        ValueError for a key that names no axis value, or one the policy would admit but the words do not open."""
+        for r in self.readings():
             if r.key == key:
                 return r
-        raise ValueError(
-            f"statement {self.key!r} has no reading {key!r}; it has {[r.key for r in self.readings() + self.others()]}"
-        )
+        try:
+            coords = parse_key(key)
+        except ValueError as e:
+            raise ValueError(f"statement {self.key!r} has no reading {key!r}: {e}") from None
+        why = why_excluded(self.wording, coords)
+        if not why:
+            raise ValueError(
+                f"statement {self.key!r} has no reading {key!r}; its admissible readings are "
+                f"{[r.key for r in self.readings()]}"
+            )
+        return Reading.at(coords, why_not=why)
 
 
 def deciding_claims(st: Statement, reading: str, docs: dict) -> list[tuple[str, str]]:
@@ -177,9 +236,12 @@ def deciding_claims(st: Statement, reading: str, docs: dict) -> list[tuple[str, 
 
 
 def at_threshold(row: dict) -> bool:
-    """Is a claim's verdict within its noise of flipping, or its value exactly at its threshold?
+    """Is a claim's verdict within its noise of flipping, or its value, or one seed's, at its threshold (within 0.05%
+    of it: the tables print three significant digits)?
 
     >>> at_threshold({"value": 0.8, "threshold": 0.8, "rule": ">=", "near_threshold": False})
+    True
+    >>> at_threshold({"value": 0.92, "per_seed": {0: 0.94, 1: 0.90}, "threshold": 0.9, "rule": ">="})
     True
     >>> at_threshold({"value": 0.9, "threshold": 0.8, "rule": ">=", "near_threshold": False})
     False
@@ -188,17 +250,21 @@ def at_threshold(row: dict) -> bool:
         return True
     t = row.get("threshold")
     edges = t if isinstance(t, list) else [t]
-    v = row.get("value")
-    return v is not None and any(abs(float(v) - float(e)) <= 1e-9 * max(1.0, abs(float(e))) for e in edges)
+    values = [row.get("value"), *(row.get("per_seed") or {}).values()]
+    return any(v is not None and abs(float(v) - float(e)) <= 5e-4 * abs(float(e)) for v in values for e in edges)
 
 
-def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
+def verdict(st: Statement, docs: dict, reading: str = PAPER, *, adjust=None) -> tuple[str, str]:
     """``(verdict, reason)`` of ``st`` at ``reading`` (a key of :data:`VERDICTS`), from the documents ``{name: doc}``.
 
     Not reproduced when a deciding claim fails clear of its threshold; not decided when every failure is
     one the data cannot settle (the claim says ``undecided``), or when a claim holds but at its threshold;
-    otherwise reproduced, or holds by construction when the reading says why it cannot fail. At the paper's
-    reading only ``paper`` and ``guaranteed`` claims decide.
+    not testable here when a claim's precondition fails deterministically (the claim says ``untestable``);
+    otherwise reproduced, or holds (fails) by construction when the reading says why it cannot fail (hold). At the
+    paper's reading only ``paper`` and ``guaranteed`` claims decide. A statement about a limit
+    (:attr:`Statement.limit`) is decided by a closed form or not at all: what a finite run finds is its reason,
+    "within N steps". ``adjust``: a function of a claims-table row that returns it judged otherwise (the
+    sensitivity to a threshold, :mod:`sts_lib.reading.sensitivity`).
 
     >>> st = Statement("x", "Figure 9", "w", "m")
     >>> doc = {"decides": [{"statement": "x", "claims": ["a", "b"]}],
@@ -220,18 +286,35 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
     r = st.reading(reading)
     if r.untestable:
         return UNTESTABLE, r.untestable
-    rows = _claim_rows(st, reading, docs)
+    rows = claim_rows(st, reading, docs)
     if isinstance(rows, str):
         return NO_RESULT, rows
+    if adjust is not None:
+        rows = [adjust(x) for x in rows]
+    v, why = _from_rows(r, rows)
+    if st.limit and v in (REPRODUCED, NOT_REPRODUCED, NOT_DECIDED) and not r.by_construction:
+        steps = _horizon(docs, deciding_claims(st, reading, docs))
+        return NOT_DECIDED, f"a limit, which a finite run cannot decide; within {steps:,} steps: {v} ({why})"
+    return v, why
+
+
+def _from_rows(r: Reading, rows: list) -> tuple[str, str]:
+    """The verdict of one reading from its deciding claims' rows."""
 
     def named(rs):
         return "; ".join(
             f"{x['name']} ({plain(x['value'])})" + (f": {x['undecided']}" if x.get("undecided") else "") for x in rs[:3]
         ) + ("; …" if len(rs) > 3 else "")
 
+    untestable = [x for x in rows if x.get("untestable")]
+    if untestable and len(untestable) == len(rows):
+        return UNTESTABLE, f"every deciding claim's precondition fails: {untestable[0]['untestable']}"
+    rows = [x for x in rows if not x.get("untestable")]
     bad = [x for x in rows if not x["passed"]]
     held = f"{len(rows) - len(bad)} of {len(rows)} claims hold"
     decisive = [x for x in bad if not x.get("undecided") and not x.get("near_threshold")]
+    if r.fails_by_construction and (decisive or all(x["role"] == "guaranteed" and x["passed"] for x in rows)):
+        return FAILS_BY_CONSTRUCTION, f"{held}; {r.fails_by_construction}"
     if decisive:
         return NOT_REPRODUCED, f"{held}; fails: {named(decisive)}"
     if bad:
@@ -255,7 +338,18 @@ def verdict(st: Statement, docs: dict, reading: str = PAPER) -> tuple[str, str]:
     return REPRODUCED, held
 
 
-def _claim_rows(st: Statement, reading: str, docs: dict) -> list[dict] | str:
+def _horizon(docs: dict, ids: list) -> int:
+    """The longest run, in steps, of the documents that decide a reading (``ids``: (experiment, claim id))."""
+    names = {exp for exp, _ in ids}
+    steps = [
+        int(run.get("train", {}).get("steps", 0))
+        for name in names
+        for run in docs[name].get("config", {}).get("runs", [])
+    ]
+    return max(steps, default=0)
+
+
+def claim_rows(st: Statement, reading: str, docs: dict) -> list[dict] | str:
     """The :func:`~sts_lib.results.claims_table` rows of the claims that decide ``st`` at ``reading``, or why there
     are none (a string). At an admissible reading only ``paper`` and ``guaranteed`` claims may decide."""
     ids = deciding_claims(st, reading, docs)
@@ -276,59 +370,27 @@ def _claim_rows(st: Statement, reading: str, docs: dict) -> list[dict] | str:
     return rows
 
 
-def statement_verdict(st: Statement, docs: dict) -> tuple[str, list]:
-    """``(verdict, [(reading, verdict, reason), ...])``: every admissible reading decided, combined by the policy.
+def statement_verdict(st: Statement, docs: dict, *, adjust=None, thresholds: bool = True) -> tuple[str, list]:
+    """``(verdict, [(reading, verdict, reason), ...])``: every admissible reading decided, combined by the policy;
+    *depends on the threshold* when the combined verdict flips inside a threshold's declared band
+    (:func:`sts_lib.reading.sensitivity.depends_on_threshold`; ``thresholds=False`` leaves that out). ``adjust``: as
+    for :func:`verdict`.
 
     >>> st = Statement("x", "Figure 9", "w", "m")
     >>> statement_verdict(st, {})[0]
     'no result'
     """
-    rows = [(r, *verdict(st, docs, r.key)) for r in st.readings()]
-    return combine([v for _, v, _ in rows]), rows
+    rows = [(r, *verdict(st, docs, r.key, adjust=adjust)) for r in st.readings()]
+    v = combine([v for _, v, _ in rows])
+    if thresholds and adjust is None:
+        from .sensitivity import depends_on_threshold  # it judges this module's verdicts again: imported late
+
+        if depends_on_threshold(st, docs, v):
+            v = DEPENDS_THRESHOLD
+    return v, rows
 
 
-def deciding(st: Statement, docs: dict, reading: str, *, compact: bool = False) -> str:
-    """The number that decides ``st`` at ``reading``: a failing claim's value (decisive failures first), else an
-    undecided one's, else the passing claim closest to its threshold; or the reading's reason when no claim decides."""
-    if st.reading(reading).untestable:
-        return "not testable"
-    rows = _claim_rows(st, reading, docs)
-    if isinstance(rows, str) or not rows:
-        return "no result"
-    bad = [x for x in rows if not x["passed"]]
-    firm = [x for x in bad if not x.get("undecided") and not x.get("near_threshold")]
-    pick = (firm or bad or sorted(rows, key=_margin))[0]
-    where = pick["name"].split(":")[0] if compact else pick["name"]  # compact: "q_test = 4", "T_test = 250"
-    return f"{where}: {plain(pick['value'])} (needs {needs(pick)})"
-
-
-def _margin(row: dict) -> float:
-    """How far a passing claim is from its threshold, relative (small: close)."""
-    t, v = row["threshold"], row["value"]
-    edges = t if isinstance(t, list) else [t]
-    try:
-        return min(abs(float(v) - float(e)) / max(abs(float(e)), 1e-12) for e in edges)
-    except (TypeError, ValueError):
-        return float("inf")
-
-
-def why_verdict(st: Statement, docs: dict, v: str, rows: list, *, compact: bool = False) -> str:
-    """The deciding number(s) behind the statement's verdict ``v`` (with ``rows``, :func:`statement_verdict`'s
-    readings): one reading's, or one of each side when it depends."""
-    want = {REPRODUCED: [REPRODUCED], NOT_REPRODUCED: [NOT_REPRODUCED], DEPENDS: [REPRODUCED, NOT_REPRODUCED]}.get(
-        v, [v]
-    )
-    out = []
-    for w in want:
-        hit = next((r for r, rv, _ in rows if rv == w), None)
-        if hit is not None:
-            out.append((f"{hit.label}: " if hit.key != PAPER else "") + deciding(st, docs, hit.key, compact=compact))
-    if v in (BY_CONSTRUCTION, UNTESTABLE) and rows:  # the reason's first clause; the readings give the rest
-        r, _, why = rows[0]
-        out = [(r.by_construction or r.untestable or why).split(":")[0].split("; ")[0]]
-    return " · ".join(out) or "–"
-
-
-__all__ = ["AFTER", "BEFORE", "DEPENDS", "BY_CONSTRUCTION", "NOT_DECIDED", "NOT_REPRODUCED", "NO_RESULT",
-           "PAPER", "REPRODUCED", "UNTESTABLE", "VERDICTS", "Decides", "Reading", "Statement", "Verdict",
-           "at_threshold", "deciding", "deciding_claims", "statement_verdict", "verdict", "why_verdict"]  # fmt: skip
+__all__ = ["AFTER", "BEFORE", "DEPENDS", "DEPENDS_THRESHOLD", "BY_CONSTRUCTION", "EITHER_BY_CONSTRUCTION",
+           "FAILS_BY_CONSTRUCTION", "NOT_DECIDED", "NOT_REPRODUCED", "NO_RESULT", "PAPER", "REPRODUCED", "STRUCTURAL",
+           "UNTESTABLE", "VERDICTS", "Decides", "Reading", "Statement", "Verdict",
+           "at_threshold", "claim_rows", "deciding_claims", "statement_verdict", "verdict"]  # fmt: skip
