@@ -108,11 +108,11 @@ def render(text: str) -> tuple[str, str]:
 def statement_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     """``{sts-statement}`key```: the statement's verdict, linked to its readings in chapter 8 (module docstring)."""
     env = inliner.document.settings.env
+    found, files = shown()  # the records' own errors are theirs
     try:
         words, key = render(text)
     except ValueError as exc:
         raise ExtensionError(f"{env.doc2path(env.docname)}:{lineno}: {exc}") from None
-    found, files = shown()
     for f in files:
         env.note_dependency(f)
     ref = addnodes.pending_xref(

@@ -247,7 +247,7 @@ def compare_samplers(
 
 def samplers_table(rows: list[dict], T_test: int, *, note: str = "") -> Markdown:
     """The rows of :func:`compare_samplers` as a table (:func:`sts_lib.presentation.report.table`), one column per
-    sampler and one row per measure, so that a phone's column shows every measure (issue 48): final held-out loss, the
+    sampler and one row per measure, so that a phone's column shows every measure: final held-out loss, the
     loss at ``T_test``, the cosines with ``W*`` and ``V*``, slope and R^2 of the 1/loss fit, and the cosine of ``W_EE``
     with the identity; ``note`` is a line below the table.
 

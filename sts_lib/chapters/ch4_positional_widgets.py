@@ -211,7 +211,7 @@ def plot_margin_sweep(ms, curves: dict, rows: list[dict], *, prob: float = 0.95)
     handles = [Line2D([], [], c=color[q], lw=0, marker="o", label=f"q={q}") for q in qs]
     handles += [Line2D([], [], c=palette().ink, lw=0, marker=marker[T], label=f"T={T}") for T in Ts]
     # beside: inside at the upper left in the book's column; under the figure on a phone, where it covered 8 of the 9
-    # points (issue 48)
+    # points
     legend(a2, handles=a2.get_legend_handles_labels()[0] + handles, place="beside", ncols=2, loc="upper left")
     a2.set(
         xlabel=r"$q\log T$",

@@ -67,7 +67,7 @@ class LengthExplorer:
         pe = check_choice("pe", list(self.runs)[-1] if pe is None else pe, self.runs)
         T_test = check_int("T_test", self.pool if T_test is None else T_test, low=self.T, high=self.pool)
         # Two rows, the book's column shows it at full size; 4.6 in (was 6.2), so that on a phone its controls and
-        # its picture share one screen (issue 32).
+        # its picture share one screen.
         fig, _ = new_figure(height=4.6, fig=fig, panels=0)
         top, bottom = fig.subfigures(2, 1)  # the legend beside the top panel leaves the bottom wide
         ax, ax_attn = top.subplots(), bottom.subplots()

@@ -246,18 +246,17 @@ SEMINARS: dict[str, Seminar] = {
             (
                 "Where does the fixed near-orthogonal PE's in-distribution loss end up in the long run: a floor above "
                 "0.15, below it, or a slow rise?",
-                "the committed `nearorth-baseline` decides the caption's 0.15 differently by horizon (the worst "
-                "table's smallest loss is {figure} within 10,000 steps and {long} over 50,000), and "
-                + _OPEN_V.format(quote=_FIXED),
+                "the worst table of the committed `nearorth-baseline` has its smallest loss at {figure} within "
+                "10,000 steps and at {long} over 50,000, and " + _OPEN_V.format(quote=_FIXED),
             ),
             (
                 "Which of chapter 8's statements whose verdict turns on the reading can be decided by a rule fixed "
                 "before "
                 "fresh runs, and does the verdict survive them?",
                 "a verdict from a reading chosen after the runs is a postdiction, not a test "
-                "(Nosek et al. 2018); in milestone 2.4's record the admitted readings disagree "
-                "({figure} against {long}), so no verdict is the paper's until a rule fixed in advance decides it on "
-                "seeds no one has seen (`sts_lib.reading.confirmation` is how the course did it for its own rules)",
+                "(Nosek et al. 2018), so no verdict is the paper's until a rule fixed in advance decides it on "
+                "seeds no one has seen (`sts_lib.reading.confirmation` is how the course did it for its own rules; "
+                "chapter 8's table says when each of its rules was fixed)",
             ),
         ),
         readings=(

@@ -213,17 +213,7 @@ def claims_markdown(doc: dict, select: Callable[[str], bool] | None = None) -> M
 class Dropdown(Markdown):
     """Markdown folded under a title: a MyST ``dropdown`` in the book (which renders it, in print as a heading and
     its text), a ``<details>`` block in a live notebook (where Jupyter renders no MyST). ``str()`` is the book's.
-
-    ``name``: a label the book's pages can link (the dropdown's ``:name:``; a ``{ref}`` lands on its title).
-
-    >>> print(Dropdown("Title", "Body", name="a-label"))
-    :::{dropdown} Title
-    :name: a-label
-    :class-container: sts-claims
-    <BLANKLINE>
-    Body
-    :::
-    """
+    ``name``: a label the book's pages can link (the dropdown's ``:name:``; a ``{ref}`` lands on its title)."""
 
     def __new__(cls, title: str, body: str, name: str = ""):
         label = f"\n:name: {name}" if name else ""

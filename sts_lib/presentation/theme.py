@@ -120,7 +120,7 @@ NOTE_SIZE = STYLE["legend.fontsize"]
 LAYOUTS = {lay.name: lay for lay in (DESKTOP, PHONE, PRINT, DESKTOP_DARK, PHONE_DARK)}
 
 
-#: How the code's raw identifiers are written where a reader reads them (issue 48): as symbols, in MyST math in the
+#: How the code's raw identifiers are written where a reader reads them: as symbols, in MyST math in the
 #: text, tables and captions, in mathtext in a figure (:func:`reader_text`). Code cells, the API reference's signatures
 #: and the terminal keep the identifiers.
 SYMBOLS = {"T_test": r"T_{\text{test}}", "q_test": r"q_{\text{test}}", "eta_W": r"\eta_W", "η_W": r"\eta_W",
