@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..presentation.report import needs, plain
 from .verdicts import (
     DEPENDS,
+    DEPENDS_THRESHOLD,
     NOT_DECIDED,
     NOT_REPRODUCED,
     PAPER,
@@ -69,6 +70,18 @@ def why_verdict(st: Statement, docs: dict, v: str, rows: list, *, compact: bool 
         if hit:
             finding = hit.split("; within ", 1)[1].split(" (")[0]
             out = [f"as a limit; within {finding}"] + out
+    if v == DEPENDS_THRESHOLD:
+        from .sensitivity import sensitivity  # it reads this module's verdicts: imported late
+
+        for sen in sensitivity(st, docs):
+            th = sen["threshold"]
+            for side in ("below", "above"):
+                hit = sen[side]
+                if sen["inside"] and th.band and hit and th.band[0] <= hit[0] <= th.band[1]:
+                    out.append(
+                        f"{th.words} at {th.value:g}: {side} {hit[0]:.3g}, inside its band {th.band[0]:g} to "
+                        f"{th.band[1]:g}, it reads {hit[1]}"
+                    )
     return " · ".join(out) or "–"
 
 

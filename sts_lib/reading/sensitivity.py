@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 from ..claims import RULES
-from .policy import CLOSE, DECAY, DOMINATES, LEVEL, RANK, SLIGHTLY
+from .policy import CLOSE, DECAY, DOMINATES, LEVEL, PLATEAU, RANK, SLIGHTLY
 from .verdicts import DEPENDS, NOT_DECIDED, NOT_REPRODUCED, REPRODUCED, VERDICTS, claim_rows, statement_verdict
 
 
@@ -61,7 +61,10 @@ THRESHOLDS = {
         Threshold("slightly", SLIGHTLY, "slightly quicker", band_of(SLIGHTLY, False)),
         Threshold("dominates", DOMINATES, "dominates for early stopping", band_of(DOMINATES, True)),
         Threshold("rank", RANK, "gets worse as q_test grows", band_of(RANK, True)),
-        Threshold("close", CLOSE, "converges to the identity direction", band_of(CLOSE, True)),
+        Threshold("plateau", PLATEAU, "converges to the global minimum of 0 (the final loss over the plateau)",
+                  band_of(PLATEAU, False)),
+        Threshold("close", CLOSE, "converges to 1 / to the identity direction (a cosine at the end)",
+                  band_of(CLOSE, True)),
         Threshold("decay", DECAY, "all other entries converge to 0", band_of(DECAY, False)),
         Threshold("0.15", 0.15, "end up with validation loss at least 0.15 (the paper's number)", None),
         Threshold("ten times", 10.0, "reaches ε (within ten times the steps our reconstruction predicts)",

@@ -58,13 +58,15 @@ _ADAM_POOL = (
 # fmt: off
 STATEMENTS: tuple[Statement, ...] = (
     Statement("fig1.loss", "Figure 1", '"The training loss converges to the global minimum of 0" [V]',
-              f"the held-out loss: {_FLOOR}; gradient descent at T = 200 (batches of 4096) and T = 20",
-              Wording(figure=1)),
+              "final loss below 1% of the plateau; gradient descent at T = 200 (batches of 4096) and T = 20 (the "
+              "policy's exception: the runs keep weight snapshots the documents do not, so they cannot be analysed "
+              "again by the floor test without training)", Wording(figure=1)),
     Statement("fig1.rate", "Figure 1", '"the inverse loss increases linearly, indicating the O(1/t) convergence '
               'rate" [V]', "log-log slope of the loss over the last half in [−1.25, −0.8] (O(1/t) is −1)",
               Wording(figure=1)),
     Statement("fig1.cosines", "Figure 1", '"The two cosine similarity curves gradually converge to 1" [V]',
-              f"1 − cos(W, W*) and 1 − cos(V, V*), each relative to its start: {_FLOOR}", Wording(figure=1)),
+              "cos(W, W*) and cos(V, V*) at least 0.95 at the end (the policy's exception, as for the loss)",
+              Wording(figure=1)),
     Statement("fig2.stochastic", "Figure 2", '"stochastic architecture converges after 10k steps" [V]',
               f"the loss at each T_test ∈ {{250, …, 400}}: {_FLOOR}", Wording(figure=2, time="named"),
               special=(({}, "by_construction", _POOL),)),

@@ -317,6 +317,9 @@ def _from_rows(r: Reading, rows: list) -> tuple[str, str]:
         return FAILS_BY_CONSTRUCTION, f"{held}; {r.fails_by_construction}"
     if decisive:
         return NOT_REPRODUCED, f"{held}; fails: {named(decisive)}"
+    if r.by_construction and (bad or any(x.get("undecided") for x in rows)):
+        # A closed form decides the reading; claims the data cannot settle check it and decide nothing.
+        return BY_CONSTRUCTION, f"{held} (the others cannot tell); {r.by_construction}"
     if bad:
         noisy = [x for x in bad if not x.get("undecided")]
         return NOT_DECIDED, f"{held}; cannot tell: {named(bad)}" + (
