@@ -184,7 +184,12 @@ def main(argv: list[str] | None = None) -> int:
 #: three had before they moved into ``sts_lib/reading`` (git's log of a path does not follow a rename).
 _POLICY_FILES = [
     *(f"sts_lib/{sub}{name}.py" for name in ("policy", "statements", "verdicts") for sub in ("reading/", "")),
+    "sts_lib/reading/sensitivity.py",
     "sts_lib/checks.py",
+    # The claims the rules read: their floor, dominates and precondition rules decide verdicts too.
+    "sts_lib/experiments/comparisons.py",
+    "sts_lib/experiments/generalization_claims.py",
+    "sts_lib/experiments/theory_checks.py",
 ]
 
 
@@ -247,6 +252,9 @@ def _confirm(args, parser) -> int:
         started=args.started,
     )
     doc["policy_files_changed_since"] = _later_changes(doc["policy_commit"])
+    # The order on record: the policy's commit, then the commit the documents were analysed again at (HEAD now;
+    # the analysed documents themselves are committed after this one is written).
+    doc["analysed_at_commit"] = _git("rev-parse", "HEAD") or "unknown"
     (fresh_dir / confirmation.DOCUMENT).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     where = fresh_dir / confirmation.DOCUMENT
     print(f"{doc['replicated']} of {doc['total']} verdicts replicate on fresh seeds; wrote {where}")

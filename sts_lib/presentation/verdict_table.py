@@ -11,7 +11,15 @@ verdicts by when their rules were fixed. Everything is derived from the records 
 
 from __future__ import annotations
 
-from ..reading.confirmation import CONFIRMED, NO_RULE, NOT_REPLICATED, UNCONFIRMED, load_confirmation, standing
+from ..reading.confirmation import (
+    CONFIRMED,
+    NO_RULE,
+    NO_RULE_STRUCTURAL,
+    NOT_REPLICATED,
+    UNCONFIRMED,
+    load_confirmation,
+    standing,
+)
 from ..reading.policy import AXES, DOMINATES, LEVEL, SLIGHTLY
 from .report import Dropdown, Markdown
 from ..reading.statements import STATEMENTS, statement
@@ -131,7 +139,7 @@ def tally_in_words(docs: dict, confirmation: dict | None = None) -> Markdown:
     decide it (2): 2 not testable here. A statement without a committed result is missing a document.
     """
     t = tally(docs, confirmation)
-    order = [w for w in (BEFORE, CONFIRMED, NOT_REPLICATED, UNCONFIRMED, NO_RULE) if w in t]
+    order = [w for w in (BEFORE, CONFIRMED, NOT_REPLICATED, UNCONFIRMED, NO_RULE_STRUCTURAL, NO_RULE) if w in t]
     split = "; ".join(f"{w} ({sum(t[w].values())}): {_counts(t[w])}" for w in order)
     missing = t["all"][NO_RESULT]
     return Markdown(

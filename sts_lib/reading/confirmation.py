@@ -19,7 +19,7 @@ import json
 import os
 from pathlib import Path
 
-from .verdicts import AFTER, BEFORE, NOT_DECIDED, UNTESTABLE, statement_verdict
+from .verdicts import AFTER, BEFORE, NOT_DECIDED, STRUCTURAL, UNTESTABLE, statement_verdict
 
 #: The first fresh seed: every committed document uses seeds 0-4, the research runs seed 0, the chapters seeds below
 #: 100 or the held-out offset 12,345 + s; 100 and up were never used before this confirmation.
@@ -34,6 +34,8 @@ CONFIRMED, NOT_REPLICATED, UNCONFIRMED = (
 )
 #: A statement no data can decide has no rule to fix.
 NO_RULE = "no rule: nothing here can decide it"
+#: A statement whose outcome is fixed by construction: no rule decides it, so there is nothing to confirm.
+NO_RULE_STRUCTURAL = "no rule: fixed by construction"
 
 
 def fresh_seeds(doc: dict) -> list[int]:
@@ -67,8 +69,8 @@ def confirmation_document(
         if st.fixed != AFTER:
             continue
         v_old, r_old = statement_verdict(st, committed)
-        if v_old == UNTESTABLE:
-            continue
+        if v_old in (UNTESTABLE, *STRUCTURAL):
+            continue  # only a verdict that could have failed is confirmed (or not): a structural one cannot
         v_new, r_new = statement_verdict(st, both)
         rows[st.key] = {
             "committed": v_old,
@@ -118,6 +120,8 @@ def standing(st, v: str, confirmation: dict | None) -> tuple[str, str, str]:
     """
     if v == UNTESTABLE:
         return v, NO_RULE, ""
+    if v in STRUCTURAL:
+        return v, NO_RULE_STRUCTURAL, ""
     if st.fixed == BEFORE:
         return v, BEFORE, ""
     row = (confirmation or {}).get("statements", {}).get(st.key)
@@ -128,6 +132,6 @@ def standing(st, v: str, confirmation: dict | None) -> tuple[str, str, str]:
     return NOT_DECIDED, NOT_REPLICATED, f"{v} on the committed seeds, {row['fresh']} on fresh ones"
 
 
-__all__ = ["CONFIRMED", "DOCUMENT", "FIRST_FRESH_SEED", "FRESH_DIR", "NOT_REPLICATED", "NO_RULE", "UNCONFIRMED",
-           "confirmation_document", "experiments_to_confirm", "fresh_seeds", "load_confirmation", "load_fresh",
-           "standing"]  # fmt: skip
+__all__ = ["CONFIRMED", "DOCUMENT", "FIRST_FRESH_SEED", "FRESH_DIR", "NOT_REPLICATED", "NO_RULE", "NO_RULE_STRUCTURAL",
+           "UNCONFIRMED", "confirmation_document", "experiments_to_confirm", "fresh_seeds", "load_confirmation",
+           "load_fresh", "standing"]  # fmt: skip
