@@ -22,10 +22,11 @@ class BuildWithResults(build_py):
             for src in sorted(RESULTS.glob(pattern)):
                 self.copy_file(str(src), str(target / src.name))
         # The confirmation on fresh seeds (its summary only; the fresh documents stay in the repository).
-        summary = RESULTS / "confirmation" / "confirmation.json"
-        if summary.exists():
-            (target / "confirmation").mkdir(exist_ok=True)
-            self.copy_file(str(summary), str(target / "confirmation" / summary.name))
+        # ... and the floor test's validation, which chapter 8 prints.
+        for summary in (RESULTS / "confirmation" / "confirmation.json", RESULTS / "validation" / "floor-test.json"):
+            if summary.exists():
+                (target / summary.parent.name).mkdir(exist_ok=True)
+                self.copy_file(str(summary), str(target / summary.parent.name / summary.name))
 
 
 setup(cmdclass={"build_py": BuildWithResults})

@@ -15,8 +15,8 @@ were written before they were run (:data:`RULES`):
   known: the model's own form with a floor, a power law to 0, a curve that steepens and then has a minimum and a
   rise (the course's shape), and ``A / ln(t/t0)^p`` (to 0, slower than any power law).
 
-``python -m sts_lib.reading.floor_validation`` writes both into ``results/floor-validation.json`` (with the versions,
-the seeds and the wall time); chapter 8 prints them (:func:`tables_markdown`).
+``python -m sts_lib.reading.floor_validation`` writes both into ``results/validation/floor-test.json`` (with the
+versions, the seed and the wall time); chapter 8 prints them (:func:`tables_markdown` of :func:`load_validation`).
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ RULES = (
 )
 #: The relative noise of a planted curve's logged points (the test set's, at a batch of 1024 to 2048).
 NOISE = 0.01
+#: Where the document is written, in the results folder (a folder of its own: it is no experiment's result).
+DOCUMENT = "validation/floor-test.json"
 #: Where the fits are made and where they are checked, in steps.
 SPLITS, LATER = (10_000, 25_000), 50_000
 
@@ -181,6 +183,18 @@ def tables_markdown(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def load_validation(root=None) -> dict | None:
+    """The committed floor-test validation (:data:`DOCUMENT` in the first results folder of
+    :func:`sts_lib.results.search_path` that has one), or None."""
+    from ..results import search_path
+
+    for folder in search_path(root):
+        path = Path(folder) / DOCUMENT
+        if path.is_file():
+            return json.loads(path.read_text())
+    return None
+
+
 def main(argv=None) -> int:
     """Write ``results/floor-validation.json`` from the committed documents (``--results``) and the fresh-seed ones
     (``--results``/confirmation)."""
@@ -208,14 +222,27 @@ def main(argv=None) -> int:
         "wall_time": time.perf_counter() - start,
         "command": "python -m sts_lib.reading.floor_validation " + " ".join(sys.argv[1:] if argv is None else argv),
     }
-    out = Path(a.results) / "floor-validation.json"
+    out = Path(a.results) / DOCUMENT
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1) + "\n")
     print(tables_markdown(doc))
     print(f"written {out} in {doc['wall_time']:.1f} s")
     return 0
 
 
-__all__ = ["LATER", "NOISE", "RULES", "SPLITS", "main", "out_of_sample", "planted", "summary", "tables_markdown"]
+__all__ = [
+    "DOCUMENT",
+    "LATER",
+    "NOISE",
+    "RULES",
+    "SPLITS",
+    "load_validation",
+    "main",
+    "out_of_sample",
+    "planted",
+    "summary",
+    "tables_markdown",
+]
 
 if __name__ == "__main__":
     raise SystemExit(main())

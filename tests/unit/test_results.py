@@ -195,8 +195,11 @@ def test_wheel_ships_the_committed_results(tmp_path):
         for p in (REPO / "results").iterdir()
         if p.suffix in (".json", ".png") or p.name == "README.md"
     }
-    summary = REPO / "results" / "confirmation" / "confirmation.json"  # the confirmation's summary, in its folder
-    committed[summary.name] = summary.read_bytes()
+    for summary in (  # the confirmation's summary and the floor test's validation, each in its folder
+        REPO / "results" / "confirmation" / "confirmation.json",
+        REPO / "results" / "validation" / "floor-test.json",
+    ):
+        committed[summary.name] = summary.read_bytes()
     assert shipped == committed
     # the installed copy is what load_result finds outside a clone
     away = tmp_path / "elsewhere"
