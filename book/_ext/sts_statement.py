@@ -71,7 +71,7 @@ def plain_mark(mark: str) -> str:
 
 def shown() -> tuple[dict, tuple]:
     """``({key: Shown}, files)`` over every statement, computed once per build: the verdict of
-    :func:`sts_lib.reading.verdicts.statement_verdict` on the committed documents, as
+    :func:`sts_lib.reading.decide.statement_verdict` on the committed documents, as
     :func:`sts_lib.reading.confirmation.standing` shows it; ``files``: what it was read from (the documents, the
     confirmation, the records' modules)."""
     if "shown" not in _CACHE:
@@ -79,7 +79,8 @@ def shown() -> tuple[dict, tuple]:
         from sts_lib.presentation.verdict_table import readings_anchor
         from sts_lib.reading.confirmation import DOCUMENT, FRESH_DIR, load_confirmation, standing
         from sts_lib.reading.statements import STATEMENTS
-        from sts_lib.reading.verdicts import VERDICTS, statement_verdict
+        from sts_lib.reading.decide import statement_verdict
+        from sts_lib.reading.verdicts import VERDICTS
         from sts_lib.results import result_path, search_path
 
         docs, conf = load_documents(), load_confirmation()

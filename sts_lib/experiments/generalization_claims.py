@@ -227,7 +227,11 @@ def length_claims(hists: dict, T_tests: list[int], d: int, T: int, q: int, prefi
                 )
             else:
                 final[key][f"{kind}_floor"], claims[f"{prefix}{kind}.T{Tt}.floor"] = floor_claim(
-                    f, key, _NAME[kind], where, "paper"  # Figure 5's "advantage" names it too (its comparator)
+                    f,
+                    key,
+                    _NAME[kind],
+                    where,
+                    "paper",  # Figure 5's "advantage" names it too (its comparator)
                 )
                 falling = f[key][-1] <= floor * (1 + NOISE_1024) and f[key][-1] < f[key][late][0] * (1 - 2 * NOISE_1024)
                 claims[f"{prefix}{kind}.T{Tt}.min_last_half_at_10k"] = Measured(

@@ -56,8 +56,13 @@ def verdict(row: dict) -> str:
     role = ROLES[row["role"]]
     kind = role.suffix
     counts = row.get("counts") or "decides"
+    if row.get("untestable"):
+        return f"– not testable here: {row['untestable']}"
     if row.get("undecided"):
         return f"? not decided{kind}: {row['undecided']}"
+    if row["role"] == "paper" and counts == "limit":
+        what = "(a limit, which no finite run decides)"
+        return f"✓ holds within the run {what}" if row["passed"] else f"✗ **fails within the run** {what}"
     if row["role"] == "paper" and counts == "undecided" and not row["passed"]:
         return "? not decided: fails within noise of its threshold, or its seeds disagree"
     if row["role"] == "paper" and counts == "by construction":

@@ -29,9 +29,8 @@ from ..reading.verdicts import (
     VERDICTS,
     Statement,
     deciding_claims,
-    statement_verdict,
-    verdict,
 )
+from ..reading.decide import statement_verdict, verdict
 from ..reading.reasons import why_verdict
 
 

@@ -19,7 +19,8 @@ import json
 import os
 from pathlib import Path
 
-from .verdicts import AFTER, BEFORE, NOT_DECIDED, STRUCTURAL, UNTESTABLE, statement_verdict
+from .decide import statement_verdict
+from .verdicts import AFTER, BEFORE, NOT_DECIDED, STRUCTURAL, UNTESTABLE
 
 #: The first fresh seed: every committed document uses seeds 0-4, the research runs seed 0, the chapters seeds below
 #: 100 or the held-out offset 12,345 + s; 100 and up were never used before this confirmation.
@@ -111,7 +112,7 @@ def load_fresh(root: str | os.PathLike) -> dict:
 
 def standing(st, v: str, confirmation: dict | None) -> tuple[str, str, str]:
     """``(verdict, when its rule was fixed, note)`` as chapter 8 shows the statement ``st`` whose verdict on the
-    committed documents is ``v`` (:func:`sts_lib.reading.verdicts.statement_verdict`'s, which the caller has computed).
+    committed documents is ``v`` (:func:`sts_lib.reading.decide.statement_verdict`'s, which the caller has computed).
 
     A statement that cannot be tested here has no rule (:data:`NO_RULE`). One whose rule was fixed before the runs
     keeps its verdict. One fixed after them keeps it when the fresh

@@ -1,17 +1,16 @@
-"""The reading policy: one rule, declared before the data that test it, for how every statement of the paper is read.
+"""The reading policy: one rule for how every statement of the paper is read, applied by code.
 
-The paper's words leave some choices open: how long a run a caption speaks of, which fixed encoding a comparison
-is against, which q_test values count, whether two encodings share one learning rate or an equal effective rate,
-which optimiser a figure used, what a word like "slightly" measures. Each choice is an :class:`Axis` with its
-values; each statement says which values its words admit on each axis (:class:`Open`, with the reason from the
-words), and every combination of admitted values is an *admissible reading* that the statement is decided at.
-The combination rule (:func:`combine`) is the same for every statement: **reproduced** when at least one
-admissible reading decides it and none refutes it, **not reproduced** when one refutes it and none supports it,
-**depends on the reading** when admissible readings disagree; otherwise not decided, holds by construction or not
-testable, in that order. A reading the words exclude is shown beside the statement as *inadmissible*, with the
-reason, and never counted. The magnitude words the paper uses are measured by the thresholds here
-(:data:`SLIGHTLY`, :data:`DOMINATES`), and a convergence or a floor by :func:`sts_lib.checks.fitted_floor` at
-:data:`LEVEL`. Chapter 8 prints this module's records; :mod:`sts_lib.reading.statements` applies them.
+The paper's words leave some choices open: how long a run, against which fixed encoding, which q_test values, one
+learning rate or an equal effective rate, what "quicker" measures. Each choice is an :class:`Axis`. A statement
+declares its :class:`Wording` (what its words say about time, "the fixed PE", q_test, "quicker"; which figure), and
+:func:`opens_of` derives the values its words admit on each axis (:class:`Open`); every combination is an
+*admissible reading*. The optimiser is settled once, by the paper specification (:func:`optimiser_of`); a reading a
+document decides that the words do not admit is shown with the rule's reason (:func:`why_excluded`), never counted.
+Words about a limit ("in the long run") are decided by a closed form or not at all. :func:`combine` is the same for
+every statement: **reproduced** when a reading that can fail supports it and none refutes it, **not reproduced**
+when one refutes it and none supports it, **depends on the reading** when they disagree; outcomes fixed by
+construction count alike wherever they occur. Magnitude words are measured by the thresholds here (with their bands in
+:mod:`sts_lib.reading.thresholds`), a convergence or a floor by :func:`sts_lib.checks.fitted_floor` at :data:`LEVEL`.
 """
 
 from __future__ import annotations
@@ -152,7 +151,6 @@ AXES = {
 }
 #: The key of the one reading of a statement that leaves nothing open.
 AS_STATED = "paper"
-
 #: What a statement's words say about time, each kind with the horizons it admits (:data:`AXES` ``horizon``).
 TIMES = {
     "figure": ((), "the words describe the figure's own curves"),
@@ -161,11 +159,7 @@ TIMES = {
     "untimed": (("figure", "long"), "an order or a floor without a time: the figure's run and the longest run"),
 }
 #: How a statement compares the stochastic PE with a rival, each kind with the measures it admits.
-QUICKER = {
-    "": (),
-    "quicker": ("steps", "end"),
-    "quicker, at the insets": ("end",),
-}
+QUICKER = {"": (), "quicker": ("steps", "end"), "quicker, at the insets": ("end",)}
 
 
 @dataclass(frozen=True)
@@ -184,12 +178,10 @@ class Wording:
     quicker: str = ""
 
     def __post_init__(self):
-        if self.time not in TIMES:
-            raise ValueError(f"time must be one of {list(TIMES)}, got {self.time!r}")
-        if self.quicker not in QUICKER:
-            raise ValueError(f"quicker must be one of {list(QUICKER)}, got {self.quicker!r}")
-        if self.figure not in range(6):
-            raise ValueError(f"figure must be 0 (no figure) or 1 to 5, got {self.figure!r}")
+        for name, value, allowed in (("time", self.time, list(TIMES)), ("quicker", self.quicker, list(QUICKER)),
+                                     ("figure", self.figure, list(range(6)))):  # fmt: skip
+            if value not in allowed:
+                raise ValueError(f"Wording: {name} must be one of {allowed} (figure 0: none), got {value!r}")
 
     @property
     def limit(self) -> bool:

@@ -10,6 +10,7 @@ for a limit). Chapter 8's table and each figure's summary print them (:mod:`sts_
 from __future__ import annotations
 
 from ..presentation.report import needs, plain
+from .decide import sensitivity
 from .verdicts import (
     DEPENDS,
     DEPENDS_THRESHOLD,
@@ -19,6 +20,7 @@ from .verdicts import (
     REPRODUCED,
     STRUCTURAL,
     UNTESTABLE,
+    VERDICTS,
     Statement,
     claim_rows,
 )
@@ -69,10 +71,8 @@ def why_verdict(st: Statement, docs: dict, v: str, rows: list, *, compact: bool 
         hit = next((why for _, rv, why in rows if rv == NOT_DECIDED and "within" in why), "")
         if hit:
             finding = hit.split("; within ", 1)[1].split(" (")[0]
-            out = [f"as a limit; within {finding}"] + out
+            out = [f"as a limit; within {finding}"] + ([] if compact else out)
     if v == DEPENDS_THRESHOLD:
-        from .sensitivity import sensitivity  # it reads this module's verdicts: imported late
-
         for sen in sensitivity(st, docs):
             th = sen["threshold"]
             for side in ("below", "above"):
@@ -85,4 +85,21 @@ def why_verdict(st: Statement, docs: dict, v: str, rows: list, *, compact: bool 
     return " · ".join(out) or "–"
 
 
-__all__ = ["deciding", "why_verdict"]
+def sensitivity_markdown(st, docs: dict) -> str:
+    """One line per threshold of ``st``: its value and band, and where the verdict flips ("" when none decides)."""
+    lines = []
+    for s in sensitivity(st, docs):
+        th = s["threshold"]
+        band = f" (band {th.band[0]:g} to {th.band[1]:g})" if th.band else " (the paper's number: no band)"
+        sides = [
+            f"{'below' if side == 'below' else 'above'} {hit[0]:.3g} it reads {VERDICTS[hit[1]].key}"
+            for side in ("below", "above")
+            if (hit := s[side])
+        ]
+        flips = "; ".join(sides) if sides else "it does not flip at any value the claims take"
+        tag = " **Inside the band: depends on the threshold.**" if s["inside"] and th.band else ""
+        lines.append(f"*{th.words}* at {th.value:g}{band}: {flips}.{tag}")
+    return " ".join(lines)
+
+
+__all__ = ["deciding", "sensitivity_markdown", "why_verdict"]

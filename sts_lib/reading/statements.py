@@ -17,14 +17,15 @@ from __future__ import annotations
 from .policy import DOMINATES, SLIGHTLY, Wording
 from ..presentation.report import Markdown
 from .reasons import why_verdict
-from .verdicts import BEFORE, STRUCTURAL, VERDICTS, Statement, statement_verdict
+from .decide import statement_verdict
+from .verdicts import BEFORE, STRUCTURAL, VERDICTS, Statement
 
 # Re-exported (``x as x``) for the pages and tests that read verdicts through this module.
 from .verdicts import BY_CONSTRUCTION as BY_CONSTRUCTION, NO_RESULT as NO_RESULT, NOT_DECIDED as NOT_DECIDED
 from .verdicts import REPRODUCED as REPRODUCED, UNTESTABLE as UNTESTABLE, Decides as Decides, Verdict as Verdict
 from .verdicts import NOT_REPRODUCED as NOT_REPRODUCED, at_threshold as at_threshold, DEPENDS as DEPENDS
 from .verdicts import FAILS_BY_CONSTRUCTION as FAILS_BY_CONSTRUCTION, DEPENDS_THRESHOLD as DEPENDS_THRESHOLD
-from .verdicts import verdict as verdict
+from .decide import verdict as verdict
 from .verdicts import AFTER as AFTER, PAPER as PAPER
 
 
@@ -102,16 +103,17 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("fig4.converge-nearorth", "Figure 4 (bottom)", '"… can converge to 0 validation loss in the long run" '
               '[V]: the fixed near-orthogonal PE', f"the near-orthogonal PE at each q_test: {_FLOOR}",
               Wording(figure=4, time="long run", q_test=True)),
-    Statement("fig4.quicker", "Figure 4 (bottom)", '"stochastic PE converges slightly quicker …" [V]; "as seen by the '
-              'zoomed in versions of the plots near the end of training" [S: quoted by two referees from the source '
-              'text; not in our specification]',
+    Statement("fig4.quicker", "Figure 4 (bottom)", '"stochastic PE converges slightly quicker …" [V], "as seen by the '
+              'zoomed in versions of the plots near the end of training" [S]',
               f"at each q_test, how far the stochastic PE is ahead: the rival's mean loss over the last 10% of the "
               f"steps ÷ the stochastic PE's; 'slightly quicker' is a factor from 1 to {SLIGHTLY:g}",
               Wording(figure=4, fixed_pe=True, q_test=True, quicker="quicker, at the insets"),
               special=(({"vs": "onehot", "rate": "equal"}, "fails_by_construction", "a tie by construction: the pool "
                         "at rate η(N−1)/(T−1) and the fixed one-hot PE follow one exact population-GD curve (a "
                         "guaranteed claim checks it), so neither is quicker"),),
-              caveat="the longest runs of the stochastic PE are the figure's, so the comparison is at 10,000 steps"),
+              caveat="the longest runs of the stochastic PE are the figure's, so the comparison is at 10,000 steps; "
+                     "the words after the ellipsis are quoted by two referees from the source text, not by our "
+                     "specification [S]"),
     Statement("fig4.worse-onehot", "Figure 4 (bottom)", '"the fixed PE\'s validation performance gets worse as q_test '
               'increases" [V]: fixed one-hot PE', "rank correlation of the final loss with q_test at least 0.8",
               Wording(figure=4, q_test=True),
@@ -171,7 +173,8 @@ def counted(doc: dict) -> dict:
     """``{claim id: how it counts}`` for the paper claims of ``doc``: 'decides' (an admissible reading that can
     fail), 'by construction' (it decides only readings that hold by construction), 'not testable' (only readings
     nothing here can decide: the claim is the course's own finding), 'undecided' (the data cannot settle it),
-    'excluded' (it decides only readings the words exclude) or 'none' (it decides no statement). Only 'decides' is
+    'excluded' (it decides only readings the words exclude), 'limit' (a finite run of a statement about a limit, which
+    no finite run decides) or 'none' (it decides no statement). Only 'decides' is
     counted as reproduced or not, here and in every summary."""
     kinds: dict = {}
     for d in doc.get("decides", ()):
@@ -196,7 +199,7 @@ def counted(doc: dict) -> dict:
         if out[cid] == "decides" and (c.get("undecided") or (not c.get("passed") and c.get("near_threshold"))):
             out[cid] = "undecided"
         if c.get("untestable") or (out[cid] == "none" and "limit" in k):
-            out[cid] = "not testable" if c.get("untestable") else "undecided"
+            out[cid] = "not testable" if c.get("untestable") else "limit"
     return out
 
 

@@ -20,14 +20,12 @@ from .policy import (
     AS_STATED,
     Wording,
     admissible,
-    combine,
     opens_of,
     parse_key,
     reading_key,
     reading_label,
     why_excluded,
 )
-from ..presentation.report import plain
 from ..results import claims_table
 
 
@@ -254,104 +252,6 @@ def at_threshold(row: dict) -> bool:
     return any(v is not None and abs(float(v) - float(e)) <= 5e-4 * abs(float(e)) for v in values for e in edges)
 
 
-def verdict(st: Statement, docs: dict, reading: str = PAPER, *, adjust=None) -> tuple[str, str]:
-    """``(verdict, reason)`` of ``st`` at ``reading`` (a key of :data:`VERDICTS`), from the documents ``{name: doc}``.
-
-    Not reproduced when a deciding claim fails clear of its threshold; not decided when every failure is
-    one the data cannot settle (the claim says ``undecided``), or when a claim holds but at its threshold;
-    not testable here when a claim's precondition fails deterministically (the claim says ``untestable``);
-    otherwise reproduced, or holds (fails) by construction when the reading says why it cannot fail (hold). At the
-    paper's reading only ``paper`` and ``guaranteed`` claims decide. A statement about a limit
-    (:attr:`Statement.limit`) is decided by a closed form or not at all: what a finite run finds is its reason,
-    "within N steps". ``adjust``: a function of a claims-table row that returns it judged otherwise (the
-    sensitivity to a threshold, :mod:`sts_lib.reading.sensitivity`).
-
-    >>> st = Statement("x", "Figure 9", "w", "m")
-    >>> doc = {"decides": [{"statement": "x", "claims": ["a", "b"]}],
-    ...        "claims": {"a": {"name": "A", "role": "paper", "passed": True, "value": 1, "threshold": 0, "rule": ">"},
-    ...                   "b": {"name": "B", "role": "paper", "passed": False, "value": 0.3, "threshold": 0.5,
-    ...                         "rule": ">"}}}
-    >>> verdict(st, {"e": doc})
-    ('not reproduced', '1 of 2 claims hold; fails: B (0.300)')
-    >>> doc["claims"]["b"] |= {"near_threshold": True}
-    >>> verdict(st, {"e": doc})[0]
-    'not decided'
-    >>> doc["claims"]["b"] |= {"undecided": "the floor's interval straddles the level", "near_threshold": False}
-    >>> verdict(st, {"e": doc})
-    ('not decided', "1 of 2 claims hold; cannot tell: B (0.300): the floor's interval straddles the level")
-    >>> doc["claims"]["b"] |= {"passed": True, "value": 0.5, "undecided": ""}
-    >>> verdict(st, {"e": doc})
-    ('not decided', '2 of 2 claims hold; at its threshold: B (0.500)')
-    """
-    r = st.reading(reading)
-    if r.untestable:
-        return UNTESTABLE, r.untestable
-    rows = claim_rows(st, reading, docs)
-    if isinstance(rows, str):
-        return NO_RESULT, rows
-    if adjust is not None:
-        rows = [adjust(x) for x in rows]
-    v, why = _from_rows(r, rows)
-    if st.limit and v in (REPRODUCED, NOT_REPRODUCED, NOT_DECIDED) and not r.by_construction:
-        steps = _horizon(docs, deciding_claims(st, reading, docs))
-        return NOT_DECIDED, f"a limit, which a finite run cannot decide; within {steps:,} steps: {v} ({why})"
-    return v, why
-
-
-def _from_rows(r: Reading, rows: list) -> tuple[str, str]:
-    """The verdict of one reading from its deciding claims' rows."""
-
-    def named(rs):
-        return "; ".join(
-            f"{x['name']} ({plain(x['value'])})" + (f": {x['undecided']}" if x.get("undecided") else "") for x in rs[:3]
-        ) + ("; …" if len(rs) > 3 else "")
-
-    untestable = [x for x in rows if x.get("untestable")]
-    if untestable and len(untestable) == len(rows):
-        return UNTESTABLE, f"every deciding claim's precondition fails: {untestable[0]['untestable']}"
-    rows = [x for x in rows if not x.get("untestable")]
-    bad = [x for x in rows if not x["passed"]]
-    held = f"{len(rows) - len(bad)} of {len(rows)} claims hold"
-    decisive = [x for x in bad if not x.get("undecided") and not x.get("near_threshold")]
-    if r.fails_by_construction and (decisive or all(x["role"] == "guaranteed" and x["passed"] for x in rows)):
-        return FAILS_BY_CONSTRUCTION, f"{held}; {r.fails_by_construction}"
-    if decisive:
-        return NOT_REPRODUCED, f"{held}; fails: {named(decisive)}"
-    if r.by_construction and (bad or any(x.get("undecided") for x in rows)):
-        # A closed form decides the reading; claims the data cannot settle check it and decide nothing.
-        return BY_CONSTRUCTION, f"{held} (the others cannot tell); {r.by_construction}"
-    if bad:
-        noisy = [x for x in bad if not x.get("undecided")]
-        return NOT_DECIDED, f"{held}; cannot tell: {named(bad)}" + (
-            " (within noise of its threshold, or the seeds disagree)" if noisy else ""
-        )
-    edge = [x for x in rows if at_threshold(x) and not x.get("undecided")]
-    unsettled = [x for x in rows if x.get("undecided")]
-    if unsettled:
-        return NOT_DECIDED, f"{held}; cannot tell: {named(unsettled)}"
-    if edge:
-        return NOT_DECIDED, f"{held}; at its threshold: {named(edge)}"
-    if r.by_construction:
-        return BY_CONSTRUCTION, f"{held}; {r.by_construction}"
-    caveats = [x["caveat"] for x in rows if x.get("caveat")]
-    if caveats:  # how far a passing claim's verdict reaches (the claims' own words)
-        held += " (" + "; ".join(f"{caveats.count(c)} of them {c}" for c in dict.fromkeys(caveats)) + ")"
-    if all(x["role"] == "guaranteed" for x in rows):
-        return BY_CONSTRUCTION, held + "; every deciding claim is guaranteed by a closed form"
-    return REPRODUCED, held
-
-
-def _horizon(docs: dict, ids: list) -> int:
-    """The longest run, in steps, of the documents that decide a reading (``ids``: (experiment, claim id))."""
-    names = {exp for exp, _ in ids}
-    steps = [
-        int(run.get("train", {}).get("steps", 0))
-        for name in names
-        for run in docs[name].get("config", {}).get("runs", [])
-    ]
-    return max(steps, default=0)
-
-
 def claim_rows(st: Statement, reading: str, docs: dict) -> list[dict] | str:
     """The :func:`~sts_lib.results.claims_table` rows of the claims that decide ``st`` at ``reading``, or why there
     are none (a string). At an admissible reading only ``paper`` and ``guaranteed`` claims may decide."""
@@ -373,27 +273,7 @@ def claim_rows(st: Statement, reading: str, docs: dict) -> list[dict] | str:
     return rows
 
 
-def statement_verdict(st: Statement, docs: dict, *, adjust=None, thresholds: bool = True) -> tuple[str, list]:
-    """``(verdict, [(reading, verdict, reason), ...])``: every admissible reading decided, combined by the policy;
-    *depends on the threshold* when the combined verdict flips inside a threshold's declared band
-    (:func:`sts_lib.reading.sensitivity.depends_on_threshold`; ``thresholds=False`` leaves that out). ``adjust``: as
-    for :func:`verdict`.
-
-    >>> st = Statement("x", "Figure 9", "w", "m")
-    >>> statement_verdict(st, {})[0]
-    'no result'
-    """
-    rows = [(r, *verdict(st, docs, r.key, adjust=adjust)) for r in st.readings()]
-    v = combine([v for _, v, _ in rows])
-    if thresholds and adjust is None:
-        from .sensitivity import depends_on_threshold  # it judges this module's verdicts again: imported late
-
-        if depends_on_threshold(st, docs, v):
-            v = DEPENDS_THRESHOLD
-    return v, rows
-
-
 __all__ = ["AFTER", "BEFORE", "DEPENDS", "DEPENDS_THRESHOLD", "BY_CONSTRUCTION", "EITHER_BY_CONSTRUCTION",
            "FAILS_BY_CONSTRUCTION", "NOT_DECIDED", "NOT_REPRODUCED", "NO_RESULT", "PAPER", "REPRODUCED", "STRUCTURAL",
            "UNTESTABLE", "VERDICTS", "Decides", "Reading", "Statement", "Verdict",
-           "at_threshold", "claim_rows", "deciding_claims", "statement_verdict", "verdict"]  # fmt: skip
+           "at_threshold", "claim_rows", "deciding_claims"]  # fmt: skip

@@ -71,12 +71,14 @@ def test_every_committed_claim_has_a_name_a_role_and_a_verdict_of_its_kind(name)
         assert c["name"] and cells[1], cid
         verdict = cells[0]
         counts = c.get("counts") or "decides"
-        if c.get("undecided"):
+        if c.get("untestable"):
+            assert verdict.startswith("– not testable here"), verdict
+        elif c.get("undecided"):
             assert verdict.startswith("? not decided") and c["undecided"] in verdict, verdict
         elif c["role"] == "paper" and counts == "decides":
             assert ("reproduced" in verdict) and "check" not in verdict, verdict
         elif c["role"] == "paper":
-            assert "reproduced" not in verdict and verdict[0] in "≡✓✗?", (cid, verdict)
+            assert "reproduced" not in verdict and verdict[0] in "≡✓✗?–", (cid, verdict)
         else:
             assert "reproduced" not in verdict, (cid, verdict)
         if c["role"] == "guaranteed":
@@ -218,7 +220,13 @@ def test_a_failing_claim_makes_its_statement_not_reproduced():
     thm1 = docs["theorem1"] = dict(docs["theorem1"])
     thm1["claims"] = {k: dict(v) for k, v in thm1["claims"].items()}
     cid = next(iter(d["claims"] for d in thm1["decides"]))[0]
-    thm1["claims"][cid] |= {"passed": False, "value": 50.0, "near_threshold": False}
+    seeds = thm1["claims"][cid]["per_seed"]
+    thm1["claims"][cid] |= {
+        "passed": False,
+        "value": 50.0,
+        "near_threshold": False,
+        "per_seed": dict.fromkeys(seeds, 50.0),
+    }
     verdict, why = statements.verdict(st, docs)
     assert verdict == statements.NOT_REPRODUCED and "50.0" in why
     assert statements.statement_verdict(st, docs)[0] == statements.NOT_REPRODUCED

@@ -74,6 +74,8 @@ def test_round_trip(tmp_path, no_env):
         "near_threshold": False,
         "caveat": "",
         "undecided": "",
+        "untestable": "",
+        "interval": {},
         "unit": "",
         "counts": "",
     }

@@ -19,7 +19,8 @@ from sts_lib.chapters.ch8_reproduction import load_documents
 from sts_lib.presentation.verdict_table import readings_anchor, readings_dropdown
 from sts_lib.reading.confirmation import load_confirmation, standing
 from sts_lib.reading.statements import STATEMENTS
-from sts_lib.reading.verdicts import VERDICTS, statement_verdict
+from sts_lib.reading.decide import statement_verdict
+from sts_lib.reading.verdicts import VERDICTS
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "book" / "_ext" / "sts_statement.py"
@@ -76,11 +77,11 @@ def test_an_unknown_key_fails_the_build_naming_the_known_keys(role):
 
 
 def test_the_verdicts_are_computed_once_per_build(role, monkeypatch):
-    import sts_lib.reading.verdicts as verdicts
+    import sts_lib.reading.decide as decide
 
     calls = []
-    real = verdicts.statement_verdict
-    monkeypatch.setattr(verdicts, "statement_verdict", lambda st, docs: calls.append(st.key) or real(st, docs))
+    real = decide.statement_verdict
+    monkeypatch.setattr(decide, "statement_verdict", lambda st, docs: calls.append(st.key) or real(st, docs))
     role._new_build(None)
     inliner, _ = _inliner()
     for key in ("fig4.quicker", "fig5.dominates", "fig4.quicker"):

@@ -1,15 +1,11 @@
-"""How far each verdict stands from its thresholds: every threshold's tolerance band and the value where a verdict
-flips.
+"""Every threshold that turns a measured value into a verdict on the paper, with its declared tolerance band.
 
 A magnitude word ("slightly", "dominates", "converges to 0") becomes a verdict through a number the policy chose
 (:mod:`sts_lib.reading.policy`), and a referee could have chosen another. Each number is a :class:`Threshold` record
 with a tolerance **band** declared by one rule (:func:`band_of`: half the distance to 1 either way for a share, a
 correlation or a cosine; a factor of 1.25 either way for a ratio or a level), fixed before the re-analysis that reads
-it. :func:`sensitivity` judges a statement's deciding claims again at every value where one of them could change
-(each seed's value, each floor interval's ends, the band's edges) and gives the value nearest the threshold at which
-the statement's verdict flips, on each side; a verdict that flips inside its band *depends on the threshold*
-(:func:`depends_on_threshold`, which :func:`sts_lib.reading.verdicts.statement_verdict` applies). Chapter 8 prints
-one line per statement and threshold (:func:`sensitivity_markdown`).
+it. :func:`rejudge` judges one claim again with a threshold moved; :func:`sts_lib.reading.decide.sensitivity` finds
+where a statement's verdict flips, and a verdict that flips inside its band *depends on the threshold*.
 """
 
 from __future__ import annotations
@@ -19,7 +15,6 @@ from dataclasses import dataclass
 
 from ..claims import RULES
 from .policy import CLOSE, DECAY, DOMINATES, LEVEL, PLATEAU, RANK, SLIGHTLY
-from .verdicts import DEPENDS, NOT_DECIDED, NOT_REPRODUCED, REPRODUCED, VERDICTS, claim_rows, statement_verdict
 
 
 @dataclass(frozen=True)
@@ -50,7 +45,7 @@ def band_of(value: float, bounded: bool) -> tuple:
 
 
 #: Every threshold that decides a verdict on a statement of the paper, one record each; chapter 8 shows, for each
-#: statement, the value at which its verdict would flip (:func:`sensitivity`).
+#: statement, the value at which its verdict would flip (:func:`sts_lib.reading.decide.sensitivity`).
 #:
 #: :meta hide-value:
 THRESHOLDS = {
@@ -123,68 +118,4 @@ def rejudge(row: dict, th: Threshold, value: float) -> dict:
     return row | {"threshold": new, "passed": passed, "near_threshold": near, "undecided": undecided}
 
 
-def _candidates(rows: list, th: Threshold) -> list[float]:
-    """Every value at which one of ``rows`` could change its verdict under ``th``, and the band's edges."""
-    out = set(th.band or ())
-    for r in rows:
-        if not uses(r, th):
-            continue
-        vals = [r.get("value"), *(r.get("per_seed") or {}).values()]
-        vals += [x for iv in (r.get("interval") or {}).values() for x in iv]
-        out |= {float(v) for v in vals if v is not None and math.isfinite(float(v)) and float(v) > 0}
-    return sorted(out)
-
-
-def sensitivity(st, docs: dict) -> list[dict]:
-    """For each threshold that decides ``st`` (a claim of an admissible reading compares with it): ``{"threshold",
-    "verdict", "below", "above", "inside"}``. ``below`` and ``above``: ``(value, verdict)`` where the verdict first
-    changes on each side of the threshold (None when it does not change); ``inside``: it changes inside the band."""
-    base, _ = statement_verdict(st, docs, thresholds=False)
-    if base not in (REPRODUCED, NOT_REPRODUCED, DEPENDS, NOT_DECIDED):
-        return []  # an outcome fixed by construction, or nothing to decide: no threshold moves it
-    rows = [x for r in st.readings() for x in (claim_rows(st, r.key, docs) or []) if isinstance(x, dict)]
-    out = []
-    for th in THRESHOLDS.values():
-        if not any(uses(x, th) for x in rows):
-            continue
-        cands = _candidates(rows, th)
-
-        def at(v, th=th):
-            return statement_verdict(st, docs, adjust=lambda row: rejudge(row, th, v), thresholds=False)[0]
-
-        probes = sorted({c * f for c in cands for f in (1 - 2e-3, 1 + 2e-3)})  # beyond at_threshold's 0.05%
-        below = next(((v, w) for v in reversed([p for p in probes if p < th.value]) if (w := at(v)) != base), None)
-        above = next(((v, w) for v in [p for p in probes if p > th.value] if (w := at(v)) != base), None)
-        lo, hi = th.band or (th.value, th.value)
-        inside = bool((below and below[0] >= lo) or (above and above[0] <= hi))
-        out.append({"threshold": th, "verdict": base, "below": below, "above": above, "inside": inside})
-    return out
-
-
-def depends_on_threshold(st, docs: dict, v: str) -> bool:
-    """Does the verdict ``v`` of ``st`` (a data verdict: reproduced, not reproduced or depends on the reading) flip
-    inside a declared band of one of its thresholds?"""
-    if v not in (REPRODUCED, NOT_REPRODUCED, DEPENDS):
-        return False
-    return any(s["inside"] and s["threshold"].band for s in sensitivity(st, docs))
-
-
-def sensitivity_markdown(st, docs: dict) -> str:
-    """One line per threshold of ``st``: its value and band, and where the verdict flips ("" when none decides)."""
-    lines = []
-    for s in sensitivity(st, docs):
-        th = s["threshold"]
-        band = f" (band {th.band[0]:g} to {th.band[1]:g})" if th.band else " (the paper's number: no band)"
-        sides = [
-            f"{'below' if side == 'below' else 'above'} {hit[0]:.3g} it reads {VERDICTS[hit[1]].key}"
-            for side in ("below", "above")
-            if (hit := s[side])
-        ]
-        flips = "; ".join(sides) if sides else "it does not flip at any value the claims take"
-        tag = " **Inside the band: depends on the threshold.**" if s["inside"] and th.band else ""
-        lines.append(f"*{th.words}* at {th.value:g}{band}: {flips}.{tag}")
-    return " ".join(lines)
-
-
-__all__ = ["THRESHOLDS", "Threshold", "band_of", "depends_on_threshold", "rejudge", "sensitivity",
-           "sensitivity_markdown", "uses"]  # fmt: skip
+__all__ = ["THRESHOLDS", "Threshold", "band_of", "rejudge", "uses"]
