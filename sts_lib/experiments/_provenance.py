@@ -21,7 +21,7 @@ import numpy as np
 CODE_VERSION = 2
 #: Bump when the analysis of the runs (claims, end-of-run numbers) changes: finished documents then
 #: miss, and are recomputed from the cached sub-runs without training again. 2: claims with roles
-#: and discriminating checks, held-out batches per seed (issue 19).
+#: and discriminating checks, held-out batches per seed.
 ANALYSIS_VERSION = 2
 
 

@@ -130,9 +130,10 @@ def analyse(p: dict, hist, family: dict) -> tuple[dict, dict]:
 
     The reading policy (:mod:`sts_lib.reading.policy`) admits both horizons for "end up with validation loss at least
     0.15": the lowest loss over the figure's own steps (``p["figure_steps"]``) and over the whole run, each a paper
-    claim. "Does not go below some constant" and "converges in the long run" are read at the whole run by the
-    floor test (:func:`sts_lib.checks.fitted_floor`); "worse as q_test grows" over q_test above the training q
-    and over every q_test.
+    claim. "Does not go below some constant" is read at the whole run by the floor test
+    (:func:`sts_lib.checks.fitted_floor`), and so is what happens within the run to "converges in the long run" (a
+    limit, which the policy leaves undecided by a finite run); "worse as q_test grows" over q_test above the training
+    q and over every q_test.
     """
     steps = hist["step"]
     horizon = p.get("figure_steps", 10000)

@@ -2,7 +2,8 @@
 
 "Slightly quicker" (:func:`quicker`: the rival's steps to 5% of the initial loss, or its loss near the end, over the
 stochastic PE's, within [1, :data:`~sts_lib.reading.policy.SLIGHTLY`]) and "dominates for early stopping"
-(:func:`dominates`: the fraction of logged steps at which the stochastic PE is at most the rival, at least
+(:func:`dominates`: the share of training, on a log scale of steps, over which the stochastic PE is at most the
+rival, at least
 :data:`~sts_lib.reading.policy.DOMINATES`); the loss near the end (:func:`end_mean`) and the exact equal-rate tie
 with the fixed one-hot PE (:func:`eqrate_identity`). Pure functions of Histories, used by
 :mod:`~sts_lib.experiments.generalization_claims`.

@@ -154,8 +154,8 @@ def config(scale: str, seeds: list) -> dict:
 RATE_BAND = [-1.25, -0.8]
 
 
-#: Every run, gradient descent or Adam, tests the paper's statements: the captions do not name their optimiser, so
-#: the reading policy admits both (:mod:`sts_lib.reading.policy`, axis ``opt``).
+#: Every run's claims are the paper's statements: the gradient-descent runs decide them; the Adam run decides a
+#: reading the policy excludes (Figures 1-4 are gradient descent), shown beside them (:mod:`sts_lib.reading.policy`).
 ROLE = "paper"
 
 

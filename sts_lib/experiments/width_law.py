@@ -53,7 +53,7 @@ def config(scale: str, seeds: list) -> dict:
             "samples": 1000,
             "samples_large_T": 500,
             "m_max": 8192,
-            # large q only where Theorem 1's q < T/4 holds (issue 30): is the growth in q linear there?
+            # large q only where Theorem 1's q < T/4 holds: is the growth in q linear there?
             "extra": [[16, 512], [16, 2048], [24, 512], [24, 2048]],
         }
         trained = {

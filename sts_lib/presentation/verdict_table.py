@@ -20,7 +20,8 @@ from ..reading.confirmation import (
     load_confirmation,
     standing,
 )
-from ..reading.policy import AXES, DOMINATES, LEVEL, SLIGHTLY
+from ..reading.policy import AXES, DOMINATES, LEVEL, SLIGHTLY, TIMES
+from ..reading.thresholds import THRESHOLDS
 from .report import Dropdown, Markdown
 from ..reading.statements import STATEMENTS, statement
 from ..reading.verdicts import (
@@ -31,7 +32,7 @@ from ..reading.verdicts import (
     deciding_claims,
 )
 from ..reading.decide import statement_verdict, verdict
-from ..reading.reasons import why_verdict
+from ..reading.reasons import sensitivity_markdown, why_verdict
 
 
 def statements_table(docs: dict, *, links: bool = True, confirmation: dict | None = None) -> Markdown:
@@ -121,7 +122,13 @@ def tally(docs: dict, confirmation: dict | None = None) -> dict:
 
 
 #: How a count names a verdict when it is not 1: "3 hold by construction".
-_PLURAL = {"depends on the reading": "depend on the reading", "holds by construction": "hold by construction"}
+_PLURAL = {
+    "depends on the reading": "depend on the reading",
+    "depends on the threshold": "depend on the threshold",
+    "holds by construction": "hold by construction",
+    "fails by construction": "fail by construction",
+    "by construction, either way": "by construction, either way",
+}
 
 
 def _counts(c: dict) -> str:
@@ -149,27 +156,56 @@ def tally_in_words(docs: dict, confirmation: dict | None = None) -> Markdown:
 
 def policy_markdown() -> Markdown:
     """The reading policy as chapter 8 prints it, from :mod:`sts_lib.reading.policy`'s records: each axis, its values
-    and the rule that says which the words admit; the measures of the magnitude words; the combination rule; the
-    verdicts."""
+    and the rule that says which the words admit; the wording kinds; the thresholds with their bands; the combination
+    rule; the verdicts."""
     rows = ["| axis | values | which the words admit |", "|---|---|---|"]
     for a in AXES.values():
         vals = "; ".join(f"*{v.label}* ({v.meaning})" for v in a.values)
         rows.append(f"| {a.label} | {vals} | {a.rule} |")
+    times = "; ".join(f"*{k}*: {why}" for k, (_, why) in TIMES.items())
+    th = ["| the words | threshold | tolerance band |", "|---|---|---|"]
+    for t in THRESHOLDS.values():
+        band = f"{t.band[0]:g} to {t.band[1]:g}" if t.band else "none: the paper's own number"
+        th.append(f"| {t.words} | {t.value:g} | {band} |")
     kinds = "\n".join(f"* **{v.key}**: {v.meaning}." for k, v in VERDICTS.items() if k != NO_RESULT)
     return Markdown(
         "\n".join(rows)
-        + f"\n\n**Magnitude words.** *Slightly quicker*: the stochastic PE ahead by a factor from 1 to {SLIGHTLY:g} "
-        f"(steps to 5% of the initial loss, or the loss near the end, the rival's over the stochastic PE's). "
-        f"*Dominates for early stopping*: the stochastic PE's loss at most the rival's at {DOMINATES:.0%} of the "
-        f"logged steps or more. *Converges to 0* and *does not go below some constant*: the floor of "
+        + f"\n\n**From the words to the readings.** Each statement declares what its words say about time ({times}), "
+        "whether they compare the stochastic PE with *the fixed PE*, whether they speak of $q_{\\text{test}}$ without a "
+        "range, and "
+        "what *quicker* is measured by; the axes and the values they admit follow from these by the rules above, in "
+        "code (`policy.opens_of`), never statement by statement. A reading a committed run decides that the words do "
+        "not admit is shown beside the statement with the rule's reason, never counted.\n\n"
+        f"**Magnitude words.** *Slightly quicker*: the stochastic PE ahead by a factor from 1 to {SLIGHTLY:g}. "
+        f"*Dominates for early stopping*: the stochastic PE's loss at most the rival's over at least {DOMINATES:.0%} "
+        "of training on a log scale of steps (early stopping can happen at any step, and each doubling of the step "
+        "count weighs the same). *Converges to 0* and *does not go below some constant*: the floor of "
         f"$c+b\\,t^{{-k}}$ fitted to the run's last half, with its 95% interval, below or above {LEVEL:.0%} of the "
-        "initial loss (`checks.fitted_floor`).\n\n**One rule for every statement.** A statement is decided at every "
-        "reading its words admit. It is *reproduced* when at least one admissible reading supports it and none "
-        "refutes it, *not reproduced* when one refutes it and none supports it, and *depends on the reading* when "
-        "admissible readings disagree; otherwise not decided, holds by construction or not testable here. A claim "
-        "that fails within the noise of its threshold, or whose seeds disagree, decides nothing. A reading the words "
-        "exclude is shown beside the statement, never counted.\n\n" + kinds
+        "initial loss (`checks.fitted_floor`); the floor test abstains on a curve that steepens. Each threshold has a "
+        "tolerance band, declared by one rule (half the distance to 1 either way for a share, a correlation or a "
+        "cosine; a factor of 1.25 either way for a ratio or a level) before the re-analysis that reads it:\n\n"
+        + "\n".join(th)
+        + "\n\n**One rule for every statement.** A statement is decided at every reading its words admit. It is "
+        "*reproduced* when a reading that can fail supports it and none refutes it, *not reproduced* when one refutes "
+        "it and none supports it, and *depends on the reading* when they disagree. A verdict that changes when one of "
+        "its thresholds moves inside its band *depends on the threshold*. A claim that fails within the noise of its "
+        "threshold, or whose seeds disagree, or a seed exactly at it, decides nothing. Words about a limit are decided "
+        "by a closed form or not at all: a finite run's finding is shown as what happens *within* its steps. An "
+        "outcome fixed by construction (a closed form, a tie) counts the same way wherever it occurs: shown, never "
+        "counted as reproduced or not.\n\n" + kinds
     )
+
+
+def sensitivity_table(docs: dict) -> Markdown:
+    """One line per statement with a threshold that decides it: each threshold, its band, and the value at which the
+    verdict would flip (:func:`sts_lib.reading.reasons.sensitivity_markdown`), from the committed documents."""
+    rows = ["| statement | verdict | where it would flip |", "|---|---|---|"]
+    for st in STATEMENTS:
+        line = sensitivity_markdown(st, docs)
+        if line:
+            v, _ = statement_verdict(st, docs)
+            rows.append(f"| {st.where}: {st.key} | {VERDICTS[v].mark} | {line} |")
+    return Markdown("\n".join(rows))
 
 
 def confirmation_in_words(confirmation: dict | None) -> Markdown:
@@ -183,7 +219,14 @@ def confirmation_in_words(confirmation: dict | None) -> Markdown:
         f"**Confirmed on fresh seeds: {confirmation['replicated']} of {confirmation['total']} verdicts whose rule "
         f"was fixed after the runs replicate.** The policy of commit `{confirmation['policy_commit'][:7]}` decided "
         f"them again on seeds never used before ({' and '.join(', '.join(map(str, s)) for s in seeds)}), with every "
-        f"experiment that decides them run again at the scale of its committed document. "
+        f"experiment that decides them run again at the scale of its committed document"
+        + (
+            f"; the documents were analysed again at commit `{confirmation['analysed_at_commit'][:7]}`, after the "
+            "policy was committed"
+            if confirmation.get("analysed_at_commit")
+            else ""
+        )
+        + ". Only verdicts that could have failed are counted (none fixed by construction, none untestable). "
         + (f"Did not replicate, so shown as not decided: {'; '.join(bad)}." if bad else "Every one replicates.")
     )
 
@@ -194,6 +237,7 @@ __all__ = [
     "readings_anchor",
     "readings_dropdown",
     "readings_markdown",
+    "sensitivity_table",
     "statements_table",
     "tally",
     "tally_in_words",

@@ -183,6 +183,34 @@ def tables_markdown(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def in_words(doc: dict) -> str:
+    """What the two checks found, in a few sentences, every number read from the document :func:`main` writes."""
+    summ, planted = doc["out_of_sample"]["summary"], doc["planted"]
+    fits = sum(x["curves"] for x in summ)
+    add = lambda rows, key: sum(x[key] for x in rows)  # noqa: E731
+    n = lambda rows: add(rows, "converges") + add(rows, "undecided") + add(rows, "floors")  # noqa: E731
+    floored = [p for p in planted if p["truth"] == "floors"]
+    log = [p for p in planted if p["family"] == "log"]
+    per = {p["family"]: p for p in planted if p["steps"] == max(q["steps"] for q in planted)}
+    return (
+        f"**Out of sample, on the course's own curves:** of {fits} fits (each near-orthogonal curve, committed and "
+        f"fresh, fitted at {' and at '.join(f'{s:,}' for s in SPLITS)} steps), {add(summ, 'calls')} made a call, "
+        f"{add(summ, 'contradicted')} of them contradicted at {LATER:,} steps; {add(summ, 'abstains')} abstained ("
+        "curves "
+        f"that steepen). The fitted curve is no forecast: it missed the {LATER:,}-step value on {add(summ, 'off')} "
+        "(the curves bottom out and rise, which no curve of the model does), and its interval lay clear of the "
+        f"{LATER:,}-step interval on {add(summ, 'intervals_off')} ({add(summ, 'off_and_called')} of them called). "
+        f"**On planted curves:** {add(floored, 'converges')} of {n(floored)} "
+        "curves with a floor or that steepen were called converging; a power law to 0 was called converging on "
+        f"{per['power']['converges']} of {n([per['power']])} "
+        f"at {per['power']['steps']:,} steps; a curve going to 0 like 1/log t read undecided on "
+        f"{add(log, 'undecided')} "
+        f"of {n(log)}, floors on {add(log, 'floors')} and "
+        f"converges on {add(log, 'converges')}: within these runs it is not told from a floor, which is why no finite "
+        "run decides a limit."
+    )
+
+
 def load_validation(root=None) -> dict | None:
     """The committed floor-test validation (:data:`DOCUMENT` in the first results folder of
     :func:`sts_lib.results.search_path` that has one), or None."""

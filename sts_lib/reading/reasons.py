@@ -92,7 +92,7 @@ def sensitivity_markdown(st, docs: dict) -> str:
         th = s["threshold"]
         band = f" (band {th.band[0]:g} to {th.band[1]:g})" if th.band else " (the paper's number: no band)"
         sides = [
-            f"{'below' if side == 'below' else 'above'} {hit[0]:.3g} it reads {VERDICTS[hit[1]].key}"
+            f"with the threshold {side} {hit[0]:.3g} it would read *{VERDICTS[hit[1]].key}*"
             for side in ("below", "above")
             if (hit := s[side])
         ]

@@ -567,3 +567,21 @@ def test_the_introductions_shown_code_runs_when_copied(tmp_path):
         "```{code-cell} ipython3\nimport torch\nx = torch.zeros(2)\nprint(sts_lib.to_numpy(x))\n```\n"
     )
     assert _names_from_hidden_cells(planted) == ["sts_lib"]
+
+
+def test_no_docstring_or_documented_comment_cites_an_issue_number():
+    """The API appendix shows docstrings and ``#:`` comments to readers, who cannot open the tracker: "issue 48" is
+    noise to them (say the reason instead). Plain comments are for maintainers and may cite one."""
+    import ast
+    import re
+
+    found = []
+    paths = sorted(ROOT.rglob("*.py"))
+    assert len(paths) > 50  # the library itself, not an empty folder
+    for path in paths:
+        text = path.read_text()
+        docs = [ast.get_docstring(n) or "" for n in ast.walk(ast.parse(text))
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]  # fmt: skip
+        docs += [ln for ln in text.splitlines() if ln.strip().startswith("#:")]
+        found += [f"{path.name}: {m.group(0)}" for d in docs for m in re.finditer(r"[Ii]ssue \d+", d)]
+    assert not found, found
