@@ -10,6 +10,11 @@ finds every chapter cached and executes nothing. It only adds: a chapter already
 that fails here is left to the build, which runs it again and reports the error where it always has. Every kernel
 runs with ``STS_STATIC_PANELS=1``, as under the build (:data:`sts_lib.presentation.render.STATIC_BOOK_ENV`).
 
+jupyter-cache keys a notebook on its code cells only, so a chapter whose cells call a library function that changed
+(a draw function, a verdict rule, a committed result) would keep its old outputs. So the cache carries a fingerprint
+of what the chapters read besides their cells (:func:`fingerprint`: ``sts_lib``'s sources, ``results/`` and the
+book's extension code); when it differs, the cache is emptied first and every chapter runs again.
+
 Usage (``make book`` runs it): ``python book/_ext/sts_execute.py [--jobs N]``.
 """
 
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import logging
 import multiprocessing
@@ -100,6 +106,34 @@ def execute(notebooks: list[Path], *, jobs: int, timeout: int, cache_path: Path 
     return out
 
 
+#: What the chapters read besides their own cells: a change to any of these makes every cached output stale.
+FINGERPRINTED = (("sts_lib", "*.py"), ("results", "*.json"), ("results", "*.png"), ("book/_ext", "*.py"))
+
+
+def fingerprint(root: Path = ROOT) -> str:
+    """A hash of every file of :data:`FINGERPRINTED` (path and bytes), in a stable order."""
+    h = hashlib.sha256()
+    for folder, pattern in FINGERPRINTED:
+        for path in sorted((root / folder).rglob(pattern)):
+            if ".runs" in path.parts:  # experiment caches, never read by a chapter
+                continue
+            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def invalidate_if_stale(cache_path: Path = CACHE, root: Path = ROOT) -> bool:
+    """Empty the cache at ``cache_path`` when the library, results or extension changed since it was filled; record
+    the new fingerprint. True when it was emptied."""
+    stamp = cache_path / "sts_fingerprint"
+    now = fingerprint(root)
+    stale = cache_path.exists() and (not stamp.exists() or stamp.read_text() != now)
+    if stale:
+        get_cache(str(cache_path)).clear_cache()
+    cache_path.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(now)
+    return stale
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="notebooks run at once (the cores)")
@@ -114,6 +148,8 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     start = time.perf_counter()
     notebooks = toc_notebooks()
+    if invalidate_if_stale():
+        print("sts_execute: the library, the results or the book's extension changed: every chapter runs again")
     out = execute(notebooks, jobs=args.jobs, timeout=args.timeout)
     ran = sum(len(v) for v in out.values())
     print(

@@ -52,3 +52,23 @@ def test_chapters_run_once_in_parallel_with_the_build_environment(tmp_path):
     assert not again["succeeded"] and [Path(u).name for u in again["excepted"]] == ["bad.ipynb"]  # cached: not rerun
     with pytest.raises(ValueError, match="jobs must be >= 1"):
         sts_execute.execute([good], jobs=0, timeout=60, cache_path=cache_path)
+
+
+def test_a_change_to_the_library_or_the_results_empties_the_cache(tmp_path):
+    """jupyter-cache keys a chapter on its code cells: a changed draw function or verdict rule would keep showing the
+    old outputs. The fingerprint of the library, the results and the extension empties the cache when it changes."""
+    for rel, text in (("sts_lib/a.py", "x = 1\n"), ("results/r.json", "{}"), ("book/_ext/e.py", "")):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    cache_path = tmp_path / "cache"
+    nb = _notebook(tmp_path / "ch.ipynb", "x = 1")
+    assert not sts_execute.invalidate_if_stale(cache_path, tmp_path)  # no cache yet: nothing to empty
+    sts_execute.execute([nb], jobs=1, timeout=60, cache_path=cache_path)
+    assert len(get_cache(str(cache_path)).list_cache_records()) == 1
+    assert not sts_execute.invalidate_if_stale(cache_path, tmp_path)  # nothing changed: the outputs stay
+    assert len(get_cache(str(cache_path)).list_cache_records()) == 1
+    (tmp_path / "sts_lib/a.py").write_text("x = 2\n")  # a library change
+    assert sts_execute.invalidate_if_stale(cache_path, tmp_path)
+    assert get_cache(str(cache_path)).list_cache_records() == []
+    (tmp_path / "results/r.json").write_text('{"a": 1}')  # a new result
+    assert sts_execute.invalidate_if_stale(cache_path, tmp_path)
