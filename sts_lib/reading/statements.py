@@ -245,7 +245,7 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
     rows = [c for c in doc.get("claims", {}).values() if c.get("role") != "paper"]
     counts = []
     for role, label in (
-        ("guaranteed", "consistency checks"),
+        ("guaranteed", "consistency checks (closed forms)"),
         ("ours", "checks of our own"),
         ("diagnostic", "diagnostics"),
     ):
