@@ -138,7 +138,7 @@ def _readings() -> str:
     rise = [100 * (v["final"] / v["min"] - 1) for v in f.values()]
     at_figure, over_run = _span([v["min_at_figure_steps"] for v in f.values()]), _span([v["min"] for v in f.values()])
     return (
-        "Chapter 8's readings dropdown for the caption's “all of the fixed PE end up with validation loss at least "
+        "Chapter 8's list of readings for the caption's “all of the fixed PE end up with validation loss at least "
         "0.15” gives its verdict under each reading, with the number that decides it. The committed "
         "`nearorth-baseline` runs the fixed "
         f"near-orthogonal PE for {p['steps']:,} steps on {len(f)} random tables: its smallest loss at "

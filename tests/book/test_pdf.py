@@ -564,16 +564,8 @@ SCREEN = re.compile(
 )
 #: A sentence that names where the control is (the HTML edition, the notebook) says what the print reader lacks.
 ELSEWHERE = re.compile(r"HTML|on the web|web page|notebook|Colab|browser|JupyterLab", re.I)
-#: Sentences left to their owners, each with why: chapter 8 is being rewritten in another change (issue 57 asks
-#: for its claims tables summarised in print), and Project 2's text is generated from exercises/source.
-KNOWN = (
-    "each statement's dropdown shows the Adam run beside them",  # chapter 8
-    "the readings dropdowns at the top give every verdict",  # chapter 8
-    "its readings dropdown at the top gives the verdict",  # chapter 8
-    "Chapter 8's reading policy says which readings a statement's words admit, and its readings dropdowns give",
-    "Chapter 8's readings dropdown for the caption's",  # Project 2 (sts_lib/exercises/projects.py)
-    "chapter 8's readings dropdowns give each one's verdict",  # Project 2 (exercises/source/pr2_readings.ipynb)
-)
+#: Sentences left to their owners, each with why (none now: chapter 8 and Project 2 say "list of readings").
+KNOWN: tuple = ()
 
 
 def screen_sentences(text: str) -> list[str]:
