@@ -33,6 +33,10 @@ The extension (``_config.yml``'s ``local_extensions``):
    first paragraph starts "Proof. "; LaTeX's ``sphinxadmonition`` takes its title as an argument, so the
    paragraph's first command was read as the title and every proof box opened with an empty band. "Proof"
    becomes the box's title.
+9. A claims table in print (:class:`ClaimsTablesInPrint`): each figure's table of every claim (a dropdown of
+   class ``sts-claims-table``, :func:`sts_lib.presentation.report.claims_dropdown`) runs to pages of numbers per
+   seed; print keeps its title, which counts the claims, and one line saying where the table is (the HTML
+   edition, and the result file). The verdicts and their deciding numbers print in full above it.
 """
 
 from __future__ import annotations
@@ -195,6 +199,26 @@ class ProofTitles(SphinxPostTransform):
             box.insert(0, nodes.title("", "Proof"))
 
 
+class ClaimsTablesInPrint(SphinxPostTransform):
+    """In a LaTeX build, a claims-table dropdown keeps its title and says where its table is (module docstring, 9)."""
+
+    default_priority = 198  # before sphinx-design's dropdown transform (199), which is HTML only anyway
+    formats = ("latex",)
+
+    def run(self, **kwargs) -> None:
+        for box in list(self.document.findall(nodes.container)):
+            if box.get("design_component") != "dropdown" or "sts-claims-table" not in box.get("container_classes", []):
+                continue
+            keep = [c for c in box.children if isinstance(c, nodes.rubric)][:1]
+            box.children = []
+            box.extend(keep)
+            box += nodes.paragraph(
+                "",
+                "In print this table is left out: every claim, with its value on each seed, is in the HTML edition "
+                "of this page and in the committed result file (results/, by the experiment's name).",
+            )
+
+
 def _self_checks_in_print(app, doctree) -> None:
     """``doctree-read``, in a LaTeX build: the page's self-checks as print has them (module docstring, item 4)."""
     if app.builder.format == "latex":
@@ -220,6 +244,7 @@ def setup(app):
     app.add_post_transform(IntroTitle)
     app.add_post_transform(PrintedTables)
     app.add_post_transform(ProofTitles)
+    app.add_post_transform(ClaimsTablesInPrint)
     app.connect("doctree-read", _self_checks_in_print)
     app.connect("missing-reference", _html_only_reference)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

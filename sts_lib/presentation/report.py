@@ -220,9 +220,10 @@ class Dropdown(Markdown):
     its text), a ``<details>`` block in a live notebook (where Jupyter renders no MyST). ``str()`` is the book's.
     ``name``: a label the book's pages can link (the dropdown's ``:name:``; a ``{ref}`` lands on its title)."""
 
-    def __new__(cls, title: str, body: str, name: str = ""):
+    def __new__(cls, title: str, body: str, name: str = "", kind: str = ""):
         label = f"\n:name: {name}" if name else ""
-        out = super().__new__(cls, f":::{{dropdown}} {title}{label}\n:class-container: sts-claims\n\n{body}\n:::")
+        classes = "sts-claims" + (f" sts-claims-{kind}" if kind else "")  # kind "table": print summarises it
+        out = super().__new__(cls, f":::{{dropdown}} {title}{label}\n:class-container: {classes}\n\n{body}\n:::")
         out.title, out.body, out.name = title, body, name
         return out
 
@@ -270,6 +271,7 @@ def claims_dropdown(doc: dict, title: str | None = None) -> Dropdown:
     return Dropdown(
         f"All {len(rows)} claims for {what} ({n_paper} of them the paper's): verdict, measured value, threshold",
         f"{spread}\n\n{claims_markdown(doc)}",
+        kind="table",
     )
 
 
