@@ -171,8 +171,8 @@ def policy_markdown() -> Markdown:
     return Markdown(
         "\n".join(rows)
         + f"\n\n**From the words to the readings.** Each statement declares what its words say about time ({times}), "
-        "whether they compare the stochastic PE with *the fixed PE*, whether they speak of $q_{\\text{test}}$ without a "
-        "range, and "
+        "whether they compare the stochastic PE with *the fixed PE*, whether they speak of $q_{\\text{test}}$ "
+        "without a range, and "
         "what *quicker* is measured by; the axes and the values they admit follow from these by the rules above, in "
         "code (`policy.opens_of`), never statement by statement. A reading a committed run decides that the words do "
         "not admit is shown beside the statement with the rule's reason, never counted.\n\n"
@@ -184,7 +184,9 @@ def policy_markdown() -> Markdown:
         "initial loss (`checks.fitted_floor`); the floor test abstains on a curve that steepens. Each threshold has a "
         "tolerance band, declared by one rule (half the distance to 1 either way for a share, a correlation or a "
         "cosine; a factor of 1.25 either way for a ratio or a level) before the re-analysis that reads it:\n\n"
+        + ":::{table}\n:class: sts-cards\n\n"
         + "\n".join(th)
+        + "\n:::"
         + "\n\n**One rule for every statement.** A statement is decided at every reading its words admit. It is "
         "*reproduced* when a reading that can fail supports it and none refutes it, *not reproduced* when one refutes "
         "it and none supports it, and *depends on the reading* when they disagree. A verdict that changes when one of "
@@ -205,7 +207,7 @@ def sensitivity_table(docs: dict) -> Markdown:
         if line:
             v, _ = statement_verdict(st, docs)
             rows.append(f"| {st.where}: {st.key} | {VERDICTS[v].mark} | {line} |")
-    return Markdown("\n".join(rows))
+    return Markdown(":::{table}\n:class: sts-cards\n\n" + "\n".join(rows) + "\n:::")
 
 
 def confirmation_in_words(confirmation: dict | None) -> Markdown:

@@ -166,12 +166,13 @@ def summary(rows: list[dict]) -> list[dict]:
 
 def tables_markdown(doc: dict) -> str:
     """The two checks as chapter 8 prints them, from the document :func:`main` writes."""
-    lines = ["| curves | fitted at | calls made | contradicted | intervals off (of them called) | 50k value predicted "
-             "| off | abstained |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    # Short heads: the table is read beside in_words, which says what each count is.
+    lines = ["| curves, fitted at | calls (contradicted) | intervals off (called) | 50k value right / off "
+             "| abstained |", "|---|---|---|---|---|"]  # fmt: skip
     for s in doc["out_of_sample"]["summary"]:
-        off = f"{s['intervals_off']} ({s['off_and_called']})"
-        lines.append(f"| {s['curves']} {s['set']} | {s['split']:,} steps | {s['calls']} | {s['contradicted']} | "
-                     f"{off} | {s['right']} | {s['off']} | {s['abstains']} |")  # fmt: skip
+        lines.append(f"| {s['curves']} {s['set']}, {s['split']:,} steps | {s['calls']} ({s['contradicted']}) | "
+                     f"{s['intervals_off']} ({s['off_and_called']}) | {s['right']} / {s['off']} "
+                     f"| {s['abstains']} |")  # fmt: skip
     lines += [
         "",
         "| planted family | truth | steps | converges | undecided (abstains) | floors |",
@@ -180,7 +181,9 @@ def tables_markdown(doc: dict) -> str:
     for p in doc["planted"]:
         lines.append(f"| {p['label']} | {p['truth']} | {p['steps']:,} | {p['converges']} | {p['undecided']} "
                      f"({p['abstains']}) | {p['floors']} |")  # fmt: skip
-    return "\n".join(lines)
+    # Cards on a phone (the book's sts-cards class): each row one card, its first cell first.
+    first, second = "\n".join(lines[: lines.index("")]), "\n".join(lines[lines.index("") + 1 :])
+    return "\n\n".join(f":::{{table}}\n:class: sts-cards\n\n{t}\n:::" for t in (first, second))
 
 
 def in_words(doc: dict) -> str:
