@@ -35,7 +35,7 @@ when it can go.
    (added by pydata-sphinx-theme#1977; see #2115). ``templates/layout.html`` (``templates_path``)
    drops those tags; ``search.html`` keeps its own. Remove (a) with a theme release that ships
    #2494 and loads the search code only when search-as-you-type is on. (b) Our own:
-   :func:`_subset_icon_fonts` writes ``_static/sts-icons/*.woff``, Font Awesome cut down to the
+   :func:`sts_icons.subset_icon_fonts` writes ``_static/sts-icons/*.woff``, Font Awesome cut down to the
    icons the built site shows (a few kB against 0.27 MB), which ``static/sts-book.css`` puts first
    in Font Awesome's font stacks.
 8. Edited static files reach the build, upstream bug: Sphinx 7 copies ``_static`` only when some
@@ -83,6 +83,8 @@ import re
 from pathlib import Path
 
 from sphinx.util import logging
+
+from sts_icons import icon_codepoints as icon_codepoints, subset_icon_fonts
 
 logger = logging.getLogger(__name__)
 
@@ -256,79 +258,6 @@ def focusable_tables(body: str) -> str:
     return _TABLE.sub(one, body)
 
 
-_FA_RULE = re.compile(r"([^{}]+)\{content:\s*\"([^\"]+)\"\}")
-_FA_NAME = re.compile(r"\.fa-([a-z0-9-]+):{1,2}before")
-_PST_ICON = re.compile(r"--pst-icon-[a-z0-9-]+:\s*\"([^\"]+)\"")
-_USED_NAME = re.compile(r"\bfa-([a-z0-9-]+)")
-
-
-def _css_char(content: str) -> int | None:
-    r"""The code point of a CSS ``content`` string: one character, or an escape like ``\f0c9``."""
-    if content.startswith("\\"):
-        try:
-            return int(content[1:], 16)
-        except ValueError:
-            return None
-    return ord(content) if len(content) == 1 else None
-
-
-def icon_codepoints(theme_css: str, used_text: str) -> set[int]:
-    r"""Code points of the Font Awesome icons a site shows (fix 7b).
-
-    That is the icons named by a ``fa-NAME`` class in ``used_text`` (the built pages and their
-    scripts) and those the theme's stylesheet draws itself (``--pst-icon-*``: admonitions, links).
-
-    >>> css = ('.fa-bars:before,.fa-navicon:before{content:"\\f0c9"}.fa-sun:before{content:"\\f185"}'
-    ...        ':root{--pst-icon-bell:"\uf0f3"}')
-    >>> sorted(hex(c) for c in icon_codepoints(css, '<i class="fa-solid fa-bars"></i>'))
-    ['0xf0c9', '0xf0f3']
-    """
-    used = set(_USED_NAME.findall(used_text))
-    points = set()
-    for selectors, content in _FA_RULE.findall(theme_css):
-        names = set(_FA_NAME.findall(selectors))
-        code = _css_char(content)
-        if names & used and code is not None:
-            points.add(code)
-    points.update(c for c in map(_css_char, _PST_ICON.findall(theme_css)) if c is not None)
-    return points
-
-
-def _subset_icon_fonts(app, exception):
-    """Fix 7b: ``_static/sts-icons/*.woff``, Font Awesome cut down to the icons of the built site."""
-    if exception is not None or getattr(app.builder, "format", None) != "html":
-        return
-    from fontTools import subset  # fonttools comes with matplotlib, which the chapters need anyway
-
-    static = Path(app.outdir) / "_static"
-    theme_css_path = static / "styles" / "pydata-sphinx-theme.css"
-    if not theme_css_path.exists():  # another theme: it brings its own icons, if any
-        return
-    theme_css = theme_css_path.read_text(encoding="utf-8")
-    used = [
-        p.read_text(encoding="utf-8", errors="replace")
-        for p in Path(app.outdir).rglob("*.html")
-        if "_static" not in p.parts and "_sources" not in p.parts
-    ]
-    used += [
-        p.read_text(encoding="utf-8", errors="replace")
-        for p in static.rglob("*.js")
-        if p.name != "fontawesome.js" and "mathjax" not in p.parts
-    ]
-    points = icon_codepoints(theme_css, "\n".join(used))
-    out = static / "sts-icons"
-    out.mkdir(exist_ok=True)
-    options = subset.Options()
-    options.flavor = "woff"  # zlib: no brotli needed, and every browser reads it
-    options.layout_features = ["*"]
-    for name in ("fa-solid-900", "fa-regular-400", "fa-brands-400"):
-        font = subset.load_font(str(static / "vendor" / "fontawesome" / "webfonts" / f"{name}.ttf"), options)
-        subsetter = subset.Subsetter(options)
-        subsetter.populate(unicodes=points)
-        subsetter.subset(font)
-        subset.save_font(font, str(out / f"{name}.woff"), options)
-
-
 # Fix 10: the theme's tab-stop assignment (pydata-sphinx-theme 0.17.1, minified), and the same guarded by
 # checkVisibility, which reads the style only: a box whose section is skipped keeps its tab stop as it is.
 _THEME_TAB_STOP = "e.tabIndex=e.scrollWidth>e.clientWidth||e.scrollHeight>e.clientHeight?0:-1"
@@ -432,7 +361,7 @@ def setup(app):
     _register_author_year_labels()  # fix 5
     app.set_html_assets_policy("always")  # fix 3
     app.connect("builder-inited", _add_static_path)
-    app.connect("build-finished", _subset_icon_fonts)  # fix 7b
+    app.connect("build-finished", subset_icon_fonts)  # fix 7b
     app.connect("build-finished", _theme_skips_hidden_sections)  # fix 10
     app.connect("env-get-outdated", _rewrite_if_static_changed)  # fix 8
     app.add_css_file("sts-book.css")  # fix 6 (and 7b: the icon subset first)

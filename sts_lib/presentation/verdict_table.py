@@ -140,9 +140,9 @@ def tally_in_words(docs: dict, confirmation: dict | None = None) -> Markdown:
     """The headline: the verdicts over every statement, then split by when each rule was fixed.
 
     >>> print(tally_in_words({}, confirmation={}))  # doctest: +NORMALIZE_WHITESPACE
-    **The paper's 19 statements: 2 not testable here, 17 no result.** By when the deciding rule was fixed: before
-    the runs (2): 2 no result; after the runs, not yet confirmed (15): 15 no result; no rule: nothing here can
-    decide it (2): 2 not testable here. A statement without a committed result is missing a document.
+    **The paper's 19 statements: 1 not testable here, 18 no result.** By when the deciding rule was fixed: before
+    the runs (2): 2 no result; after the runs, not yet confirmed (16): 16 no result; no rule: nothing here can
+    decide it (1): 1 not testable here. A statement without a committed result is missing a document.
     """
     t = tally(docs, confirmation)
     order = [w for w in (BEFORE, CONFIRMED, NOT_REPLICATED, UNCONFIRMED, NO_RULE_STRUCTURAL, NO_RULE) if w in t]

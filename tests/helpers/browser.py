@@ -424,6 +424,19 @@ def _open_and_inspect(
         # Each table is brought into view, as a reader scrolling down would (a section below the first screen is laid
         # out, and its boxes marked, only when shown), so that a table's cue is checked as a reader meets it.
         page.evaluate(_SHOW_TABLES_JS)
+        # The page marks a box when its resize handler or a section's first showing runs, a frame or more after the
+        # box was laid out: give every table that scrolls up to 3 s to get its cue (a table still without one then is
+        # reported below). Without this wait the instructor guide's tables were read before their handler ran, on 2
+        # of 10 loads before issue 57 and on most after (the build's tab stops changed the timing).
+        try:
+            page.wait_for_function(
+                "() => Array.from(document.querySelectorAll('article table:not(.indextable)'))"
+                ".filter(t => t.getClientRects().length && t.scrollWidth > t.clientWidth + 1)"
+                ".every(t => t.dataset.stsMore)",
+                timeout=3000,
+            )
+        except Exception:  # noqa: BLE001 - reported by INSPECT_JS's uncuedTables
+            pass
         report = page.evaluate(INSPECT_JS, width)
         # A first visit's weight: what the page fetched in the light theme (a reader who turns the page dark
         # fetches its dark pictures then, in place of nothing).

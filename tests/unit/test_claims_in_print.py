@@ -47,8 +47,8 @@ def _tex(tmp: Path, extension: bool) -> str:
     (src / "index.md").write_text(page)
     exts = ["myst_parser", "sphinx_design"] + (["sts_latex"] if extension else [])
     (src / "conf.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(EXT)!r})\nextensions = {exts!r}\nmyst_enable_extensions = ['colon_fence']\n"
-        "latex_documents = [('index', 'book.tex', 'Book', 'A', 'manual')]\n"
+        f"import sys\nsys.path.insert(0, {str(EXT)!r})\nextensions = {exts!r}\n"
+        "myst_enable_extensions = ['colon_fence']\nlatex_documents = [('index', 'book.tex', 'Book', 'A', 'manual')]\n"
     )
     out = tmp / f"latex-{extension}"
     assert build_main(["-q", "-b", "latex", "-d", str(out / ".doctrees"), str(src), str(out)]) == 0
