@@ -5,7 +5,8 @@ combination rule; :mod:`~sts_lib.reading.thresholds` every threshold with its to
 :mod:`~sts_lib.reading.statements` records each statement of the paper (its words, its wording, what is measured);
 :mod:`~sts_lib.reading.verdicts` the verdict records and the claims that decide a reading;
 :mod:`~sts_lib.reading.decide` a statement's verdict (readings combined, held against the bands);
-:mod:`~sts_lib.reading.reasons` the number behind it; :mod:`~sts_lib.reading.confirmation` holds a rule fixed after
-the runs to fresh seeds; :mod:`~sts_lib.reading.floor_validation` checks the floor test out of sample. It imports the core (and
+:mod:`~sts_lib.reading.reasons` the number behind it;
+:mod:`~sts_lib.reading.confirmation` holds a rule fixed after the runs to fresh seeds;
+:mod:`~sts_lib.reading.floor_validation` checks the floor test out of sample. It imports the core (and
 :mod:`sts_lib.presentation.report` for a claim's words); nothing in the core imports it.
 """
