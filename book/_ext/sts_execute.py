@@ -13,7 +13,8 @@ runs with ``STS_STATIC_PANELS=1``, as under the build (:data:`sts_lib.presentati
 jupyter-cache keys a notebook on its code cells only, so a chapter whose cells call a library function that changed
 (a draw function, a verdict rule, a committed result) would keep its old outputs. So the cache carries a fingerprint
 of what the chapters read besides their cells (:func:`fingerprint`: ``sts_lib``'s sources, ``results/`` and the
-book's extension code); when it differs, the cache is emptied first and every chapter runs again.
+book's extension code); when it differs, the cache is emptied first and every chapter runs again, and the Sphinx
+environments are dropped so that every page is read again from the new outputs.
 
 Usage (``make book`` runs it): ``python book/_ext/sts_execute.py [--jobs N]``.
 """
@@ -129,6 +130,10 @@ def invalidate_if_stale(cache_path: Path = CACHE, root: Path = ROOT) -> bool:
     stale = cache_path.exists() and (not stamp.exists() or stamp.read_text() != now)
     if stale:
         get_cache(str(cache_path)).clear_cache()
+        # Sphinx keeps each page it read in its environment and reads again only the sources that changed: a chapter
+        # whose notebook is unchanged would keep its old outputs from there. Both builds' environments go too.
+        for env in (root / "_build" / ".doctrees", root / "_build" / "latex" / ".doctrees"):
+            (env / "environment.pickle").unlink(missing_ok=True)
     cache_path.mkdir(parents=True, exist_ok=True)
     stamp.write_text(now)
     return stale

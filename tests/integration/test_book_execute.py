@@ -67,8 +67,12 @@ def test_a_change_to_the_library_or_the_results_empties_the_cache(tmp_path):
     assert len(get_cache(str(cache_path)).list_cache_records()) == 1
     assert not sts_execute.invalidate_if_stale(cache_path, tmp_path)  # nothing changed: the outputs stay
     assert len(get_cache(str(cache_path)).list_cache_records()) == 1
+    env = tmp_path / "_build" / ".doctrees" / "environment.pickle"
+    env.parent.mkdir(parents=True)
+    env.write_bytes(b"old pages")
     (tmp_path / "sts_lib/a.py").write_text("x = 2\n")  # a library change
     assert sts_execute.invalidate_if_stale(cache_path, tmp_path)
+    assert not env.exists()  # Sphinx reads every page again, from the new outputs
     assert get_cache(str(cache_path)).list_cache_records() == []
     (tmp_path / "results/r.json").write_text('{"a": 1}')  # a new result
     assert sts_execute.invalidate_if_stale(cache_path, tmp_path)
