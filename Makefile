@@ -194,10 +194,12 @@ clean:
 # First the course's home (_config.yml's repository: url, branch) is written into every source that differs
 # (sts_lib/publish/home.py); the pairing runs in a second make, so that it sees the sources' new times.
 NOTEBOOKS := $(patsubst book/src/%.md,book/%.ipynb,$(wildcard book/src/*.md))
+# The learner's notebooks (notebooks/NN_*.ipynb, what the launch buttons open): the chapters without MyST.
 notebooks: $(VENV)/.stamp-install
 	$(PY) -m sts_lib.publish sync
 	$(PY) -m sts_lib.exercises pages
 	@$(MAKE) --no-print-directory notebook-files
+	$(PY) book/_ext/sts_notebooks.py
 notebook-files: $(NOTEBOOKS)
 book/%.ipynb: book/src/%.md | $(VENV)/.stamp-install
 	$(VENV)/bin/jupytext --quiet --update --to ipynb --output $@ $<

@@ -26,7 +26,7 @@ def main(argv=None) -> int:
             print(f'home: {home.url} (branch {home.branch})\ninstall: pip install "sts-lib @ {home.pip_url}"')
             if home.is_github:
                 print(f"book: {home.pages_url}\nstudent edition: {home.student_pages_url}")
-                print(f"Colab: {home.colab('book/01_task.ipynb')}")
+                print(f"Colab: {home.colab('notebooks/01_task.ipynb')}")
             return 0
         stale = sync(args.root, home, check=args.check)
     except HomeError as e:
