@@ -18,8 +18,9 @@ The extension (``_config.yml``'s ``local_extensions``):
    introduction would start under the table of contents with no heading; it gets an unnumbered chapter
    heading, listed in the table of contents.
 4. The self-checks in print (:func:`_self_checks_in_print`): each choice a plain line under its question, and
-   their feedback collected at the end of the chapter (the course PDF) or left out (the student edition:
-   sphinx-exercise's ``hide_solutions``), written from the self-checks' records
+   their feedback collected at the end of the chapter (the course PDF) or, in the student edition
+   (sphinx-exercise's ``hide_solutions``), in one answer key at the end of the book (:class:`AnswerKey`: a
+   self-studier's feedback, without the exercises' solutions), written from the self-checks' records
    (:mod:`sts_lib.exercises._self_checks`). Where the PDFs are published and linked is ``sts_published.py``.
 5. Debian's TeX Live, upstream: the LaTeX class of sphinx-jupyterbook-latex (``jupyterBook.cls``) loads
    ``bbm`` for its ``\\RR``-style macros, which the book does not use; Debian ships ``bbm.sty`` only in
@@ -224,7 +225,37 @@ def _self_checks_in_print(app, doctree) -> None:
     if app.builder.format == "latex":
         from sts_lib.exercises._self_checks import write_apart
 
-        write_apart(doctree, answers=not getattr(app.config, "hide_solutions", False))
+        student = getattr(app.config, "hide_solutions", False)
+        write_apart(doctree, answers=not student, key=student)
+
+
+class AnswerKey(SphinxPostTransform):
+    """In the student PDF, each chapter's self-check answers move to one answer key at the end of the book, a
+    section per chapter (module docstring, item 4); the exercises' solutions are not in it (``hide_solutions``)."""
+
+    default_priority = 900
+    formats = ("latex",)
+
+    def run(self, **kwargs) -> None:
+        from sts_lib.exercises._self_checks import KEY_CLASS, KEY_TITLE
+
+        parts = [s for s in self.document.findall(nodes.section) if KEY_CLASS in s.get("classes", ())]
+        if not parts:
+            return
+        key = nodes.section("", nodes.title("", KEY_TITLE), ids=["sts-answer-key"], names=[])
+        key += nodes.paragraph("", "For each chapter's Check your understanding: whether each choice holds, and why.")
+        for part in parts:
+            doc = part.get("docname", "")  # set on every section when Sphinx inlines the pages into one tree
+            title = self.env.titles[doc].astext() if doc in self.env.titles else doc
+            part.parent.remove(part)
+            for ref in part.findall(nodes.reference):  # a link within its page: LaTeX would read it as the last page's
+                if doc and (ref.get("refid") or ref.get("refuri", "").startswith("#")):
+                    ref["refuri"] = f"%{doc}#{ref.get('refid') or ref['refuri'][1:]}"
+                    ref.attributes.pop("refid", None)
+            chapter = nodes.section("", nodes.title("", title), *part.children[1:], names=[])
+            chapter["docname"] = doc  # its cross-references resolve against its page
+            key += chapter
+        self.document += key
 
 
 _BBM_SHIM = (
@@ -245,6 +276,7 @@ def setup(app):
     app.add_post_transform(PrintedTables)
     app.add_post_transform(ProofTitles)
     app.add_post_transform(ClaimsTablesInPrint)
+    app.add_post_transform(AnswerKey)
     app.connect("doctree-read", _self_checks_in_print)
     app.connect("missing-reference", _html_only_reference)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -12,7 +12,9 @@ whose body opens with ``**Right.**`` or ``**Not quite.**`` and says why. :func:`
 * print, both PDFs, and the student edition's web page (:func:`write_apart`): each choice a plain line under its
   question, and the instructions the edition's own (:data:`PRINT_INSTRUCTIONS`, :data:`STUDENT_INSTRUCTIONS`); the
   course PDF collects every choice's feedback in a section of its own at the end of the chapter
-  (:data:`ANSWERS_TITLE`), the student edition prints none.
+  (:data:`ANSWERS_TITLE`); the student PDF collects them all in an answer key at the end of the book
+  (:data:`KEY_TITLE`: a self-studier's feedback; the exercises' solutions stay out); the student edition's web
+  page prints none.
 
 Only ``docutils`` is needed, and imported when a doctree is read (the book's Sphinx extensions call this module).
 """
@@ -30,8 +32,16 @@ PRINT_INSTRUCTIONS = (
     "Pick an answer to each question. What each choice gets right or wrong is collected at the end of the "
     "chapter, under \u201cSelf-check answers\u201d."
 )
-#: The student edition's (web and print): it holds no feedback.
+#: The student edition's web page: it holds no feedback.
 STUDENT_INSTRUCTIONS = "Pick an answer to each question."
+#: The student PDF's: a self-studier's feedback is in the answer key at the end of the book (not the exercises').
+KEY_INSTRUCTIONS = (
+    "Pick an answer to each question. What each choice gets right or wrong is in the answer key at the end of "
+    "the book, \u201cAnswers to the self-checks\u201d."
+)
+#: The title of the student PDF's answer key, and the class of each chapter's section that goes into it.
+KEY_TITLE = "Answers to the self-checks"
+KEY_CLASS = "sts-answer-key"
 #: The title of the section that collects a chapter's feedback in the course PDF.
 ANSWERS_TITLE = "Self-check answers"
 _NUMBER = re.compile(r"(\d+)\.$")
@@ -93,11 +103,12 @@ def read(doctree) -> list[Question]:
     return list(questions.values())
 
 
-def write_apart(doctree, *, answers: bool) -> int:
+def write_apart(doctree, *, answers: bool, key: bool = False) -> int:
     """Write a page's self-checks for print or the student edition: each choice a paragraph holding the choice
     alone; the instructions this edition's; with ``answers`` (the course PDF), every choice's feedback in a section
-    :data:`ANSWERS_TITLE` at the end of the chapter (before its references), question by question. Returns the
-    number of questions."""
+    :data:`ANSWERS_TITLE` at the end of the chapter (before its references), question by question; with ``key``
+    (the student PDF), the same section of class :data:`KEY_CLASS`, which the LaTeX build moves to the answer key
+    at the end of the book (``book/_ext/sts_latex.py``). Returns the number of questions."""
     from docutils import nodes
 
     questions = read(doctree)
@@ -105,23 +116,25 @@ def write_apart(doctree, *, answers: bool) -> int:
         return 0
     for para in list(doctree.findall(nodes.paragraph)):
         if para.astext().strip() == INSTRUCTIONS:
-            para.replace_self(nodes.paragraph("", PRINT_INSTRUCTIONS if answers else STUDENT_INSTRUCTIONS))
+            words = KEY_INSTRUCTIONS if key else PRINT_INSTRUCTIONS if answers else STUDENT_INSTRUCTIONS
+            para.replace_self(nodes.paragraph("", words))
     for question in questions:
         for choice in question.choices:
             choice.node.replace_self(nodes.paragraph("", "", *(n.deepcopy() for n in choice.title)))
-    if answers:
-        _answers_section(doctree, questions)
+    if answers or key:
+        _answers_section(doctree, questions, classes=[KEY_CLASS] if key else [])
     return len(questions)
 
 
-def _answers_section(doctree, questions: list[Question]) -> None:
+def _answers_section(doctree, questions: list[Question], classes: list[str]) -> None:
     """The course PDF's section of feedback, at the end of the chapter's section (before a last "References")."""
     from docutils import nodes
 
     chapter = next(iter(doctree.findall(nodes.section)), None)
     if chapter is None:
         return
-    section = nodes.section("", nodes.title("", ANSWERS_TITLE), ids=["sts-self-check-answers"], names=[])
+    section = nodes.section("", nodes.title("", ANSWERS_TITLE), ids=["sts-self-check-answers"], names=[],
+                            classes=classes)  # fmt: skip
     for question in questions:
         for choice in question.choices:
             head, *rest = [n.deepcopy() for n in choice.feedback] or [nodes.paragraph()]
@@ -139,5 +152,5 @@ def _answers_section(doctree, questions: list[Question]) -> None:
         chapter += section
 
 
-__all__ = ["ANSWERS_TITLE", "CHOICE_CLASS", "Choice", "INSTRUCTIONS", "PRINT_INSTRUCTIONS", "Question",
-           "STUDENT_INSTRUCTIONS", "read", "write_apart"]  # fmt: skip
+__all__ = ["ANSWERS_TITLE", "CHOICE_CLASS", "Choice", "INSTRUCTIONS", "KEY_CLASS", "KEY_INSTRUCTIONS", "KEY_TITLE",
+           "PRINT_INSTRUCTIONS", "Question", "STUDENT_INSTRUCTIONS", "read", "write_apart"]  # fmt: skip

@@ -8,7 +8,7 @@ Python ``repr`` where an output should be, and at least one picture per figure a
 
 Every picture of both PDFs is at most 2.2 times taller than wide and its smallest text prints at 6 pt or more
 (``tests/helpers/pdf_pictures.py`` says how the printed size is computed), and each chapter's self-check feedback is
-collected at the chapter's end in the course PDF and absent from the student PDF.
+collected at the chapter's end in the course PDF and in one answer key at the end of the student PDF.
 
 Needs TeX Live (``xelatex``, ``latexmk``) and poppler-utils; without them the tests skip, unless ``CI`` is set
 (``.ci/run`` installs them).
@@ -383,15 +383,20 @@ def test_no_word_of_the_pdf_leaves_the_text_block(pdf):
 
 @pytest.mark.slow
 def test_the_student_pdf_has_the_exercises_without_solutions_or_answers(pdf, student_pdf):
-    """`make pdf-student`: every exercise and self-check question, no solution and no self-check answer; the course
-    PDF has both (so the check can fail)."""
+    """`make pdf-student`: every exercise and self-check question, no solution, and no self-check answer before the
+    answer key at its end; the course PDF has both (so the check can fail)."""
+    from sts_lib.exercises._self_checks import KEY_INSTRUCTIONS
+
     assert student_pdf.returncode == 0, f"the student PDF failed to build:\n{student_pdf.log[-4000:]}"
     student = pdf_text(STUDENT_PDF)
     full = pdf_text(PDF)
     solution, answer = re.compile(r"Solution to Exercise \d+\.\d+"), re.compile(r"\b(?:Right|Not quite)\. (?=[A-Z(])")
     assert solution.search(full) and answer.search(full), "the course PDF prints solutions and answers"
     assert not solution.search(student), solution.findall(student)[:3]
-    assert not answer.search(student), [student[m.start() : m.start() + 60] for m in answer.finditer(student)][:3]
+    # the self-check answers only in the answer key at the end (after the last chapter's questions)
+    last_questions = student.rfind(" ".join(KEY_INSTRUCTIONS.split()[:12]))
+    early = [student[m.start() : m.start() + 60] for m in answer.finditer(student) if m.start() < last_questions]
+    assert last_questions > 0 and not early, early[:3]
     labels = [x for x in numbered_labels() if x.startswith("Exercise")]
     missing_ex = [x for x in labels if x not in student]
     assert len(labels) >= 10 and not missing_ex, missing_ex
@@ -451,9 +456,15 @@ def test_the_picture_checks_fail_on_a_planted_tall_picture_and_small_text(tmp_pa
 def test_self_check_feedback_is_collected_at_the_end_of_each_chapter(pdf, student_pdf):
     """The course PDF prints each self-check choice as a line under its question and its feedback ("Right." / "Not
     quite." and why) in the chapter's section *Self-check answers*: no feedback between a chapter's *Check your
-    understanding* heading and its answers. The student PDF has neither the feedback nor the section, and neither
-    PDF tells the reader to open a choice."""
-    from sts_lib.exercises._self_checks import ANSWERS_TITLE, INSTRUCTIONS, PRINT_INSTRUCTIONS, STUDENT_INSTRUCTIONS
+    understanding* heading and its answers. The student PDF has no such section: one answer key at its end holds
+    every chapter's feedback, each under the chapter's title; neither PDF tells the reader to open a choice."""
+    from sts_lib.exercises._self_checks import (
+        ANSWERS_TITLE,
+        INSTRUCTIONS,
+        KEY_INSTRUCTIONS,
+        KEY_TITLE,
+        PRINT_INSTRUCTIONS,
+    )
 
     assert pdf.returncode == 0 and student_pdf.returncode == 0, "a PDF failed to build (see the tests above)"
     full, student = pdf_text(PDF), pdf_text(STUDENT_PDF)
@@ -471,8 +482,20 @@ def test_self_check_feedback_is_collected_at_the_end_of_each_chapter(pdf, studen
     assert len(answer.findall(full)) >= 3 * 2 * chapters  # three choices a question, two questions a chapter
     assert INSTRUCTIONS not in full and INSTRUCTIONS not in student
     assert full.count(" ".join(PRINT_INSTRUCTIONS.split()[:9])) >= chapters
-    assert student.count(STUDENT_INSTRUCTIONS) >= chapters and not re.search(r"\b\d+\.\d+ " + ANSWERS_TITLE, student)
-    print(f"course PDF: {len(answer.findall(full))} feedback lines in {chapters} chapters' {ANSWERS_TITLE}")
+    # the student PDF: no chapter has a section of answers; one answer key after the last chapter's questions holds
+    # every chapter's, under the chapter's title
+    lead = " ".join(KEY_INSTRUCTIONS.split()[:12])
+    assert student.count(lead) >= chapters and not re.search(r"\b\d+\.\d+ " + ANSWERS_TITLE, student)
+    key = student[student.rfind(lead) :]
+    assert KEY_TITLE in key and len(answer.findall(key)) == len(answer.findall(full)), len(answer.findall(key))
+    for doc in _toc_docs():
+        if "## Check your understanding" in _source(doc).read_text():
+            title = next(line[2:] for line in _source(doc).read_text().splitlines() if line.startswith("# "))
+            assert " ".join(title.split()[:2]) in key, title
+    print(
+        f"course PDF: {len(answer.findall(full))} feedback lines in {chapters} chapters' {ANSWERS_TITLE}; "
+        f"the student PDF's answer key: {len(answer.findall(key))}"
+    )
 
 
 def test_the_text_block_check_fails_on_a_planted_overflow(tmp_path):
