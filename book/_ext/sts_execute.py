@@ -12,9 +12,11 @@ runs with ``STS_STATIC_PANELS=1``, as under the build (:data:`sts_lib.presentati
 
 jupyter-cache keys a notebook on its code cells only, so a chapter whose cells call a library function that changed
 (a draw function, a verdict rule, a committed result) would keep its old outputs. So the cache carries a fingerprint
-of what the chapters read besides their cells (:func:`fingerprint`: ``sts_lib``'s sources, ``results/`` and the
-book's extension code); when it differs, the cache is emptied first and every chapter runs again, and the Sphinx
-environments are dropped so that every page is read again from the new outputs.
+of what the chapters read besides their cells (:func:`fingerprint`: ``sts_lib``'s sources and ``results/``); when
+it differs, the cache is emptied first and every chapter runs again, and the Sphinx environments are dropped so that
+every page is read again from the new outputs. A change to the book's extension (its code, templates, scripts and
+styles, :data:`RENDERED`) changes how outputs are rendered, not what the kernels print: it drops the environments
+only.
 
 Usage (``make book`` runs it): ``python book/_ext/sts_execute.py [--jobs N]``.
 """
@@ -108,34 +110,45 @@ def execute(notebooks: list[Path], *, jobs: int, timeout: int, cache_path: Path 
 
 
 #: What the chapters read besides their own cells: a change to any of these makes every cached output stale.
-FINGERPRINTED = (("sts_lib", "*.py"), ("results", "*.json"), ("results", "*.png"), ("book/_ext", "*.py"))
+FINGERPRINTED = (("sts_lib", "*.py"), ("results", "*.json"), ("results", "*.png"))
+#: What renders a page from its outputs (the extension's code, and its templates and scripts): a change to any of
+#: these, or to the above, makes every page Sphinx keeps in its environments stale, but no chapter's outputs (the
+#: kernels never import the extension).
+RENDERED = (("book/_ext", "*.py"), ("book/_ext", "*.html"), ("book/_ext/static", "*"))
+#: The Sphinx environments the builds keep: the web book, the PDF, and the student edition's two.
+ENVIRONMENTS = ("_build/.doctrees", "_build/latex/.doctrees", "_build/student/.doctrees",
+                "_build/student/latex/.doctrees")  # fmt: skip
 
 
-def fingerprint(root: Path = ROOT) -> str:
-    """A hash of every file of :data:`FINGERPRINTED` (path and bytes), in a stable order."""
+def fingerprint(root: Path = ROOT, what=FINGERPRINTED) -> str:
+    """A hash of every file of ``what`` (:data:`FINGERPRINTED` by default; path and bytes), in a stable order."""
     h = hashlib.sha256()
-    for folder, pattern in FINGERPRINTED:
+    for folder, pattern in what:
         for path in sorted((root / folder).rglob(pattern)):
-            if ".runs" in path.parts:  # experiment caches, never read by a chapter
+            if ".runs" in path.parts or not path.is_file():  # experiment caches, never read by a chapter
                 continue
             h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
 def invalidate_if_stale(cache_path: Path = CACHE, root: Path = ROOT) -> bool:
-    """Empty the cache at ``cache_path`` when the library, results or extension changed since it was filled; record
-    the new fingerprint. True when it was emptied."""
-    stamp = cache_path / "sts_fingerprint"
+    """Empty the cache at ``cache_path`` when the library or the results changed since it was filled, and drop the
+    Sphinx environments when those or the extension changed; record both fingerprints. True when the cache was
+    emptied."""
+    stamp, rendered = cache_path / "sts_fingerprint", cache_path / "sts_rendered_fingerprint"
     now = fingerprint(root)
+    now_rendered = fingerprint(root, FINGERPRINTED + RENDERED)
     stale = cache_path.exists() and (not stamp.exists() or stamp.read_text() != now)
     if stale:
         get_cache(str(cache_path)).clear_cache()
+    if stale or (cache_path.exists() and (not rendered.exists() or rendered.read_text() != now_rendered)):
         # Sphinx keeps each page it read in its environment and reads again only the sources that changed: a chapter
-        # whose notebook is unchanged would keep its old outputs from there. Both builds' environments go too.
-        for env in (root / "_build" / ".doctrees", root / "_build" / "latex" / ".doctrees"):
-            (env / "environment.pickle").unlink(missing_ok=True)
+        # whose notebook is unchanged would keep its old outputs, or its old rendering of them, from there.
+        for env in ENVIRONMENTS:
+            (root / env / "environment.pickle").unlink(missing_ok=True)
     cache_path.mkdir(parents=True, exist_ok=True)
     stamp.write_text(now)
+    rendered.write_text(now_rendered)
     return stale
 
 

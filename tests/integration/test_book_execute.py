@@ -56,7 +56,8 @@ def test_chapters_run_once_in_parallel_with_the_build_environment(tmp_path):
 
 def test_a_change_to_the_library_or_the_results_empties_the_cache(tmp_path):
     """jupyter-cache keys a chapter on its code cells: a changed draw function or verdict rule would keep showing the
-    old outputs. The fingerprint of the library, the results and the extension empties the cache when it changes."""
+    old outputs. The fingerprint of the library and the results empties the cache when it changes; one of the
+    extension drops the Sphinx environments only."""
     for rel, text in (("sts_lib/a.py", "x = 1\n"), ("results/r.json", "{}"), ("book/_ext/e.py", "")):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
@@ -76,3 +77,12 @@ def test_a_change_to_the_library_or_the_results_empties_the_cache(tmp_path):
     assert get_cache(str(cache_path)).list_cache_records() == []
     (tmp_path / "results/r.json").write_text('{"a": 1}')  # a new result
     assert sts_execute.invalidate_if_stale(cache_path, tmp_path)
+    # The extension renders outputs; the kernels never import it: a change to it drops the environments (every page is
+    # rendered again) and keeps the outputs (no chapter runs again).
+    sts_execute.execute([nb], jobs=1, timeout=60, cache_path=cache_path)
+    env.write_bytes(b"old pages")
+    (tmp_path / "book/_ext/e.py").write_text("y = 1\n")
+    assert not sts_execute.invalidate_if_stale(cache_path, tmp_path)
+    assert not env.exists() and len(get_cache(str(cache_path)).list_cache_records()) == 1
+    env.write_bytes(b"pages")
+    assert not sts_execute.invalidate_if_stale(cache_path, tmp_path) and env.exists()  # nothing changed
