@@ -235,7 +235,7 @@ vendor:
 # `make book` it only renders; see the instructor guide for when to publish which edition.
 .PHONY: book-student site
 book-student: $(VENV)/.stamp-install notebooks
-	$(PY) -m sts_lib.exercises student-book
+	$(PY) book/_ext/sts_student_book.py
 
 # The published site, as .github/workflows/book.yml deploys it to GitHub Pages: the course (make book) at the root of
 # _build/site and the student edition (make book-student) beside it in student/, the address a graded course gives

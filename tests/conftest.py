@@ -11,6 +11,9 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
+# The book's build (book/_ext: Sphinx extensions and the scripts make runs) is not part of sts_lib; its tests import
+# its modules by name, as Sphinx does.
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
 
 from sts_lib.testing import virtual_accelerator
 

@@ -40,8 +40,8 @@ from pathlib import Path
 from docutils import nodes
 from sphinx import addnodes
 
-from sts_lib.chapters.static_panel import MIME_PANEL, first_frame
-from sts_lib.presentation.render import MIME_PICTURE, SCHEMA_VERSION, STATIC_BOOK_ENV as ENV, png_size
+from sts_lib.presentation.render import MIME_PANEL, MIME_PICTURE, SCHEMA_VERSION, first_frame, png_size
+from sts_lib.presentation.render import STATIC_BOOK_ENV as ENV
 
 #: The class names of the markup, which static/*.css and static/*.js read (and the browser tests look for).
 CLASSES = {

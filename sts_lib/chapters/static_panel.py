@@ -38,11 +38,9 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from ..presentation.layout import drawn
-from ..presentation.render import SCHEMA_VERSION, STATIC_BOOK_ENV, renderings, static_book
+from ..presentation.render import MIME_PANEL, SCHEMA_VERSION, STATIC_BOOK_ENV, first_frame, renderings, static_book
 
 ENV = STATIC_BOOK_ENV  # set to "1" by the book build (book/_ext/sts_panels.py)
-#: The notebook output type of a static panel: its data (JSON), which the book's extension alone renders.
-MIME_PANEL = "application/vnd.sts.panel+json"
 #: The most settings a panel spans with every combination (:func:`setting_grid`); beyond it, each control moves alone.
 GRID_LIMIT = 64
 #: The layouts a panel's frame is rendered for: the book's column (the live panel's picture, uncropped) and a phone's.
@@ -148,11 +146,6 @@ class StaticPanel:
         if "renderings" in first:
             out["image/png"] = first["renderings"]["desktop"]["png"]
         return out
-
-
-def first_frame(data: dict) -> dict:
-    """The frame a panel's data (:attr:`StaticPanel.data`) shows first: that of every control's default position."""
-    return data["frames"][data["lookup"][",".join(str(c["default"]) for c in data["controls"])]]
 
 
 def _short(text: str, limit: int = 100) -> str:

@@ -113,7 +113,7 @@ def _make_n(target: str) -> list[str]:
 
 def _site_steps(lines: list[str]) -> list[str]:
     """The commands of ``make site`` after the student edition's build: those that assemble the site."""
-    built = [i for i, line in enumerate(lines) if "sts_lib.exercises student-book" in line]
+    built = [i for i, line in enumerate(lines) if "sts_student_book.py" in line]
     assert built, "make site does not build the student edition (make book-student)"
     return lines[built[-1] + 1 :]
 
@@ -131,7 +131,7 @@ def test_the_book_workflow_deploys_the_student_edition_beside_the_course():
     site = build[upload]["with"]["path"]
     lines = _make_n("site")
     book = next(i for i, line in enumerate(lines) if "jupyter-book build ." in line)
-    student = next(i for i, line in enumerate(lines) if "sts_lib.exercises student-book" in line)
+    student = next(i for i, line in enumerate(lines) if "sts_student_book.py" in line)
     assert book < student, "make site must build the course before the student edition"
     steps = _site_steps(lines)
     home = read_home(ROOT)  # the student edition's address, as `python -m sts_lib.publish show` prints it
@@ -142,7 +142,7 @@ def test_the_book_workflow_deploys_the_student_edition_beside_the_course():
 def test_make_site_puts_the_student_edition_in_student(tmp_path):
     """make site's own assembling commands, run on two stand-in editions: each at its place, and a second run replaces
     what the first assembled (a page the student edition no longer has is gone)."""
-    from sts_lib.exercises._student_book import STUDENT_HTML
+    from sts_student_book import STUDENT_HTML
 
     steps = _site_steps(_make_n("site"))
     assert steps and all(s.split()[0] in ("rm", "cp", "echo", "mkdir") for s in steps), steps
