@@ -41,12 +41,23 @@ def _name(path: Path) -> str:
 MODULES = {_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
+def _lazy_homes(tree: ast.Module, package: str) -> list[str]:
+    """The modules a package's ``__init__`` imports by string: the keys of its ``_HOMES`` (each public name's home,
+    imported on first use, PEP 562), as ``package.key``."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["_HOMES"]:
+            return [f"{package}.{home}" for home in ast.literal_eval(node.value)]
+    return []
+
+
 def _imports(name: str) -> list[tuple[str, str | None]]:
-    """(module imported, name imported from it or None) for every import in the file, lazy ones too."""
+    """(module imported, name imported from it or None) for every import in the file, lazy ones too (the package
+    root's names imported by string included: :func:`_lazy_homes`)."""
     path = MODULES[name]
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    out = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    out = [(home, None) for home in _lazy_homes(tree, package)] if path.name == "__init__.py" else []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [(a.name, None) for a in node.names if a.name.startswith("sts_lib")]
         elif isinstance(node, ast.ImportFrom):
@@ -115,11 +126,22 @@ def test_no_import_cycles():
     assert not cycles, cycles
 
 
-@pytest.mark.parametrize("name", ["sts_lib"] + sorted(m for m in MODULES if _is_core(m)))
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _is_core(m)))
 def test_the_core_imports_no_subpackage_but_the_fast_leaves(name):
-    """The package root too: ``import sts_lib`` must not load the layer-2 speed path."""
     outside = {d for d in _deps(name) if not _is_core(d) and d not in FAST_LEAVES and d != "sts_lib.fast"}
     assert not outside, f"{name} (core) imports {sorted(outside)}"
+
+
+def test_the_package_root_names_the_core_and_the_presentation_only():
+    """The package root (``import sts_lib as sts``) names the core's objects and, from the presentation, the plots and
+    the chapters' set-up call (``sts.start()``), each imported by string on first use: the walk reads those strings
+    (:func:`_lazy_homes`), so a name whose home is the reading, a chapter, the speed path past its leaves or the
+    tooling fails here."""
+    outside = {d for d in _deps("sts_lib") if not (_is_core(d) or d in FAST_LEAVES or d.startswith(PRESENTATION))}
+    assert not outside, f"sts_lib imports {sorted(outside)}"
+    assert {"sts_lib.presentation.plots", "sts_lib.presentation.session", "sts_lib.models"} <= _deps("sts_lib")
+    planted = ast.parse('_HOMES = {"models": ("FCN",), "chapters.ch5_length": ("length_table",)}\nx = 1\n')
+    assert _lazy_homes(planted, "sts_lib") == ["sts_lib.models", "sts_lib.chapters.ch5_length"]
 
 
 def test_the_top_level_holds_the_papers_objects_alone():
