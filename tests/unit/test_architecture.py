@@ -551,6 +551,47 @@ def test_the_drawing_rules_can_fail():
     ], faults
 
 
+def _patches(source: str, module: str = "planted") -> list[str]:
+    """Where ``source`` sets an attribute of a name it imports from ``sts_lib`` (``TrainConfig.__post_init__ = ...``,
+    ``setattr(ScanSnapConfig, ...)``, lazy imports too): one module patching another's class or function."""
+    tree = ast.parse(source)
+    ours = {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").startswith("sts_lib"))
+        for a in n.names
+    }
+    faults = []
+    for node in ast.walk(tree):
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        )
+        for target in (e for t in targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])):
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id in ours:
+                faults.append(f"{module}:{node.lineno} patches {ast.unparse(target)}")
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("setattr", "delattr") and node.args:
+            if isinstance(node.args[0], ast.Name) and node.args[0].id in ours:
+                faults.append(f"{module}:{node.lineno} patches {node.args[0].id} ({ast.unparse(node.func)})")
+    return faults
+
+
+def test_no_module_patches_another_modules_class():
+    """A setting is an argument or a documented switch (the steps cap: ``sts_lib.history.set_steps_cap``), never a
+    patch of another module's class; planted: the monkeypatch ``testing/quick.py`` used to apply."""
+    bad = [f for m in MODULES for f in _patches(MODULES[m].read_text(), m)]
+    assert not bad, "\n".join(bad)
+    planted = (
+        "from ..history import TrainConfig\ndef cap():\n    from ..chapters.ch6_scan_snap import ScanSnapConfig\n"
+        "    TrainConfig.__post_init__, ScanSnapConfig.__post_init__ = print, print\n"
+        "    setattr(TrainConfig, 'steps', 8)\n"
+    )
+    assert _patches(planted) == [
+        "planted:4 patches TrainConfig.__post_init__",
+        "planted:4 patches ScanSnapConfig.__post_init__",
+        "planted:5 patches TrainConfig (setattr)",
+    ]
+
+
 def test_the_runs_schedule_names_test_modules_that_exist():
     """tests/conftest.py's SCHEDULE (the order `make test` hands modules to its workers) names each module once, and
     each exists: a renamed module would otherwise drop silently to the end of the run."""
