@@ -192,12 +192,13 @@ def claims_markdown(doc: dict, select: Callable[[str], bool] | None = None) -> M
 class Dropdown(Markdown):
     """Markdown folded under a title: a MyST ``dropdown`` in the book (which renders it, in print as a heading and
     its text), a ``<details>`` block in a live notebook (where Jupyter renders no MyST). ``str()`` is the book's.
-    ``name``: a label the book's pages can link (the dropdown's ``:name:``; a ``{ref}`` lands on its title)."""
+    ``name``: a label the book's pages can link (the dropdown's ``:name:``; a ``{ref}`` lands on its title).
+    ``classes``: the box's classes, for the build to read (``sts-claims-table``: print leaves the table out)."""
 
-    def __new__(cls, title: str, body: str, name: str = "", kind: str = ""):
+    def __new__(cls, title: str, body: str, name: str = "", classes: str = ""):
         label = f"\n:name: {name}" if name else ""
-        classes = "sts-claims" + (f" sts-claims-{kind}" if kind else "")  # kind "table": print summarises it
-        out = super().__new__(cls, f":::{{dropdown}} {title}{label}\n:class-container: {classes}\n\n{body}\n:::")
+        container = f"\n:class-container: {classes}" if classes else ""
+        out = super().__new__(cls, f":::{{dropdown}} {title}{label}{container}\n\n{body}\n:::")
         out.title, out.body, out.name = title, body, name
         return out
 
@@ -245,7 +246,7 @@ def claims_dropdown(doc: dict, title: str | None = None) -> Dropdown:
     return Dropdown(
         f"All {len(rows)} claims for {what} ({n_paper} of them the paper's): verdict, measured value, threshold",
         f"{spread}\n\n{claims_markdown(doc)}",
-        kind="table",
+        classes="sts-claims-table",  # read by the PDF's build, which leaves the table out (book/_ext/sts_latex.py)
     )
 
 
