@@ -126,7 +126,7 @@ def statement_role(name, rawtext, text, lineno, inliner, options=None, content=N
         refwarn=True,  # a label chapter 8 does not define fails the build (-W)
         refdoc=env.docname,
     )
-    return [nodes.inline("", "", ref, classes=["sts-statement"])], []
+    return [nodes.inline("", "", ref)], []
 
 
 class DropdownLabels(SphinxPostTransform):

@@ -160,6 +160,19 @@ def _short(text: str, limit: int = 100) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
+def check_alt(alt) -> str:
+    """``alt``, the figure in words, checked: a string of at least 20 characters (a panel's frames and a figure's
+    picture say what they show to a reader who cannot see them).
+
+    >>> check_alt("")
+    Traceback (most recent call last):
+    ValueError: alt must describe the figure in words (at least 20 characters), got ''
+    """
+    if not isinstance(alt, str) or len(alt.strip()) < 20:
+        raise ValueError(f"alt must describe the figure in words (at least 20 characters), got {alt!r}")
+    return alt
+
+
 def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False) -> StaticPanel:
     """Draw ``panel`` over its static grid; return its data, every frame inlined (:class:`StaticPanel`).
 
@@ -167,8 +180,7 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False)
     function may :func:`~sts_lib.presentation.layout.describe` it, from what it drew), else ``alt``, plus its
     setting. ``dark``: render every frame in the dark theme too (:data:`DARK_FRAME_LAYOUTS`).
     """
-    if not alt or len(alt) < 20:
-        raise ValueError("alt must describe the figure in words (at least 20 characters)")
+    check_alt(alt)
     mode, positions, options = static_grid(panel, limit)
     layouts = DARK_FRAME_LAYOUTS if dark else FRAME_LAYOUTS
     names = list(panel.controls)
@@ -231,5 +243,6 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False)
     return StaticPanel(data, len(frames))
 
 
-__all__ = ["DARK_FRAME_LAYOUTS", "ENV", "FRAME_LAYOUTS", "GRID_LIMIT", "MIME_PANEL", "StaticPanel", "clamp",
-           "figure_png", "first_frame", "setting_grid", "static_book", "static_data", "static_grid"]  # fmt: skip
+__all__ = ["DARK_FRAME_LAYOUTS", "ENV", "FRAME_LAYOUTS", "GRID_LIMIT", "MIME_PANEL", "StaticPanel", "check_alt",
+           "clamp", "figure_png", "first_frame", "setting_grid", "static_book", "static_data",
+           "static_grid"]  # fmt: skip

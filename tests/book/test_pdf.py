@@ -274,7 +274,7 @@ def text_problems(text: str, log: str, titles: list[str], labels: list[str]) -> 
             '<div class="',
             "<summary>",
             "<img ",
-            '<picture class="',
+            "<picture>",
         )
         if leak in text
     ]
