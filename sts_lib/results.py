@@ -129,6 +129,12 @@ def load_result(name: str, root: str | os.PathLike | None = None) -> dict:
     return _checked_schema(doc, str(path))
 
 
+def load_documents(root: str | os.PathLike | None = None) -> dict[str, dict]:
+    """``{name: document}`` of every committed result (:func:`list_results`), sorted by name: what chapter 8 and the
+    book's verdict role read."""
+    return {name: load_result(name, root) for name in list_results(root)}
+
+
 def _checked_schema(doc: dict, where: str) -> dict:
     schema = doc.get("schema", 1)
     if schema == SCHEMA:
@@ -202,4 +208,4 @@ def claims_table(doc: dict) -> list[dict]:
 # The claim records (ROLES, Measured, claim, over_seeds, ...) are importable from here too; documented in
 # sts_lib.claims.
 __all__ = ["SCHEMA", "claims_table", "course_results", "histories", "history", "jsonable", "list_results",
-           "load_result", "per_seed", "result_path", "save_result", "search_path"]  # fmt: skip
+           "load_documents", "load_result", "per_seed", "result_path", "save_result", "search_path"]  # fmt: skip

@@ -11,6 +11,9 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
+# The book's build (book/_ext: Sphinx extensions and the scripts make runs) is not part of sts_lib; its tests import
+# its modules by name, as Sphinx does.
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
 
 from sts_lib.testing import virtual_accelerator
 
@@ -64,7 +67,7 @@ def quick_folder(tmp_path_factory, worker_id):
 # would group tests across modules, but with pytest 9 its xdist_group marker has no effect: xdist 3.8 renames
 # item._nodeid, which pytest 9 no longer reads.) The fixtures live here, not in a tests/book/conftest.py: with
 # --doctest-modules two conftest.py files clash as one module name. SCHEDULE is written by hand, not derived: no
-# durations are recorded between runs (the cache provider is off, and nothing committed holds them), and its middle
+# durations are recorded between runs (pytest's cache keeps none, and nothing committed holds them), and its middle
 # is a balance, not a sort (the modules beside the build are picked to last about as long as it, on the other
 # worker); a rule such as "the build first, what needs the book last, the rest by duration" would hand out the same
 # list at best, and the machine's speed varies from day to day by more than a re-balancing would gain (tests/README.md).

@@ -21,7 +21,7 @@ The extension (``_config.yml``'s ``local_extensions``):
    their feedback collected at the end of the chapter (the course PDF) or, in the student edition
    (sphinx-exercise's ``hide_solutions``), in one answer key at the end of the book (:class:`AnswerKey`: a
    self-studier's feedback, without the exercises' solutions), written from the self-checks' records
-   (:mod:`sts_lib.exercises._self_checks`). Where the PDFs are published and linked is ``sts_published.py``.
+   (:mod:`sts_self_checks`). Where the PDFs are published and linked is ``sts_published.py``.
 5. Debian's TeX Live, upstream: the LaTeX class of sphinx-jupyterbook-latex (``jupyterBook.cls``) loads
    ``bbm`` for its ``\\RR``-style macros, which the book does not use; Debian ships ``bbm.sty`` only in
    ``texlive-fonts-extra`` (about 1 GB). :func:`_bbm_shim` writes a two-line ``bbm.sty`` into the LaTeX
@@ -223,7 +223,7 @@ class ClaimsTablesInPrint(SphinxPostTransform):
 def _self_checks_in_print(app, doctree) -> None:
     """``doctree-read``, in a LaTeX build: the page's self-checks as print has them (module docstring, item 4)."""
     if app.builder.format == "latex":
-        from sts_lib.exercises._self_checks import write_apart
+        from sts_self_checks import write_apart
 
         student = getattr(app.config, "hide_solutions", False)
         write_apart(doctree, answers=not student, key=student)
@@ -237,7 +237,7 @@ class AnswerKey(SphinxPostTransform):
     formats = ("latex",)
 
     def run(self, **kwargs) -> None:
-        from sts_lib.exercises._self_checks import KEY_CLASS, KEY_TITLE
+        from sts_self_checks import KEY_CLASS, KEY_TITLE
 
         parts = [s for s in self.document.findall(nodes.section) if KEY_CLASS in s.get("classes", ())]
         if not parts:
@@ -315,7 +315,7 @@ def build_pdf(root: str | Path = ".", *, strict: bool = True, student: bool = Fa
     ``strict`` is ``make book``'s ``-W --keep-going``: a Sphinx warning fails the build. LaTeX's own log is
     ``<out>/sts-course.log``, latexmk's output ``<out>/all-pdf.log``. ``student`` builds the student edition
     (``make pdf-student``) into ``_build/student/latex``: the configuration of ``make book-student``
-    (:func:`sts_lib.exercises._student_book.student_config`: no solutions, no self-check answers). Raises
+    (:func:`sts_student_book.student_config`: no solutions, no self-check answers). Raises
     RuntimeError when a step fails.
     """
     import yaml
@@ -328,7 +328,7 @@ def build_pdf(root: str | Path = ".", *, strict: bool = True, student: bool = Fa
     toc.write_text(yaml.safe_dump(print_toc(yaml.safe_load((root / "_toc.yml").read_text())), sort_keys=False))
     config = root / "_config.yml"
     if student:
-        from sts_lib.exercises._student_book import student_config
+        from sts_student_book import student_config
 
         derived = student_config(yaml.safe_load(config.read_text()), root, root / "_build" / ".jupyter_cache")
         config = out / "_config.yml"

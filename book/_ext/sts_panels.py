@@ -40,24 +40,21 @@ from pathlib import Path
 from docutils import nodes
 from sphinx import addnodes
 
-from sts_lib.chapters.static_panel import MIME_PANEL, first_frame
-from sts_lib.presentation.render import MIME_PICTURE, SCHEMA_VERSION, STATIC_BOOK_ENV as ENV, png_size
+from sts_lib.presentation.render import MIME_PANEL, MIME_PICTURE, SCHEMA_VERSION, first_frame, png_size
+from sts_lib.presentation.render import STATIC_BOOK_ENV as ENV
 
 #: The class names of the markup, which static/*.css and static/*.js read (and the browser tests look for).
 CLASSES = {
     "link": "sts-figure-link",
-    "picture": "sts-picture",
     "panel": "sts-static-panel",
     "controls": "sts-panel-controls",
     "control": "sts-panel-control",
     "note": "sts-panel-note",
     "status": "sts-panel-status",
     "figure": "sts-panel-figure",
-    "pictures": "sts-panel-pictures",
     "img": "sts-panel-img",
     "caption": "sts-panel-caption",
     "data": "sts-panel-data",
-    "print": "sts-panel-print",
 }
 #: The themes a picture is shown in and, for each, its layouts: the ``<img>``'s (the book's column) and the phone
 #: ``<source>``'s. A figure with no dark renderings is one picture, shown in every theme.
@@ -110,7 +107,7 @@ class StsOutputs:
             )
             return [sts_picture("", data=content, alt=options.get("alt") or content.get("alt", ""))]
         first = first_frame(content)
-        paper = nodes.container(classes=[CLASSES["print"]])
+        paper = nodes.container()
         line = "Interactive in the HTML edition and the notebook; "
         if "renderings" in first:
             png = first["renderings"]["desktop"]["png"]
@@ -184,7 +181,7 @@ def picture_markup(pictures: dict, alt: str, *, img_class: str = "", title: str 
     return (
         f'<a class="{" ".join(filter(None, (CLASSES["link"], only)))}" href="{wide[0]}" target="_blank" '
         f'rel="noopener" title="{title}">'
-        f'<picture class="{CLASSES["picture"]}"><source media="{PHONE_MEDIA}" {lazy}srcset="{narrow[0]}" '
+        f'<picture><source media="{PHONE_MEDIA}" {lazy}srcset="{narrow[0]}" '
         f'width="{narrow[2]}" height="{narrow[3]}" data-layout="{narrow_layout}" data-text-px="{narrow[1]:.2f}">'
         f'<img{cls} {lazy}src="{wide[0]}" width="{wide[2]}" height="{wide[3]}" loading="lazy" decoding="async" '
         f'alt="{html.escape(alt)}" data-layout="{wide_layout}" data-text-px="{wide[1]:.2f}"></picture></a>'
@@ -246,7 +243,7 @@ def panel_markup(data: dict, url) -> str:
         f'<p class="{CLASSES["status"]}" aria-live="polite">{html.escape(first.get("error", ""))}</p>'
         # The pictures in a box of their own: the theme hides a figcaption that follows an only-light/only-dark
         # sibling (pydata-sphinx-theme's rule for a figure with one picture per theme), and a panel has both.
-        f'<figure class="{CLASSES["figure"]}"><div class="{CLASSES["pictures"]}">{pictures}</div>'
+        f'<figure class="{CLASSES["figure"]}"><div>{pictures}</div>'
         f'<figcaption class="{CLASSES["caption"]}" '
         f'aria-live="polite">{html.escape(first["caption"])}</figcaption></figure>'
         f'<script type="application/json" class="{CLASSES["data"]}">{payload}</script></div>'

@@ -79,9 +79,9 @@ def _role(edition: str):
             env.sts_pdf_pages = {}
         env.sts_pdf_pages[env.docname] = (env.app.builder.format, built(env.app))
         if not linked:
-            return [nodes.inline(rawtext, text, classes=["sts-pdf"])], []
+            return [nodes.inline(rawtext, text)], []
         uri = "../" * env.docname.count("/") + EDITIONS[edition][0]
-        return [nodes.reference(rawtext, text, refuri=uri, classes=["sts-pdf"])], []
+        return [nodes.reference(rawtext, text, refuri=uri)], []
 
     role.__doc__ = f"``{{sts-pdf...}}`text```: ``text`` linked to the {edition} PDF where it is built, else plain."
     return role
@@ -169,8 +169,8 @@ def repository_role(name, rawtext, text, lineno, inliner, options=None, content=
     _, title, target = split_explicit_title(text)
     uri = repository_url(inliner.document.settings.env.config.html_theme_options, target)
     if uri is None:
-        return [nodes.inline(rawtext, title, classes=["sts-repo"])], []
-    return [nodes.reference(rawtext, title, refuri=uri, classes=["sts-repo"])], []
+        return [nodes.inline(rawtext, title)], []
+    return [nodes.reference(rawtext, title, refuri=uri)], []
 
 
 def setup(app):

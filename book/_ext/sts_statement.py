@@ -17,7 +17,7 @@ The text and the link are the same in every builder (a ``{ref}`` to the label: a
 ``\\label`` (a rubric); :class:`DropdownLabels` puts a target before it, so the PDF's link lands there.
 
 The verdicts are computed once per build (:func:`shown`, on the first use: the records import torch), from
-:func:`sts_lib.chapters.ch8_reproduction.load_documents` and
+:func:`sts_lib.results.load_documents` and
 :func:`sts_lib.reading.confirmation.load_confirmation`, as chapter 8 computes them. A page that uses the role
 depends on the committed documents and the records' modules (``env.note_dependency``), so an incremental build
 reads it again when either changes. An unknown key fails the build, naming the key and the known keys. Only
@@ -75,7 +75,7 @@ def shown() -> tuple[dict, tuple]:
     :func:`sts_lib.reading.confirmation.standing` shows it; ``files``: what it was read from (the documents, the
     confirmation, the records' modules)."""
     if "shown" not in _CACHE:
-        from sts_lib.chapters.ch8_reproduction import load_documents
+        from sts_lib.results import load_documents
         from sts_lib.presentation.verdict_table import readings_anchor
         from sts_lib.reading.confirmation import DOCUMENT, FRESH_DIR, load_confirmation, standing
         from sts_lib.reading.statements import STATEMENTS
@@ -126,7 +126,7 @@ def statement_role(name, rawtext, text, lineno, inliner, options=None, content=N
         refwarn=True,  # a label chapter 8 does not define fails the build (-W)
         refdoc=env.docname,
     )
-    return [nodes.inline("", "", ref, classes=["sts-statement"])], []
+    return [nodes.inline("", "", ref)], []
 
 
 class DropdownLabels(SphinxPostTransform):

@@ -24,6 +24,7 @@ from torch import nn
 from .._validate import check_float, check_generator, check_int
 from ..device import get_device, make_generator, to_numpy
 from ..fits import linear_fit
+from ..history import capped_steps
 
 
 def syn_small_probs(
@@ -163,6 +164,7 @@ class ScanSnapConfig:
     def __post_init__(self):
         for name in ("n_distinct", "T", "steps", "batch_size", "n_records"):
             setattr(self, name, check_int(name, getattr(self, name), low=1))
+        self.steps = capped_steps(self.steps)  # a process's steps cap (sts_lib.history.set_steps_cap), if one is set
         self.seed = check_int("seed", self.seed, low=0)
         for name in ("lr_Z", "lr_Y"):
             setattr(self, name, check_float(name, getattr(self, name), low=0.0, strict_low=True))

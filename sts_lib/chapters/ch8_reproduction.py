@@ -4,7 +4,7 @@ Every number on the chapter's page is read from the committed results (``results
 found by :mod:`sts_lib.results` in a clone or in the installed package); nothing is retrained.
 The figures come from :mod:`sts_lib.presentation.figures`, the summaries and claims tables from
 :mod:`sts_lib.presentation.report`, the paper's statements and their verdicts from :mod:`sts_lib.reading.statements`.
-This module loads the documents (:func:`load_documents`), re-exports the tally in words
+This module loads the documents (:func:`sts_lib.results.load_documents`, re-exported), re-exports the tally in words
 (:func:`~sts_lib.presentation.verdict_table.tally_in_words`), tabulates the near-orthogonal baseline's minima
 (:func:`baseline_minima`; the width
 law's fits are :func:`~sts_lib.chapters.ch4_width_law.width_forms_table`, its words chapter 4's, re-exported),
@@ -15,22 +15,16 @@ page stays complete when new results are committed.
 
 from __future__ import annotations
 
-import os
 import re
 
 from ..presentation.verdict_table import tally_in_words
 from .ch4_width_law import width_law_in_words
 from ..history import HeldOut
 from ..presentation.report import Markdown, table
-from ..results import list_results, load_result, per_seed
+from ..results import load_documents, per_seed
 
 #: Where a further experiment's setting is explained when its result file has no ``scale_note``.
 EVIDENCE = 'see the appendix "Evidence for the paper-scale choices"'
-
-
-def load_documents(root: str | os.PathLike | None = None) -> dict[str, dict]:
-    """``{name: document}`` of every committed result (:func:`sts_lib.results.list_results`), sorted by name."""
-    return {name: load_result(name, root) for name in list_results(root)}
 
 
 def sections(docs: dict[str, dict]) -> dict[str, str]:

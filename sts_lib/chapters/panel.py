@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from matplotlib.figure import Figure
 
-from .static_panel import GRID_LIMIT, clamp, figure_png, setting_grid, static_book, static_data, static_grid
+from .static_panel import GRID_LIMIT, check_alt, clamp, figure_png, setting_grid, static_book, static_data, static_grid
 
 
 # -- the controls a panel declares ------------------------------------------------------------
@@ -207,7 +207,8 @@ class FigurePanel:
 
     ``bounds(values) -> {name: (low, high)}`` (optional) gives ranges that follow other controls (``q <= T``):
     the sliders' limits move and the values are clamped before drawing. ``note`` is a line shown under the
-    controls. ``update(**values)`` sets controls and redraws once; moving a control calls it too.
+    controls. ``update(**values)`` sets controls and redraws once; moving a control calls it too. ``alt`` (a
+    keyword, required) says what the figure shows in words: a panel without one fails when it is built.
 
     The state is plain Python: :attr:`values`, :attr:`error` and :attr:`figure`. The ipywidgets
     objects (:attr:`widget`, and its :attr:`inputs`, :attr:`image` and :attr:`status`) are built the
@@ -220,7 +221,7 @@ class FigurePanel:
     controls: dict  # name -> Ints | LogFloats | Choice
     bounds: Callable[[dict], dict] | None = None  # dependent ranges, e.g. {"q": (1, T)}
     note: str = ""  # a line under the controls
-    alt: str = ""  # the figure in words: alt text of the static book's frames
+    alt: str = field(kw_only=True)  # the figure in words (required, 20 characters at least): the frames' alt text
     static: dict | None = None  # name -> values offered in the static book (default: all)
     dark: bool = True  # the static book's frames in the dark theme too (about twice the panel's drawing time)
     figure: Figure = field(init=False)  # the one Figure, never re-created
@@ -230,6 +231,7 @@ class FigurePanel:
     _busy: bool = field(init=False, default=False, repr=False)  # True while the panel sets its widgets
 
     def __post_init__(self):
+        check_alt(self.alt)  # here, not minutes into a build
         self._values = {k: c.value for k, c in self.controls.items()}
         self.figure = self.draw(None, **self._settle({}))
         if self.static:

@@ -38,11 +38,9 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from ..presentation.layout import drawn
-from ..presentation.render import SCHEMA_VERSION, STATIC_BOOK_ENV, renderings, static_book
+from ..presentation.render import MIME_PANEL, SCHEMA_VERSION, STATIC_BOOK_ENV, first_frame, renderings, static_book
 
 ENV = STATIC_BOOK_ENV  # set to "1" by the book build (book/_ext/sts_panels.py)
-#: The notebook output type of a static panel: its data (JSON), which the book's extension alone renders.
-MIME_PANEL = "application/vnd.sts.panel+json"
 #: The most settings a panel spans with every combination (:func:`setting_grid`); beyond it, each control moves alone.
 GRID_LIMIT = 64
 #: The layouts a panel's frame is rendered for: the book's column (the live panel's picture, uncropped) and a phone's.
@@ -150,11 +148,6 @@ class StaticPanel:
         return out
 
 
-def first_frame(data: dict) -> dict:
-    """The frame a panel's data (:attr:`StaticPanel.data`) shows first: that of every control's default position."""
-    return data["frames"][data["lookup"][",".join(str(c["default"]) for c in data["controls"])]]
-
-
 def _short(text: str, limit: int = 100) -> str:
     """``text`` up to its first sentence's end, or cut at a word boundary before ``limit`` characters.
 
@@ -167,6 +160,19 @@ def _short(text: str, limit: int = 100) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
+def check_alt(alt) -> str:
+    """``alt``, the figure in words, checked: a string of at least 20 characters (a panel's frames and a figure's
+    picture say what they show to a reader who cannot see them).
+
+    >>> check_alt("")
+    Traceback (most recent call last):
+    ValueError: alt must describe the figure in words (at least 20 characters), got ''
+    """
+    if not isinstance(alt, str) or len(alt.strip()) < 20:
+        raise ValueError(f"alt must describe the figure in words (at least 20 characters), got {alt!r}")
+    return alt
+
+
 def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False) -> StaticPanel:
     """Draw ``panel`` over its static grid; return its data, every frame inlined (:class:`StaticPanel`).
 
@@ -174,8 +180,7 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False)
     function may :func:`~sts_lib.presentation.layout.describe` it, from what it drew), else ``alt``, plus its
     setting. ``dark``: render every frame in the dark theme too (:data:`DARK_FRAME_LAYOUTS`).
     """
-    if not alt or len(alt) < 20:
-        raise ValueError("alt must describe the figure in words (at least 20 characters)")
+    check_alt(alt)
     mode, positions, options = static_grid(panel, limit)
     layouts = DARK_FRAME_LAYOUTS if dark else FRAME_LAYOUTS
     names = list(panel.controls)
@@ -238,5 +243,6 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False)
     return StaticPanel(data, len(frames))
 
 
-__all__ = ["DARK_FRAME_LAYOUTS", "ENV", "FRAME_LAYOUTS", "GRID_LIMIT", "MIME_PANEL", "StaticPanel", "clamp",
-           "figure_png", "first_frame", "setting_grid", "static_book", "static_data", "static_grid"]  # fmt: skip
+__all__ = ["DARK_FRAME_LAYOUTS", "ENV", "FRAME_LAYOUTS", "GRID_LIMIT", "MIME_PANEL", "StaticPanel", "check_alt",
+           "clamp", "figure_png", "first_frame", "setting_grid", "static_book", "static_data",
+           "static_grid"]  # fmt: skip

@@ -1,4 +1,4 @@
-"""Command line: ``build`` (student + solution notebooks, book pages), ``list``, ``student-book``.
+"""Command line: ``build`` (student + solution notebooks, book pages), ``pages``, ``list``, ``costs``.
 
 Run from the repository root::
 
@@ -7,7 +7,6 @@ Run from the repository root::
     python -m sts_lib.exercises pages              # only the book's exercise and project pages (make notebooks)
     python -m sts_lib.exercises list               # the exercises, their points and notebooks
     python -m sts_lib.exercises costs [--measure]  # each exercise's difficulty and minutes (measured again)
-    python -m sts_lib.exercises student-book       # the book without solutions (make book-student)
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import argparse
 import sys
 
 from . import REGISTRY, total_points
-from ._student_book import STUDENT_HTML, build_student_book
 from .build import build
 
 
@@ -32,18 +30,7 @@ def main(argv=None) -> int:
     sub.add_parser("list", help="list the exercises with their points")
     c = sub.add_parser("costs", help="each exercise's cost record, difficulty and minutes, as a Markdown table")
     c.add_argument("--measure", action="store_true", help="measure the code and the checkers' times again")
-    sb = sub.add_parser("student-book", help="build the book without solutions into _build/student/html")
-    sb.add_argument("--out", default=STUDENT_HTML, help=f"output folder (default {STUDENT_HTML})")
     args = parser.parse_args(argv)
-    if args.cmd == "student-book":
-        try:
-            status = build_student_book(".", args.out)
-        except (FileNotFoundError, RuntimeError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 1
-        if status == 0:
-            print(f"Student edition built (no solutions): open {args.out}/index.html")
-        return status
     if args.cmd == "pages":
         from ._book_pages import build_book_pages
 

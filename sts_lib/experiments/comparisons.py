@@ -46,10 +46,6 @@ def eqrate_identity(T: int, N: int, lr_W: float, steps: int, d: int = 5, q: int 
     return float(np.max(np.abs(a - b) / b))
 
 
-#: The comparator key of each fixed arm, as the reading policy names it (sts_lib.reading.policy AXES["vs"]).
-_VS = {"fixed": "onehot", "fixed_nearorth": "nearorth"}
-
-
 def quicker(fast, rival, key: str, where: str, rival_name: str, rate: str, measure: str) -> Measured:
     """How far the stochastic PE (``fast``: at one rate, or the pool at the equal effective rate) is ahead of a fixed
     PE at one q_test: ``measure`` 'steps' = the rival's steps to 5% of its initial loss ÷ the stochastic PE's, 'end'

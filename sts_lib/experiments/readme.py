@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..presentation.report import Markdown, claims_markdown, counted, plain, table, title_of
+from ..claim_text import plain
+from ..presentation.report import Markdown, claims_markdown, counted, table, title_of
 from ..results import claims_table
 from ..results import list_results, load_result
 from ..presentation.verdict_table import statements_table, tally_in_words

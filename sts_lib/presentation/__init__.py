@@ -6,7 +6,9 @@ phone's, print, and their dark pairs; :mod:`~sts_lib.presentation.theme` holds t
 renderings as data the book's extension alone turns into markup. :mod:`~sts_lib.presentation.plots` holds the
 shared plotters, :mod:`~sts_lib.presentation.figures` and :mod:`~sts_lib.presentation.evidence_figures` the
 experiments' figures (with :mod:`~sts_lib.presentation.run_labels`), :mod:`~sts_lib.presentation.report` the claims
-in tables and words, :mod:`~sts_lib.presentation.verdict_table` chapter 8's statements table,
+in tables and words, :mod:`~sts_lib.presentation.verdict_table` the verdicts (chapter 8's statements table and
+each figure's summary),
 :mod:`~sts_lib.presentation.readable` the display hook and :mod:`~sts_lib.presentation.session` the chapters'
-set-up call. It imports the core and :mod:`sts_lib.reading`; nothing in the core imports it.
+set-up call. It imports the core and :mod:`sts_lib.reading` (which never imports it back); nothing in the core
+imports it.
 """

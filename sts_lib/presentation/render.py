@@ -49,6 +49,9 @@ STATIC_BOOK_ENV = "STS_STATIC_PANELS"
 #: The notebook output type of a figure in the static book: its renderings as data (:class:`PictureData`), which
 #: the book's extension (``book/_ext/sts_panels.py``) alone writes as markup.
 MIME_PICTURE = "application/vnd.sts.picture+json"
+#: The notebook output type of a static panel (:class:`sts_lib.chapters.static_panel.StaticPanel`): its data
+#: (JSON), which the book's extension alone renders.
+MIME_PANEL = "application/vnd.sts.panel+json"
 #: The version of :class:`PictureData` and of a panel's data (:mod:`sts_lib.chapters.static_panel`): the book's
 #: extension refuses a payload of another version rather than guess at its shape.
 SCHEMA_VERSION = 1
@@ -257,7 +260,12 @@ def picture_data(fig: Figure, layouts=BOOK_LAYOUTS, *, rendered: dict | None = N
     }
 
 
+def first_frame(data: dict) -> dict:
+    """The frame a panel's data (:data:`MIME_PANEL`) shows first: that of every control's default position."""
+    return data["frames"][data["lookup"][",".join(str(c["default"]) for c in data["controls"])]]
+
+
 __all__ = ["BOOK_LAYOUTS", "MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "MIME_PICTURE", "PictureData", "Rendering", "SCHEMA_VERSION", "all_axes", "compact", "drawn_texts",
-           "halved", "picture", "picture_data", "png_size", "png_width", "renderings", "smallest_text_px",
-           "static_book"]  # fmt: skip
+           "MIME_PANEL", "MIME_PICTURE", "PictureData", "Rendering", "SCHEMA_VERSION", "all_axes", "compact",
+           "drawn_texts", "first_frame", "halved", "picture", "picture_data", "png_size", "png_width", "renderings",
+           "smallest_text_px", "static_book"]  # fmt: skip

@@ -9,7 +9,8 @@ names. Only the paper's statements are counted as reproduced or not; the other r
 what they are. :func:`in_words` turns the claims into a short summary, :func:`claims_markdown` into a
 narrow table with the verdict first (a phone keeps it in view), and :func:`claims_dropdown` folds that
 table under a line that counts the claims (a MyST dropdown in the book). Numbers are written plainly
-(:func:`plain`: no exponents, step counts as integers, a unit's sentinel in its words: :data:`sts_lib.claims.UNITS`).
+(:func:`sts_lib.claim_text.plain`: no exponents, step counts as integers, a unit's sentinel in its words:
+:data:`sts_lib.claims.UNITS`).
 All return :class:`Markdown`, a
 ``str`` that Jupyter and myst-nb render (the book parses outputs as MyST).
 """
@@ -21,6 +22,7 @@ import numbers
 from collections.abc import Callable
 from functools import partial
 
+from ..claim_text import needs, plain
 from ..claims import ROLES, UNITS, Unit
 from ..results import claims_table
 from .theme import reader_text
@@ -81,25 +83,9 @@ def counted(row: dict) -> bool:
     return row["role"] == "paper" and (row.get("counts") or "decides") == "decides" and not row.get("undecided")
 
 
-def plain(v, digits: int = 3) -> str:
-    """``v`` to ``digits`` significant digits, without an exponent; ``—`` when missing.
-
-    >>> [plain(v) for v in (0.000969, 0.8106, 0.99998, 5.307, 2433.3, -466.67, None, float("nan"))]
-    ['0.000969', '0.811', '1.00', '5.31', '2,433', '−467', '—', '—']
-    """
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    if math.isinf(v) or v == 0:
-        return ("−∞" if v < 0 else "∞") if v else "0"
-    r = float(f"{v:.{digits}g}")  # round first: 0.99998 is 1.00, not 1.000
-    e = math.floor(math.log10(abs(r)))
-    text = f"{round(v):,}" if e >= digits - 1 else f"{r:,.{digits - 1 - e}f}"  # no 2,430 for 2,433
-    return text.replace("-", "−")  # a minus sign, not a hyphen
-
-
 def _in_unit(v, unit: Unit) -> str:
     """``v`` as its unit prints it (:class:`sts_lib.claims.Unit`): its sentinel in words, a count signed and whole,
-    anything else by :func:`plain`."""
+    anything else by :func:`~sts_lib.claim_text.plain`."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
     if unit.sentinel is not None and v == unit.sentinel:
@@ -121,19 +107,6 @@ def _measured(row: dict) -> str:
     return fmt(row["value"]) + (f" ({lo} to {hi})" if len(seeds) > 1 and lo != hi else "")
 
 
-def needs(row: dict) -> str:
-    """What a claim needs, as every table prints it: "≥ 0.95", "in [−1.25, −0.8]" (the threshold as set).
-
-    >>> needs({"rule": ">=", "threshold": 0.95}), needs({"rule": "within", "threshold": [-1.25, -0.8]})
-    ('≥ 0.95', 'in [−1.25, −0.8]')
-    """
-    t = row["threshold"]
-    if row["rule"] == "within":
-        return f"in [{t[0]:g}, {t[1]:g}]".replace("-", "−")
-    sign = {"<=": "≤", ">=": "≥"}.get(row["rule"], row["rule"])
-    return f"{sign} " + ("?" if t is None else f"{t:g}".replace("-", "−"))  # thresholds are set by hand: as set
-
-
 def _cell(text: str) -> str:
     """Text safe inside a Markdown table cell: a bare ``|`` would end the cell, a newline the row."""
     return " ".join(str(text).split()).replace("|", "\\|")
@@ -144,8 +117,9 @@ def table(columns, rows, *, digits: int = 3, note: str = "") -> Markdown:
 
     The course's one table renderer: a chapter shows a table of numbers through this, never as printed,
     space-aligned text, which a phone's column wraps into a heap of numbers. Numbers are written by
-    :func:`plain` to ``digits`` significant digits (an ``int`` as it is, a ``bool`` as ✓/✗); other values as
-    text made safe for a cell. ``note`` is a line below the table. Headers may hold MyST math (``$\\eta$``).
+    :func:`~sts_lib.claim_text.plain` to ``digits`` significant digits (an ``int`` as it is, a ``bool`` as ✓/✗);
+    other values as text made safe for a cell. ``note`` is a line below the table. Headers may hold MyST math
+    (``$\\eta$``).
 
     >>> print(table(["T", "loss", "ok"], [(20, 0.81234, True), (40, None, False)], note="Two runs."))
     | T | loss | ok |
@@ -218,12 +192,13 @@ def claims_markdown(doc: dict, select: Callable[[str], bool] | None = None) -> M
 class Dropdown(Markdown):
     """Markdown folded under a title: a MyST ``dropdown`` in the book (which renders it, in print as a heading and
     its text), a ``<details>`` block in a live notebook (where Jupyter renders no MyST). ``str()`` is the book's.
-    ``name``: a label the book's pages can link (the dropdown's ``:name:``; a ``{ref}`` lands on its title)."""
+    ``name``: a label the book's pages can link (the dropdown's ``:name:``; a ``{ref}`` lands on its title).
+    ``classes``: the box's classes, for the build to read (``sts-claims-table``: print leaves the table out)."""
 
-    def __new__(cls, title: str, body: str, name: str = "", kind: str = ""):
+    def __new__(cls, title: str, body: str, name: str = "", classes: str = ""):
         label = f"\n:name: {name}" if name else ""
-        classes = "sts-claims" + (f" sts-claims-{kind}" if kind else "")  # kind "table": print summarises it
-        out = super().__new__(cls, f":::{{dropdown}} {title}{label}\n:class-container: {classes}\n\n{body}\n:::")
+        container = f"\n:class-container: {classes}" if classes else ""
+        out = super().__new__(cls, f":::{{dropdown}} {title}{label}{container}\n\n{body}\n:::")
         out.title, out.body, out.name = title, body, name
         return out
 
@@ -271,7 +246,7 @@ def claims_dropdown(doc: dict, title: str | None = None) -> Dropdown:
     return Dropdown(
         f"All {len(rows)} claims for {what} ({n_paper} of them the paper's): verdict, measured value, threshold",
         f"{spread}\n\n{claims_markdown(doc)}",
-        kind="table",
+        classes="sts-claims-table",  # read by the PDF's build, which leaves the table out (book/_ext/sts_latex.py)
     )
 
 
@@ -345,5 +320,5 @@ def in_words(doc: dict, title: str | None = None) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-__all__ = ["Dropdown", "Markdown", "claim_lines", "claims_dropdown", "counted", "claims_markdown", "in_words", "needs",
-           "plain", "table", "title_of", "verdict"]  # fmt: skip
+__all__ = ["Dropdown", "Markdown", "claim_lines", "claims_dropdown", "counted", "claims_markdown", "in_words", "table",
+           "title_of", "verdict"]  # fmt: skip

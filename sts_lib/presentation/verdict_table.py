@@ -1,4 +1,4 @@
-"""Chapter 8 at a glance: the statements table, every statement's readings in a dropdown, and the tally.
+"""The verdicts as the book shows them: chapter 8's statements table, every statement's readings, each figure's summary.
 
 :func:`statements_table` is one line per statement of :data:`sts_lib.reading.statements.STATEMENTS`: its verdict as
 chapter 8 shows it (:func:`sts_lib.reading.confirmation.standing`: a rule fixed after the runs stands only when fresh
@@ -6,7 +6,9 @@ seeds replicate it), the paper's words, the number that decides it and when its 
 lays
 its rows out as cards (the class ``sts-statements``). :func:`readings_markdown` (and :func:`readings_dropdown`)
 give what the words leave open and every admissible and excluded reading's verdict; :func:`tally` counts the
-verdicts by when their rules were fixed. Everything is derived from the records and the committed documents.
+verdicts by when their rules were fixed; :func:`in_short` is a figure's summary, with the verdicts of the
+statements its document decides as chapter 8's table gives them. Everything is derived from the records and the
+committed documents (:mod:`sts_lib.reading`, which never imports this module).
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ from ..reading.confirmation import (
 )
 from ..reading.policy import AXES, DOMINATES, LEVEL, SLIGHTLY, TIMES
 from ..reading.thresholds import THRESHOLDS
-from .report import Dropdown, Markdown
+from .report import Dropdown, Markdown, title_of
 from ..reading.statements import STATEMENTS, statement
 from ..reading.verdicts import (
     BEFORE,
     NO_RESULT,
+    REPRODUCED,
+    STRUCTURAL,
+    UNTESTABLE,
     VERDICTS,
     Statement,
     deciding_claims,
@@ -198,6 +203,57 @@ def policy_markdown() -> Markdown:
     )
 
 
+def in_short(doc: dict, docs: dict | None = None) -> Markdown:
+    """A figure's summary in a few sentences: the paper's statements its document helps decide, each with the
+    verdict chapter 8's table gives it (from the same records, so no two chapters can disagree) and, when it is
+    not reproduced or not decided, the number that decides it; then the other checks, counted. The per-claim
+    detail stays in the claims table (:func:`sts_lib.presentation.report.claims_dropdown`).
+
+    ``docs`` are the documents the verdicts are read from (``{name: doc}``); by default the committed ones, with
+    ``doc`` in its own place: a statement that two experiments decide together is decided from both.
+    """
+    conf = load_confirmation()
+    name = doc.get("experiment", "this experiment")
+    if docs is None:
+        from ..results import list_results, load_result  # every committed document: only when none are given
+
+        docs = {n: load_result(n) for n in list_results() if n != name}
+    docs = {**docs, name: doc}
+    keys = list(dict.fromkeys(d["statement"] for d in doc.get("decides", [])))
+    seeds = len(doc.get("seeds", [0]))
+    lines = [
+        f"**{title_of(doc)} in short** ({seeds} seed{'s' * (seeds > 1)}"
+        f"{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."
+    ]
+    if keys:
+        lines[0] += f" Of the paper's statements it decides ({len(keys)}), as chapter 8's table decides them:"
+        for key in keys:
+            st = statement(key)
+            v, rows = statement_verdict(st, docs)
+            shown, _, note = standing(st, v, conf)
+            reason = (
+                f" ({note or why_verdict(st, docs, v, rows, compact=True)})"
+                if shown not in (REPRODUCED, *STRUCTURAL, UNTESTABLE)
+                else ""
+            )
+            v = shown
+            lines.append(f"- {VERDICTS[v].mark}: {st.where}, {st.words}{reason}.")
+    rows = [c for c in doc.get("claims", {}).values() if c.get("role") != "paper"]
+    counts = []
+    for role, label in (
+        ("guaranteed", "consistency checks (closed forms)"),
+        ("ours", "checks of our own"),
+        ("diagnostic", "diagnostics"),
+    ):
+        group = [c for c in rows if c.get("role", "ours") == role]
+        if group:
+            held = sum(bool(c["passed"]) for c in group)
+            counts.append(f"{held} of {len(group)} {label} hold")
+    if counts:
+        lines.append(f"- The other checks: {'; '.join(counts)}. Each claim's numbers are in the table below.")
+    return Markdown("\n".join(lines))
+
+
 def sensitivity_table(docs: dict) -> Markdown:
     """One line per statement with a threshold that decides it: each threshold, its band, and the value at which the
     verdict would flip (:func:`sts_lib.reading.reasons.sensitivity_markdown`), from the committed documents."""
@@ -235,6 +291,7 @@ def confirmation_in_words(confirmation: dict | None) -> Markdown:
 
 __all__ = [
     "confirmation_in_words",
+    "in_short",
     "policy_markdown",
     "readings_anchor",
     "readings_dropdown",

@@ -7,6 +7,7 @@ combination rule; :mod:`~sts_lib.reading.thresholds` every threshold with its to
 :mod:`~sts_lib.reading.decide` a statement's verdict (readings combined, held against the bands);
 :mod:`~sts_lib.reading.reasons` the number behind it;
 :mod:`~sts_lib.reading.confirmation` holds a rule fixed after the runs to fresh seeds;
-:mod:`~sts_lib.reading.floor_validation` checks the floor test out of sample. It imports the core (and
-:mod:`sts_lib.presentation.report` for a claim's words); nothing in the core imports it.
+:mod:`~sts_lib.reading.floor_validation` checks the floor test out of sample. It imports the core only (a claim's
+numbers are written by :mod:`sts_lib.claim_text`), never :mod:`sts_lib.presentation`, which shows it; nothing in the
+core imports it.
 """

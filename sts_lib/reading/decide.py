@@ -31,7 +31,7 @@ from .verdicts import (
     claim_rows,
     deciding_claims,
 )
-from ..presentation.report import plain
+from ..claim_text import plain
 
 
 def verdict(st: Statement, docs: dict, reading: str = PAPER, *, adjust=None) -> tuple[str, str]:

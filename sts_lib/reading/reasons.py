@@ -4,12 +4,12 @@
 undecided one, then the passing claim closest to its threshold); :func:`why_verdict` gives the number(s) behind a
 statement's combined verdict (one of each side when it depends on the reading; the finding within the run's steps
 for a limit). Chapter 8's table and each figure's summary print them (:mod:`sts_lib.presentation.verdict_table`,
-:func:`sts_lib.reading.statements.in_short`).
+:func:`sts_lib.presentation.verdict_table.in_short`).
 """
 
 from __future__ import annotations
 
-from ..presentation.report import needs, plain
+from ..claim_text import needs, plain
 from .decide import sensitivity
 from .verdicts import (
     DEPENDS,

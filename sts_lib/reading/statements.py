@@ -15,10 +15,7 @@ the claims.
 from __future__ import annotations
 
 from .policy import DOMINATES, SLIGHTLY, Wording
-from ..presentation.report import Markdown
-from .reasons import why_verdict
-from .decide import statement_verdict
-from .verdicts import BEFORE, STRUCTURAL, VERDICTS, Statement
+from .verdicts import BEFORE, Statement
 
 # Re-exported (``x as x``) for the pages and tests that read verdicts through this module.
 from .verdicts import BY_CONSTRUCTION as BY_CONSTRUCTION, NO_RESULT as NO_RESULT, NOT_DECIDED as NOT_DECIDED
@@ -26,7 +23,8 @@ from .verdicts import REPRODUCED as REPRODUCED, UNTESTABLE as UNTESTABLE, Decide
 from .verdicts import NOT_REPRODUCED as NOT_REPRODUCED, at_threshold as at_threshold, DEPENDS as DEPENDS
 from .verdicts import FAILS_BY_CONSTRUCTION as FAILS_BY_CONSTRUCTION, DEPENDS_THRESHOLD as DEPENDS_THRESHOLD
 from .decide import verdict as verdict
-from .verdicts import AFTER as AFTER, PAPER as PAPER
+from .verdicts import AFTER as AFTER, PAPER as PAPER, STRUCTURAL as STRUCTURAL, VERDICTS as VERDICTS
+from .decide import statement_verdict as statement_verdict
 
 
 #: The paper's Figure 4 caption: "all of the fixed PE end up with validation loss at least 0.15" [V]: the level of
@@ -203,60 +201,5 @@ def counted(doc: dict) -> dict:
     return out
 
 
-def in_short(doc: dict, docs: dict | None = None) -> Markdown:
-    """A figure's summary in a few sentences: the paper's statements its document helps decide, each with the
-    verdict chapter 8's table gives it (from the same records, so no two chapters can disagree) and, when it is
-    not reproduced or not decided, the number that decides it; then the other checks, counted. The per-claim
-    detail stays in the claims table (:func:`sts_lib.presentation.report.claims_dropdown`).
-
-    ``docs`` are the documents the verdicts are read from (``{name: doc}``); by default the committed ones, with
-    ``doc`` in its own place: a statement that two experiments decide together is decided from both.
-    """
-    from ..presentation.report import title_of  # report is below this module; only the title is borrowed
-
-    from .confirmation import load_confirmation, standing
-
-    conf = load_confirmation()
-    name = doc.get("experiment", "this experiment")
-    if docs is None:
-        from ..results import list_results, load_result
-
-        docs = {n: load_result(n) for n in list_results() if n != name}
-    docs = {**docs, name: doc}
-    keys = list(dict.fromkeys(d["statement"] for d in doc.get("decides", [])))
-    seeds = len(doc.get("seeds", [0]))
-    lines = [
-        f"**{title_of(doc)} in short** ({seeds} seed{'s' * (seeds > 1)}"
-        f"{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."
-    ]
-    if keys:
-        lines[0] += f" Of the paper's statements it decides ({len(keys)}), as chapter 8's table decides them:"
-        for key in keys:
-            st = statement(key)
-            v, rows = statement_verdict(st, docs)
-            shown, _, note = standing(st, v, conf)
-            reason = (
-                f" ({note or why_verdict(st, docs, v, rows, compact=True)})"
-                if shown not in (REPRODUCED, *STRUCTURAL, UNTESTABLE)
-                else ""
-            )
-            v = shown
-            lines.append(f"- {VERDICTS[v].mark}: {st.where}, {st.words}{reason}.")
-    rows = [c for c in doc.get("claims", {}).values() if c.get("role") != "paper"]
-    counts = []
-    for role, label in (
-        ("guaranteed", "consistency checks (closed forms)"),
-        ("ours", "checks of our own"),
-        ("diagnostic", "diagnostics"),
-    ):
-        group = [c for c in rows if c.get("role", "ours") == role]
-        if group:
-            held = sum(bool(c["passed"]) for c in group)
-            counts.append(f"{held} of {len(group)} {label} hold")
-    if counts:
-        lines.append(f"- The other checks: {'; '.join(counts)}. Each claim's numbers are in the table below.")
-    return Markdown("\n".join(lines))
-
-
 # The verdicts' names are sts_lib.reading.verdicts'.
-__all__ = ["FIXED_PE_FLOOR", "STATEMENTS", "counted", "in_short", "statement"]
+__all__ = ["FIXED_PE_FLOOR", "STATEMENTS", "counted", "statement"]

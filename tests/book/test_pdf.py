@@ -175,7 +175,7 @@ def _executed_cells(doc: str) -> list:
 
 def printed_pictures() -> list[pdf_pictures.Printed]:
     """Every picture the PDF prints for the executed chapters, in reading order, with its smallest text in pixels."""
-    from sts_lib.chapters.static_panel import MIME_PANEL, first_frame
+    from sts_lib.presentation.render import MIME_PANEL, first_frame
     from sts_lib.presentation.render import MIME_PICTURE
     from sts_lib.presentation.theme import DESKTOP, PRINT
 
@@ -274,7 +274,7 @@ def text_problems(text: str, log: str, titles: list[str], labels: list[str]) -> 
             '<div class="',
             "<summary>",
             "<img ",
-            '<picture class="',
+            "<picture>",
         )
         if leak in text
     ]
@@ -385,7 +385,7 @@ def test_no_word_of_the_pdf_leaves_the_text_block(pdf):
 def test_the_student_pdf_has_the_exercises_without_solutions_or_answers(pdf, student_pdf):
     """`make pdf-student`: every exercise and self-check question, no solution, and no self-check answer before the
     answer key at its end; the course PDF has both (so the check can fail)."""
-    from sts_lib.exercises._self_checks import KEY_INSTRUCTIONS
+    from sts_self_checks import KEY_INSTRUCTIONS
 
     assert student_pdf.returncode == 0, f"the student PDF failed to build:\n{student_pdf.log[-4000:]}"
     student = pdf_text(STUDENT_PDF)
@@ -458,7 +458,7 @@ def test_self_check_feedback_is_collected_at_the_end_of_each_chapter(pdf, studen
     quite." and why) in the chapter's section *Self-check answers*: no feedback between a chapter's *Check your
     understanding* heading and its answers. The student PDF has no such section: one answer key at its end holds
     every chapter's feedback, each under the chapter's title; neither PDF tells the reader to open a choice."""
-    from sts_lib.exercises._self_checks import (
+    from sts_self_checks import (
         ANSWERS_TITLE,
         INSTRUCTIONS,
         KEY_INSTRUCTIONS,

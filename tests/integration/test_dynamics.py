@@ -296,23 +296,6 @@ def test_fit_through_origin_and_heuristic():
         theory.margin_width_heuristic(4, 4)
 
 
-def test_every_pe_kind_is_one_class_sized_by_its_own_rule():
-    """Label, colour and sizing live on the class; the chapters' samplers are read from the classes."""
-    assert pea.SAMPLERS == tuple(k for k in sts.PE_KINDS if sts.pe_class(k).stochastic)
-    assert sts.PE_LABELS == {k: sts.pe_class(k).label for k in sts.PE_KINDS}
-    assert len(set(sts.PE_LABELS.values())) == len(sts.PE_KINDS) == len(set(sts.PE_COLORS.values()))
-    with pytest.raises(ValueError, match="kind must be one of"):
-        sts.pe_for_task("gaussian", 8, m=8)
-    with pytest.raises(ValueError, match="pool must be >= 10"):
-        sts.pe_for_task("stochastic_onehot", 10, pool=8)
-    with pytest.raises(TypeError, match="m must be an integer"):
-        sts.pe_for_task("stochastic_random", 8, m=8.5)
-    with pytest.raises(ValueError, match="m must be given"):
-        sts.pe_for_task("near_orthogonal", 8)
-    assert sts.pe_for_task("stochastic_codebook", 10, m=8).max_len == 20
-    assert sts.pe_for_task("onehot", 10, m=99).m == 10  # a one-hot width is its pool
-
-
 def test_compare_samplers_scales_the_attention_rate(device):
     """On the virtual accelerator too (it crashed on a GPU: symmetry_report mixed a CPU eye with GPU weights)."""
     samplers = {"fixed": sts.OneHotPE(16), "pool": sts.pe_for_task("stochastic_onehot", 16, pool=16)}

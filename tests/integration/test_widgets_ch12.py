@@ -49,13 +49,16 @@ def _toy_draw(fig=None, *, n, kind="line"):
     return ax.figure
 
 
+TOY_ALT = "A toy line of n points, or n dots."
+
+
 def _toy_controls():
     return {"n": Ints(0, 6, 3), "kind": Choice((("a line", "line"), ("dots", "dot")), "line", label="kind")}
 
 
 def test_figure_panel_redraws_the_same_figure_with_what_draw_alone_gives():
     pytest.importorskip("ipywidgets")
-    panel = FigurePanel(_toy_draw, _toy_controls(), bounds=lambda v: {"n": (0, 4)})
+    panel = FigurePanel(_toy_draw, _toy_controls(), bounds=lambda v: {"n": (0, 4)}, alt=TOY_ALT)
     fig = panel.figure
     assert panel.values == {"n": 3, "kind": "line"} and len(_artist(fig, "data").get_xdata()) == 3
     panel.inputs["n"].value = 4  # what a user does
@@ -71,14 +74,14 @@ def test_figure_panel_redraws_the_same_figure_with_what_draw_alone_gives():
 
 def test_figure_panel_reports_a_rejected_setting_and_keeps_the_picture():
     pytest.importorskip("ipywidgets")
-    panel = FigurePanel(_toy_draw, _toy_controls(), note="move n")
+    panel = FigurePanel(_toy_draw, _toy_controls(), note="move n", alt=TOY_ALT)
     png = panel.image.value
     panel.update(n=0)
     assert panel.error == "n must be positive" and "n must be positive" in panel.status.value
     assert panel.image.value == png and len(_artist(panel.figure, "data").get_xdata()) == 3
     panel.update(n=2)
     assert panel.error is None and panel.status.value == "move n"
-    broken = FigurePanel(lambda fig=None, **v: _toy_draw(None, **v), _toy_controls())
+    broken = FigurePanel(lambda fig=None, **v: _toy_draw(None, **v), _toy_controls(), alt=TOY_ALT)
     with pytest.raises(RuntimeError, match="must redraw the figure it is given"):
         broken.update(n=2)
 

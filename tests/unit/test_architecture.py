@@ -3,7 +3,8 @@
 The layers (README, "Architecture"): the core (the top-level modules, at most 18 of them, and ``sts_lib.theory``:
 the paper's objects) may import only the leaves of the speed path (``sts_lib.fast.kernel``, ``fast.sampling``,
 ``fast.prefetch``), which import nothing from ``sts_lib``; the reading of the paper (``sts_lib.reading``) and the
-presentation (``sts_lib.presentation``) use the core and each other but no chapter, speed path or tooling; chapter
+presentation (``sts_lib.presentation``) use the core but no chapter, speed path or tooling, and the presentation
+reads the reading, never the reverse; chapter
 code may use all of those but no tooling; no module imports another module's private ``_name``; there is no import
 cycle; every module opens with a docstring; the core, the reading, the presentation, the speed path and the chapters
 keep modules of at most 350 lines, and no module of the library or the book's extension runs over 400.
@@ -26,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[2] / "sts_lib"
 BOOK = ROOT.parent / "book" / "src"
 MAX_CELL_LINES = 20
 FAST_LEAVES = {"sts_lib.fast.kernel", "sts_lib.fast.sampling", "sts_lib.fast.prefetch"}
-SHOWN = ("sts_lib.reading", "sts_lib.presentation")
+READING, PRESENTATION = "sts_lib.reading", "sts_lib.presentation"
+SHOWN = (READING, PRESENTATION)
 MAX_TOP_LEVEL = 18
 TOOLING = ("sts_lib.experiments", "sts_lib.exercises", "sts_lib.grading", "sts_lib.publish", "sts_lib.testing")
 
@@ -39,12 +41,23 @@ def _name(path: Path) -> str:
 MODULES = {_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
+def _lazy_homes(tree: ast.Module, package: str) -> list[str]:
+    """The modules a package's ``__init__`` imports by string: the keys of its ``_HOMES`` (each public name's home,
+    imported on first use, PEP 562), as ``package.key``."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["_HOMES"]:
+            return [f"{package}.{home}" for home in ast.literal_eval(node.value)]
+    return []
+
+
 def _imports(name: str) -> list[tuple[str, str | None]]:
-    """(module imported, name imported from it or None) for every import in the file, lazy ones too."""
+    """(module imported, name imported from it or None) for every import in the file, lazy ones too (the package
+    root's names imported by string included: :func:`_lazy_homes`)."""
     path = MODULES[name]
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    out = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    out = [(home, None) for home in _lazy_homes(tree, package)] if path.name == "__init__.py" else []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [(a.name, None) for a in node.names if a.name.startswith("sts_lib")]
         elif isinstance(node, ast.ImportFrom):
@@ -113,11 +126,22 @@ def test_no_import_cycles():
     assert not cycles, cycles
 
 
-@pytest.mark.parametrize("name", ["sts_lib"] + sorted(m for m in MODULES if _is_core(m)))
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _is_core(m)))
 def test_the_core_imports_no_subpackage_but_the_fast_leaves(name):
-    """The package root too: ``import sts_lib`` must not load the layer-2 speed path."""
     outside = {d for d in _deps(name) if not _is_core(d) and d not in FAST_LEAVES and d != "sts_lib.fast"}
     assert not outside, f"{name} (core) imports {sorted(outside)}"
+
+
+def test_the_package_root_names_the_core_and_the_presentation_only():
+    """The package root (``import sts_lib as sts``) names the core's objects and, from the presentation, the plots and
+    the chapters' set-up call (``sts.start()``), each imported by string on first use: the walk reads those strings
+    (:func:`_lazy_homes`), so a name whose home is the reading, a chapter, the speed path past its leaves or the
+    tooling fails here."""
+    outside = {d for d in _deps("sts_lib") if not (_is_core(d) or d in FAST_LEAVES or d.startswith(PRESENTATION))}
+    assert not outside, f"sts_lib imports {sorted(outside)}"
+    assert {"sts_lib.presentation.plots", "sts_lib.presentation.session", "sts_lib.models"} <= _deps("sts_lib")
+    planted = ast.parse('_HOMES = {"models": ("FCN",), "chapters.ch5_length": ("length_table",)}\nx = 1\n')
+    assert _lazy_homes(planted, "sts_lib") == ["sts_lib.models", "sts_lib.chapters.ch5_length"]
 
 
 def test_the_top_level_holds_the_papers_objects_alone():
@@ -131,9 +155,11 @@ def test_the_top_level_holds_the_papers_objects_alone():
 
 @pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith(SHOWN)))
 def test_the_reading_and_the_presentation_use_the_core_only(name):
-    """``sts_lib.reading`` and ``sts_lib.presentation`` import the core and each other, never a chapter, the speed
-    path or the tooling (lazy imports too)."""
-    outside = {d for d in _deps(name) if not (_is_core(d) or d.startswith(SHOWN) or d in ("sts_lib",))}
+    """``sts_lib.reading`` and ``sts_lib.presentation`` import the core, never a chapter, the speed path or the
+    tooling (lazy imports too); the presentation reads the reading, and the reading never imports the presentation
+    (a verdict writes its numbers with the core's :mod:`sts_lib.claim_text`)."""
+    allowed = SHOWN if name.startswith(PRESENTATION) else (READING,)
+    outside = {d for d in _deps(name) if not (_is_core(d) or d.startswith(allowed) or d in ("sts_lib",))}
     assert not outside, f"{name} imports {sorted(outside)}"
 
 
@@ -523,6 +549,47 @@ def test_the_drawing_rules_can_fail():
         "reaches fig.legends[0]._loc",
         "sets fontsize=7",
     ], faults
+
+
+def _patches(source: str, module: str = "planted") -> list[str]:
+    """Where ``source`` sets an attribute of a name it imports from ``sts_lib`` (``TrainConfig.__post_init__ = ...``,
+    ``setattr(ScanSnapConfig, ...)``, lazy imports too): one module patching another's class or function."""
+    tree = ast.parse(source)
+    ours = {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").startswith("sts_lib"))
+        for a in n.names
+    }
+    faults = []
+    for node in ast.walk(tree):
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        )
+        for target in (e for t in targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])):
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id in ours:
+                faults.append(f"{module}:{node.lineno} patches {ast.unparse(target)}")
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("setattr", "delattr") and node.args:
+            if isinstance(node.args[0], ast.Name) and node.args[0].id in ours:
+                faults.append(f"{module}:{node.lineno} patches {node.args[0].id} ({ast.unparse(node.func)})")
+    return faults
+
+
+def test_no_module_patches_another_modules_class():
+    """A setting is an argument or a documented switch (the steps cap: ``sts_lib.history.set_steps_cap``), never a
+    patch of another module's class; planted: the monkeypatch ``testing/quick.py`` used to apply."""
+    bad = [f for m in MODULES for f in _patches(MODULES[m].read_text(), m)]
+    assert not bad, "\n".join(bad)
+    planted = (
+        "from ..history import TrainConfig\ndef cap():\n    from ..chapters.ch6_scan_snap import ScanSnapConfig\n"
+        "    TrainConfig.__post_init__, ScanSnapConfig.__post_init__ = print, print\n"
+        "    setattr(TrainConfig, 'steps', 8)\n"
+    )
+    assert _patches(planted) == [
+        "planted:4 patches TrainConfig.__post_init__",
+        "planted:4 patches ScanSnapConfig.__post_init__",
+        "planted:5 patches TrainConfig (setattr)",
+    ]
 
 
 def test_the_runs_schedule_names_test_modules_that_exist():

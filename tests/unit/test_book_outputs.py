@@ -5,8 +5,11 @@ Under the book build a figure and a panel output data of their own types (``sts_
 only writer of their markup. Checked here without a build: its renderer registers with myst-nb, picks the data
 over the PNG in HTML and a panel's data everywhere, and turns each output into its node; the class names its
 markup carries are its own (:data:`CLASSES`), read by the book's stylesheets and scripts and written nowhere else.
+Every ``sts-`` class a stylesheet or script reads has a writer (CLASSES, a page's ``:class:`` option, the library's
+Markdown), and every class the course writes is read by a stylesheet, a script or a build transform.
 """
 
+import ast
 import re
 import sys
 from pathlib import Path
@@ -50,37 +53,107 @@ def test_each_output_becomes_its_node():
     assert sts_panels.StsOutputs.handle_mime(Renderer(), Data(MIME_PICTURE, {}), True) is None  # never inline
 
 
-def _written_classes(text: str) -> set[str]:
+def _panel_classes(text: str) -> set[str]:
+    """The figure and panel markup's class names in ``text`` (their prefixes: sts_panels.py writes them)."""
     return set(re.findall(r"\bsts-(?:panel|static-panel|picture|figure-link)[a-z-]*", text))
 
 
 SCRIPTS_OWN = {"sts-static-panels"}  # the scripts' and stylesheets' own file names, in their comments
 #: What writes a class in a script: the scripts keep their state in data- attributes and write no class.
 _SCRIPT_WRITES_CLASS = re.compile(r"classList\.(?:add|toggle|replace)|\.className\s*=|setAttribute\(\s*[\"']class")
+_COMMENTS = re.compile(r"/\*.*?\*/|(?:^|\s)//\s[^\n]*", re.S)  # CSS and JS comments (a URL's // is no comment)
+#: Where the course writes a class: a MyST ``:class:`` or ``:class-container:`` option (a page, or Markdown a module
+#: returns), or a docutils node's ``classes=`` (the extension's roles, a dropdown's ``classes``).
+_WRITES = re.compile(r":class(?:-container)?: *([^\n\"'{}]*)|\bclasses\s*=\s*(\[[^\]]*\]|\"[^\"]*\")")
 
 
-def _class_faults(styles: dict[str, str], modules: dict[str, str]) -> list[str]:
-    """A class the stylesheets or scripts read that the markup's module does not own, and a module other than it
-    that writes one of its class names."""
-    ours = set(sts_panels.CLASSES.values())
-    faults = [
+def _styles_read(styles: dict[str, str]) -> dict[str, set[str]]:
+    """``{class: {file}}``: each ``sts-`` class a stylesheet's selectors or a script's queries read (comments left
+    out)."""
+    out: dict[str, set[str]] = {}
+    for name, text in styles.items():
+        for c in re.findall(r"\.(sts-[a-z0-9-]+)", _COMMENTS.sub(" ", text)):
+            out.setdefault(c, set()).add(name)
+    return out
+
+
+def _transforms_read(modules: dict[str, str]) -> set[str]:
+    """The ``sts-`` classes a module tests a node for (``"sts-x" in node["classes"]``, or a module constant holding
+    the name): the extension's transforms, which read a page's classes at build time."""
+    found = set()
+    for text in modules.values():
+        tree = ast.parse(text)
+        consts = {
+            t.id: n.value.value
+            for n in tree.body
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+                left = node.left
+                value = left.value if isinstance(left, ast.Constant) else consts.get(getattr(left, "id", None))
+                if isinstance(value, str) and value.startswith("sts-"):
+                    found.add(value)
+    return found
+
+
+def _written(owned: set[str], pages: dict[str, str], modules: dict[str, str]) -> dict[str, set[str]]:
+    """``{class: {where}}``: each ``sts-`` class the course writes: the markup's own (``owned``, sts_panels.CLASSES),
+    the pages' and the modules' options and node classes."""
+    out = {c: {"sts_panels.CLASSES"} for c in owned}
+    for name, text in {**pages, **modules}.items():
+        for m in _WRITES.finditer(text):
+            for c in re.findall(r"sts-[a-z0-9-]+", m.group(1) if m.group(1) is not None else m.group(2)):
+                out.setdefault(c, set()).add(name)
+    return out
+
+
+def _class_faults(styles: dict[str, str], modules: dict[str, str], pages: dict[str, str], owned: set[str]) -> list:
+    """What breaks one home for each class: a class a stylesheet or script reads that nothing writes; a figure or
+    panel class it reads that sts_panels.CLASSES (``owned``) does not hold, or that another module or a page writes;
+    a class the course writes that no stylesheet, script or transform reads (dead). ``modules`` leave sts_panels.py
+    out (its classes are ``owned``)."""
+    read, written = _styles_read(styles), _written(owned, pages, modules)
+    faults = [f"{name} reads {c}, which nothing writes" for c, names in sorted(read.items()) if c not in written
+              for name in sorted(names)]  # fmt: skip
+    faults += [
         f"{name} reads {c}, which sts_panels.CLASSES does not hold"
         for name, text in styles.items()
-        for c in sorted(_written_classes(text) - ours - SCRIPTS_OWN)
+        for c in sorted(_panel_classes(_COMMENTS.sub(" ", text)) - owned - SCRIPTS_OWN)
     ]
-    return faults + [
-        f"{name} writes {c}" for name, text in modules.items() for c in sorted(_written_classes(text) & ours)
+    faults += [
+        f"{name} writes {c}"
+        for name, text in {**modules, **pages}.items()
+        for c in sorted(_panel_classes(text) & owned)
     ]
+    dead = set(written) - set(read) - _transforms_read(modules)
+    return faults + [f"{c} is written ({', '.join(sorted(written[c]))}) and read by nothing" for c in sorted(dead)]
 
 
-def test_the_markups_class_names_have_one_home():
+def _course_sources() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """The book's stylesheets and scripts, the library's and the extension's modules (sts_panels.py left out: its
+    classes are CLASSES), and the book's pages, each ``{name: text}``."""
     styles = {p.name: p.read_text() for p in (ROOT / "book" / "_ext" / "static").glob("*.*s")}
     modules = {
         str(p.relative_to(ROOT)): p.read_text()
         for p in list((ROOT / "sts_lib").rglob("*.py")) + list((ROOT / "book" / "_ext").glob("*.py"))
         if p.name != "sts_panels.py"
     }
-    assert not _class_faults(styles, modules)
+    pages = {str(p.relative_to(ROOT)): p.read_text() for p in (ROOT / "book").rglob("*.md") if "_build" not in p.parts}
+    return styles, modules, pages
+
+
+def test_the_markups_class_names_have_one_home():
+    """Every ``sts-`` class the book's stylesheets and scripts read is written (by sts_panels.py's CLASSES, a page's
+    ``:class:`` option or a module's Markdown), a figure or panel class by sts_panels.py alone, and every class the
+    course writes is read by a stylesheet, a script or a transform of the build."""
+    styles, modules, pages = _course_sources()
+    assert len(styles) >= 4 and len(pages) >= 9 and "sts-statements" in _styles_read(styles)
+    assert {"sts-choice", "sts-claims-table"} <= _transforms_read(modules)  # a build transform reads each
+    faults = _class_faults(styles, modules, pages, set(sts_panels.CLASSES.values()))
+    assert not faults, "\n".join(faults)
 
 
 def _scripts_writing_classes(scripts: dict[str, str]) -> list[str]:
@@ -102,9 +175,22 @@ def test_the_scripts_write_no_markup_and_no_class():
 
 
 def test_the_class_check_can_fail():
-    assert _class_faults({"a.css": ".sts-panel-knob {}"}, {"x.py": 'f"<p class=\\"sts-panel-note\\">"'}) == [
+    styles = {
+        "a.css": "/* .sts-in-a-comment */ .sts-panel-knob {} .sts-panel-note {} table.sts-cards td {} .sts-orphan {}"
+    }
+    pages = {"p.md": ":::{table}\n:class: sts-cards sts-unread\n", "q.md": ":class: dropdown sts-choice\n"}
+    modules = {
+        "x.py": 'f"<p class=\\"sts-panel-note\\">"\nnode = nodes.inline("", "", classes=["sts-role"])\n',
+        "t.py": 'CHOICE = "sts-choice"\ndef f(node):\n    return CHOICE in node["classes"]\n',
+    }
+    assert _class_faults(styles, modules, pages, {"sts-panel-note", "sts-panel-data"}) == [
+        "a.css reads sts-orphan, which nothing writes",
+        "a.css reads sts-panel-knob, which nothing writes",
         "a.css reads sts-panel-knob, which sts_panels.CLASSES does not hold",
         "x.py writes sts-panel-note",
+        "sts-panel-data is written (sts_panels.CLASSES) and read by nothing",
+        "sts-role is written (x.py) and read by nothing",
+        "sts-unread is written (p.md) and read by nothing",
     ]
 
 

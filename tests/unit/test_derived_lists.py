@@ -1,8 +1,15 @@
 """The tests' lists that are read from the course rather than written by hand, checked on planted sources: which
-chapters show a panel (tests/helpers/chapter_panels.py, read by the book tier's panel checks), and the names the
-quick documents run at several seeds (tests/helpers/quick_documents.py, a hand list: see its comment)."""
+chapters show a panel (tests/helpers/chapter_panels.py, read by the book tier's panel checks), the PE kinds the dense
+oracles run over (the library's registry), and the names the quick documents run at several seeds
+(tests/helpers/quick_documents.py, a hand list: see its comment)."""
 
+import importlib
+import types
+
+import pytest
 from chapter_panels import code_cells, panel_builders, shown, shown_panels
+
+import sts_lib as sts
 
 SETUP = """```{code-cell} ipython3
 :tags: [remove-input]
@@ -64,3 +71,41 @@ def test_the_documents_run_at_several_seeds_are_experiments_with_several_quick_s
     assert all(len(experiment_config(name, "quick")["seeds"]) >= 2 for name in SEVERAL_SEEDS)
     other = next(name for name in EXPERIMENTS if name not in SEVERAL_SEEDS)
     assert "--seed" not in args(SEVERAL_SEEDS[0], tmp_path) and args(other, tmp_path)[-2:] == ["--seed", "0"]
+
+
+#: The dense oracles, by test module: each runs over every registered PE kind (its ``kind`` parameter).
+PE_ORACLES = {
+    "test_models": ["test_forward_matches_dense_formula"],
+    "test_sampling": ["test_stochastic_pes_differ_per_sequence_fixed_do_not", "test_pebatch_sparse_ops_match_dense"],
+}
+
+
+def _kinds_skipped(module: types.ModuleType, oracles: list[str]) -> list[str]:
+    """Each of ``oracles`` (test functions of ``module``) that is not parametrized over ``kind``, or whose ``kind``
+    values miss a kind of the library's registry (``sts.PE_KINDS``), with the kinds it misses."""
+    faults = []
+    for name in oracles:
+        marks = [m for m in getattr(getattr(module, name), "pytestmark", []) if m.name == "parametrize"]
+        kinds = next((set(m.args[1]) for m in marks if m.args[0] == "kind"), None)
+        if kinds is None:
+            faults.append(f"{module.__name__}.{name} is not parametrized over kind")
+        elif missing := sorted(set(sts.PE_KINDS) - kinds):
+            faults.append(f"{module.__name__}.{name} skips {missing}")
+    return faults
+
+
+def test_every_registered_pe_kind_meets_the_dense_oracles():
+    """A new PE kind registered in ``sts_lib.positional`` runs through the forward-vs-dense and sparse-vs-dense
+    oracles by itself: each oracle is parametrized over the registry, never a hand list that could leave it out."""
+    faults = [f for mod, names in PE_ORACLES.items() for f in _kinds_skipped(importlib.import_module(mod), names)]
+    assert not faults, faults
+
+    @pytest.mark.parametrize("kind", ["onehot", "near_orthogonal"])
+    def by_hand(kind): ...
+
+    planted = types.ModuleType("planted")
+    planted.by_hand, planted.unmarked = by_hand, lambda kind: None
+    assert _kinds_skipped(planted, ["by_hand", "unmarked"]) == [
+        f"planted.by_hand skips {sorted(set(sts.PE_KINDS) - {'onehot', 'near_orthogonal'})}",
+        "planted.unmarked is not parametrized over kind",
+    ]

@@ -1,24 +1,17 @@
-"""Oracle tests for the models: the sparse fast path equals V Z softmax(Z^T W z_q) as written."""
+"""Oracle tests for the models: the sparse fast path equals V Z softmax(Z^T W z_q) as written, for every PE kind of
+the library's registry (``sts.PE_KINDS``; tests/unit/test_derived_lists.py fails if an oracle skips one)."""
 
 import pytest
 import torch
 
 import sts_lib as sts
 
-PES = {
-    "onehot": lambda: sts.OneHotPE(max_len=15),
-    "near_orthogonal": lambda: sts.NearOrthogonalPE(m=12, max_len=15, kind="gaussian"),
-    "stochastic_onehot": lambda: sts.StochasticOneHotPE(max_len=15),
-    "stochastic_random": lambda: sts.StochasticRandomPE(m=12),
-    "stochastic_codebook": lambda: sts.StochasticCodebookPE(m=12, max_len=15),
-}
 
-
-@pytest.mark.parametrize("pe_name", PES)
+@pytest.mark.parametrize("kind", sts.PE_KINDS)  # every registered kind, built by its class's one rule
 @pytest.mark.parametrize("attend_query", [False, True])
 @pytest.mark.parametrize("x_query", ["zero", "gaussian"])
-def test_forward_matches_dense_formula(pe_name, attend_query, x_query, gen):
-    task = sts.STSTask(d=3, T=10, q=3, pe=PES[pe_name](), x_query=x_query)
+def test_forward_matches_dense_formula(kind, attend_query, x_query, gen):
+    task = sts.STSTask(d=3, T=10, q=3, pe=sts.pe_for_task(kind, 10, m=12, pool=15), x_query=x_query)
     model = sts.OneLayerTransformer(3, task.m, attend_query=attend_query, init="normal", init_scale=0.5, generator=gen)
     b = task.sample(16, generator=gen)
     ref = sts.dense_reference_forward(model.W, model.V, b, attend_query=attend_query)

@@ -1,6 +1,6 @@
 """Verdicts in one place: only chapter 8 states a verdict on the paper, and only from the records.
 
-Chapter 8's table, the figures' summaries (``statements.in_short``), the readings dropdowns and the claims tables
+Chapter 8's table, the figures' summaries (``verdict_table.in_short``), the readings dropdowns and the claims tables
 are generated from the statements' records and the committed documents; a sentence typed into a page that says a
 statement is "not reproduced" or "holds by construction" would not move when the records do (the drift three
 reviews found: a Theorem 2 row typed as not reproduced, equal rate typed as "the" rule, thresholds "fixed before the

@@ -201,7 +201,7 @@ def test_a_roles_suffix_and_a_units_sentinel_words_are_read_from_their_records(m
 def test_dropdown_is_closed_and_counts_the_papers_claims():
     doc = _doc({"a": _claim("A", {0: 0.5}), "b": _claim("B", {0: 0.5}, role="ours")})
     drop = report.claims_dropdown(doc)
-    assert drop.startswith(":::{dropdown} All 2 claims") and ":class-container: sts-claims" in drop
+    assert drop.startswith(":::{dropdown} All 2 claims") and "\n:class-container: sts-claims-table\n" in drop
     assert ":open:" not in drop and drop.endswith(":::")  # closed, a MyST dropdown in the book
     assert drop._repr_markdown_().startswith("<details>\n<summary>All 2 claims")  # a live notebook folds it too
     assert "All 2 claims for `x` (1 of them the paper's)" in drop

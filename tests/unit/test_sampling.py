@@ -72,18 +72,14 @@ def test_same_seed_same_batch():
     assert torch.equal(b1.X, b2.X) and torch.equal(b1.pe.dense, b2.pe.dense) and torch.equal(b1.y, b2.y)
 
 
-PES = {
-    "onehot": lambda: sts.OneHotPE(max_len=40),
-    "near_orthogonal": lambda: sts.NearOrthogonalPE(m=32, max_len=40),
-    "stochastic_onehot": lambda: sts.StochasticOneHotPE(max_len=40),
-    "stochastic_random": lambda: sts.StochasticRandomPE(m=32),
-    "stochastic_codebook": lambda: sts.StochasticCodebookPE(m=32, max_len=40),
-}
+def _pe(kind: str) -> sts.PositionalEncoding:
+    """A PE of ``kind`` sized by its class's one rule (width 32 where the kind's width is free, a pool of 40)."""
+    return sts.pe_for_task(kind, 12, m=32, pool=40)
 
 
-@pytest.mark.parametrize("name", PES)
-def test_stochastic_pes_differ_per_sequence_fixed_do_not(name, device):
-    pe, gen = PES[name](), sts.make_generator(1234, device)
+@pytest.mark.parametrize("kind", sts.PE_KINDS)  # every registered kind: tests/unit/test_derived_lists.py checks it
+def test_stochastic_pes_differ_per_sequence_fixed_do_not(kind, device):
+    pe, gen = _pe(kind), sts.make_generator(1234, device)
     E = pe.sample(6, 10, generator=gen, device=device).to_dense()
     assert E.device == device
     same = all(torch.equal(E[0], E[i]) for i in range(1, 6))
@@ -93,11 +89,11 @@ def test_stochastic_pes_differ_per_sequence_fixed_do_not(name, device):
     assert torch.equal(E, E2) != pe.stochastic
 
 
-@pytest.mark.parametrize("name", PES)
-def test_pebatch_sparse_ops_match_dense(name, device):
+@pytest.mark.parametrize("kind", sts.PE_KINDS)
+def test_pebatch_sparse_ops_match_dense(kind, device):
     """scores/pool/select_sum of the sparse layout equal the dense matrix products."""
     gen = sts.make_generator(1234, device)
-    pe = PES[name]().sample(5, 12, generator=gen, device=device)
+    pe = _pe(kind).sample(5, 12, generator=gen, device=device)
     E = pe.to_dense()  # (5, 12, m)
     v = torch.randn(5, pe.m, generator=gen, device=device)
     a = torch.rand(5, 12, generator=gen, device=device)
@@ -108,9 +104,9 @@ def test_pebatch_sparse_ops_match_dense(name, device):
     assert torch.allclose(pe.select_sum(idx), loop, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["near_orthogonal", "stochastic_codebook"])
-def test_codebook_tables_are_copied_to_a_device_once(name, device):
-    pe, gen = PES[name](), sts.make_generator(0, device)
+@pytest.mark.parametrize("table_kind", [k for k in sts.PE_KINDS if hasattr(sts.pe_class(k), "table_on")])
+def test_codebook_tables_are_copied_to_a_device_once(table_kind, device):
+    pe, gen = _pe(table_kind), sts.make_generator(0, device)
     first = pe.sample(4, 10, generator=gen, device=device).table
     assert first.device == device and torch.equal(first.cpu(), pe.table)
     # every later batch reuses the same copy: one host-to-device copy per device, not one per sample()
@@ -127,6 +123,51 @@ def test_codebook_tables_are_copied_to_a_device_once(name, device):
     # the copies are a cache: a copied PE starts without them and fills its own
     twin = copy.deepcopy(pe)
     assert torch.equal(twin.table, pe.table) and torch.equal(twin.table_on(device).cpu(), pe.table)
+
+
+def test_every_pe_kind_is_one_class_sized_by_its_own_rule():
+    """Label, colour, marker and sizing live on the class, one each: no two kinds share a label, a colour or a marker
+    (the figures tell kinds apart by more than hue), and each kind's sizing rule checks its arguments."""
+    for view in (sts.PE_LABELS, sts.PE_COLORS, {k: sts.pe_class(k).marker for k in sts.PE_KINDS}):
+        assert len(set(view.values())) == len(sts.PE_KINDS), view
+    with pytest.raises(ValueError, match="kind must be one of"):
+        sts.pe_for_task("gaussian", 8, m=8)
+    with pytest.raises(ValueError, match="pool must be >= 10"):
+        sts.pe_for_task("stochastic_onehot", 10, pool=8)
+    with pytest.raises(TypeError, match="m must be an integer"):
+        sts.pe_for_task("stochastic_random", 8, m=8.5)
+    with pytest.raises(ValueError, match="m must be given"):
+        sts.pe_for_task("near_orthogonal", 8)
+    assert sts.pe_for_task("stochastic_codebook", 10, m=8).max_len == 20
+    assert sts.pe_for_task("onehot", 10, m=99).m == 10  # a one-hot width is its pool
+
+
+@settings(max_examples=40, deadline=None)
+@given(kind=st.sampled_from(sts.PE_KINDS), T=st.integers(3, 12), seed=st.integers(0, 2**16))
+def test_chapter_4s_samplers_are_the_kinds_that_draw_positions_per_sequence(kind, T, seed):
+    """What makes a kind one of chapter 4's samplers is what it does: six sequences of one batch get different
+    encodings exactly when the kind is in ``SAMPLERS`` (a fixed PE gives every sequence the same one)."""
+    from sts_lib.chapters.ch4_positional import SAMPLERS
+
+    E = sts.pe_for_task(kind, T, m=8, seed=seed % 7).sample(6, T, generator=torch.Generator().manual_seed(seed))
+    E = E.to_dense()
+    assert any(not torch.equal(E[0], E[i]) for i in range(1, 6)) == (kind in SAMPLERS)
+
+
+@settings(max_examples=30, deadline=None)
+@given(kind=st.sampled_from(sts.PE_KINDS), T=st.integers(2, 12), q=st.integers(1, 4))
+def test_a_run_is_labelled_coloured_and_marked_by_the_pe_it_recorded(kind, T, q):
+    """A run's label, colour and marker in a figure, read back from what its History recorded (the task's spec),
+    are those of the PE it trained with: ``PE_LABELS`` and ``PE_COLORS`` agree with the PE itself."""
+    from sts_lib.history import History
+    from sts_lib.presentation import run_labels
+
+    pe = sts.pe_for_task(kind, T, m=8)
+    hist = History(config={"task": sts.STSTask(d=3, T=T, q=min(q, T - 1), pe=pe).spec()})
+    runs = {"the run": hist}
+    assert sts.PE_LABELS[run_labels.pe_kind(hist)] == pe.label
+    assert run_labels.pe_colors(runs)("the run", 0) == pe.color
+    assert run_labels.pe_markers(runs)("the run", 0) == pe.marker
 
 
 def test_task_sample_lays_x_out_for_the_device_and_draws_the_same_values(device):

@@ -249,11 +249,11 @@ def test_claims_that_hold_by_construction_or_are_undecided_are_not_counted():
 
 @pytest.mark.parametrize("name", sorted(DOCS))
 def test_a_figures_summary_gives_chapter_8s_verdicts_in_a_few_sentences_without_identifiers(name):
-    """statements.in_short: each statement the document helps decide, with the verdict chapter 8's table gives it
+    """verdict_table.in_short: each statement the document helps decide, with the verdict chapter 8's table gives it
     (so chapters 5, 7 and 8 cannot disagree), the deciding number when it fails, no claim id, at most ~250
     words (issue 32: chapter 8's summaries were 3,690 words of claim names)."""
     doc = DOCS[name]
-    text = str(statements.in_short(doc, DOCS))
+    text = str(verdict_table.in_short(doc, DOCS))
     for key in {d["statement"] for d in doc.get("decides", [])}:
         st = statements.statement(key)
         v = confirmation.standing(st, statements.statement_verdict(st, DOCS)[0], confirmation.load_confirmation())[0]
@@ -267,7 +267,7 @@ def test_a_summary_reads_a_statement_from_every_document_that_decides_it():
     """Figure 4's near-orthogonal convergence is decided with the long baseline: its summary gives the table's
     verdict, and without the baseline's document that verdict could differ."""
     fig4 = DOCS["fig4-q-generalization"]
-    text = str(statements.in_short(fig4, DOCS))
+    text = str(verdict_table.in_short(fig4, DOCS))
     st = statements.statement("fig4.converge-nearorth")
     v = statements.statement_verdict(st, DOCS)[0]
     without = {k: d for k, d in DOCS.items() if k != "nearorth-baseline"}

