@@ -136,11 +136,11 @@ def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
         built[name] = len(datas)
         for data in datas:
             frames = data["frames"]
-            # a drawn setting's pictures, by layout (desktop, phone, their dark pairs): {layout: [address, text px]}
+            # a drawn setting's pictures' addresses, by layout (desktop, phone, their dark pairs): {layout: [src]}
             by_layout: dict[str, list[str]] = {}
             for f in frames:
-                for layout, (src, *_) in f.get("pictures", {}).items():
-                    by_layout.setdefault(layout, []).append(src)
+                for layout, picture in f.get("pictures", {}).items():
+                    by_layout.setdefault(layout, []).append(picture["src"])
             if not 2 <= len(frames) <= limit:
                 problems.append(f"{name}: {len(frames)} settings (allowed 2 to {limit})")
             if any(not f.get("pictures") and "error" not in f for f in frames):
