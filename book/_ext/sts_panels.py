@@ -4,11 +4,11 @@ A chapter's panel cell calls ``panel.show()`` (:mod:`sts_lib.chapters.panel`). I
 live ipywidgets panel. Under the book build this extension sets ``STS_STATIC_PANELS=1`` before any notebook
 is executed (the kernels inherit the environment), and ``show()`` then draws the panel over its declared
 grid with its own draw function and outputs it as data: ``application/vnd.sts.panel+json`` (controls,
-frames, alt texts; :mod:`sts_lib.chapters.static_panel`) beside an image/png of its first picture. Under the same
-switch every figure a chapter shows also outputs ``application/vnd.sts.picture+json``. Both carry pictures in one
-versioned schema (:mod:`sts_lib.presentation.render`): renderings keyed by layout name (``desktop``, ``phone``,
-``desktop-dark``, ``phone-dark``), each a base64 PNG and its smallest text in image pixels; the data holds no
-markup decision.
+frames, alt texts) beside an image/png of its first picture. Under the same switch every figure a chapter shows also
+outputs ``application/vnd.sts.picture+json``. Both carry pictures in one versioned contract
+(:mod:`sts_lib.presentation.payload`: typed records, their MIME types and version, and a JSON Schema): renderings
+keyed by layout name (``desktop``, ``phone``, ``desktop-dark``, ``phone-dark``), each a base64 PNG and its smallest
+text in image pixels; the data holds no markup decision.
 
 This module alone turns that data into the page: :class:`StsOutputs` is myst-nb's renderer for the two types
 (its ``myst_nb.mime_renderers`` entry point, declared in ``book/_ext/pyproject.toml``, which the Makefile
@@ -16,14 +16,15 @@ installs), and the HTML visitors below write the markup, with the class names of
 stylesheets and scripts in ``static/`` read (the scripts write no class: a state they keep is a ``data-``
 attribute). :data:`THEMES` maps layouts to markup: each theme's pair is one ``<picture>``, its phone rendering a
 ``<source>`` for :data:`PHONE_MEDIA`, shown in that theme only (pydata-sphinx-theme's ``only-light``/``only-dark``).
-Every picture of a cell output is written in a link that opens it at full size (:class:`sts_image_link` for a
-plain image); ``static/sts-book.js`` only points a link at the rendering the browser chose. No HTML is parsed
-back. Each picture is written once into ``_panels/<sha1>.png`` of the output folder (content-addressed, so an
-unchanged frame keeps its name and the browser's cache) and the page holds its URL; ``static/sts-static-panels.js``
-swaps a panel's pictures, by layout name, when a control moves, so the browser fetches a frame only when a reader
-asks for it. The script and its stylesheet are added to the pages that hold a panel, and only to them. In the PDF
-(any builder but HTML) a panel prints its first picture with a line for paper, and a figure its PNG (myst-nb's
-priority list picks it).
+Every picture of a cell output is written in a link that opens it at full size (:class:`sts_image_link` for a plain
+image); ``static/sts-book.js`` only points a link at the rendering the browser chose. No HTML is parsed back. Each
+picture is written once into ``_panels/<sha1>.png`` of the output folder (content-addressed, so an unchanged frame keeps
+its name and the browser's cache) and the page holds its URL; a panel's page carries its payload for the script
+(:class:`~sts_lib.presentation.payload.ScriptPanel`, each picture a record of named fields), and
+``static/sts-static-panels.js`` swaps a panel's pictures, by layout name, when a control moves, so the browser fetches a
+frame only when a reader asks for it. The script and its stylesheet are added to the pages that hold a panel, and only
+to them. In the PDF (any builder but HTML) a panel prints its first picture with a line for paper, and a figure its PNG
+(myst-nb's priority list picks it).
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ from pathlib import Path
 from docutils import nodes
 from sphinx import addnodes
 
-from sts_lib.presentation.render import MIME_PANEL, MIME_PICTURE, SCHEMA_VERSION, first_frame, png_size
+from sts_lib.presentation.payload import MIME_PANEL, MIME_PICTURE, SCHEMA_VERSION, PanelData, PanelFrame, Rendering
+from sts_lib.presentation.payload import ScriptControl, ScriptFrame, ScriptPanel, ScriptPicture, first_frame
 from sts_lib.presentation.render import STATIC_BOOK_ENV as ENV
+from sts_lib.presentation.render import png_size
 
 #: The class names of the markup, which static/*.css and static/*.js read (and the browser tests look for).
 CLASSES = {
@@ -81,7 +84,7 @@ class sts_picture(nodes.General, nodes.Element):  # noqa: N801 (docutils names n
 
 
 class sts_panel(nodes.General, nodes.Element):  # noqa: N801
-    """A static panel (``node["data"]``: :class:`sts_lib.chapters.static_panel.StaticPanel`'s data)."""
+    """A static panel (``node["data"]``: its envelope, :class:`sts_lib.presentation.payload.PanelData`)."""
 
 
 class sts_image_link(nodes.General, nodes.Element):  # noqa: N801
@@ -137,37 +140,41 @@ def _file(translator, png_base64: str) -> str:
     return posixpath.relpath(f"_panels/{name}", here or ".")
 
 
-def _picture(rendering: dict, url) -> tuple:
-    """``(url, smallest text px, width, height)``: what a picture's markup and a panel's frame carry (the size from
-    the PNG's header, its first 24 bytes: 32 characters of base64)."""
-    return (url(rendering["png"]), rendering["text_px"], *png_size(base64.b64decode(rendering["png"][:32])))
+def _picture(rendering: Rendering, url) -> ScriptPicture:
+    """What a picture's markup and a panel's frame carry of a rendering: its address, smallest text and size (from the
+    PNG's header, its first 24 bytes: 32 characters of base64)."""
+    width, height = png_size(base64.b64decode(rendering["png"][:32]))
+    return {"src": url(rendering["png"]), "text_px": rendering["text_px"], "width": width, "height": height}
 
 
-def _shown(renderings: dict, url) -> list[tuple[str, dict]]:
-    """``(theme, {layout: (url, text px, width, height)})`` for each theme whose pair ``renderings`` holds; a single
-    picture (theme "", shown in every theme) when it holds no dark pair."""
+def _shown(renderings: dict[str, Rendering], url) -> list[tuple[str, dict[str, ScriptPicture]]]:
+    """``(theme, {layout: picture})`` for each theme whose pair ``renderings`` holds; a single picture (theme "",
+    shown in every theme) when it holds no dark pair."""
     pairs = [(theme, lays) for theme, lays in THEMES.items() if all(lay in renderings for lay in lays)]
     if len(pairs) == 1:
         pairs = [("", pairs[0][1])]
     return [(theme, {lay: _picture(renderings[lay], url) for lay in lays}) for theme, lays in pairs]
 
 
-def picture_markup(pictures: dict, alt: str, *, img_class: str = "", title: str = _TITLE, theme: str = "") -> str:
-    """A ``<picture>`` of one theme's pair of renderings, ``{layout: (url, smallest text in image px, width, height)}``
-    in :data:`THEMES`' order (the book's column, then the phone's, shown for :data:`PHONE_MEDIA`), in a link that opens
-    it at full size. Each element names its layout (``data-layout``), which a panel's script follows. With its size,
-    each rendering says it (``width``/``height``: the page keeps its place before it arrives), and the picture is
-    fetched only as the reader nears it (``loading="lazy"``: a chapter's pictures below the first screen are most of
-    its weight).
+def picture_markup(
+    pictures: dict[str, ScriptPicture], alt: str, *, img_class: str = "", title: str = _TITLE, theme: str = ""
+) -> str:
+    """A ``<picture>`` of one theme's pair of renderings, ``{layout: picture}`` (each a
+    :class:`~sts_lib.presentation.payload.ScriptPicture`) in :data:`THEMES`' order (the book's column, then the
+    phone's, shown for :data:`PHONE_MEDIA`), in a link that opens it at full size. Each element names its layout
+    (``data-layout``), which a panel's script follows. With its size, each rendering says it (``width``/``height``:
+    the page keeps its place before it arrives), and the picture is fetched only as the reader nears it
+    (``loading="lazy"``: a chapter's pictures below the first screen are most of its weight).
 
     ``theme``: "" (shown in every theme), "light" or "dark" (shown in that theme: pydata-sphinx-theme's
     ``only-light``/``only-dark``). A dark picture's addresses wait in ``data-src``/``data-srcset``, which
     ``static/sts-book.js`` moves into place once the page is dark, so a light page never downloads it.
 
-    >>> picture_markup({"desktop": ("w.png", 12.5, 730, 410), "phone": ("n.png", 9.4, 390, 300)}, "A & B")[:70]
+    >>> wide = {"src": "w.png", "text_px": 12.5, "width": 730, "height": 410}
+    >>> narrow = {"src": "n.png", "text_px": 9.4, "width": 390, "height": 300}
+    >>> picture_markup({"desktop": wide, "phone": narrow}, "A & B")[:70]
     '<a class="sts-figure-link" href="w.png" target="_blank" rel="noopener"'
-    >>> dark = picture_markup({"desktop-dark": ("w.png", 12.5, 730, 410), "phone-dark": ("n.png", 9.4, 390, 300)}, "A",
-    ...                       theme="dark")
+    >>> dark = picture_markup({"desktop-dark": wide, "phone-dark": narrow}, "A", theme="dark")
     >>> 'class="sts-figure-link only-dark"' in dark, ' src=' in dark, 'data-src="w.png"' in dark
     (True, False, True)
     """
@@ -179,12 +186,14 @@ def picture_markup(pictures: dict, alt: str, *, img_class: str = "", title: str 
     # In a link from the start: a script that wrapped the picture later would move it while its image loads,
     # and the browser aborts and requests it again. The page's script points the link at the shown rendering.
     return (
-        f'<a class="{" ".join(filter(None, (CLASSES["link"], only)))}" href="{wide[0]}" target="_blank" '
+        f'<a class="{" ".join(filter(None, (CLASSES["link"], only)))}" href="{wide["src"]}" target="_blank" '
         f'rel="noopener" title="{title}">'
-        f'<picture><source media="{PHONE_MEDIA}" {lazy}srcset="{narrow[0]}" '
-        f'width="{narrow[2]}" height="{narrow[3]}" data-layout="{narrow_layout}" data-text-px="{narrow[1]:.2f}">'
-        f'<img{cls} {lazy}src="{wide[0]}" width="{wide[2]}" height="{wide[3]}" loading="lazy" decoding="async" '
-        f'alt="{html.escape(alt)}" data-layout="{wide_layout}" data-text-px="{wide[1]:.2f}"></picture></a>'
+        f'<picture><source media="{PHONE_MEDIA}" {lazy}srcset="{narrow["src"]}" '
+        f'width="{narrow["width"]}" height="{narrow["height"]}" data-layout="{narrow_layout}" '
+        f'data-text-px="{narrow["text_px"]:.2f}">'
+        f'<img{cls} {lazy}src="{wide["src"]}" width="{wide["width"]}" height="{wide["height"]}" loading="lazy" '
+        f'decoding="async" alt="{html.escape(alt)}" data-layout="{wide_layout}" '
+        f'data-text-px="{wide["text_px"]:.2f}"></picture></a>'
     )
 
 
@@ -195,17 +204,28 @@ def visit_picture(self, node) -> None:
     raise nodes.SkipNode
 
 
-def panel_markup(data: dict, url) -> str:
+def _script_frame(frame: PanelFrame, url) -> ScriptFrame:
+    """A frame as the page's script reads it: its renderings as pictures (named fields), the rest as it is."""
+    out: ScriptFrame = {k: v for k, v in frame.items() if k != "renderings"}
+    if "renderings" in frame:
+        out["pictures"] = {lay: _picture(r, url) for lay, r in frame["renderings"].items()}
+    return out
+
+
+def script_payload(data: PanelData, url) -> ScriptPanel:
+    """What a panel's page carries for its script (:class:`~sts_lib.presentation.payload.ScriptPanel`): the
+    envelope's grid, each control's fields the record names, and each frame's pictures by ``url(png)``."""
+    return {
+        "version": SCHEMA_VERSION,
+        "mode": data["mode"],
+        "controls": [{k: c[k] for k in ScriptControl.__annotations__} for c in data["controls"]],
+        "frames": [_script_frame(f, url) for f in data["frames"]],
+        "lookup": data["lookup"],
+    }
+
+
+def panel_markup(data: PanelData, url) -> str:
     """A static panel's markup from its data; ``url(png)`` gives the address of a picture (base64 PNG)."""
-    frames = [
-        {k: v for k, v in f.items() if k != "renderings"}
-        | (
-            {"pictures": {lay: list(_picture(r, url)) for lay, r in f["renderings"].items()}}
-            if "renderings" in f
-            else {}
-        )
-        for f in data["frames"]
-    ]
     first = first_frame(data)
     # A stable id (same page, same id on every build), distinct per panel of a page: from what the panel offers.
     offered = json.dumps([data["label"], data["controls"]], sort_keys=True)
@@ -229,13 +249,7 @@ def panel_markup(data: dict, url) -> str:
         picture_markup(shown, first["alt"], img_class=CLASSES["img"], title="Open this picture at full size", theme=t)
         for t, shown in (_shown(first["renderings"], url) if "renderings" in first else [])
     )
-    script = {
-        "mode": data["mode"],
-        "controls": [{k: c[k] for k in ("name", "tex", "labels", "default")} for c in data["controls"]],
-        "frames": frames,
-        "lookup": data["lookup"],
-    }
-    payload = json.dumps(script, separators=(",", ":")).replace("</", "<\\/")
+    payload = json.dumps(script_payload(data, url), separators=(",", ":")).replace("</", "<\\/")
     return (
         f'<div class="{CLASSES["panel"]}" id="{pid}" role="group" aria-label="{html.escape(data["label"])}">'
         f'<div class="{CLASSES["controls"]}">{"".join(rows)}</div>'

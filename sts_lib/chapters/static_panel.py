@@ -16,9 +16,10 @@ function rejects carries its error message instead of a picture, as the live pan
 
 :func:`static_data` returns the panel as data (:class:`StaticPanel`: controls, and every frame's renderings by
 layout name, the records a figure's renderings are (:func:`sts_lib.presentation.render.renderings`), with alt texts
-and text sizes), a notebook output of its own type (:data:`MIME_PANEL`, versioned with the figures' schema); the
-book's extension (``book/_ext/sts_panels.py``) alone writes its markup and moves its frames into files that the
-browser loads on demand, so a page carries only the first picture. Frames are drawn for the book's column and a
+and text sizes), a notebook output of its own type whose envelope, MIME type and version are those of
+:mod:`sts_lib.presentation.payload` (:class:`~sts_lib.presentation.payload.PanelData`); the book's extension
+(``book/_ext/sts_panels.py``) alone writes its markup and moves its frames into files that the browser loads on
+demand, so a page carries only the first picture. Frames are drawn for the book's column and a
 phone's (:data:`FRAME_LAYOUTS`); ``dark=True`` (what ``FigurePanel`` asks for by default) adds the dark theme's pair
 (:data:`DARK_FRAME_LAYOUTS`), at about twice the build's drawing time for the panel. :func:`static_book` says
 whether the current process was started by the book build (the extension sets ``STS_STATIC_PANELS=1``);
@@ -38,7 +39,9 @@ from collections.abc import Callable
 from matplotlib.figure import Figure
 
 from ..presentation.layout import drawn
-from ..presentation.render import MIME_PANEL, SCHEMA_VERSION, STATIC_BOOK_ENV, first_frame, renderings, static_book
+from ..presentation.payload import MIME_PANEL, SCHEMA_VERSION, PanelControl, PanelData, PanelFrame
+from ..presentation.payload import first_frame, position_key
+from ..presentation.render import STATIC_BOOK_ENV, renderings, static_book
 
 ENV = STATIC_BOOK_ENV  # set to "1" by the book build (book/_ext/sts_panels.py)
 #: The most settings a panel spans with every combination (:func:`setting_grid`); beyond it, each control moves alone.
@@ -127,20 +130,17 @@ def _caption(values: dict, panel) -> str:
 class StaticPanel:
     """A panel drawn over its static grid, as data (see the module docstring); a notebook output of its own type.
 
-    ``data``: ``{"version", "label", "note", "mode", "controls", "frames", "lookup"}``: the schema's version
-    (:data:`~sts_lib.presentation.render.SCHEMA_VERSION`), the panel's accessible name, the note of what was
-    precomputed, how the grid moves (``"all"`` or ``"one"``), each control (``name``, ``label``, ``tex``,
-    ``labels``, ``default`` position, ``menu``), each frame (``caption``, ``alt``, ``shown`` readouts, and
-    ``renderings``: :class:`~sts_lib.presentation.render.Rendering` records by layout name, or ``error``) and the
-    frame of every position.
+    ``data``: its envelope, a :class:`~sts_lib.presentation.payload.PanelData` (the version, the panel's accessible
+    name, the note of what was precomputed, how the grid moves, each control, each frame's renderings or error, and
+    the frame of every position).
     """
 
-    data: dict
+    data: PanelData
     n_frames: int  # pictures drawn (distinct settings after clamping, errors included)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        """:data:`MIME_PANEL` (the book renders it: ``book/_ext/sts_panels.py``), the first picture as PNG for
-        any other reader, and a line of text."""
+        """:data:`~sts_lib.presentation.payload.MIME_PANEL` (the book renders it: ``book/_ext/sts_panels.py``), the
+        first picture as PNG for any other reader, and a line of text."""
         out = {MIME_PANEL: self.data, "text/plain": f"<static panel: {self.n_frames} pictures; {self.data['label']}>"}
         first = first_frame(self.data)
         if "renderings" in first:
@@ -184,7 +184,8 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False)
     mode, positions, options = static_grid(panel, limit)
     layouts = DARK_FRAME_LAYOUTS if dark else FRAME_LAYOUTS
     names = list(panel.controls)
-    frames, lookup, index_of = [], {}, {}
+    frames: list[PanelFrame] = []
+    lookup, index_of = {}, {}
     for pos in positions:
         raw = {k: options[j][i][0] for j, (k, i) in enumerate(zip(names, pos))}
         values = clamp(raw, panel.bounds)
@@ -192,7 +193,7 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False)
         if key not in index_of:
             caption = _caption(values, panel)
             # What each control reads while this frame shows: the clamped value (a width above 2Td shows 2Td).
-            frame = {
+            frame: PanelFrame = {
                 "caption": caption,
                 "alt": f"{alt} Setting: {caption}.",
                 "shown": [panel.controls[k].label_of(values[k]) for k in names],
@@ -206,8 +207,8 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False)
                 frame["error"] = str(err)
             index_of[key] = len(frames)
             frames.append(frame)
-        lookup[",".join(map(str, pos))] = index_of[key]
-    controls = [
+        lookup[position_key(pos)] = index_of[key]
+    controls: list[PanelControl] = [
         {
             "name": k,
             "label": panel.controls[k].label or k,
@@ -231,7 +232,7 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False)
         f"function as the notebook's live panel, for {offered} ({how}). Run the notebook (e.g. on Colab) to "
         f"explore any other value."
     )
-    data = {
+    data: PanelData = {
         "version": SCHEMA_VERSION,
         "label": _short(alt),
         "note": note,
@@ -243,6 +244,5 @@ def static_data(panel, *, alt: str, limit: int = GRID_LIMIT, dark: bool = False)
     return StaticPanel(data, len(frames))
 
 
-__all__ = ["DARK_FRAME_LAYOUTS", "ENV", "FRAME_LAYOUTS", "GRID_LIMIT", "MIME_PANEL", "StaticPanel", "check_alt",
-           "clamp", "figure_png", "first_frame", "setting_grid", "static_book", "static_data",
-           "static_grid"]  # fmt: skip
+__all__ = ["DARK_FRAME_LAYOUTS", "ENV", "FRAME_LAYOUTS", "GRID_LIMIT", "StaticPanel", "check_alt", "clamp",
+           "figure_png", "setting_grid", "static_book", "static_data", "static_grid"]  # fmt: skip

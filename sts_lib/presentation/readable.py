@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 
 from . import render
 from .layout import PRINT
+from .payload import MIME_PICTURE
 from .render import picture
 
 #: The book's content column at a 1280 px window, in CSS px: a wider image is shown scaled down to it.
@@ -101,5 +102,5 @@ def figure_bundle(fig, *, png_formatter=None) -> dict:
     rendered = render.renderings(fig, (PRINT.name, *render.BOOK_LAYOUTS))
     return {
         "image/png": rendered.pop(PRINT.name)["png"],
-        render.MIME_PICTURE: render.picture_data(fig, rendered=rendered),
+        MIME_PICTURE: render.picture_data(fig, rendered=rendered),
     }

@@ -6,8 +6,8 @@ A figure drawn for the book's column (:data:`~sts_lib.presentation.layout.DESKTO
 :func:`~sts_lib.presentation.layout.drawing`, so :func:`renderings` asks the function that drew it to draw it again
 for each layout asked for (:data:`~sts_lib.presentation.layout.LAYOUTS`: the phone's column, the dark theme's pair,
 print) and renders each once (:func:`picture`), with the smallest text it draws in image pixels. :func:`picture_data`
-is what the static book receives for a figure (:data:`MIME_PICTURE`, :class:`PictureData`); a panel's frames carry
-the same :class:`Rendering` records (:mod:`sts_lib.chapters.static_panel`). The data makes no markup decision: no
+is what the static book receives for a figure; a panel's frames carry the same records (the payloads, their MIME
+types, version and JSON Schema: :mod:`sts_lib.presentation.payload`). The data makes no markup decision: no
 media query, ``data:`` URI or DOM id. The book's extension (``book/_ext/sts_panels.py``) alone maps layout names to
 ``<picture>`` sources and theme classes; the browser test computes the size a reader sees. A live notebook shows
 the desktop picture only.
@@ -19,7 +19,6 @@ import base64
 import io
 import os
 import struct
-from typing import TypedDict
 
 import matplotlib as mpl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -30,6 +29,7 @@ from PIL import Image  # matplotlib's own dependency
 
 from .fitting import all_axes
 from .layout import drawn, redraw
+from .payload import SCHEMA_VERSION, PictureData, Rendering
 from .theme import DESKTOP, LAYOUTS, PHONE, PRINT
 
 
@@ -46,34 +46,8 @@ MIN_PHONE_TEXT_PX = 9.0
 #: Set to "1" by the book build (book/_ext/sts_panels.py) before any chapter runs: the static book shows
 #: every figure in all its renderings and its panels as precomputed frames; a live notebook does neither.
 STATIC_BOOK_ENV = "STS_STATIC_PANELS"
-#: The notebook output type of a figure in the static book: its renderings as data (:class:`PictureData`), which
-#: the book's extension (``book/_ext/sts_panels.py``) alone writes as markup.
-MIME_PICTURE = "application/vnd.sts.picture+json"
-#: The notebook output type of a static panel (:class:`sts_lib.chapters.static_panel.StaticPanel`): its data
-#: (JSON), which the book's extension alone renders.
-MIME_PANEL = "application/vnd.sts.panel+json"
-#: The version of :class:`PictureData` and of a panel's data (:mod:`sts_lib.chapters.static_panel`): the book's
-#: extension refuses a payload of another version rather than guess at its shape.
-SCHEMA_VERSION = 1
 #: The layouts the static book shows a figure in: the book's column and a phone's, and both in the dark theme.
 BOOK_LAYOUTS = ("desktop", "phone", "desktop-dark", "phone-dark")
-
-
-class Rendering(TypedDict):
-    """One picture of a figure: ``png``, the PNG in base64 (in 256 colours for a screen, :func:`compact`; as
-    ``savefig`` writes it for print), and ``text_px``, its smallest text in the image's pixels."""
-
-    png: str
-    text_px: float
-
-
-class PictureData(TypedDict):
-    """A figure as the static book receives it (:data:`MIME_PICTURE`): ``renderings`` by layout name (a figure no
-    drawing made has no dark pair) and ``alt``, what it shows in words (the cell's own alt text wins in the book)."""
-
-    version: int
-    alt: str
-    renderings: dict[str, Rendering]
 
 
 def picture(fig: Figure, dpi: float | None = None, *, tight: bool = True, measure=None) -> tuple[Image.Image, list]:
@@ -249,9 +223,9 @@ def renderings(fig: Figure, layouts=BOOK_LAYOUTS, *, whole: bool = False) -> dic
 
 
 def picture_data(fig: Figure, layouts=BOOK_LAYOUTS, *, rendered: dict | None = None) -> PictureData:
-    """What the static book shows for ``fig`` (:data:`MIME_PICTURE`): its renderings (:func:`renderings` for
-    ``layouts``, or the ``rendered`` ones a caller already has) and its alt text (its drawing's
-    :func:`~sts_lib.presentation.layout.describe`, else empty)."""
+    """What the static book shows for ``fig`` (:data:`~sts_lib.presentation.payload.MIME_PICTURE`): its renderings
+    (:func:`renderings` for ``layouts``, or the ``rendered`` ones a caller already has) and its alt text (its
+    drawing's :func:`~sts_lib.presentation.layout.describe`, else empty)."""
     record = drawn(fig)
     return {
         "version": SCHEMA_VERSION,
@@ -260,12 +234,6 @@ def picture_data(fig: Figure, layouts=BOOK_LAYOUTS, *, rendered: dict | None = N
     }
 
 
-def first_frame(data: dict) -> dict:
-    """The frame a panel's data (:data:`MIME_PANEL`) shows first: that of every control's default position."""
-    return data["frames"][data["lookup"][",".join(str(c["default"]) for c in data["controls"])]]
-
-
 __all__ = ["BOOK_LAYOUTS", "MIN_PHONE_TEXT_PX", "PHONE_COLUMN_PX", "PHONE_DPI", "PHONE_WIDTH", "STATIC_BOOK_ENV",
-           "MIME_PANEL", "MIME_PICTURE", "PictureData", "Rendering", "SCHEMA_VERSION", "all_axes", "compact",
-           "drawn_texts", "first_frame", "halved", "picture", "picture_data", "png_size", "png_width", "renderings",
-           "smallest_text_px", "static_book"]  # fmt: skip
+           "all_axes", "compact", "drawn_texts", "halved", "picture", "picture_data", "png_size", "png_width",
+           "renderings", "smallest_text_px", "static_book"]  # fmt: skip

@@ -124,8 +124,14 @@ def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
     """Each chapter's panel as the build drew it: more than one setting and at most the static grid's limit (64),
     every setting a picture on disk (or the error the live panel would show), no two settings the same picture.
     Chapter 1's explorer (21 settings, the dearest) is drawn over its grid here only, by the build. The built pages
-    carry exactly the panels the chapters' sources show (:data:`PANEL_PAGES`), no more on any page of the book."""
+    carry exactly the panels the chapters' sources show (:data:`PANEL_PAGES`), no more on any page of the book, and
+    each panel's payload is of the schema its page script is held to (``payload.json_schema(ScriptPanel)``)."""
+    import jsonschema
+
     from sts_lib.chapters.static_panel import GRID_LIMIT as limit
+    from sts_lib.presentation.payload import ScriptPanel, json_schema
+
+    schema = jsonschema.Draft202012Validator(json_schema(ScriptPanel))
 
     problems, built = [], {}
     for page in pages():
@@ -135,12 +141,15 @@ def test_every_built_panel_spans_its_grid_with_a_picture_per_setting(build):
         name = page.stem if page.parent == HTML / "book" else page.relative_to(HTML).as_posix()
         built[name] = len(datas)
         for data in datas:
+            problems += [
+                f"{name}: {'/'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in schema.iter_errors(data)
+            ]
             frames = data["frames"]
-            # a drawn setting's pictures, by layout (desktop, phone, their dark pairs): {layout: [address, text px]}
+            # a drawn setting's pictures' addresses, by layout (desktop, phone, their dark pairs): {layout: [src]}
             by_layout: dict[str, list[str]] = {}
             for f in frames:
-                for layout, (src, *_) in f.get("pictures", {}).items():
-                    by_layout.setdefault(layout, []).append(src)
+                for layout, picture in f.get("pictures", {}).items():
+                    by_layout.setdefault(layout, []).append(picture["src"])
             if not 2 <= len(frames) <= limit:
                 problems.append(f"{name}: {len(frames)} settings (allowed 2 to {limit})")
             if any(not f.get("pictures") and "error" not in f for f in frames):

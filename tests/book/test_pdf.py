@@ -175,8 +175,7 @@ def _executed_cells(doc: str) -> list:
 
 def printed_pictures() -> list[pdf_pictures.Printed]:
     """Every picture the PDF prints for the executed chapters, in reading order, with its smallest text in pixels."""
-    from sts_lib.presentation.render import MIME_PANEL, first_frame
-    from sts_lib.presentation.render import MIME_PICTURE
+    from sts_lib.presentation.payload import MIME_PANEL, MIME_PICTURE, first_frame
     from sts_lib.presentation.theme import DESKTOP, PRINT
 
     out = []
@@ -218,7 +217,7 @@ def shown_pictures() -> tuple[int, int]:
     import nbformat
     from jupyter_cache import get_cache
 
-    from sts_lib.chapters.static_panel import MIME_PANEL
+    from sts_lib.presentation.payload import MIME_PANEL
 
     cache = get_cache(str(ROOT / "_build" / ".jupyter_cache"))
     figures = panels = 0

@@ -54,4 +54,4 @@ def parse(panel_html: str) -> dict:
 
 def png_of(frame: dict, layout: str = "desktop") -> bytes:
     """The PNG a parsed frame shows for ``layout`` (its address inlined by :func:`page`)."""
-    return base64.b64decode(frame["pictures"][layout][0].split(",", 1)[1])
+    return base64.b64decode(frame["pictures"][layout]["src"].split(",", 1)[1])

@@ -1,7 +1,7 @@
 """The course's own notebook outputs (a figure's two pictures, a static panel) and the one module that writes them.
 
-Under the book build a figure and a panel output data of their own types (``sts_lib.presentation.render.MIME_PICTURE``,
-``sts_lib.chapters.static_panel.MIME_PANEL``); ``book/_ext/sts_panels.py`` is myst-nb's renderer for them and the
+Under the book build a figure and a panel output data of their own types (``MIME_PICTURE``, ``MIME_PANEL`` of
+``sts_lib.presentation.payload``); ``book/_ext/sts_panels.py`` is myst-nb's renderer for them and the
 only writer of their markup. Checked here without a build: its renderer registers with myst-nb, picks the data
 over the PNG in HTML and a panel's data everywhere, and turns each output into its node; the class names its
 markup carries are its own (:data:`CLASSES`), read by the book's stylesheets and scripts and written nowhere else.
@@ -20,8 +20,7 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
 import pytest  # noqa: E402
 import sts_panels  # noqa: E402
-from sts_lib.chapters.static_panel import MIME_PANEL  # noqa: E402
-from sts_lib.presentation.render import MIME_PICTURE, SCHEMA_VERSION  # noqa: E402
+from sts_lib.presentation.payload import MIME_PANEL, MIME_PICTURE, SCHEMA_VERSION  # noqa: E402
 
 
 def test_myst_nb_finds_the_renderer_and_prefers_the_data():

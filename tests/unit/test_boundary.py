@@ -76,7 +76,7 @@ def test_both_checks_fail_on_planted_crossings():
     assert build_crossings("from sts_lib.chapters.static_panel import MIME_PANEL\n") == [
         "sts_lib.chapters.static_panel.MIME_PANEL"]  # fmt: skip
     assert build_crossings("from sts_lib.presentation.render import _drawn\n") == ["sts_lib.presentation.render._drawn"]
-    assert build_crossings("from sts_lib.presentation.render import MIME_PANEL\nimport docutils\n") == []
+    assert build_crossings("from sts_lib.presentation.payload import MIME_PANEL\nimport docutils\n") == []
 
 
 def test_the_readme_says_the_port_changes_nothing_in_the_library():

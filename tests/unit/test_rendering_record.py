@@ -13,7 +13,8 @@ import pytest
 from sts_lib.chapters.panel import FigurePanel, Ints
 from sts_lib.chapters.static_panel import DARK_FRAME_LAYOUTS, FRAME_LAYOUTS, static_data
 from sts_lib.presentation.layout import DESKTOP, PHONE, PRINT, describe, drawing, drawn, new_figure, redraw
-from sts_lib.presentation.render import BOOK_LAYOUTS, SCHEMA_VERSION, picture_data, renderings
+from sts_lib.presentation.payload import SCHEMA_VERSION
+from sts_lib.presentation.render import BOOK_LAYOUTS, picture_data, renderings
 
 
 @drawing

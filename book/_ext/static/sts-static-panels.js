@@ -4,7 +4,8 @@
 // No formula lives here: a setting without a precomputed frame says so instead of guessing. The book writes the
 // markup (book/_ext/sts_panels.py): each picture element names its layout (data-layout), and a frame holds a
 // picture per layout, so this script knows no layout, theme or width. It writes no class: the panel's state is
-// data-sts-state ("ready", "loading").
+// data-sts-state ("ready", "loading"). The panel's data is sts_lib.presentation.payload.ScriptPanel: every field is
+// read by its name (tests/unit/test_payload.py holds this script to that schema).
 "use strict";
 (function () {
   function setUp(panel) {
@@ -29,15 +30,15 @@
       if (!picture) return;
       const img = el.tagName === "IMG" ? el : el.parentNode.querySelector("img");
       if (getComputedStyle(img).display === "none") {
-        el.setAttribute(`data-${attr}`, picture[0]);
+        el.setAttribute(`data-${attr}`, picture.src);
         el.removeAttribute(attr);
       } else {
-        el.setAttribute(attr, picture[0]);
+        el.setAttribute(attr, picture.src);
         el.removeAttribute(`data-${attr}`);
       }
-      el.dataset.textPx = picture[1];
-      el.setAttribute("width", picture[2]);
-      el.setAttribute("height", picture[3]);
+      el.dataset.textPx = picture.text_px;
+      el.setAttribute("width", picture.width);
+      el.setAttribute("height", picture.height);
     }
 
     function show(moved) {
