@@ -284,7 +284,7 @@ def _attention_forward(t: Tester, fn):
     title="Two baseline losses",
     function="baseline_losses",
     library_names=("zero_predictor_loss", "uniform_plateau"),
-    cost=Cost(lines=3, tokens=46, words=0, check_s=0.0, chapters=(1,), derivation=True),
+    cost=Cost(lines=3, tokens=46, words=0, check_s=0.0, chapters=(1,), derivation=True, shown=("chapter",)),
 )
 def _baseline_losses(t: Tester, fn):
     cases = [(5, 20, 3), (4, 10, 3), (1, 7, 2), (10, 50, 5), (3, 9, 1)]

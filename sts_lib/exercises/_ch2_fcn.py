@@ -169,7 +169,9 @@ def _bayes_variants(W_X, T, d, q):
     title="The exact error of the best FCN",
     function="bayes_error",
     library_names=("fcn_bayes_error",),
-    cost=Cost(lines=9, tokens=183, words=0, check_s=0.001, chapters=(2,), derivation=True),
+    cost=Cost(
+        lines=9, tokens=183, words=0, check_s=0.001, chapters=(2,), derivation=True, shown=("chapter", "statement")
+    ),
 )
 def _bayes_error(t: Tester, fn):
     T, d, q = 6, 2, 2

@@ -99,7 +99,7 @@ def _L(c, d, T, q):
     title="The loss along the ray c W*",
     function="loss_on_ray",
     library_names=("loss_on_ray", "uniform_plateau"),
-    cost=Cost(lines=3, tokens=56, words=0, check_s=0.0, chapters=(3,), derivation=True),
+    cost=Cost(lines=3, tokens=56, words=0, check_s=0.0, chapters=(3,), derivation=True, shown=("chapter", "hint")),
 )
 def _loss_on_ray(t: Tester, fn):
     stages = (

@@ -160,7 +160,7 @@ _FIXED_PE_SLIPS = {
     points=3,
     title="Why a fixed PE fails at longer lengths",
     function="fixed_pe_loss",
-    cost=Cost(lines=9, tokens=129, words=0, check_s=0.001, chapters=(3, 5), derivation=True),
+    cost=Cost(lines=9, tokens=129, words=0, check_s=0.001, chapters=(3, 5), derivation=True, shown=("chapter",)),
 )
 def _fixed_pe(t: Tester, fn):
     for pts, cases in (
