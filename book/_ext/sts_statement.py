@@ -6,11 +6,12 @@ page that mentions a statement's status writes this role instead of the words, s
 run or a new rule changes on every page at once (``tests/unit/test_prose_verdicts.py`` fails on a sentence that
 names a status without it). The role renders
 
-* ``{sts-statement}`fig4.quicker``` as the verdict's mark and word as chapter 8 shows it
+* ``{sts-statement}`fig4.quicker``` as the verdict's word as chapter 8 shows it
   (:func:`sts_lib.reading.confirmation.standing`: a verdict fixed after the runs that fresh seeds did not replicate
-  reads *not decided*), e.g. "✗ not reproduced", linked to the statement's readings dropdown in chapter 8
-  (:func:`sts_lib.presentation.verdict_table.readings_anchor`, the dropdown's ``:name:``);
-* ``{sts-statement}`slightly quicker <fig4.quicker>``` as "slightly quicker (✗ not reproduced)", linked the same way.
+  reads *not decided*), e.g. "not reproduced", linked to the statement's readings dropdown in chapter 8
+  (:func:`sts_lib.presentation.verdict_table.readings_anchor`, the dropdown's ``:name:``). Not its mark (✗, ◐, ≡):
+  a mark is defined in chapter 8, and a page that shows one gives its legend (``tests/unit/test_symbols_defined.py``);
+* ``{sts-statement}`slightly quicker <fig4.quicker>``` as "slightly quicker (not reproduced)", linked the same way.
 
 The text and the link are the same in every builder (a ``{ref}`` to the label: an HTML link, a LaTeX
 ``\\hyperref``). In LaTeX a dropdown's label sits on its title, which Sphinx's LaTeX writer prints without
@@ -52,7 +53,7 @@ class Shown(NamedTuple):
     """A statement as the role shows it."""
 
     verdict: str  # its key in sts_lib.reading.verdicts.VERDICTS, as chapter 8 shows it
-    text: str  # its mark and word, plain: "✗ not reproduced"
+    text: str  # its word, plain: "not reproduced"
     label: str  # chapter 8's label of its readings dropdown
 
 
@@ -60,13 +61,13 @@ class Shown(NamedTuple):
 _CACHE: dict = {}
 
 
-def plain_mark(mark: str) -> str:
-    """A verdict's mark without its Markdown emphasis.
+def plain_word(mark: str) -> str:
+    """A verdict's word: its mark (chapter 8's table's first column) without the sign and the Markdown emphasis.
 
-    >>> plain_mark("✗ **not reproduced**")
-    '✗ not reproduced'
+    >>> plain_word("✗ **not reproduced**"), plain_word("≡≢ by construction, either way")
+    ('not reproduced', 'by construction, either way')
     """
-    return mark.replace("**", "").replace("*", "").strip()
+    return mark.replace("**", "").replace("*", "").strip().split(" ", 1)[1]
 
 
 def shown() -> tuple[dict, tuple]:
@@ -87,7 +88,7 @@ def shown() -> tuple[dict, tuple]:
         out = {}
         for st in STATEMENTS:
             v, _, _ = standing(st, statement_verdict(st, docs)[0], conf)
-            out[st.key] = Shown(v, plain_mark(VERDICTS[v].mark), readings_anchor(st.key))
+            out[st.key] = Shown(v, plain_word(VERDICTS[v].mark), readings_anchor(st.key))
         files = [result_path(name) for name in docs]
         files += [p for p in (Path(f) / FRESH_DIR / DOCUMENT for f in search_path()) if p.is_file()][:1]
         files += [Path(sys.modules[m].__file__) for m in RECORDS]

@@ -127,10 +127,13 @@ def _sample_batch(t: Tester, fn):
     t.award(1)
 
 
-def _attention_ref(W, V, Z, zq, *, softmax_dim=1, scale=1.0, transpose_W=False, mode="softmax"):
-    """f_b = V Z_b^T a_b with a_b = softmax(Z_b W z_q,b); Z (B, T, D), zq (B, D)."""
+def _attention_ref(W, V, Z, zq, *, softmax_dim=1, scale=1.0, transpose_W=False, mode="softmax", shift_dim=None):
+    """f_b = V Z_b^T a_b with a_b = softmax(Z_b W z_q,b); Z (B, T, D), zq (B, D). A slip: ``shift_dim`` subtracts
+    the largest score along that axis first (along the batch axis, 0, it is not a shift of each sequence)."""
     Wm = W.T if transpose_W else W
     s = torch.einsum("btD,DE,bE->bt", Z, Wm, zq) * scale
+    if shift_dim is not None:
+        s = s - s.max(dim=shift_dim, keepdim=True).values
     if mode == "softmax":
         a = torch.softmax(s, dim=softmax_dim)
     elif mode == "raw":
@@ -199,7 +202,16 @@ def large_score_case(
             "Subtract the largest score before exponentiating, or use torch.softmax"
         )
     t.close(
-        f, reference(Wbig.double(), V.double(), Zb.double(), qb.double()), "f", rtol=1e-4, atol=1e-5, context=context
+        f,
+        reference(Wbig.double(), V.double(), Zb.double(), qb.double()),
+        "f",
+        rtol=1e-4,
+        atol=1e-5,
+        context=context,
+        variants={
+            "your output is 0 where exp overflowed (torch.nan_to_num hides the NaN; it does not fix the softmax): "
+            "subtract the largest score of each sequence before exponentiating": torch.zeros_like(f),
+        },
     )
 
 
@@ -244,6 +256,8 @@ def _attention_forward(t: Tester, fn):
             (
                 "the query attends to itself (keys [Z, z_query]): the theory model attends over the T tokens only"
             ): _attend_query_ref(Wd, Vd, Zd, qd),
+            "you subtracted the largest score over the batch axis: subtract each sequence's own maximum "
+            "(s.max(dim=1, keepdim=True)), a shift the softmax cannot see": _attention_ref(Wd, Vd, Zd, qd, shift_dim=0),
         },
     )
     t.award(2)
@@ -270,7 +284,7 @@ def _attention_forward(t: Tester, fn):
     title="Two baseline losses",
     function="baseline_losses",
     library_names=("zero_predictor_loss", "uniform_plateau"),
-    cost=Cost(lines=3, tokens=46, words=0, check_s=0.0, chapters=(1,), derivation=True),
+    cost=Cost(lines=3, tokens=46, words=0, check_s=0.0, chapters=(1,), derivation=True, shown=("chapter",)),
 )
 def _baseline_losses(t: Tester, fn):
     cases = [(5, 20, 3), (4, 10, 3), (1, 7, 2), (10, 50, 5), (3, 9, 1)]

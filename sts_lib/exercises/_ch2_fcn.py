@@ -80,6 +80,30 @@ def _min_width(T, d, q, eps: Fraction) -> int:
     return max(0, math.ceil(need))
 
 
+def _width_slips(T, d, q, eps: Fraction) -> dict:
+    """The widths the usual slips of solving the bound for the width give (for diagnosis), by what each is told;
+    a slip that lands on the right width is left out."""
+    right = _min_width(T, d, q, eps)
+    needs = {
+        "you compared the bound with rel_error itself; the target error is rel_error times the trivial error d/q": (
+            T * d - eps * q * T * (T - 1) / Fraction(T - q)
+        ),
+        "the factor (T - 1)/(T - q) is missing: dividing the bound by d/q leaves (T - q)/(T - 1) (1 - m_1/(T d))": (
+            T * d - eps * d * T
+        ),
+        "the factor is upside down: solving (T - q)(T d - m_1)/(q T (T - 1)) <= rel_error d/q for m_1 puts T - q "
+        "in the denominator": T * d - eps * d * T * Fraction(T - q, T - 1),
+        "the target error is rel_error times d/q: the factor d is missing on the right": (
+            T * d - eps * T * (T - 1) / Fraction(T - q)
+        ),
+    }
+    out: dict = {}
+    for why, need in needs.items():
+        out.setdefault(max(0, math.ceil(need)), why)  # two slips on one width: the first named
+    out.pop(right, None)
+    return out
+
+
 @exercise(
     "ex2.min_width",
     points=2,
@@ -110,12 +134,9 @@ def _min_width_check(t: Tester, fn):
                 t.fail(f"off by one {ctx}: width {got} still has a bound above the target; round up (math.ceil)")
             if got == want + 1:
                 t.fail(f"off by one {ctx}: width {want} already meets the target (the smallest width is wanted)")
-            absolute = max(0, math.ceil(T * d - eps * q * T * (T - 1) / Fraction(T - q)))
-            if got == absolute and absolute != want:
-                t.fail(
-                    f"wrong width {ctx}: you compared the bound with rel_error itself; the target error is "
-                    "rel_error times the trivial error d/q"
-                )
+            for slip, why in _width_slips(T, d, q, eps).items():
+                if got == slip:
+                    t.fail(f"wrong width {ctx}: {why}")
             t.fail(f"wrong width {ctx}: got {got}, expected {want}")
         t.award(1)
 
@@ -148,7 +169,9 @@ def _bayes_variants(W_X, T, d, q):
     title="The exact error of the best FCN",
     function="bayes_error",
     library_names=("fcn_bayes_error",),
-    cost=Cost(lines=9, tokens=183, words=0, check_s=0.001, chapters=(2,), derivation=True),
+    cost=Cost(
+        lines=9, tokens=183, words=0, check_s=0.001, chapters=(2,), derivation=True, shown=("chapter", "statement")
+    ),
 )
 def _bayes_error(t: Tester, fn):
     T, d, q = 6, 2, 2

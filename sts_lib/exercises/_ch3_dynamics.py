@@ -99,7 +99,7 @@ def _L(c, d, T, q):
     title="The loss along the ray c W*",
     function="loss_on_ray",
     library_names=("loss_on_ray", "uniform_plateau"),
-    cost=Cost(lines=3, tokens=56, words=0, check_s=0.0, chapters=(3,), derivation=True),
+    cost=Cost(lines=3, tokens=56, words=0, check_s=0.0, chapters=(3,), derivation=True, shown=("chapter", "hint")),
 )
 def _loss_on_ray(t: Tester, fn):
     stages = (
@@ -161,11 +161,33 @@ def _c_for_loss(t: Tester, fn):
                     f"your c = {fmt(c)} gives L(c) = {fmt(got)} > target {ctx}: is your search interval too "
                     "small? L(c) ~ e^(-2c), so c grows like (1/2) log(1/target)"
                 )
+            for why, slip in _c_slips(target, d, T, q).items():
+                if abs(c - slip) <= 1e-4 * max(1.0, abs(slip)):
+                    t.fail(f"L(your c) = {fmt(got)} does not equal the target {ctx}: {why}")
             t.fail(
                 f"L(your c) = {fmt(got)} does not equal the target {ctx}: you returned c = {fmt(c)}, the right "
                 f"c is {fmt(want)}"
             )
         t.award(1)
+
+
+def _c_slips(target, d, T, q) -> dict:
+    """The c that the usual slips of inverting L(c) = d T (T - q) / (q (q e^c + T - q)^2) return, by what each is
+    told (slips whose value is not a real number are left out)."""
+    root = math.sqrt(d * T * (T - q) / (q * target))  # = q e^c + T - q
+    u = (root - (T - q)) / q  # = e^c
+    out = {"you returned e^c: take its logarithm": u}
+    if u > 0:
+        out["that is log10(e^c): c is the natural logarithm, math.log"] = math.log10(u)
+    out[
+        "you dropped the T - q unselected tokens from q e^c + T - q (the large-c approximation): solve the "
+        "quadratic exactly"
+    ] = math.log(root / q)
+    if root - (T - q) > 0:
+        out["the 1/q is missing: q e^c = sqrt(...) - (T - q), so e^c = (sqrt(...) - (T - q))/q"] = math.log(
+            root - (T - q)
+        )
+    return out
 
 
 @exercise(
@@ -244,6 +266,18 @@ def _fit_rate(t: Tester, fn):
                 f"your exponent {fmt(got)} is close to 0 for {what}: fit log L against log t "
                 "(a power law), not against t"
             )
+        keep = steps > 0
+        slope, intercept = np.polyfit(np.log(steps[keep]), np.log(losses[keep]), 1)
+        slips = {
+            "you returned the intercept (log C) of the fit: p is minus its slope": (intercept, -intercept),
+            "you returned 1/p: with L ~ C t^(-p) the slope of log L against log t is -p": (-1 / slope,),
+            "log(t + 1) bends the power law near t = 0: drop the steps t = 0 instead of shifting them": (
+                -np.polyfit(np.log(steps + 1), np.log(losses), 1)[0],
+            ),
+        }
+        for why, values in slips.items():
+            if any(abs(got - v) <= 1e-6 * max(1.0, abs(v)) for v in values):
+                t.fail(f"your exponent {fmt(got)} is off for {what}: {why}")
         t.fail(
             f"your exponent {fmt(got)} is off for {what}: expected p = {fmt(p)} ± {fmt(tol)} "
             "(fit a straight line to (log t, log L) by least squares; the slope is -p)"

@@ -124,12 +124,43 @@ def _fixed_pe_loss(c, d, T, T_test, q, *, all_trained=False):
     return fixed_onehot_loss(c, 0.0, 1.0, d, T, T_test, q)
 
 
+def _fixed_pe_slips(c, d, T, T_test, q) -> dict:
+    """The loss the usual slips compute (for diagnosis), by mistake. Each sums, over the k selected positions among
+    the first T, Pr[k] times d times the squared weights' error at D = k e^c + T_test - k; the slips change one
+    piece: the q - k selected tokens beyond T counted as unselected (their -1/q of the target dropped: a learner's
+    answer, 0.2377 for (5, 5, 10, 40, 2)) or left out, k drawn binomially, or the softmax over T tokens only."""
+    e, out = math.exp(c), dict.fromkeys(("unselected", "dropped", "binomial", "train_D"), 0.0)
+    for k in range(max(0, q - (T_test - T)), min(q, T) + 1):
+        hyper = math.comb(T, k) * math.comb(T_test - T, q - k) / math.comb(T_test, q)
+        binom = math.comb(q, k) * (T / T_test) ** k * (1 - T / T_test) ** (q - k)
+        D, Dt = k * e + T_test - k, k * e + T - k
+        seen = k * (e / D - 1 / q) ** 2
+        right = seen + (q - k) * (1 / D - 1 / q) ** 2 + (T_test - q) / D**2
+        out["unselected"] += hyper * d * (seen + (T_test - k) / D**2)
+        out["dropped"] += hyper * d * (seen + (T_test - q) / D**2)
+        out["binomial"] += binom * d * right
+        out["train_D"] += (
+            hyper * d * (k * (e / Dt - 1 / q) ** 2 + (q - k) * (1 / Dt - 1 / q) ** 2 + (T_test - q) / Dt**2)
+        )
+    return out
+
+
+#: What each slip of :func:`_fixed_pe_slips` is told.
+_FIXED_PE_SLIPS = {
+    "unselected": "the q - k selected tokens beyond T score 0 like the unselected ones, but they are still in the "
+    "target: their error is (1/D - 1/q) x_i, not x_i / D",
+    "dropped": "you left out the q - k selected tokens beyond T: each still adds (1/D - 1/q)^2 per coordinate",
+    "binomial": "k is hypergeometric (q positions drawn without replacement from T_test), not binomial with T/T_test",
+    "train_D": "the softmax runs over all T_test tokens: D = k e^c + (T_test - k), not k e^c + (T - k)",
+}
+
+
 @exercise(
     "ex5.fixed_pe_loss",
     points=3,
     title="Why a fixed PE fails at longer lengths",
     function="fixed_pe_loss",
-    cost=Cost(lines=9, tokens=129, words=0, check_s=0.001, chapters=(3, 5), derivation=True),
+    cost=Cost(lines=9, tokens=129, words=0, check_s=0.001, chapters=(3, 5), derivation=True, shown=("chapter",)),
 )
 def _fixed_pe(t: Tester, fn):
     for pts, cases in (
@@ -158,6 +189,9 @@ def _fixed_pe(t: Tester, fn):
                 ],
                 "you left out the sequences where no selected position is below T (k = 0): there the attention is "
                 "uniform over all T_test tokens": no_k0,
+                **{msg: [_fixed_pe_slips(*c)[key] for c in cases] for key, msg in _FIXED_PE_SLIPS.items()},
+                "the loss sums the squared error over the d coordinates: multiply by d": want
+                / torch.tensor([c[1] for c in cases], dtype=want.dtype),
             },
         )
         t.award(pts)

@@ -28,11 +28,16 @@ from ._cost import Cost
 from ._tester import Tester
 
 
-def _forward_ref(W, V, Z, zq, *, keys="all", query_value=True, query_score=True, softmax_dim=1, transpose_W=False):
-    """f_b = V K_b^T softmax(K_b W z_q,b) with K = [Z, z_query] (keys='all') or K = Z ('tokens')."""
+def _forward_ref(
+    W, V, Z, zq, *, keys="all", query_value=True, query_score=True, softmax_dim=1, transpose_W=False, shift_dim=None
+):
+    """f_b = V K_b^T softmax(K_b W z_q,b) with K = [Z, z_query] (keys='all') or K = Z ('tokens'); ``shift_dim``:
+    the slip of subtracting the largest score along that axis first."""
     Wm = W.T if transpose_W else W
     K = torch.cat([Z, zq.unsqueeze(1)], dim=1) if keys == "all" else Z
     s = torch.einsum("btD,DE,bE->bt", K, Wm, zq)
+    if shift_dim is not None:
+        s = s - s.max(dim=shift_dim, keepdim=True).values
     if keys == "all" and not query_score:
         s = torch.cat([s[:, :-1], torch.zeros_like(s[:, -1:])], dim=1)
     a = torch.softmax(s, dim=softmax_dim)
@@ -75,6 +80,8 @@ def _practical_forward(t: Tester, fn):
             "W is transposed: the score of key k is k^T W z_query (you computed z_query^T W k)": _forward_ref(
                 Wd, Vd, Zd, qd, transpose_W=True
             ),
+            "you subtracted the largest score over the batch axis: subtract each sequence's own maximum "
+            "(s.max(dim=1, keepdim=True)), a shift the softmax cannot see": _forward_ref(Wd, Vd, Zd, qd, shift_dim=0),
         },
     )
     t.award(2)
@@ -162,8 +169,21 @@ def _value_scale(t: Tester, fn):
                 f"for (c, T, q) = {case} your scale is {fmt(value)}: e^(c/q) overflowed. Divide the numerator "
                 "and the denominator by e^(c/q), so that only e^(-c/q) appears"
             )
+        c, T, q = case
         t.close(
-            value, practical_optimal_gamma(*case), "the scale", rtol=1e-6, atol=1e-12, context=f"for (c, T, q) = {case}"
+            value,
+            practical_optimal_gamma(*case),
+            "the scale",
+            rtol=1e-6,
+            atol=1e-12,
+            context=f"for (c, T, q) = {case}",
+            variants={
+                f"that is the limit (q+1)/q: at T = {T} the T - q unselected tokens still take a share "
+                "(T - q) e^(-c/q) of the attention, so keep that term (with e^(-c/q), which cannot overflow)": (q + 1)
+                / q,
+                "that is the scale of the theory model (no query among the keys): here the query ties with the "
+                "selected tokens": _scale(*case, query="mean", model="theory", leak_error=True),
+            },
         )
     t.award(1)
 
@@ -248,5 +268,6 @@ def _shift_free_cosine(t: Tester, fn):
         rtol=1e-6,
         atol=1e-6,
         context="for W_EE = 3 I - 0.7 (a multiple of W* plus a shift), where it must be 1",
+        variants=_wrong_cosines(clean, d),
     )
     t.award(1)

@@ -19,23 +19,33 @@ first three to the source notebooks):
 
 * ``chapters`` — the chapters whose results the student must use (its own, and any other it builds on);
 * ``derivation`` — the statement asks for a closed form or a construction worked out on paper, not given to
-  code from.
+  code from;
+* ``shown`` — where that result is printed before the student writes it: ``"chapter"`` (a chapter it draws on
+  states it, as a lemma or in the text), ``"hint"`` (one of its hints states it), ``"statement"`` (its own
+  statement does). ``tests/unit/test_printed_answers.py`` evaluates every formula of the chapters, the hints and
+  the statement at the checker's cases and fails when one equals the answer of an exercise whose record does not
+  say so.
 
 **The difficulty rule.** The size is ``tokens + words`` (a word of prose counts as a token of code). Its band
 is 0 below 50, 1 from 50 to 149, 2 from 150. The score is the band, plus 1 if the exercise draws on two
-chapters or more, plus 1 for a derivation; the difficulty is ``min(3, 1 + score)``: 1 *warm-up*, 2 *standard*,
-3 *challenging*.
+chapters or more, plus 1 for a derivation whose result is not printed (``derivation`` and no ``shown``: copying
+a closed form that the chapter or a hint prints is not deriving it); the difficulty is ``min(3, 1 + score)``:
+1 *warm-up*, 2 *standard*, 3 *challenging*.
 
 **The time rule** (minutes, rounded up to a multiple of 5): 5 per chapter drawn on (reading the statement,
 the hints and what it builds on), plus the size over 6 (writing and debugging at 6 tokens or words a minute,
-about a line of code in a minute and a half), plus 15 for a derivation, plus three runs of the checker.
-It leaves out the *try it* cell's run (each is seconds on 2 CPU cores) and reading the chapter itself.
+about a line of code in a minute and a half), plus 15 for a derivation whose result is not printed, plus three
+runs of the checker. It leaves out the *try it* cell's run (each is seconds on 2 CPU cores) and reading the
+chapter itself.
 
 >>> c = Cost(lines=4, tokens=40, words=0, check_s=0.1, chapters=(3,), derivation=False)
 >>> c.difficulty, c.level, c.minutes
 (1, 'warm-up', 15)
 >>> Cost(lines=12, tokens=120, words=30, check_s=2.0, chapters=(3, 5), derivation=True).level
 'challenging'
+>>> printed = Cost(lines=3, tokens=56, words=0, check_s=0.0, chapters=(3,), derivation=True, shown=("chapter",))
+>>> printed.level, printed.minutes  # without `shown`: challenging, 30
+('standard', 15)
 """
 
 from __future__ import annotations
@@ -53,6 +63,7 @@ WRITE_RATE = 6  # tokens or words a minute, writing and debugging
 READ_MINUTES = 5  # per chapter drawn on
 DERIVATION_MINUTES = 15  # on paper
 CHECK_RUNS = 3  # a first run and two after fixes
+PLACES = ("chapter", "hint", "statement")  # where a derivation's result can be printed (Cost.shown)
 
 
 @dataclass(frozen=True)
@@ -65,12 +76,20 @@ class Cost:
     check_s: float  # measured: the checker's seconds on the reference solution, 2-core CPU
     chapters: tuple[int, ...]  # judged: the chapters whose results it uses
     derivation: bool  # judged: a closed form or construction worked out on paper
+    shown: tuple[str, ...] = ()  # where that result is printed: "chapter", "hint", "statement" (checked by a test)
 
     def __post_init__(self):
         if not self.chapters or not all(isinstance(c, int) and 1 <= c <= 8 for c in self.chapters):
             raise ValueError(f"Cost.chapters must name chapters 1 to 8, got {self.chapters!r}")
         if min(self.lines, self.tokens, self.words) < 0 or not self.check_s >= 0:
             raise ValueError(f"Cost's measurements must be non-negative, got {self!r}")
+        if not set(self.shown) <= set(PLACES):
+            raise ValueError(f"Cost.shown names places among {PLACES}, got {self.shown!r}")
+
+    @property
+    def derives(self) -> bool:
+        """A derivation whose result the chapter, a hint or the statement does not print."""
+        return bool(self.derivation) and not self.shown
 
     @property
     def size(self) -> int:
@@ -80,7 +99,7 @@ class Cost:
     def difficulty(self) -> int:
         """1 (warm-up), 2 (standard) or 3 (challenging), by the module's rule."""
         band = sum(self.size >= b for b in SIZE_BANDS)
-        return min(3, 1 + band + (len(self.chapters) >= 2) + bool(self.derivation))
+        return min(3, 1 + band + (len(self.chapters) >= 2) + self.derives)
 
     @property
     def level(self) -> str:
@@ -92,7 +111,7 @@ class Cost:
         raw = (
             READ_MINUTES * len(self.chapters)
             + self.size / WRITE_RATE
-            + DERIVATION_MINUTES * bool(self.derivation)
+            + DERIVATION_MINUTES * self.derives
             + CHECK_RUNS * self.check_s / 60
         )
         return max(5, 5 * math.ceil(raw / 5 - 1e-9))

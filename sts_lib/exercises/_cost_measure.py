@@ -109,9 +109,10 @@ def table(measured: dict | None = None) -> list[str]:
             row = f"| `{ex.id}` | {ex.points} | | | | | | | *none* | |"
         else:
             chapters = ", ".join(map(str, c.chapters))
+            derivation = "no" if not c.derivation else "yes" + (f" (printed: {', '.join(c.shown)})" if c.shown else "")
             row = (
                 f"| `{ex.id}` | {ex.points} | {c.lines} | {c.tokens} | {c.words} | {c.check_s:.2f} | {chapters} | "
-                f"{'yes' if c.derivation else 'no'} | {c.level} | {c.minutes} |"
+                f"{derivation} | {c.level} | {c.minutes} |"
             )
         if measured:
             m = measured.get(ex.id)

@@ -8,11 +8,10 @@ diagnostic, or one of our own checks), so nothing here parses claim ids or keeps
 names. Only the paper's statements are counted as reproduced or not; the other roles are shown as
 what they are. :func:`in_words` turns the claims into a short summary, :func:`claims_markdown` into a
 narrow table with the verdict first (a phone keeps it in view), and :func:`claims_dropdown` folds that
-table under a line that counts the claims (a MyST dropdown in the book). Numbers are written plainly
-(:func:`sts_lib.claim_text.plain`: no exponents, step counts as integers, a unit's sentinel in its words:
-:data:`sts_lib.claims.UNITS`).
-All return :class:`Markdown`, a
-``str`` that Jupyter and myst-nb render (the book parses outputs as MyST).
+table under a line that counts the claims and says what its marks mean (:data:`MARKS`; a MyST dropdown in the book).
+Numbers are written plainly (:func:`sts_lib.claim_text.plain`: no exponents, step counts as integers, a unit's
+sentinel in its words: :data:`sts_lib.claims.UNITS`). All return :class:`Markdown`, a ``str`` that Jupyter and
+myst-nb render (the book parses outputs as MyST).
 """
 
 from __future__ import annotations
@@ -36,13 +35,16 @@ class Markdown(str):
         return reader_text(str(self))
 
 
+#: What the first sign of a claims table's verdict (:func:`verdict`) says (the line above the table gives those shown).
+MARKS = dict(zip("✓✗?≡–", ("holds", "fails", "the runs cannot tell", "true whatever training does", "cannot fail")))
+
+
 def verdict(row: dict) -> str:
     """The verdict of a row of :func:`~sts_lib.results.claims_table`, from its role and how it counts (``counts``,
     :func:`sts_lib.reading.statements.counted`); a claim that test noise could flip says so. Only a paper claim that
     decides an admissible reading that can fail reads *reproduced*: one that decides only readings that hold by
-    construction
-    reads so, one that cannot be settled (or fails within noise) reads *not decided*, one that decides only a
-    reading the words exclude reads *holds* or *fails*.
+    construction reads so, one that cannot be settled (or fails within noise) reads *not decided*, one that decides
+    only a reading the words exclude reads *holds* or *fails*.
 
     >>> verdict({"role": "paper", "passed": False, "near_threshold": False})
     '✗ **not reproduced**'
@@ -237,15 +239,12 @@ def claims_dropdown(doc: dict, title: str | None = None) -> Dropdown:
     rows, seeds, what = _rows(doc), len(doc.get("seeds", [0])), title or title_of(doc)
     what = "the" + what[3:] if what.startswith("The ") else what  # mid-sentence: "for the FCN-width ..."
     n_paper = sum(r["role"] == "paper" for r in rows)
-    spread = (
-        f"Measured: the mean over the {seeds} seeds, with their range when they differ. "
-        "A claim counts only when it holds on every seed."
-        if seeds > 1
-        else "One seed."
-    )
+    many = f"Measured: the mean over the {seeds} seeds, with their range when they differ. A claim counts only when "
+    spread = many + "it holds on every seed." if seeds > 1 else "One seed."
+    marks = "; ".join(f"{m} {words}" for m, words in MARKS.items() if m in {verdict(r)[0] for r in rows})
     return Dropdown(
         f"All {len(rows)} claims for {what} ({n_paper} of them the paper's): verdict, measured value, threshold",
-        f"{spread}\n\n{claims_markdown(doc)}",
+        f"{spread}{f' Marks: {marks}.' if marks else ''}\n\n{claims_markdown(doc)}",
         classes="sts-claims-table",  # read by the PDF's build, which leaves the table out (book/_ext/sts_latex.py)
     )
 
@@ -320,5 +319,5 @@ def in_words(doc: dict, title: str | None = None) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-__all__ = ["Dropdown", "Markdown", "claim_lines", "claims_dropdown", "counted", "claims_markdown", "in_words", "table",
-           "title_of", "verdict"]  # fmt: skip
+__all__ = ["MARKS", "Dropdown", "Markdown", "claim_lines", "claims_dropdown", "counted", "claims_markdown", "in_words",
+           "table", "title_of", "verdict"]  # fmt: skip

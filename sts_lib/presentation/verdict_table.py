@@ -35,6 +35,7 @@ from ..reading.verdicts import (
     VERDICTS,
     Statement,
     deciding_claims,
+    legend,
 )
 from ..reading.decide import statement_verdict, verdict
 from ..reading.reasons import sensitivity_markdown, why_verdict
@@ -206,7 +207,8 @@ def policy_markdown() -> Markdown:
 def in_short(doc: dict, docs: dict | None = None) -> Markdown:
     """A figure's summary in a few sentences: the paper's statements its document helps decide, each with the
     verdict chapter 8's table gives it (from the same records, so no two chapters can disagree) and, when it is
-    not reproduced or not decided, the number that decides it; then the other checks, counted. The per-claim
+    not reproduced or not decided, the number that decides it, and one line that says what its marks mean
+    (:func:`~sts_lib.reading.verdicts.legend`: chapter 8 defines them); then the other checks, counted. The per-claim
     detail stays in the claims table (:func:`sts_lib.presentation.report.claims_dropdown`).
 
     ``docs`` are the documents the verdicts are read from (``{name: doc}``); by default the committed ones, with
@@ -225,6 +227,7 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
         f"**{title_of(doc)} in short** ({seeds} seed{'s' * (seeds > 1)}"
         f"{'; a claim holds only if it holds on every seed' if seeds > 1 else ''})."
     ]
+    shown_verdicts = []
     if keys:
         lines[0] += f" Of the paper's statements it decides ({len(keys)}), as chapter 8's table decides them:"
         for key in keys:
@@ -237,7 +240,9 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
                 else ""
             )
             v = shown
+            shown_verdicts.append(v)
             lines.append(f"- {VERDICTS[v].mark}: {st.where}, {st.words}{reason}.")
+        lines.append(f"- {legend(shown_verdicts)}")
     rows = [c for c in doc.get("claims", {}).values() if c.get("role") != "paper"]
     counts = []
     for role, label in (

@@ -35,6 +35,7 @@ class Verdict(NamedTuple):
     key: str
     mark: str  # the table's first column
     meaning: str  # one sentence for the reader
+    gloss: str = ""  # a few words, for the legend of a page that shows the mark (:func:`legend`)
 
 
 #: The five verdicts (and "no result", when a deciding document is missing), one record each.
@@ -47,47 +48,60 @@ VERDICTS = {
             "reproduced",
             "✓ reproduced",
             "an admissible reading's claims hold, each clear of its threshold, and no admissible reading refutes it",
+            "the runs support it",
         ),
         Verdict(
             "not reproduced",
             "✗ **not reproduced**",
             "an admissible reading's claim fails clear of its threshold, and no admissible reading supports it",
+            "the runs refute it",
         ),
         Verdict(
             "depends on the reading",
             "◐ **depends on the reading**",
             "one admissible reading supports it and another refutes it: the paper's words do not decide which holds",
+            "the readings its words admit disagree",
         ),
         Verdict(
             "depends on the threshold",
             "◑ **depends on the threshold**",
             "the verdict changes when a threshold moves inside its declared tolerance band: the magnitude word does "
             "not decide it",
+            "a threshold moved inside its band changes it",
         ),
         Verdict(
             "not decided",
             "? not decided",
             "the data cannot tell: a floor whose interval straddles the level, a value within noise of its threshold, "
             "seeds that disagree",
+            "the runs cannot tell",
         ),
         Verdict(
             "holds by construction",
             "≡ holds by construction",
             "true in our setting whatever the dynamics do (the record says why); shown, never counted as reproduced",
+            "true whatever training does, never counted",
         ),
         Verdict(
             "fails by construction",
             "≢ fails by construction",
             "false in our setting whatever the dynamics do (a tie or a closed form); shown, never counted as not "
             "reproduced",
+            "false whatever training does, never counted",
         ),
         Verdict(
             "by construction, either way",
             "≡≢ by construction, either way",
             "its readings' outcomes are all fixed by construction, and they differ: shown, never counted",
+            "fixed by construction, differently by reading",
         ),
-        Verdict("not testable here", "– not testable here", "the course has no setting in which it could fail"),
-        Verdict("no result", "· no result", "a document that decides it is not committed"),
+        Verdict(
+            "not testable here",
+            "– not testable here",
+            "the course has no setting in which it could fail",
+            "cannot fail in our setting",
+        ),
+        Verdict("no result", "· no result", "a document that decides it is not committed", "no committed result"),
     )
 }
 (REPRODUCED, NOT_REPRODUCED, DEPENDS, DEPENDS_THRESHOLD, NOT_DECIDED, BY_CONSTRUCTION, FAILS_BY_CONSTRUCTION,
@@ -100,6 +114,17 @@ PAPER = AS_STATED
 #: the reading policy after they were seen (then confirmed, or not, on fresh seeds:
 #: :mod:`sts_lib.reading.confirmation`).
 BEFORE, AFTER = "before the runs", "after the runs were seen"
+
+
+def legend(keys) -> str:
+    """One line that says what the marks of the verdicts ``keys`` mean (each once, in :data:`VERDICTS`' order): a
+    page other than chapter 8 that shows a mark shows this with it.
+
+    >>> legend(["not decided", "depends on the reading", "not decided"])
+    "Marks (chapter 8's verdicts): ◐ the readings its words admit disagree; ? the runs cannot tell."
+    """
+    used = [v for k, v in VERDICTS.items() if k in set(keys)]
+    return f"Marks (chapter 8's verdicts): {'; '.join(f'{v.mark.split()[0]} {v.gloss}' for v in used)}." if used else ""
 
 
 class Decides(NamedTuple):
@@ -276,4 +301,4 @@ def claim_rows(st: Statement, reading: str, docs: dict) -> list[dict] | str:
 __all__ = ["AFTER", "BEFORE", "DEPENDS", "DEPENDS_THRESHOLD", "BY_CONSTRUCTION", "EITHER_BY_CONSTRUCTION",
            "FAILS_BY_CONSTRUCTION", "NOT_DECIDED", "NOT_REPRODUCED", "NO_RESULT", "PAPER", "REPRODUCED", "STRUCTURAL",
            "UNTESTABLE", "VERDICTS", "Decides", "Reading", "Statement", "Verdict",
-           "at_threshold", "claim_rows", "deciding_claims"]  # fmt: skip
+           "at_threshold", "claim_rows", "deciding_claims", "legend"]  # fmt: skip

@@ -12,6 +12,7 @@ import contextlib
 import io
 
 import math
+import re
 from pathlib import Path
 
 import nbformat
@@ -324,6 +325,94 @@ def _centre(W, d, off=False):
     return W
 
 
+def _fixed_pe(c, d, T, Tt, q, mistake=""):
+    """Exercise 5.3 as a learner writes it, with one slip: ``unselected`` is the review's answer (the q - k selected
+    tokens beyond T scored and counted as unselected: 0.2377 for (5, 5, 10, 40, 2), as the learner reported),
+    the others are planted."""
+    total, e = 0.0, math.exp(c)
+    for k in range(q + 1):
+        if k > T or q - k > Tt - T:
+            continue
+        if mistake == "binomial":
+            prob = math.comb(q, k) * (T / Tt) ** k * (1 - T / Tt) ** (q - k)
+        else:
+            prob = math.comb(T, k) * math.comb(Tt - T, q - k) / math.comb(Tt, q)
+        D = k * e + (T if mistake == "train_D" else Tt) - k
+        unseen = {"unselected": (q - k) / D**2, "dropped": 0.0}.get(mistake, (q - k) * (1 / D - 1 / q) ** 2)
+        total += (
+            prob * (1 if mistake == "per_coordinate" else d) * (k * (e / D - 1 / q) ** 2 + unseen + (Tt - q) / D**2)
+        )
+    return total
+
+
+def _min_width_slip(T, d, q, e, mistake):
+    factor = {"no factor": 1, "upside down": (T - q) / (T - 1)}.get(mistake, (T - 1) / (T - q))
+    return max(0, math.ceil(T * d - e * (1 if mistake == "no d" else d) * T * factor))
+
+
+def _c_slip(target, d, T, q, mistake):
+    root = math.sqrt(d * T * (T - q) / (q * target))
+    u = {"large c": root / q, "no 1/q": root - (T - q)}.get(mistake, (root - (T - q)) / q)
+    return {"e^c": u, "log10": math.log10(u)}.get(mistake, math.log(u))
+
+
+def _fit_slip(s, L, mistake):
+    keep = s > 0
+    slope, intercept = np.polyfit(np.log(s[keep]), np.log(L[keep]), 1)
+    return {"intercept": intercept, "1/p": -1 / slope, "t+1": -np.polyfit(np.log(s + 1), np.log(L), 1)[0]}[mistake]
+
+
+def _nan_to_num(forward):
+    """A forward pass whose softmax overflows, its NaN replaced by 0 (torch.nan_to_num): finite, and wrong."""
+    return lambda W, V, Z, zq: torch.nan_to_num(forward(W, V, Z, zq))
+
+
+def _batch_max_shift(keys):
+    def fn(W, V, Z, zq):
+        K = torch.cat([Z, zq[:, None]], 1) if keys else Z
+        s = torch.einsum("btD,DE,bE->bt", K, W, zq)
+        e = torch.exp(s - s.max(0, keepdim=True).values)
+        return torch.einsum("dD,btD,bt->bd", V, K, e / e.sum(1, keepdim=True))
+
+    return fn
+
+
+def _limit_when_large(c, T, q):
+    """The value scale, with the limit (q+1)/q once c is large (a guard against overflow): right until a
+    million-token case."""
+    return SOL["value_scale"](c, T, q) if c <= 50 else (q + 1) / q
+
+
+def _plain_on_clean(W, d):
+    """Right whenever W has entries outside W_EE (the first checks), the plain cosine when it has none."""
+    return SOL["shift_free_cosine"](W, d) if W[:d].abs().sum() > 0 else sts.cosine(W, _star(W, d))
+
+
+#: The wrong answers that the checkers used to answer with got/expected only, now diagnosed.
+DIAGNOSED = [
+    ("ex5.fixed_pe_loss", lambda *a: _fixed_pe(*a, mistake="unselected"), 1, "still in the target"),
+    ("ex5.fixed_pe_loss", lambda *a: _fixed_pe(*a, mistake="dropped"), 1, "you left out the q - k selected"),
+    ("ex5.fixed_pe_loss", lambda *a: _fixed_pe(*a, mistake="binomial"), 1, "hypergeometric"),
+    ("ex5.fixed_pe_loss", lambda *a: _fixed_pe(*a, mistake="train_D"), 1, "over all T_test tokens"),
+    ("ex5.fixed_pe_loss", lambda *a: _fixed_pe(*a, mistake="per_coordinate"), 0, "multiply by d"),
+    ("ex2.min_width", lambda *a: _min_width_slip(*a, "no factor"), 0, "(T - 1)/(T - q) is missing"),
+    ("ex2.min_width", lambda *a: _min_width_slip(*a, "upside down"), 0, "upside down"),
+    ("ex2.min_width", lambda *a: _min_width_slip(*a, "no d"), 0, "the factor d is missing"),
+    ("ex3.c_for_loss", lambda *a: _c_slip(*a, "e^c"), 0, "you returned e^c"),
+    ("ex3.c_for_loss", lambda *a: _c_slip(*a, "log10"), 0, "log10"),
+    ("ex3.c_for_loss", lambda *a: _c_slip(*a, "large c"), 0, "large-c approximation"),
+    ("ex3.c_for_loss", lambda *a: _c_slip(*a, "no 1/q"), 0, "the 1/q is missing"),
+    ("ex3.fit_rate", lambda s, L: _fit_slip(s, L, "intercept"), 0, "the intercept"),
+    ("ex3.fit_rate", lambda s, L: _fit_slip(s, L, "1/p"), 1, "you returned 1/p"),
+    ("ex3.fit_rate", lambda s, L: _fit_slip(s, L, "t+1"), 0, "log(t + 1)"),
+    ("ex1.attention_forward", _batch_max_shift(keys=False), 0, "over the batch axis"),
+    ("ex1.attention_forward", _nan_to_num(_attention(naive=True)), 2, "nan_to_num"),
+    ("ex7.practical_forward", _batch_max_shift(keys=True), 0, "over the batch axis"),
+    ("ex7.practical_forward", _nan_to_num(_practical_naive), 2, "nan_to_num"),
+    ("ex7.value_scale", _limit_when_large, 2, "still take a share"),
+    ("ex7.shift_free_cosine", _plain_on_clean, 1, "plain cos(W, W*)"),
+]
+
 MISTAKES = [
     ("ex1.sample_batch", _sampler(target="sum"), 0, "off by a factor q"),
     ("ex1.sample_batch", _sampler(X_fn=torch.rand), 1, "torch.rand is uniform"),
@@ -587,6 +676,21 @@ def test_no_gaussian_layer_earns_the_point_for_beating_one():
 def test_mistakes_get_targeted_feedback(ex_id, fn, points, needle):
     res = run_check(ex_id, fn)
     assert res.points == points and needle in res.message, res.line()
+
+
+@pytest.mark.parametrize("ex_id,fn,points,needle", DIAGNOSED, ids=[f"{m[0]}-{m[3]}" for m in DIAGNOSED])
+def test_a_wrong_answer_is_diagnosed_not_answered_with_got_and_expected(ex_id, fn, points, needle):
+    """The wrong answers that reached a checker's got/expected fallback (exercise 5.3's from the review, the rest
+    planted): each is named now, and the fallback's words do not appear."""
+    res = run_check(ex_id, fn)
+    assert res.points == points and needle in res.message, res.line()
+    assert not re.search(r"\bgot\b.*\bexpected\b|the right c is|expected p =", res.message), res.line()
+
+
+def test_the_reviews_answer_to_exercise_5_3_is_what_the_learner_saw():
+    """The learner's wrong answer to 5.3 gave 0.2377 where 1.963 was expected at (5.0, 5, 10, 40, 2)."""
+    assert round(_fixed_pe(5.0, 5, 10, 40, 2, mistake="unselected"), 4) == 0.2377
+    assert round(_fixed_pe(5.0, 5, 10, 40, 2), 3) == 1.963
 
 
 def test_every_exercise_has_a_targeted_mistake_test():

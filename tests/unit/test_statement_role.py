@@ -46,7 +46,7 @@ def test_every_statement_renders_chapter_8s_verdict_and_links_its_readings(role)
     assert list(found) == [st.key for st in STATEMENTS]
     for st in STATEMENTS:
         v, _, _ = standing(st, statement_verdict(st, docs)[0], conf)
-        assert found[st.key] == (v, VERDICTS[v].mark.replace("**", ""), readings_anchor(st.key))
+        assert found[st.key] == (v, VERDICTS[v].key, readings_anchor(st.key))  # the word, not the mark
         assert f"\n:name: {readings_anchor(st.key)}\n" in str(readings_dropdown(st.key, docs))  # the link lands
     assert len({s.label for s in found.values()}) == len(STATEMENTS)  # one label per statement
     assert all(Path(f).is_file() for f in files) and any(f.endswith("statements.py") for f in files)

@@ -251,7 +251,8 @@ def test_claims_that_hold_by_construction_or_are_undecided_are_not_counted():
 def test_a_figures_summary_gives_chapter_8s_verdicts_in_a_few_sentences_without_identifiers(name):
     """verdict_table.in_short: each statement the document helps decide, with the verdict chapter 8's table gives it
     (so chapters 5, 7 and 8 cannot disagree), the deciding number when it fails, no claim id, at most ~250
-    words (issue 32: chapter 8's summaries were 3,690 words of claim names)."""
+    words besides the line that says what its marks mean (chapter 8's summaries were once 3,690 words of claim
+    names), and that line names each mark the summary shows."""
     doc = DOCS[name]
     text = str(verdict_table.in_short(doc, DOCS))
     for key in {d["statement"] for d in doc.get("decides", [])}:
@@ -259,8 +260,11 @@ def test_a_figures_summary_gives_chapter_8s_verdicts_in_a_few_sentences_without_
         v = confirmation.standing(st, statements.statement_verdict(st, DOCS)[0], confirmation.load_confirmation())[0]
         line = next(ln for ln in text.splitlines() if st.words in ln)
         assert line.startswith(f"- {statements.VERDICTS[v].mark}:"), (key, line)
+        marks = [ln for ln in text.splitlines() if ln.startswith("- Marks (chapter 8's verdicts):")]
+        assert f" {statements.VERDICTS[v].mark.split()[0]} {statements.VERDICTS[v].gloss}" in marks[0], key
     assert not [cid for cid in doc["claims"] if "." in cid and cid in text]
-    assert len(text.split()) <= 250, len(text.split())
+    words = [ln for ln in text.splitlines() if not ln.startswith("- Marks (")]
+    assert len(" ".join(words).split()) <= 250, len(" ".join(words).split())
 
 
 def test_a_summary_reads_a_statement_from_every_document_that_decides_it():
