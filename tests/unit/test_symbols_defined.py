@@ -179,7 +179,7 @@ def test_chapter_8_defines_the_verdicts_where_the_legends_link():
 def test_the_printers_exist():
     from sts_lib.presentation import verdict_table
 
-    modules = (statements, report, verdict_table)
+    modules = (report, verdict_table)
     assert all(any(hasattr(m, name) for m in modules) for name in PRINTERS)
 
 
