@@ -30,10 +30,10 @@ import math
 import numpy as np
 
 from .fits import multi_fit, tail
+from .history import PLAIN_STEPS
 from .metrics import weight_blocks
 from .positional import pe_class
 from .theory import population_gd_at_lengths, reduced_dynamics
-from .history import PLAIN_STEPS
 
 
 def loss_exponent(steps, loss, *, frac: float = 0.5) -> dict:

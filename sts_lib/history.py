@@ -22,7 +22,6 @@ import torch
 from ._validate import check_choice, check_float, check_int
 from .device import EVAL_SEED
 
-
 #: The optimisers, ``{name: how a run's label names it}``. ``"sgd"``: plain gradient steps (torch.optim.SGD without
 #: momentum): minibatch SGD on fresh batches, full-batch gradient descent on a fixed dataset. ``"momentum"``: SGD
 #: with momentum (``TrainConfig.momentum > 0``; minibatches of a fixed dataset). ``"adam"``: Adam (minibatches too).

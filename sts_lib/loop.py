@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Protocol
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 import torch

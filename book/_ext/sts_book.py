@@ -70,8 +70,8 @@ import re
 from pathlib import Path
 
 from sphinx.util import logging
-
-from sts_icons import icon_codepoints as icon_codepoints, subset_icon_fonts
+from sts_icons import icon_codepoints as icon_codepoints
+from sts_icons import subset_icon_fonts
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-
 _FA_RULE = re.compile(r"([^{}]+)\{content:\s*\"([^\"]+)\"\}")
 _FA_NAME = re.compile(r"\.fa-([a-z0-9-]+):{1,2}before")
 _PST_ICON = re.compile(r"--pst-icon-[a-z0-9-]+:\s*\"([^\"]+)\"")

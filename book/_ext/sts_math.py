@@ -25,11 +25,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import sts_math_fonts
 from docutils import nodes
 from sphinx.ext import mathjax
 from sphinx.util import logging
-
-import sts_math_fonts
 
 logger = logging.getLogger(__name__)
 

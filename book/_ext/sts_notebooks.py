@@ -22,7 +22,19 @@ import sys
 from pathlib import Path
 
 from sts_book_index import (
-    BOXES, CHAPTERS, EXPLICIT, OUT, ROLE, ROOT, TARGET, Book, NotebookError, anchor, blocks, doc_of, walk,
+    BOXES,
+    CHAPTERS,
+    EXPLICIT,
+    OUT,
+    ROLE,
+    ROOT,
+    TARGET,
+    Book,
+    NotebookError,
+    anchor,
+    blocks,
+    doc_of,
+    walk,
 )  # fmt: skip
 
 

@@ -41,8 +41,19 @@ from pathlib import Path
 from docutils import nodes
 from sphinx import addnodes
 
-from sts_lib.presentation.payload import MIME_PANEL, MIME_PICTURE, SCHEMA_VERSION, PanelData, PanelFrame, Rendering
-from sts_lib.presentation.payload import ScriptControl, ScriptFrame, ScriptPanel, ScriptPicture, first_frame
+from sts_lib.presentation.payload import (
+    MIME_PANEL,
+    MIME_PICTURE,
+    SCHEMA_VERSION,
+    PanelData,
+    PanelFrame,
+    Rendering,
+    ScriptControl,
+    ScriptFrame,
+    ScriptPanel,
+    ScriptPicture,
+    first_frame,
+)
 from sts_lib.presentation.render import STATIC_BOOK_ENV as ENV
 from sts_lib.presentation.render import png_size
 

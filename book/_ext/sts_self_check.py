@@ -31,7 +31,6 @@ import html
 import re
 
 from docutils import nodes
-
 from sts_self_checks import INSTRUCTIONS, Question, read
 
 #: The instructions a reader with the script sees, and one without it.

@@ -76,13 +76,12 @@ def shown() -> tuple[dict, tuple]:
     :func:`sts_lib.reading.confirmation.standing` shows it; ``files``: what it was read from (the documents, the
     confirmation, the records' modules)."""
     if "shown" not in _CACHE:
-        from sts_lib.results import load_documents
         from sts_lib.presentation.verdict_table import readings_anchor
         from sts_lib.reading.confirmation import DOCUMENT, FRESH_DIR, load_confirmation, standing
-        from sts_lib.reading.statements import STATEMENTS
         from sts_lib.reading.decide import statement_verdict
+        from sts_lib.reading.statements import STATEMENTS
         from sts_lib.reading.verdicts import VERDICTS
-        from sts_lib.results import result_path, search_path
+        from sts_lib.results import load_documents, result_path, search_path
 
         docs, conf = load_documents(), load_confirmation()
         out = {}

@@ -23,11 +23,11 @@ it executes every chapter once, as ``make book`` would, and ``make book`` then f
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 
-import sys
-
-from sts_self_checks import CHOICE_CLASS as CHOICE_CLASS, write_apart
+from sts_self_checks import CHOICE_CLASS as CHOICE_CLASS
+from sts_self_checks import write_apart
 
 STUDENT_HTML = "_build/student/html"
 

@@ -22,8 +22,8 @@ from matplotlib.patches import Rectangle
 
 from .._validate import check_choice, check_int, check_T_q
 from ..metrics import monte_carlo_errors
-from ..presentation.layout import colorbar, drawing, legend, new_figure, palette
 from ..positional import pe_class, pe_for_task
+from ..presentation.layout import colorbar, drawing, legend, new_figure, palette
 from ..probes import ray_model
 from ..task import Batch, STSTask
 from ..theory import mean_predictor_loss, uniform_plateau, zero_predictor_loss

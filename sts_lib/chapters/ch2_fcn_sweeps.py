@@ -18,8 +18,8 @@ from ..device import EVAL_SEED, SEED_STRIDE, get_device, make_generator
 from ..fast.ensemble import train_ensemble
 from ..models import FCN, TheoryTransformer
 from ..positional import PE_KINDS, pe_class, pe_for_task
-from ..probes import width_for_error, width_row
 from ..presentation.report import Markdown, table
+from ..probes import width_for_error, width_row
 from ..results import per_seed
 from ..task import STSTask
 from ..theory import bound_width_for_error

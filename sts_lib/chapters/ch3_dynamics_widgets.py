@@ -19,7 +19,6 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from .._validate import check_float, check_int, check_T_q
-from .ch3_dynamics import fit_inverse_loss_rate, snapshot_reports
 from ..models import TheoryTransformer
 from ..presentation.layout import NOTE_SIZE, describe, drawing, legend, new_figure, palette
 from ..presentation.plots import two_over_one
@@ -27,6 +26,7 @@ from ..presentation.report import Markdown, table
 from ..task import STSTask
 from ..theory import c_for_loss, loss_on_ray, optimal_gamma, predicted_inverse_slope, reduced_dynamics, uniform_plateau
 from ..train import TrainConfig, train
+from .ch3_dynamics import fit_inverse_loss_rate, snapshot_reports
 from .panel import FigurePanel, Ints, LogFloats, offered
 
 # The panel's defaults: a clean run (lr_W below the W_XE stability limit) that shows both phases.

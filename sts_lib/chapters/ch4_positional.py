@@ -22,15 +22,15 @@ from .._validate import check_float, check_int, check_T_q
 from ..device import make_generator
 from ..fits import linear_fit
 from ..history import HeldOut
-from .ch3_dynamics import fit_inverse_loss_rate, symmetry_report
 from ..models import TheoryTransformer
-from ..probes import score_margin
-from ..presentation.report import Markdown, table
 from ..positional import PE_KINDS, PositionalEncoding, StochasticRandomPE, pe_class
+from ..presentation.report import Markdown, table
+from ..probes import score_margin
 from ..task import STSTask, sample_subsets
 from ..theory import equal_rate_lr, margin_width_heuristic
 from ..theory.families import smallest_width
 from ..train import TrainConfig, train
+from .ch3_dynamics import fit_inverse_loss_rate, symmetry_report
 
 
 def _check_pe(pe) -> PositionalEncoding:

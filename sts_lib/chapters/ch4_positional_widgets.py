@@ -18,13 +18,13 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from .._validate import check_choice, check_int, check_T_q
-from ..positional import pe_class
 from ..device import make_generator
 from ..history import HeldOut
-from .ch4_positional import SAMPLERS, fit_through_origin, query_scores
-from ..theory import coherence_reference, loss_on_ray, max_unselected_score
-from ..probes import score_margin
+from ..positional import pe_class
 from ..presentation.layout import colorbar, drawing, legend, new_figure, palette, stacked, wrap
+from ..probes import score_margin
+from ..theory import coherence_reference, loss_on_ray, max_unselected_score
+from .ch4_positional import SAMPLERS, fit_through_origin, query_scores
 from .panel import Choice, FigurePanel, Ints
 
 DEFAULTS = {"m": 64, "T": 64, "q": 3, "sampler": "stochastic_random"}

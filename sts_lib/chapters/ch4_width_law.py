@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
-from ..fits import multi_fit
 from ..claim_text import plain
+from ..fits import multi_fit
 from ..presentation.report import Markdown, table
 from ..results import per_seed
 from ..theory import in_theorem1_range

@@ -28,8 +28,8 @@ from ..history import HeldOut
 from ..metrics import attention_mass, evaluate
 from ..models import TheoryTransformer
 from ..positional import PE_LABELS, NearOrthogonalPE, PositionalEncoding, pe_for_task
-from ..probes import symmetric_params
 from ..presentation.report import Markdown, table
+from ..probes import symmetric_params
 from ..task import STSTask
 from ..theory import fixed_onehot_loss, leaked_attention, reduced_loss
 from ..train import History, TrainConfig, train

@@ -18,11 +18,11 @@ from matplotlib.ticker import LogLocator
 
 from .._validate import check_choice, check_int
 from ..device import make_generator, to_numpy
-from ..presentation.run_labels import pe_colors, pe_markers
+from ..history import History
+from ..positional import PE_COLORS
 from ..presentation.layout import drawing, legend, new_figure, palette
 from ..presentation.plots import plot_ood
-from ..positional import PE_COLORS
-from ..history import History
+from ..presentation.run_labels import pe_colors, pe_markers
 from .ch5_length import LengthRun, measured_loss, predicted_loss
 from .panel import Choice, FigurePanel, Ints, offered
 

@@ -17,8 +17,8 @@ from matplotlib import cm
 from matplotlib.figure import Figure
 
 from .._validate import check_choice
-from .ch6_scan_snap import ScanSnapHistory, token_groups
 from ..presentation.layout import drawing, legend, new_figure, palette, stacked
+from .ch6_scan_snap import ScanSnapHistory, token_groups
 from .panel import Choice, FigurePanel
 
 

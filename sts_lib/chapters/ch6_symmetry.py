@@ -23,10 +23,10 @@ from torch import nn
 
 from .._validate import check_int
 from ..device import make_generator
+from ..loop import Callback
 from ..models import TheoryTransformer
 from ..positional import PEBatch
 from ..task import Batch, STSTask, sts_loss
-from ..loop import Callback
 from ..train import TrainConfig, train
 
 

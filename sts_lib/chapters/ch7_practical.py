@@ -16,10 +16,10 @@ from __future__ import annotations
 import torch
 
 from ..device import to_cpu
+from ..history import History
 from ..metrics import block_norms
 from ..task import STSTask
 from ..theory import uniform_plateau, value_limit
-from ..history import History
 
 
 def run_summary(hist: History, task: STSTask) -> str:

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 
-from ..presentation.verdict_table import tally_in_words
-from .ch4_width_law import width_law_in_words
 from ..history import HeldOut
 from ..presentation.report import Markdown, table
+from ..presentation.verdict_table import tally_in_words
 from ..results import load_documents, per_seed
+from .ch4_width_law import width_law_in_words
 
 #: Where a further experiment's setting is explained when its result file has no ``scale_note``.
 EVIDENCE = 'see the appendix "Evidence for the paper-scale choices"'

@@ -29,9 +29,9 @@ or a diverging run) is reported under the controls and the picture keeps its las
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
 from matplotlib.figure import Figure
 

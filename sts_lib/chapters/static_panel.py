@@ -32,15 +32,21 @@ import io
 import itertools
 import json
 import math
-from dataclasses import dataclass
-
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
 from ..presentation.layout import drawn
-from ..presentation.payload import MIME_PANEL, SCHEMA_VERSION, PanelControl, PanelData, PanelFrame
-from ..presentation.payload import first_frame, position_key
+from ..presentation.payload import (
+    MIME_PANEL,
+    SCHEMA_VERSION,
+    PanelControl,
+    PanelData,
+    PanelFrame,
+    first_frame,
+    position_key,
+)
 from ..presentation.render import STATIC_BOOK_ENV, renderings, static_book
 
 ENV = STATIC_BOOK_ENV  # set to "1" by the book build (book/_ext/sts_panels.py)

@@ -19,8 +19,17 @@ from __future__ import annotations
 
 import os
 
-from . import _ch1_task, _ch2_fcn, _ch3_dynamics, _ch4_positional, _ch5_length, _ch7_practical  # noqa: F401
-from . import _pr1_width_law, _pr2_readings, _pr3_fcn_bound  # noqa: F401  (the projects' milestones)
+from . import (  # noqa: F401  # noqa: F401  (the projects' milestones)
+    _ch1_task,
+    _ch2_fcn,
+    _ch3_dynamics,
+    _ch4_positional,
+    _ch5_length,
+    _ch7_practical,
+    _pr1_width_law,
+    _pr2_readings,
+    _pr3_fcn_bound,
+)
 from ._check import run_check
 from ._core import ID_PATTERN, NOTEBOOKS, REGISTRY, Exercise, Missing, Opaque, Result, StudentError, student_line
 

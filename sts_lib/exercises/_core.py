@@ -21,9 +21,9 @@ toolbox handed to checkers; :mod:`._check` runs a check.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
 
 import numpy as np
 import torch

@@ -56,7 +56,6 @@ import textwrap
 import tokenize
 from dataclasses import dataclass
 
-
 LEVELS = ("warm-up", "standard", "challenging")  # difficulty 1, 2, 3
 SIZE_BANDS = (50, 150)  # tokens + words: band 0 below the first, 1 below the second, 2 from it
 WRITE_RATE = 6  # tokens or words a minute, writing and debugging

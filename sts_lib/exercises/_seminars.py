@@ -109,9 +109,8 @@ def _pr1_numbers() -> dict:
 
 
 def _pr2_numbers() -> dict:
-    from ._pr2_readings import FIGURE_STEPS, LEVEL, committed_runs, referee_reference
-
     from ..results import load_result
+    from ._pr2_readings import FIGURE_STEPS, LEVEL, committed_runs, referee_reference
 
     doc = load_result("nearorth-baseline")
     ref = referee_reference(committed_runs(doc), LEVEL, FIGURE_STEPS)

@@ -27,13 +27,12 @@ from ._core import (
     StudentTimeout,
     Wrong,
     describe_arg,
-    shape_str,
-    typename,
     fmt,
     raised_message,
+    shape_str,
     student_line,
+    typename,
 )
-
 
 #: The stage a checker is in (its index in the exercise's stages): read by :func:`current_stage`.
 _STAGE: contextvars.ContextVar[int] = contextvars.ContextVar("sts_stage", default=0)

@@ -33,8 +33,8 @@ from pathlib import Path
 import nbformat
 
 from ..publish.home import Home, read_home
-from ._core import ID_PATTERN, NOTEBOOKS, source_notebooks
 from ._book_pages import BOOK_DIR, book_page, build_book_pages
+from ._core import ID_PATTERN, NOTEBOOKS, source_notebooks
 from ._markers import (
     BEGIN,
     END,

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Callable
 
 from .._validate import check_choice, check_int
 from ..device import device_label, get_device

@@ -15,8 +15,8 @@ matplotlib.use("Agg")  # files only; never open a window
 
 import torch
 
-from ..presentation import report
 from ..device import get_device
+from ..presentation import report
 from . import EXPERIMENTS, LANES, SCALES, check_seeds, in_lane, run_experiment
 
 
@@ -222,8 +222,8 @@ def _confirm(args, parser) -> int:
     from pathlib import Path
 
     from ..reading import confirmation
-    from ..results import list_results, load_result
     from ..reading.statements import STATEMENTS
+    from ..results import list_results, load_result
 
     if args.threads is not None:
         torch.set_num_threads(max(1, args.threads))

@@ -20,9 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..checks import loss_exponent, rank_correlation
-from ..reading.policy import LEVEL, reading_key
 from ..history import HeldOut
 from ..positional import make_pe
+from ..presentation import evidence_figures
+from ..reading.policy import LEVEL, reading_key
+from ..reading.statements import FIXED_PE_FLOOR, Decides
 from ..results import Measured
 from ..theory.families import nearorth_interpolant_minimum
 from ._runs import (
@@ -36,11 +38,9 @@ from ._runs import (
     train_together,
     with_seed,
 )
-from .generalization import RULES
 from .comparisons import NOISE_1024
+from .generalization import RULES
 from .generalization_claims import Q_TESTS, above_q, converges_claim, floor_claim
-from ..presentation import evidence_figures
-from ..reading.statements import FIXED_PE_FLOOR, Decides
 from .record import Experiment
 
 

@@ -35,16 +35,16 @@ makes cos(W, W*) = 0.82). ``cos_W_mod_shift`` projects that one direction out of
 
 from __future__ import annotations
 
-from ..fits import inverse_loss_fit
 from ..checks import loss_exponent, population_gd_of
-from ..probes import shift_free_cosine
-from ..results import Measured
-from ..theory import uniform_plateau
+from ..fits import inverse_loss_fit
 from ..history import TrainConfig
-from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
 from ..presentation import figures
+from ..probes import shift_free_cosine
 from ..reading.policy import reading_key
 from ..reading.statements import Decides
+from ..results import Measured
+from ..theory import uniform_plateau
+from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
 from .record import Experiment
 
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]

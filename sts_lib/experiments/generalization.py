@@ -21,8 +21,8 @@ themselves are measured by :mod:`~sts_lib.experiments.generalization_claims`.
 
 from __future__ import annotations
 
-from ..presentation import figures
 from ..checks import FLAT_SLOPE, SLOPE_TOL
+from ..presentation import figures
 from ..reading.policy import DOMINATES, LEVEL, SLIGHTLY, reading_key
 from ..reading.statements import Decides
 from ..theory import equal_rate_lr

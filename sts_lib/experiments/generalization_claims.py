@@ -16,14 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checks import falling_at_end, first_step_at_or_below, fitted_floor, population_gd_of, rank_correlation
-from .comparisons import NOISE_1024, dominates, end_mean, eqrate_identity, quicker
 from ..fits import inverse_loss_fit, last_part
 from ..history import HeldOut
-from ..reading.policy import LEVEL
 from ..positional import pe_class
-from ..results import Measured
+from ..reading.policy import LEVEL
 from ..reading.statements import FIXED_PE_FLOOR
+from ..results import Measured
 from ..theory import equal_rate_lr, fixed_onehot_lower_bound
+from .comparisons import NOISE_1024, dominates, end_mean, eqrate_identity, quicker
 
 
 @dataclass(frozen=True)

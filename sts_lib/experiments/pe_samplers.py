@@ -33,16 +33,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..positional import make_pe, pe_class
-from ..probes import ray_loss_mc
-from ..task import STSTask
-from ..theory import random_pe_limit_loss, random_pe_ray_floor, uniform_plateau
 from ..checks import loss_exponent
 from ..fits import inverse_loss_fit, last_part, linear_fit
 from ..history import HeldOut
-from ..results import Measured
-from ._runs import PLAIN_GD, Context, SeedResult, cached_call, for_each_seed, run_spec, seed_runs
+from ..positional import make_pe, pe_class
 from ..presentation import figures
+from ..probes import ray_loss_mc
+from ..results import Measured
+from ..task import STSTask
+from ..theory import random_pe_limit_loss, random_pe_ray_floor, uniform_plateau
+from ._runs import PLAIN_GD, Context, SeedResult, cached_call, for_each_seed, run_spec, seed_runs
 from .record import Experiment
 
 _METRICS = ["loss", "inv_loss", "train_loss", "cos_W", "cos_V", "W_norm", "attn_mass"]

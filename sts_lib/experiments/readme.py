@@ -14,9 +14,8 @@ from pathlib import Path
 
 from ..claim_text import plain
 from ..presentation.report import Markdown, claims_markdown, counted, table, title_of
-from ..results import claims_table
-from ..results import list_results, load_result
 from ..presentation.verdict_table import statements_table, tally_in_words
+from ..results import claims_table, list_results, load_result
 
 START, END = "<!-- generated: python -m sts_lib.experiments report -->", "<!-- end of generated part -->"
 

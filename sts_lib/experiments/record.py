@@ -18,8 +18,8 @@ touches its own module, its line in ``MODULES`` and its section of the book.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from ..presentation.figures import FIGURE_MODULES
 from ..reading.statements import Decides, statement

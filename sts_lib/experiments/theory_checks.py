@@ -22,8 +22,8 @@ from __future__ import annotations
 import time
 
 from ..presentation import evidence_figures
-from ..results import Measured
 from ..reading.statements import Decides
+from ..results import Measured
 from ..theory import steps_to_loss
 from ..theory.families import random_pe_best_error, random_pe_family_error
 from ._runs import Context, SeedResult, cached_call, for_each_seed

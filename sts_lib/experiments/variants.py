@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 
 from ..checks import block_changes, loss_exponent
+from ..presentation import evidence_figures
 from ..results import Measured
 from ..theory import uniform_plateau
 from ._runs import PLAIN_GD, Context, SeedResult, for_each_seed, run_spec, seed_runs
-from ..presentation import evidence_figures
 from .record import Experiment
 
 

@@ -33,14 +33,14 @@ from ..fits import linear_fit
 from ..loop import PlateauSchedule
 from ..models import FCN, TheoryTransformer
 from ..positional import StochasticRandomPE, make_pe
+from ..presentation import figures
 from ..probes import width_for_error, width_row
+from ..reading.statements import Decides
 from ..results import Measured
 from ..task import STSTask
-from ..train import History, TrainConfig, train
 from ..theory import bound_width_for_error, fcn_lower_bound, zero_predictor_loss
+from ..train import History, TrainConfig, train
 from ._runs import Context, SeedResult, cached_call, for_each_seed
-from ..presentation import figures
-from ..reading.statements import Decides
 from .record import Experiment
 
 _M_GRID = [2, 4, 8, 16, 32, 64, 128, 256]

@@ -29,19 +29,19 @@ import math
 
 from ..device import EVAL_SEED
 from ..fits import multi_fit
-from ..positional import StochasticRandomPE
-from ..probes import width_for_error
 from ..metrics import monte_carlo_error
 from ..models import TheoryTransformer
+from ..positional import StochasticRandomPE
+from ..presentation import evidence_figures
+from ..probes import width_for_error
+from ..reading.statements import Decides
 from ..results import Measured
 from ..task import STSTask
 from ..theory import in_theorem1_range, zero_predictor_loss
 from ..theory.families import random_pe_best_error, smallest_width
 from ._runs import Context, SeedResult, cached_call, for_each_seed
-from .width import stop_rule, train_to_convergence
-from ..presentation import evidence_figures
-from ..reading.statements import Decides
 from .record import Experiment
+from .width import stop_rule, train_to_convergence
 
 
 def config(scale: str, seeds: list) -> dict:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import torch
 
+from ..history import PLAIN_STEPS
 from ..models import FCN
 from ..task import Batch, sts_loss
-from ..history import PLAIN_STEPS
 from .kernel import onehot_forward, onehot_loss_and_grad
 
 #: Working-set budget of one group of models on a CPU (see chunk_slices).

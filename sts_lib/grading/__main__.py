@@ -29,8 +29,8 @@ import sys
 from pathlib import Path
 
 from . import GradeConfig, find_submissions, grade_folder, grade_student, resolve_sandbox, select
-from .gradebook import StudentGrade, atomic_write, gradescope_results, read_json, rubric_source, write_csv, write_json
 from ._rubric_cli import add_rubric, print_changes, run_rubric
+from .gradebook import StudentGrade, atomic_write, gradescope_results, read_json, rubric_source, write_csv, write_json
 from .marks import apply_marks, expand_teams, keep_previous
 from .rubric import RubricError, members, read_rubric, read_teams, rubric_columns
 from .sandbox import Limits

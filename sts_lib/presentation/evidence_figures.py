@@ -18,9 +18,9 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
 from ..history import HeldOut
-from .layout import DESKTOP, drawing, legend, new_figure, palette, stacked
-from ..results import histories, per_seed
 from ..reading.statements import FIXED_PE_FLOOR
+from ..results import histories, per_seed
+from .layout import DESKTOP, drawing, legend, new_figure, palette, stacked
 
 _MARKERS = "osD^v<>p"
 _DASHES = ["-", "--", "-.", ":"]

@@ -21,13 +21,13 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter, StrMethodFormatter
 
 from ..checks import population_gd_of
+from ..history import HeldOut, History
+from ..positional import PE_COLORS, PE_LABELS, pe_class
+from ..reading.statements import FIXED_PE_FLOOR
+from ..results import histories, history, per_seed
 from .layout import DESKTOP, drawing, legend, new_figure, palette, stacked
 from .plots import ood_title, plot_convergence, plot_heatmap_grid, plot_ood, seed_legend_handles
-from ..positional import PE_COLORS, PE_LABELS, pe_class
-from ..results import histories, history, per_seed
 from .run_labels import pe_colors, pe_kind, pe_markers, run_label, runs_by_pe
-from ..history import HeldOut, History
-from ..reading.statements import FIXED_PE_FLOOR
 
 _WHEN = {"init": "at initialisation", "final": "after training"}
 _MODELS = {"TheoryTransformer": "theory model", "PracticalTransformer": "practical model (Figure 1)"}

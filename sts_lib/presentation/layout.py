@@ -37,12 +37,17 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.figure import Figure
 
-from .fitting import all_axes as all_axes, fit_to_column, wrap as wrap
+from .fitting import all_axes as all_axes
+from .fitting import fit_to_column
+from .fitting import wrap as wrap
 
 # The records a drawing is drawn for live in theme.py (documented there); they are this module's vocabulary too, and
 # importable from here.
 from .theme import DESKTOP, STYLE, Layout, Palette
-from .theme import DESKTOP_DARK as DESKTOP_DARK, NOTE_SIZE as NOTE_SIZE, PHONE as PHONE, PHONE_DARK as PHONE_DARK
+from .theme import DESKTOP_DARK as DESKTOP_DARK
+from .theme import NOTE_SIZE as NOTE_SIZE
+from .theme import PHONE as PHONE
+from .theme import PHONE_DARK as PHONE_DARK
 from .theme import PRINT as PRINT
 
 

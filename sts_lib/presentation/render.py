@@ -32,7 +32,6 @@ from .layout import drawn, redraw
 from .payload import SCHEMA_VERSION, PictureData, Rendering
 from .theme import DESKTOP, LAYOUTS, PHONE, PRINT
 
-
 #: The phone rendering's width in inches: in the narrowest column a picture gets on a 390 px phone (a panel's,
 #: :data:`PHONE_COLUMN_PX`) its 8 pt text is shown at about 9 px, :data:`MIN_PHONE_TEXT_PX`.
 PHONE_WIDTH = PHONE.width

@@ -22,10 +22,11 @@ from ..reading.confirmation import (
     load_confirmation,
     standing,
 )
+from ..reading.decide import statement_verdict, verdict
 from ..reading.policy import AXES, DOMINATES, LEVEL, SLIGHTLY, TIMES
-from ..reading.thresholds import THRESHOLDS
-from .report import Dropdown, Markdown, title_of
+from ..reading.reasons import sensitivity_markdown, why_verdict
 from ..reading.statements import STATEMENTS, statement
+from ..reading.thresholds import THRESHOLDS
 from ..reading.verdicts import (
     BEFORE,
     NO_RESULT,
@@ -37,8 +38,7 @@ from ..reading.verdicts import (
     deciding_claims,
     legend,
 )
-from ..reading.decide import statement_verdict, verdict
-from ..reading.reasons import sensitivity_markdown, why_verdict
+from .report import Dropdown, Markdown, title_of
 
 
 def statements_table(docs: dict, *, links: bool = True, confirmation: dict | None = None) -> Markdown:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from ..claim_text import plain
 from .policy import combine
 from .thresholds import THRESHOLDS, Threshold, rejudge, uses
 from .verdicts import (
@@ -31,7 +32,6 @@ from .verdicts import (
     claim_rows,
     deciding_claims,
 )
-from ..claim_text import plain
 
 
 def verdict(st: Statement, docs: dict, reading: str = PAPER, *, adjust=None) -> tuple[str, str]:

@@ -14,18 +14,28 @@ the claims.
 
 from __future__ import annotations
 
+from .decide import statement_verdict as statement_verdict
+from .decide import verdict as verdict
 from .policy import DOMINATES, SLIGHTLY, Wording
+from .verdicts import AFTER as AFTER
 from .verdicts import BEFORE, Statement
 
 # Re-exported (``x as x``) for the pages and tests that read verdicts through this module.
-from .verdicts import BY_CONSTRUCTION as BY_CONSTRUCTION, NO_RESULT as NO_RESULT, NOT_DECIDED as NOT_DECIDED
-from .verdicts import REPRODUCED as REPRODUCED, UNTESTABLE as UNTESTABLE, Decides as Decides, Verdict as Verdict
-from .verdicts import NOT_REPRODUCED as NOT_REPRODUCED, at_threshold as at_threshold, DEPENDS as DEPENDS
-from .verdicts import FAILS_BY_CONSTRUCTION as FAILS_BY_CONSTRUCTION, DEPENDS_THRESHOLD as DEPENDS_THRESHOLD
-from .decide import verdict as verdict
-from .verdicts import AFTER as AFTER, PAPER as PAPER, STRUCTURAL as STRUCTURAL, VERDICTS as VERDICTS
-from .decide import statement_verdict as statement_verdict
-
+from .verdicts import BY_CONSTRUCTION as BY_CONSTRUCTION
+from .verdicts import DEPENDS as DEPENDS
+from .verdicts import DEPENDS_THRESHOLD as DEPENDS_THRESHOLD
+from .verdicts import FAILS_BY_CONSTRUCTION as FAILS_BY_CONSTRUCTION
+from .verdicts import NO_RESULT as NO_RESULT
+from .verdicts import NOT_DECIDED as NOT_DECIDED
+from .verdicts import NOT_REPRODUCED as NOT_REPRODUCED
+from .verdicts import PAPER as PAPER
+from .verdicts import REPRODUCED as REPRODUCED
+from .verdicts import STRUCTURAL as STRUCTURAL
+from .verdicts import UNTESTABLE as UNTESTABLE
+from .verdicts import VERDICTS as VERDICTS
+from .verdicts import Decides as Decides
+from .verdicts import Verdict as Verdict
+from .verdicts import at_threshold as at_threshold
 
 #: The paper's Figure 4 caption: "all of the fixed PE end up with validation loss at least 0.15" [V]: the level of
 #: the statement ``fig4.fixed-015``, which its claims test and its figures draw.

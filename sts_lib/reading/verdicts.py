@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ..results import claims_table
 from .policy import (
     AS_STATED,
     Wording,
@@ -26,7 +27,6 @@ from .policy import (
     reading_label,
     why_excluded,
 )
-from ..results import claims_table
 
 
 class Verdict(NamedTuple):

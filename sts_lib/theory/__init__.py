@@ -39,7 +39,6 @@ from .positional import (
     random_pe_ray_loss,
 )
 from .practical import practical_optimal_gamma, value_limit
-from .steps import equal_rate_lr, in_theorem1_range, steps_to_loss
 from .ray import (
     attention_weights,
     c_for_loss,
@@ -57,6 +56,7 @@ from .ray import (
     zero_init_value_gradient,
     zero_predictor_loss,
 )
+from .steps import equal_rate_lr, in_theorem1_range, steps_to_loss
 
 __all__ = ["attention_weights", "bound_width_for_error", "c_for_loss", "coherence_reference", "equal_rate_lr",
            "fcn_bayes_error", "fcn_lower_bound", "fixed_onehot_floor", "fixed_onehot_loss", "fixed_onehot_lower_bound",

@@ -14,9 +14,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..device import to_cpu
-
 from .._validate import check_float, check_int, check_T_q
+from ..device import to_cpu
 
 
 def _widths(width):

@@ -33,10 +33,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from book_site import CHROMIUM_FLAGS, HTML, ROOT, chromium, pages
 from browser import INSPECT_JS, axe_violations, check_every_page
-
 
 VENDOR = ROOT / "_vendor"
 

@@ -14,7 +14,6 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-
 from book_site import BUILD_TIMEOUT_S, CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium, missing, pages
 from browser import check_every_page
 from chapter_panels import CODE_CELL, SOURCES, shown, shown_panels

@@ -13,6 +13,7 @@ import json
 from book_site import CHROMIUM_FLAGS, ROOT, chromium, missing
 from panel_html import page as panel_page
 from panel_html import parse
+
 from sts_lib.chapters.panel import FigurePanel, Ints
 from sts_lib.chapters.static_panel import static_data
 from sts_lib.presentation.layout import new_figure

@@ -30,10 +30,9 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+import pdf_pictures
 import pytest
 import yaml
-
-import pdf_pictures
 from book_site import BUILD_TIMEOUT_S, ROOT, missing
 
 LATEX = ROOT / "_build" / "latex"

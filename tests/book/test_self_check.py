@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from book_site import CHROMIUM_FLAGS, SHOTS, chromium
 from browser import axe_violations
 

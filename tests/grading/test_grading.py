@@ -16,19 +16,17 @@ import nbformat
 import numpy as np
 import pytest
 import torch
+from grading_class import EX, VARIANTS, solution_functions, variant, with_stored_outputs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sts_lib.exercises import REGISTRY, Opaque, Result, run_check
-from sts_lib.grading import GradeConfig, find_submissions, select
-from sts_lib.grading import _reader
+from sts_lib.grading import GradeConfig, _reader, find_submissions, select
 from sts_lib.grading._reader import read_code_cells, read_notebook
 from sts_lib.grading._scan import scan_notebook
 from sts_lib.grading._wire import MAX_BYTES, ValueTooLarge, WireError, dumps, encode, loads, safe_decode
 from sts_lib.grading.gradebook import PartStore, StudentGrade, gradescope_results, write_csv, write_json
 from sts_lib.grading.sandbox import Limits
-
-from grading_class import EX, VARIANTS, solution_functions, variant, with_stored_outputs
 
 
 def _roundtrip(value):

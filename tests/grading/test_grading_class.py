@@ -23,13 +23,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-import sts_lib
-from sts_lib.exercises import REGISTRY
-from sts_lib.grading.rubric import rubric_columns
-from sts_lib.grading.sandbox import detect
-from sts_lib.results import course_results
-
 from grading_class import (
     EX,
     EXPECTED,
@@ -42,6 +35,12 @@ from grading_class import (
     make_class,
     with_stored_outputs,
 )
+
+import sts_lib
+from sts_lib.exercises import REGISTRY
+from sts_lib.grading.rubric import rubric_columns
+from sts_lib.grading.sandbox import detect
+from sts_lib.results import course_results
 
 pytestmark = pytest.mark.slow
 BWRAP, WHY = detect()

@@ -13,6 +13,7 @@ import time
 
 import nbformat
 import pytest
+from grading_class import EX
 
 from sts_lib.exercises import REGISTRY, Result
 from sts_lib.exercises.projects import PROJECTS
@@ -20,8 +21,6 @@ from sts_lib.grading.gradebook import StudentGrade, gradescope_results, write_cs
 from sts_lib.grading.marks import merge_rubric
 from sts_lib.grading.nbgrader import assignment, rubric_grade_id
 from sts_lib.grading.rubric import RubricError, read_rubric, rubric_columns, write_template
-
-from grading_class import EX
 
 CLASS = ["alice", "bob", "carol"]
 HEADER = "student,project,criterion,points\n"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import base64
 import copy
-import math
 import json
+import math
 import os
 from fractions import Fraction
 from pathlib import Path

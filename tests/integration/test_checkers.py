@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-
 import math
 import re
 from pathlib import Path

@@ -16,8 +16,8 @@ import sts_lib as sts
 from sts_lib import probes, theory
 from sts_lib.chapters import ch3_dynamics as dyn
 from sts_lib.chapters import ch4_positional as pea
-from sts_lib.theory.ray import reduced_gradient
 from sts_lib.task import sample_subsets, sts_loss
+from sts_lib.theory.ray import reduced_gradient
 
 
 # -- fits -------------------------------------------------------------------------------

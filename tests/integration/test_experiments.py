@@ -10,10 +10,11 @@ import pytest
 import quick_documents
 import torch
 
-from sts_lib import experiments
 import sts_lib as sts
+from sts_lib import experiments
 from sts_lib.device import make_generator as sts_make_generator
-from sts_lib.experiments import EXPERIMENTS, __main__ as cli, experiment_config, width
+from sts_lib.experiments import EXPERIMENTS, experiment_config, width
+from sts_lib.experiments import __main__ as cli
 from sts_lib.experiments._provenance import config_hash
 from sts_lib.experiments._runs import Context, SeedResult, cached_call, for_each_seed, run_spec, train_run
 from sts_lib.results import Measured, over_seeds
@@ -63,6 +64,7 @@ def test_every_experiment_runs_in_a_make_reproduce_lane():
     valid lane cannot be built."""
     import re
     from pathlib import Path
+
     from sts_lib.experiments import LANES, in_lane
     from sts_lib.experiments.record import Experiment
 
@@ -471,11 +473,11 @@ def test_adding_an_experiment_touches_its_own_module_only(tmp_path, monkeypatch)
     import types
 
     from sts_lib import experiments
-    from sts_lib.presentation import figures
     from sts_lib.chapters import ch8_reproduction as ch8
     from sts_lib.claims import Measured
     from sts_lib.experiments._runs import SeedResult, for_each_seed
     from sts_lib.experiments.record import Experiment
+    from sts_lib.presentation import figures
 
     def run(cfg, ctx):
         return for_each_seed(

@@ -13,11 +13,17 @@ import torch
 
 from sts_lib.chapters.ch2_fcn import bayes_error_table, optimal_first_layer, random_first_layer
 from sts_lib.chapters.ch2_fcn_sweeps import committed_sweeps, fcn_width_sweep, transformer_baseline
-from sts_lib.probes import width_for_error
-from sts_lib.theory import bound_width_for_error, random_first_layer_error
 from sts_lib.metrics import monte_carlo_error, monte_carlo_errors
+from sts_lib.probes import width_for_error
 from sts_lib.task import STSTask
-from sts_lib.theory import fcn_bayes_error, fcn_lower_bound, uniform_plateau, zero_predictor_loss
+from sts_lib.theory import (
+    bound_width_for_error,
+    fcn_bayes_error,
+    fcn_lower_bound,
+    random_first_layer_error,
+    uniform_plateau,
+    zero_predictor_loss,
+)
 
 
 @pytest.fixture(scope="module")

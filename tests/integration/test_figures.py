@@ -9,9 +9,9 @@ whose panels, labels and colours come from the document, never from run names.
 import copy
 import io
 import json
-from pathlib import Path
 import math
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -20,15 +20,15 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 import sts_lib as sts
-from sts_lib.presentation import figures, run_labels
 from sts_lib import results
 from sts_lib.chapters import ch5_length as wlen
 from sts_lib.chapters import ch5_length_widgets as wlenw
 from sts_lib.chapters import ch7_practical as ch7
 from sts_lib.chapters import ch8_reproduction as ch8
-from sts_lib.presentation.plots import ood_title
-from sts_lib.positional import PE_COLORS, PE_LABELS, pe_class
 from sts_lib.history import History
+from sts_lib.positional import PE_COLORS, PE_LABELS, pe_class
+from sts_lib.presentation import figures, run_labels
+from sts_lib.presentation.plots import ood_title
 
 COMMITTED = results.list_results()
 
@@ -282,13 +282,13 @@ def test_chapter_8_names_the_experiments_without_a_section():
 # min(1, 688 / PNG width). A three-panel row (1271 px) showed 8 pt legends at about 6 px.
 import numpy as np  # noqa: E402
 
-from sts_lib.presentation import plots, readable  # noqa: E402
 from sts_lib.chapters import ch1_task as ch1  # noqa: E402
 from sts_lib.chapters import ch2_fcn_widgets as w2  # noqa: E402
-from sts_lib.chapters import ch4_positional_widgets as wpos  # noqa: E402
 from sts_lib.chapters import ch3_dynamics_widgets as wdyn  # noqa: E402
+from sts_lib.chapters import ch4_positional_widgets as wpos  # noqa: E402
 from sts_lib.chapters import ch6_related_widgets as wrel  # noqa: E402
 from sts_lib.chapters import ch6_scan_snap as ss  # noqa: E402
+from sts_lib.presentation import plots, readable  # noqa: E402
 
 
 def _history(n: int = 30, keys=(), pe: str = "onehot", seed: int = 0) -> History:

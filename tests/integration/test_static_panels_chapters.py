@@ -13,7 +13,6 @@ import pytest
 
 from sts_lib.chapters.static_panel import ENV
 
-
 # Run in a fresh interpreter: build, update and show panels, then report which widget modules were imported.
 _NO_WIDGETS_SCRIPT = r"""
 import json, sys

@@ -5,12 +5,12 @@ import pytest
 from matplotlib import pyplot as plt
 from matplotlib.figure import Figure
 
-from sts_lib.theory import fcn_lower_bound, zero_predictor_loss
-from sts_lib.chapters.ch2_fcn_widgets import bound_explorer, plot_bound_explorer, plot_width_scaling, plot_width_sweep
 from sts_lib.chapters.ch1_task import PE_CHOICES, instance_explorer, plateau_check, plot_instance, sample_instance
+from sts_lib.chapters.ch2_fcn_widgets import bound_explorer, plot_bound_explorer, plot_width_scaling, plot_width_sweep
 from sts_lib.chapters.panel import Choice, FigurePanel, Ints, LogFloats, figure_png, value_grid
 from sts_lib.presentation.layout import new_figure
 from sts_lib.task import STSTask
+from sts_lib.theory import fcn_lower_bound, zero_predictor_loss
 
 
 def _image(im):

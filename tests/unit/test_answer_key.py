@@ -14,7 +14,6 @@ import pytest
 pytest.importorskip("myst_parser")
 pytest.importorskip("sphinx_exercise")
 from sphinx.cmd.build import build_main  # noqa: E402
-
 from sts_self_checks import ANSWERS_TITLE, INSTRUCTIONS, KEY_INSTRUCTIONS, KEY_TITLE  # noqa: E402
 
 EXT = Path(__file__).resolve().parents[2] / "book" / "_ext"

@@ -6,8 +6,8 @@ the paper's objects) may import only the leaves of the speed path (``sts_lib.fas
 presentation (``sts_lib.presentation``) use the core but no chapter, speed path or tooling, and the presentation
 reads the reading, never the reverse; chapter
 code may use all of those but no tooling; no module imports another module's private ``_name``; there is no import
-cycle; every module opens with a docstring; the core, the reading, the presentation, the speed path and the chapters
-keep modules of at most 350 lines, and no module of the library or the book's extension runs over 400.
+cycle; every module opens with a docstring; no module of the library or the book's extension runs over 400 lines
+(an alarm: a module past 350 is a question for review, is it still one thing?, not a test that shapes its style).
 
 The book's cells are calls (``book/src/*.md``, every ``{code-cell}``): no cell defines a function
 (``def``, ``lambda``) or a class, and none runs over 20 non-blank lines (the hidden set-up cell,
@@ -215,14 +215,6 @@ def test_the_chapter_rules_can_fail(tmp_path):
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_every_module_opens_with_a_docstring(name):
     assert ast.get_docstring(ast.parse(MODULES[name].read_text())), f"{name} has no module docstring"
-
-
-@pytest.mark.parametrize(
-    "name", sorted(m for m in MODULES if _is_core(m) or m.startswith(("sts_lib.fast", "sts_lib.chapters", *SHOWN)))
-)
-def test_core_fast_and_chapter_modules_stay_short(name):
-    n = len(MODULES[name].read_text().splitlines())
-    assert n <= 350, f"{name} has {n} lines"
 
 
 EXTENSION = sorted((ROOT.parent / "book" / "_ext").glob("*.py"))

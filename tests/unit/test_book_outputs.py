@@ -14,12 +14,12 @@ import re
 import sys
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
 import pytest  # noqa: E402
 import sts_panels  # noqa: E402
+
 from sts_lib.presentation.payload import MIME_PANEL, MIME_PICTURE, SCHEMA_VERSION  # noqa: E402
 
 

@@ -17,8 +17,8 @@ from sts_lib.checks import block_changes, falling_at_end, fitted_floor, loss_exp
 from sts_lib.experiments import baseline, convergence, width_law
 from sts_lib.experiments.comparisons import dominates, quicker
 from sts_lib.experiments.generalization_claims import converges_claim, q_claims
-from sts_lib.results import claim, over_seeds
 from sts_lib.history import History
+from sts_lib.results import claim, over_seeds
 
 T_STEPS = np.arange(0, 10001, 100.0)
 

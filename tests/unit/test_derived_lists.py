@@ -65,6 +65,7 @@ def test_the_documents_run_at_several_seeds_are_experiments_with_several_quick_s
     """SEVERAL_SEEDS stays a hand list (no record says which documents a test reads seed by seed), so a renamed
     experiment would silently run at seed 0 only: each name is an experiment whose quick scale has several seeds."""
     from quick_documents import SEVERAL_SEEDS, args
+
     from sts_lib.experiments import EXPERIMENTS, experiment_config
 
     assert set(SEVERAL_SEEDS) <= set(EXPERIMENTS)

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import sts_lib as sts
-from sts_lib.testing import virtual_accelerator
 from sts_lib.chapters import ch3_dynamics as dyn
 from sts_lib.experiments import _provenance, _runs
+from sts_lib.testing import virtual_accelerator
 
 
 @pytest.fixture(autouse=True)

@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from sts_lib.theory import fixed_onehot_lower_bound
-from sts_lib.theory import fixed_onehot_floor, fixed_onehot_loss
+from sts_lib.theory import fixed_onehot_floor, fixed_onehot_loss, fixed_onehot_lower_bound
 
 
 @pytest.mark.parametrize("T, L", [(20, 25), (20, 40), (200, 250), (200, 400)])

@@ -73,9 +73,8 @@ def test_the_published_fonts_keep_the_characters_the_pages_show(tmp_path):
     """sts_math_fonts: after the build, each published MathJax font holds every character of the vendored one that a
     page's stylesheet draws (its cmap), and weighs less; the vendored fonts are untouched. (The subsetter may keep a
     character a kept glyph needs, so the test asks for those shown, not for nothing else.)"""
-    from fontTools.ttLib import TTFont
-
     import sts_math_fonts
+    from fontTools.ttLib import TTFont
 
     _node()
     vendored = ROOT / "_vendor" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from panel_html import page, parse
 
 from sts_lib.chapters.ch2_fcn_widgets import bound_explorer
 from sts_lib.chapters.panel import FigurePanel, Ints
@@ -23,8 +24,6 @@ from sts_lib.presentation import payload
 from sts_lib.presentation.layout import new_figure
 from sts_lib.presentation.payload import PanelData, PictureData, ScriptPanel, json_schema
 from sts_lib.presentation.render import BOOK_LAYOUTS, picture_data
-
-from panel_html import page, parse
 
 SCRIPT = Path(__file__).resolve().parents[2] / "book" / "_ext" / "static" / "sts-static-panels.js"
 #: Where the page script reads each record of :class:`ScriptPanel`: the expression that holds it, then ``.field``.

@@ -13,10 +13,10 @@ import re
 
 import pytest
 
-from sts_lib.presentation import report, verdict_table
 from sts_lib import results
-from sts_lib.reading import statements
 from sts_lib.chapters import ch8_reproduction as ch8
+from sts_lib.presentation import report, verdict_table
+from sts_lib.reading import statements
 
 COMMITTED = results.list_results()
 DOCS = {name: results.load_result(name) for name in COMMITTED}

@@ -18,9 +18,8 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
 import sts_self_check  # noqa: E402
-from test_self_checks import CHAPTERS, _page, questions  # noqa: E402
-
 from sts_self_checks import INSTRUCTIONS  # noqa: E402
+from test_self_checks import CHAPTERS, _page, questions  # noqa: E402
 
 
 def html_of(doctree) -> str:

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from sts_self_checks import (
     ANSWERS_TITLE,
     INSTRUCTIONS,

@@ -18,8 +18,8 @@ from docutils import nodes
 from sts_lib.chapters.ch8_reproduction import load_documents
 from sts_lib.presentation.verdict_table import readings_anchor, readings_dropdown
 from sts_lib.reading.confirmation import load_confirmation, standing
-from sts_lib.reading.statements import STATEMENTS
 from sts_lib.reading.decide import statement_verdict
+from sts_lib.reading.statements import STATEMENTS
 from sts_lib.reading.verdicts import VERDICTS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,11 +13,10 @@ import dataclasses
 import pytest
 
 from sts_lib import results
-from sts_lib.reading import statements
 from sts_lib.experiments import EXPERIMENTS, experiment_config
 from sts_lib.experiments.comparisons import eqrate_identity
-from sts_lib.reading import confirmation, policy
 from sts_lib.presentation import verdict_table
+from sts_lib.reading import confirmation, policy, statements
 from sts_lib.reading.policy import Open, Wording
 from sts_lib.reading.statements import PAPER, Decides, Statement
 

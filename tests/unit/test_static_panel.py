@@ -12,14 +12,13 @@ import json
 import re
 
 import pytest
+from panel_html import page, parse, png_of
 
 from sts_lib.chapters.panel import Choice, FigurePanel, Ints, LogFloats
-from sts_lib.presentation.layout import describe, new_figure
 from sts_lib.chapters.static_panel import ENV, StaticPanel, clamp, figure_png, static_data, static_grid
+from sts_lib.presentation.layout import describe, new_figure
 from sts_lib.presentation.payload import MIME_PANEL
 from sts_lib.presentation.render import compact
-
-from panel_html import page, parse, png_of
 
 pytest.importorskip("ipywidgets")
 
