@@ -19,7 +19,7 @@ The extension (``_config.yml``'s ``local_extensions``):
    heading, listed in the table of contents.
 4. The self-checks in print (:func:`_self_checks_in_print`): each choice a plain line under its question, and
    their feedback collected at the end of the chapter (the course PDF) or, in the student edition
-   (sphinx-exercise's ``hide_solutions``), in one answer key at the end of the book (:class:`AnswerKey`: a
+   (sphinx-exercise's ``hide_solutions``), in one answer key at the end of the book (``sts_print_boxes.AnswerKey``: a
    self-studier's feedback, without the exercises' solutions), written from the self-checks' records
    (:mod:`sts_self_checks`). Where the PDFs are published and linked is ``sts_published.py``.
 5. Debian's TeX Live, upstream: the LaTeX class of sphinx-jupyterbook-latex (``jupyterBook.cls``) loads
@@ -34,7 +34,8 @@ The extension (``_config.yml``'s ``local_extensions``):
    first paragraph starts "Proof. "; LaTeX's ``sphinxadmonition`` takes its title as an argument, so the
    paragraph's first command was read as the title and every proof box opened with an empty band. "Proof"
    becomes the box's title.
-9. A claims table in print (:class:`ClaimsTablesInPrint`): each figure's table of every claim (a dropdown of
+9. A claims table in print (``sts_print_boxes.ClaimsTablesInPrint``; chapter 8's readings likewise,
+   ``ReadingsInPrint``): each figure's table of every claim (a dropdown of
    class ``sts-claims-table``, :func:`sts_lib.presentation.report.claims_dropdown`) runs to pages of numbers per
    seed; print keeps its title, which counts the claims, and one line saying where the table is (the HTML
    edition, and the result file). The verdicts and their deciding numbers print in full above it.
@@ -49,6 +50,7 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import texescape
+from sts_print_boxes import PRINT_BOXES
 
 PDF_NAME = "sts-course.pdf"  # _config.yml's latex: latex_documents: targetname, with .pdf
 # The API reference is HTML only (its own pages, 158 of the 367 PDF pages): the course PDF leaves it out.
@@ -200,26 +202,6 @@ class ProofTitles(SphinxPostTransform):
             box.insert(0, nodes.title("", "Proof"))
 
 
-class ClaimsTablesInPrint(SphinxPostTransform):
-    """In a LaTeX build, a claims-table dropdown keeps its title and says where its table is (module docstring, 9)."""
-
-    default_priority = 198  # before sphinx-design's dropdown transform (199), which is HTML only anyway
-    formats = ("latex",)
-
-    def run(self, **kwargs) -> None:
-        for box in list(self.document.findall(nodes.container)):
-            if box.get("design_component") != "dropdown" or "sts-claims-table" not in box.get("container_classes", []):
-                continue
-            keep = [c for c in box.children if isinstance(c, nodes.rubric)][:1]
-            box.children = []
-            box.extend(keep)
-            box += nodes.paragraph(
-                "",
-                "In print this table is left out: every claim, with its value on each seed, is in the HTML edition "
-                "of this page and in the committed result file (results/, by the experiment's name).",
-            )
-
-
 def _self_checks_in_print(app, doctree) -> None:
     """``doctree-read``, in a LaTeX build: the page's self-checks as print has them (module docstring, item 4)."""
     if app.builder.format == "latex":
@@ -227,35 +209,6 @@ def _self_checks_in_print(app, doctree) -> None:
 
         student = getattr(app.config, "hide_solutions", False)
         write_apart(doctree, answers=not student, key=student)
-
-
-class AnswerKey(SphinxPostTransform):
-    """In the student PDF, each chapter's self-check answers move to one answer key at the end of the book, a
-    section per chapter (module docstring, item 4); the exercises' solutions are not in it (``hide_solutions``)."""
-
-    default_priority = 900
-    formats = ("latex",)
-
-    def run(self, **kwargs) -> None:
-        from sts_self_checks import KEY_CLASS, KEY_TITLE
-
-        parts = [s for s in self.document.findall(nodes.section) if KEY_CLASS in s.get("classes", ())]
-        if not parts:
-            return
-        key = nodes.section("", nodes.title("", KEY_TITLE), ids=["sts-answer-key"], names=[])
-        key += nodes.paragraph("", "For each chapter's Check your understanding: whether each choice holds, and why.")
-        for part in parts:
-            doc = part.get("docname", "")  # set on every section when Sphinx inlines the pages into one tree
-            title = self.env.titles[doc].astext() if doc in self.env.titles else doc
-            part.parent.remove(part)
-            for ref in part.findall(nodes.reference):  # a link within its page: LaTeX would read it as the last page's
-                if doc and (ref.get("refid") or ref.get("refuri", "").startswith("#")):
-                    ref["refuri"] = f"%{doc}#{ref.get('refid') or ref['refuri'][1:]}"
-                    ref.attributes.pop("refid", None)
-            chapter = nodes.section("", nodes.title("", title), *part.children[1:], names=[])
-            chapter["docname"] = doc  # its cross-references resolve against its page
-            key += chapter
-        self.document += key
 
 
 _BBM_SHIM = (
@@ -275,8 +228,8 @@ def setup(app):
     app.add_post_transform(IntroTitle)
     app.add_post_transform(PrintedTables)
     app.add_post_transform(ProofTitles)
-    app.add_post_transform(ClaimsTablesInPrint)
-    app.add_post_transform(AnswerKey)
+    for transform in PRINT_BOXES:  # what print leaves out of a box, or moves (sts_print_boxes.py)
+        app.add_post_transform(transform)
     app.connect("doctree-read", _self_checks_in_print)
     app.connect("missing-reference", _html_only_reference)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -204,12 +204,13 @@ def policy_markdown() -> Markdown:
     )
 
 
-def in_short(doc: dict, docs: dict | None = None) -> Markdown:
+def in_short(doc: dict, docs: dict | None = None, *, legend_line: bool = True) -> Markdown:
     """A figure's summary in a few sentences: the paper's statements its document helps decide, each with the
     verdict chapter 8's table gives it (from the same records, so no two chapters can disagree) and, when it is
     not reproduced or not decided, the number that decides it, and one line that says what its marks mean
-    (:func:`~sts_lib.reading.verdicts.legend`: chapter 8 defines them); then the other checks, counted. The per-claim
-    detail stays in the claims table (:func:`sts_lib.presentation.report.claims_dropdown`).
+    (:func:`~sts_lib.reading.verdicts.legend`; ``legend_line=False`` in chapter 8, which defines them); then the other
+    checks, counted. The per-claim detail stays in the claims table
+    (:func:`sts_lib.presentation.report.claims_dropdown`).
 
     ``docs`` are the documents the verdicts are read from (``{name: doc}``); by default the committed ones, with
     ``doc`` in its own place: a statement that two experiments decide together is decided from both.
@@ -242,7 +243,8 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
             v = shown
             shown_verdicts.append(v)
             lines.append(f"- {VERDICTS[v].mark}: {st.where}, {st.words}{reason}.")
-        lines.append(f"- {legend(shown_verdicts)}")
+        if legend_line:
+            lines.append(f"- {legend(shown_verdicts)}")
     rows = [c for c in doc.get("claims", {}).values() if c.get("role") != "paper"]
     counts = []
     for role, label in (
@@ -255,7 +257,7 @@ def in_short(doc: dict, docs: dict | None = None) -> Markdown:
             held = sum(bool(c["passed"]) for c in group)
             counts.append(f"{held} of {len(group)} {label} hold")
     if counts:
-        lines.append(f"- The other checks: {'; '.join(counts)}. Each claim's numbers are in the table below.")
+        lines.append(f"- The other checks: {'; '.join(counts)}.")
     return Markdown("\n".join(lines))
 
 

@@ -640,3 +640,57 @@ def test_no_sentence_of_the_pdf_asks_for_a_screen_and_no_references_heading_is_e
     assert pdf.returncode == 0, "the PDF build failed (see test_pdf_builds_from_the_execution_cache)"
     assert not screen_sentences(pdf_text(PDF)), screen_sentences(pdf_text(PDF))
     assert not empty_references((LATEX / "sts-course.tex").read_text()), "empty References headings in print"
+
+
+# -- chapter 8 in print: at most 30 pages, no sentence said again and again -------------------------------------
+
+MAX_CH8_PAGES = 30
+#: A sentence of at least this many words printed this many times in one chapter is a repetition print can do without.
+REPEAT_WORDS, REPEAT_TIMES = 8, 3
+
+
+def chapter_pages(pages: list[str], word: str) -> list[str]:
+    """The pages (``pdftotext`` pages, split at form feeds) of the chapter whose opening reads CHAPTER ``word``
+    ("EIGHT"), up to the next chapter's or part's opening."""
+
+    def opening(page: str) -> list[str]:
+        return [ln.strip() for ln in page.splitlines() if ln.strip()][:4]
+
+    start = next(
+        i for i, p in enumerate(pages) if opening(p)[1:3] == ["CHAPTER", word] or opening(p)[:2] == ["CHAPTER", word]
+    )
+    end = next(
+        (i for i in range(start + 1, len(pages)) if "CHAPTER" in opening(pages[i])[:2] or any(
+            ln.startswith("Part ") for ln in opening(pages[i])[:2])),
+        len(pages),
+    )  # fmt: skip
+    return pages[start:end]
+
+
+def repeated_sentences(text: str) -> dict[str, int]:
+    """The sentences of ``text`` of :data:`REPEAT_WORDS` words or more printed :data:`REPEAT_TIMES` times or more."""
+    sentences = [" ".join(s.split()) for s in re.split(r"(?<=[.!?])\s+", text)]
+    counts: dict[str, int] = {}
+    for s in sentences:
+        if len(s.split()) >= REPEAT_WORDS:
+            counts[s] = counts.get(s, 0) + 1
+    return {s: n for s, n in counts.items() if n >= REPEAT_TIMES}
+
+
+def test_the_chapter_and_repetition_checks_fail_on_planted_ones():
+    pages = ["x", "CHAPTER\nSEVEN\nA", "b", "CHAPTER\nEIGHT\nREPRODUCING", "c", "d", "Part II\nProjects", "e"]
+    assert chapter_pages(pages, "EIGHT") == pages[3:6]
+    said = "In print this table is left out: every claim is in the HTML edition of this page. "
+    assert repeated_sentences(said * 3 + "Short one. " * 5) == {said.strip(): 3}
+    assert not repeated_sentences(said * 2)
+
+
+@pytest.mark.slow
+def test_chapter_8_prints_in_at_most_30_pages_without_repeating_itself(pdf):
+    assert pdf.returncode == 0, "the PDF build failed (see test_pdf_builds_from_the_execution_cache)"
+    raw = subprocess.run(["pdftotext", str(PDF), "-"], capture_output=True, text=True, check=True).stdout
+    ch8 = chapter_pages(raw.split("\f"), "EIGHT")
+    text = unicodedata.normalize("NFKC", "\n".join(ch8))
+    print(f"chapter 8 in print: {len(ch8)} pages")
+    assert len(ch8) <= MAX_CH8_PAGES, f"chapter 8 runs to {len(ch8)} pages in print (at most {MAX_CH8_PAGES})"
+    assert not repeated_sentences(text), repeated_sentences(text)

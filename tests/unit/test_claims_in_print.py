@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("sphinx_design")
 pytest.importorskip("myst_parser")
 from sphinx.cmd.build import build_main  # noqa: E402
+from sts_print_boxes import CLAIMS_NOTE, READINGS_NOTE  # noqa: E402
 
 from sts_lib.presentation.report import Dropdown, claims_dropdown  # noqa: E402
 
@@ -43,7 +44,12 @@ DOC = {
 def _tex(tmp: Path, extension: bool) -> str:
     src = tmp / "src"
     src.mkdir(parents=True, exist_ok=True)
-    page = f"# Page\n\n{claims_dropdown(DOC)}\n\n{Dropdown('Plain box', 'kept whole in print')}\n"
+    readings = "\n\n".join(str(Dropdown(f"Figure {i}: every reading (planted)", f"planted reading {i}",
+                                          name=f"ch8-readings-fig{i}-x")) for i in (1, 2))  # fmt: skip
+    page = (
+        f"# Page\n\n{claims_dropdown(DOC)}\n\n{claims_dropdown(DOC, 'Figure 10')}\n\n"
+        f"{Dropdown('Plain box', 'kept whole in print')}\n\n{readings}\n\nSee {{ref}}`ch8-readings-fig2-x`.\n"
+    )
     (src / "index.md").write_text(page)
     exts = ["myst_parser", "sphinx_design"] + (["sts_latex"] if extension else [])
     (src / "conf.py").write_text(
@@ -61,4 +67,15 @@ def test_a_claims_table_prints_as_its_title_and_where_to_find_it(tmp_path):
     assert "planted row alpha" in plain  # the plant: without the extension the table prints
     tex = _tex(tmp_path / "with", extension=True)
     assert "planted row alpha" not in tex and "All 1 claims for Figure 9" in tex
-    assert "In print this table is left out" in tex and "kept whole in print" in tex
+    assert tex.count(CLAIMS_NOTE.split(":")[0]) == 1 and "kept whole in print" in tex  # said once a chapter
+    assert "All 1 claims for Figure 10" in tex
+
+
+def test_readings_print_as_one_list_of_titles_whose_links_still_land(tmp_path):
+    sys.modules.pop("sts_latex", None)
+    plain = _tex(tmp_path / "without", extension=False)
+    assert "planted reading 1" in plain and "planted reading 2" in plain
+    tex = _tex(tmp_path / "with", extension=True)
+    assert "planted reading" not in tex and tex.count(READINGS_NOTE.split(",")[0]) == 1
+    assert "Figure 1: every reading (planted)" in tex and "Figure 2: every reading (planted)" in tex
+    assert r"\label{\detokenize{index:ch8-readings-fig2-x}}" in tex  # the {ref} lands on its item
