@@ -111,7 +111,9 @@ def readings_dropdown(key: str, docs: dict) -> Markdown:
     st = statement(key)
     v, _ = statement_verdict(st, docs)
     return Dropdown(
-        f"{st.where}: every reading ({VERDICTS[v].key})", readings_markdown(st, docs), name=readings_anchor(key)
+        f"{st.where}, {st.words}: every reading ({VERDICTS[v].key})",
+        readings_markdown(st, docs),
+        name=readings_anchor(key),
     )
 
 
