@@ -482,3 +482,56 @@ def test_dark_pictures_load_only_on_a_dark_page_and_a_light_only_figure_is_repor
         "a figure drawn for the light theme only",
         "on a light card: a dark figure on a light card",
     ], dark["lightInDark"]
+
+
+def test_a_dark_phone_gets_a_dark_first_paint_from_the_book_script_and_not_from_the_theme_one():
+    """Issue 57: the dark pass records the theme a page is laid out in from its <body> on (browser.FIRST_PAINT_JS).
+    For a reader whose system setting is dark, on a first visit (nothing stored): pydata-sphinx-theme 0.17's own
+    script writes ``default_mode`` as it is, "light" (the book's setting) or "auto" (neither theme until its deferred
+    script runs), and the pass reports both; the book's script (templates/layout.html, extension fix 12) paints dark
+    at once; and a reader's stored choice wins over the system setting."""
+    from browser import FIRST_PAINT_JS, first_paint_themes
+    from playwright.sync_api import sync_playwright
+
+    template = (ROOT / "book" / "_ext" / "templates" / "layout.html").read_text()
+    ours = re.search(r"<script data-cfasync.*?</script>", template, re.S).group(0)
+    theme = (
+        '<script>document.documentElement.dataset.mode = localStorage.getItem("mode") || "{0}";'
+        'document.documentElement.dataset.theme = localStorage.getItem("theme") || "{0}";</script>'
+    )
+    # The theme's deferred script, which resolves "auto" once the page is parsed.
+    later = (
+        "<script>document.addEventListener('DOMContentLoaded', () => { const r = document.documentElement;"
+        "if (r.dataset.mode === 'auto') r.dataset.theme = matchMedia('(prefers-color-scheme: dark)').matches ? "
+        "'dark' : 'light'; });</script>"
+    )
+    pages_ = {
+        "theme-light": theme.format("light"),
+        "theme-auto": theme.format("auto"),
+        "book": ours,
+    }
+    seen = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+        for stored in (None, "light"):
+            context = browser.new_context(color_scheme="dark")
+            context.add_init_script(FIRST_PAINT_JS)
+            for name, head in pages_.items():
+                page = context.new_page()
+                body = f"<html><head>{head}</head><body><p>text</p>{later}</body></html>"
+                page.route(
+                    "http://sts.test/**",
+                    (lambda b: lambda route: route.fulfill(body=b, content_type="text/html"))(body),
+                )
+                if stored:
+                    page.goto("http://sts.test/")
+                    page.evaluate(f"() => {{ localStorage.setItem('mode', '{stored}'); }}")
+                page.goto("http://sts.test/page")
+                seen[(name, stored)] = first_paint_themes(page)
+                page.close()
+            context.close()
+        browser.close()
+    assert seen[("theme-light", None)] == ["light"], seen  # the old setting: a dark phone opened light
+    assert seen[("theme-auto", None)] == ["auto", "dark"], seen  # the theme's "auto": no theme at first, then dark
+    assert seen[("book", None)] == ["dark"], seen  # the book's script: dark from the first paint
+    assert seen[("book", "light")] == ["light"], seen  # a reader who chose light keeps it
