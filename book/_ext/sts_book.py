@@ -62,6 +62,19 @@ when it can go.
     parsed and before DOMContentLoaded, where each of them starts its work. ``documentation_options.js`` stays as
     it is: inline scripts in the head write into the object it defines; so does ``doctools.js`` on the search page,
     whose template loads ``searchtools.js`` as it is. Remove when Sphinx defers its scripts.
+12. The first paint in the reader's colours, upstream: pydata-sphinx-theme 0.17's script before the style sheets writes
+    the stored mode, or ``default_mode``, into ``data-theme`` as it is, and turns ``auto`` into light or dark only in
+    its deferred script, after the page is parsed: with ``default_mode: light`` a phone set to dark opened the course
+    light, and with ``auto`` it would paint its first screens without either theme. ``templates/layout.html`` puts in
+    its place a script that makes a first visit ``auto`` and resolves it from ``prefers-color-scheme`` at once; the
+    theme keeps the reader's choice in localStorage (``default_mode: light`` stays for a page without JavaScript).
+    Remove when the theme resolves ``auto`` before the first paint.
+13. Tables a keyboard can scroll, our own: a table wider than the column scrolls in its own box
+    (``static/sts-book.css``), and ``static/sts-book.js`` gave such a box its tab stop when it measured it, which in a
+    section not laid out yet (fix 10) is only when the reader nears it: axe-core's scrollable-region-focusable
+    failed chapter 4's and the instructor guide's tables at 390 px on the page as loaded. :func:`focusable_tables`
+    gives every table of a page its tab stop and a name in the markup; the script takes the stop back from one it
+    measures not scrolling.
 """
 
 from __future__ import annotations
@@ -182,8 +195,8 @@ def _page_context(app, pagename, templatename, context, doctree):
     if scripts:
         keep = _RUN_AT_ONCE_ON_SEARCH if pagename == "search" else _RUN_AT_ONCE
         scripts[:] = deferred_scripts(dedupe_scripts(scripts), keep)  # fixes 2 and 11
-    if "body" in context:  # fix 9
-        context["body"] = citation_list_role(context["body"])
+    if "body" in context:  # fixes 9 and 13
+        context["body"] = focusable_tables(citation_list_role(context["body"]))
     # Fix 7a's second viewport tag, which reaches the page through the meta tags, not the template.
     context["metatags"] = re.sub(r'<meta name="viewport"[^>]*>', "", context.get("metatags") or "")
 
@@ -197,6 +210,52 @@ def citation_list_role(body: str) -> str:
     '<div role="list" class="citation-list"><div class="citation" role="listitem">'
     """
     return body.replace('role="doc-biblioentry"', 'role="listitem"')
+
+
+_TABLE = re.compile(r"<table\b([^>]*)>(.*?)</table>", re.S)
+_HEADER_CELL = re.compile(r"<th\b[^>]*>(.*?)</th>", re.S)
+
+
+def _cell_text(cell: str) -> str:
+    import html
+
+    # A typeset formula reads as its hidden MathML's text (the CHTML glyphs are drawn by CSS and have none).
+    cell = re.sub(
+        r"<mjx-container\b.*?(<mjx-assistive-mml\b.*?</mjx-assistive-mml>).*?</mjx-container>", r"\1", cell, flags=re.S
+    )
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", cell)).split())
+
+
+def focusable_tables(body: str) -> str:
+    """Every table of a page (but Sphinx's index tables) reachable from the keyboard, named (fix 13): ``tabindex="0"``,
+    ``data-sts-scroll`` (sts-book.js takes the stop back where the table does not scroll) and, where it has no caption,
+    ``aria-label`` from its header cells.
+
+    >>> focusable_tables('<table class="table"><tr><th><p>form</p></th><th>width</th></tr></table>')[:85]
+    '<table class="table" tabindex="0" data-sts-scroll="" aria-label="Table: form, width">'
+    >>> focusable_tables('<table class="table"><caption>Claims</caption><tr><td>1</td></tr></table>')
+    '<table class="table" tabindex="0" data-sts-scroll=""><caption>Claims</caption><tr><td>1</td></tr></table>'
+    >>> focusable_tables('<table class="indextable"><tr><td>a</td></tr></table>')
+    '<table class="indextable"><tr><td>a</td></tr></table>'
+    """
+
+    def one(m):
+        attrs, inner = m.group(1), m.group(2)
+        if "indextable" in attrs or "tabindex" in attrs:
+            return m.group(0)
+        attrs += ' tabindex="0" data-sts-scroll=""'
+        if "<caption" not in inner and "aria-label" not in attrs:
+            heads = [_cell_text(c) for c in _HEADER_CELL.findall(inner.split("</tr>", 1)[0])]
+            label = ", ".join(h for h in heads if h)
+            label = label if len(label) <= 80 else label[:79].rsplit(" ", 1)[0] + "…"
+            attrs += (
+                ' aria-label="Table'
+                + (": " + label.replace("&", "&amp;").replace('"', "&quot;") if label else "")
+                + '"'
+            )
+        return f"<table{attrs}>{inner}</table>"
+
+    return _TABLE.sub(one, body)
 
 
 # Fix 10: the theme's tab-stop assignment (pydata-sphinx-theme 0.17.1, minified), and the same guarded by

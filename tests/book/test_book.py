@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 import yaml
 from book_site import CHROMIUM_FLAGS, HTML, ROOT, chromium, pages
-from browser import INSPECT_JS, axe_violations, check_every_page
+from browser import _EVERYTHING_SHOWN_JS, INSPECT_JS, UNCUED_TABLES_JS, axe_violations, check_every_page
 
 VENDOR = ROOT / "_vendor"
 
@@ -373,6 +373,48 @@ def test_a_box_below_the_first_screen_is_marked_when_the_reader_reaches_its_sect
     assert marks["without the handler"] == (None, [None, -1]), marks
 
 
+def test_the_reader_check_shows_every_section_before_it_asks_the_page_to_mark_its_boxes():
+    """The reader check lays out every section at once (_EVERYTHING_SHOWN_JS: content-visibility overridden, then a
+    resize, on which sts-book.js marks every box shown). Chromium keeps a section that was skipped skipped until it
+    next lays the page out, whatever its style now says, and sts-book.js asks checkVisibility whether a box is shown:
+    a resize sent in the same task found such a section's wide table not shown and left it without its cue. In the
+    book it got one only if a batch of web fonts finished loading after the resize (its loadingdone marks every box
+    again): the instructor guide's three wide tables went uncued on 6 of 10 loads once the check ran axe-core on the
+    page as loaded, which fetched the fonts before the resize (issue 57), on 1 of 10 without that run. This page has
+    no web fonts: the table far below the first screen is cued by the check's own steps, and not when the resize comes
+    before the layout."""
+    from playwright.sync_api import sync_playwright
+
+    css = (ROOT / "book" / "_ext" / "static" / "sts-book.css").read_text()
+    script = (ROOT / "book" / "_ext" / "static" / "sts-book.js").read_text()
+    body = (
+        '<article class="bd-article" style="width:300px"><section><h1>t</h1>'
+        + "".join(f'<section><h2>{h}</h2><p style="height:3000px">text</p></section>' for h in "abcd")
+        + '<section id="far"><h2>e</h2><table class="table"><tr><td><span style="display:inline-block;width:600px">'
+        "a wide table</span></td></tr></table></section></section></article>"
+    )
+    unfixed = _EVERYTHING_SHOWN_JS.replace("await new Promise", "void new Promise")
+    assert unfixed != _EVERYTHING_SHOWN_JS
+    uncued = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 390, "height": 700})
+        for name, shown in (("the check", _EVERYTHING_SHOWN_JS), ("resize before layout", unfixed)):
+            page.set_content(
+                f"<html><head><style>{css}</style></head><body>{body}<script>{script}</script></body></html>"
+            )
+            page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            assert not page.evaluate(
+                "() => document.querySelector('#far table').checkVisibility({contentVisibilityAuto: true})"
+            )
+            page.evaluate(shown)
+            page.evaluate("() => new Promise(r => setTimeout(r, 500))")  # more than enough for any late handler
+            uncued[name] = page.evaluate(f"() => ({UNCUED_TABLES_JS})(document.querySelector('article'))")
+        browser.close()
+    assert uncued["the check"] == [], uncued
+    assert len(uncued["resize before layout"]) == 1 and "a wide table" in uncued["resize before layout"][0], uncued
+
+
 def test_axe_core_finds_a_planted_label_in_name_failure_that_the_book_script_fixes():
     """The pinned axe-core runs WCAG 2.5.3's label-in-name rule (the bundled 4.12 did not): a folded cell's summary
     named "Toggle hidden content" that shows "Show code cell source" fails it, and so does the theme's search button;
@@ -480,3 +522,56 @@ def test_dark_pictures_load_only_on_a_dark_page_and_a_light_only_figure_is_repor
         "a figure drawn for the light theme only",
         "on a light card: a dark figure on a light card",
     ], dark["lightInDark"]
+
+
+def test_a_dark_phone_gets_a_dark_first_paint_from_the_book_script_and_not_from_the_theme_one():
+    """Issue 57: the dark pass records the theme a page is laid out in from its <body> on (browser.FIRST_PAINT_JS).
+    For a reader whose system setting is dark, on a first visit (nothing stored): pydata-sphinx-theme 0.17's own
+    script writes ``default_mode`` as it is, "light" (the book's setting) or "auto" (neither theme until its deferred
+    script runs), and the pass reports both; the book's script (templates/layout.html, extension fix 12) paints dark
+    at once; and a reader's stored choice wins over the system setting."""
+    from browser import FIRST_PAINT_JS, first_paint_themes
+    from playwright.sync_api import sync_playwright
+
+    template = (ROOT / "book" / "_ext" / "templates" / "layout.html").read_text()
+    ours = re.search(r"<script data-cfasync.*?</script>", template, re.S).group(0)
+    theme = (
+        '<script>document.documentElement.dataset.mode = localStorage.getItem("mode") || "{0}";'
+        'document.documentElement.dataset.theme = localStorage.getItem("theme") || "{0}";</script>'
+    )
+    # The theme's deferred script, which resolves "auto" once the page is parsed.
+    later = (
+        "<script>document.addEventListener('DOMContentLoaded', () => { const r = document.documentElement;"
+        "if (r.dataset.mode === 'auto') r.dataset.theme = matchMedia('(prefers-color-scheme: dark)').matches ? "
+        "'dark' : 'light'; });</script>"
+    )
+    pages_ = {
+        "theme-light": theme.format("light"),
+        "theme-auto": theme.format("auto"),
+        "book": ours,
+    }
+    seen = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+        for stored in (None, "light"):
+            context = browser.new_context(color_scheme="dark")
+            context.add_init_script(FIRST_PAINT_JS)
+            for name, head in pages_.items():
+                page = context.new_page()
+                body = f"<html><head>{head}</head><body><p>text</p>{later}</body></html>"
+                page.route(
+                    "http://sts.test/**",
+                    (lambda b: lambda route: route.fulfill(body=b, content_type="text/html"))(body),
+                )
+                if stored:
+                    page.goto("http://sts.test/")
+                    page.evaluate(f"() => {{ localStorage.setItem('mode', '{stored}'); }}")
+                page.goto("http://sts.test/page")
+                seen[(name, stored)] = first_paint_themes(page)
+                page.close()
+            context.close()
+        browser.close()
+    assert seen[("theme-light", None)] == ["light"], seen  # the old setting: a dark phone opened light
+    assert seen[("theme-auto", None)] == ["auto", "dark"], seen  # the theme's "auto": no theme at first, then dark
+    assert seen[("book", None)] == ["dark"], seen  # the book's script: dark from the first paint
+    assert seen[("book", "light")] == ["light"], seen  # a reader who chose light keeps it

@@ -342,3 +342,83 @@ def test_every_setting_the_prose_suggests_has_a_frame(build):
                     problems.append(f"{name}: the text suggests {setting}, for which the panel has no picture")
     assert not problems, "\n".join(problems)
     assert checked >= 5, f"only {checked} suggested settings found: is the prose still read?"
+
+
+# ---------------------------------------------------------------------------------------------
+# A phone's controls over the text (issue 57): the colour switch's tooltip, "Back to top"
+# ---------------------------------------------------------------------------------------------
+
+_UNDER_BACK_TO_TOP_JS = r"""
+() => {
+  // What lies under "Back to top" where a reader sees it: at each of 9 points of the button, the first element
+  // below it; one inside the article (text, a plot, a panel) is covered content, and so is one of the header's buttons.
+  const b = document.getElementById('pst-back-to-top'), r = b.getBoundingClientRect(), found = new Set();
+  for (const fx of [0.1, 0.5, 0.9]) for (const fy of [0.1, 0.5, 0.9]) {
+    const under = document.elementsFromPoint(r.left + fx * r.width, r.top + fy * r.height)
+      .filter(e => e !== b && !b.contains(e) && e !== document.documentElement && e !== document.body)[0];
+    if (under && (under.closest('.bd-article') || under.closest('.bd-header-article a, .bd-header-article button')))
+      found.add(under.tagName.toLowerCase() + '.' + under.className);
+  }
+  return {shown: getComputedStyle(b).display !== 'none', covered: Array.from(found)};
+}
+"""
+
+
+@pytest.mark.slow
+def test_a_phone_tap_leaves_no_tooltip_and_back_to_top_covers_nothing(server):
+    """On a 390 px touch screen: a tap on the colour switch changes the theme and leaves no "Color mode" tooltip over
+    the text (sts-book.js turns the theme's tooltips off where nothing hovers); "Back to top", shown while the reader
+    scrolls up, lies over no content of the article (sts-book.css puts it in the sticky header bar). Each check is
+    also run on its planted failure: the tooltip turned back on, and the button where the theme puts it (90% down)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("The Python package playwright")
+    url = server + "book/03_gd_dynamics.html"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+        context = browser.new_context(
+            viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, color_scheme="light"
+        )
+        tips = {}
+        for planted in (False, True):
+            page = context.new_page()
+            page.goto(url, wait_until="load")
+            if planted:
+                page.evaluate(
+                    "() => bootstrap.Tooltip.getInstance(document.querySelector('.theme-switch-button')).enable()"
+                )
+            before = page.evaluate("() => document.documentElement.dataset.theme")
+            page.tap(".theme-switch-button")
+            page.wait_for_timeout(900)  # the theme's tooltips open 500 ms after the tap
+            tips[planted] = page.evaluate(
+                "() => Array.from(document.querySelectorAll('.tooltip')).filter(t => t.getClientRects().length)"
+                ".map(t => t.textContent.trim())"
+            )
+            after = page.evaluate("() => document.documentElement.dataset.theme")
+            page.close()
+        assert before != after, "a tap on the colour switch did not change the theme"
+        assert tips[False] == [], f"a tooltip stays over the text after a tap: {tips[False]}"
+        assert tips[True] == ["Color mode"], f"the planted tooltip was not seen, so the check cannot fail: {tips}"
+
+        covers = {}
+        for planted in (False, True):
+            page = context.new_page()
+            page.goto(url, wait_until="load")
+            if planted:  # the theme's own placement
+                page.add_style_tag(
+                    content="#pst-back-to-top { top: 90vh !important; width: auto !important; height: auto !important;"
+                    " font-size: .8rem !important; border-radius: 2rem !important;"
+                    " padding: .375rem .75rem !important; }"
+                )
+            for y in range(0, 6000, 300):  # read down, then scroll back up a little: the button shows
+                page.evaluate(f"() => window.scrollTo(0, {y})")
+                page.wait_for_timeout(20)
+            page.evaluate("() => window.scrollTo(0, 5500)")
+            page.wait_for_timeout(100)
+            covers[planted] = page.evaluate(_UNDER_BACK_TO_TOP_JS)
+            page.close()
+        browser.close()
+    assert covers[False]["shown"] and covers[True]["shown"], f"'Back to top' did not show on scrolling up: {covers}"
+    assert covers[False]["covered"] == [], f"'Back to top' covers content: {covers[False]['covered']}"
+    assert covers[True]["covered"], f"the planted placement covered nothing, so the check cannot fail: {covers}"

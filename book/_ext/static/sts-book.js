@@ -55,7 +55,10 @@
     }
     // A box that scrolls must be reachable from the keyboard (arrow keys scroll it once it has focus), even by
     // one pixel (axe-core's scrollable-region-focusable counts any scrolling box; the shadow waits for 2 px).
-    if (m.hidden > 0 && !m.box.hasAttribute("tabindex")) m.box.setAttribute("tabindex", "0");
+    // A table has its tab stop from the build (book/_ext/sts_book.py, fix 13), so that one in a section not laid out
+    // yet is reachable too; once measured, one that does not scroll gives it up.
+    if (m.hidden > 0 && m.box.tabIndex !== 0) m.box.tabIndex = 0;
+    else if (m.hidden <= 0 && m.box.tagName === "TABLE" && m.box.hasAttribute("data-sts-scroll")) m.box.tabIndex = -1;
   }
   function mark(box) { show(measure(box)); }
   // A box shown later (a solution or a dropdown opened by the reader) is laid out only then: a ResizeObserver
@@ -96,7 +99,22 @@
       if (el.textContent.trim()) el.removeAttribute("aria-label");
     });
   }
+  // The theme's tooltips (the colour switch's "Color mode") open on hover and focus and close on leaving both. A tap
+  // is both, and a phone never leaves: the tooltip stayed over the text. Where nothing hovers (a touch screen) the
+  // tooltips are off (each control is named by its aria-label); elsewhere a click closes its tooltip.
+  function tooltipsThatLeave() {
+    var Tooltip = window.bootstrap && window.bootstrap.Tooltip;
+    if (!Tooltip) return;
+    var noHover = window.matchMedia && window.matchMedia("(hover: none)").matches;
+    Array.prototype.forEach.call(document.querySelectorAll('[data-bs-toggle="tooltip"]'), function (el) {
+      var tip = Tooltip.getInstance(el);
+      if (!tip) return;
+      if (noHover) tip.disable();
+      else el.addEventListener("click", function () { tip.hide(); });
+    });
+  }
   function start() {
+    tooltipsThatLeave();
     shownPictures();
     nameByText();
     Array.prototype.forEach.call(document.querySelectorAll("article .cell_output picture img"), follow);
