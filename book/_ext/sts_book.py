@@ -75,6 +75,11 @@ when it can go.
     failed chapter 4's and the instructor guide's tables at 390 px on the page as loaded. :func:`focusable_tables`
     gives every table of a page its tab stop and a name in the markup; the script takes the stop back from one it
     measures not scrolling.
+14. Style sheets cut to the site, our own: a page is painted only once its style sheets have arrived, and the theme's
+    alone is 397 kB (66 kB gzipped), Bootstrap and every Font Awesome icon included, for the few components and
+    icons the book shows. :func:`sts_css.trim_style_sheets` (``build-finished``) rewrites the built copy of every
+    style sheet the pages link (not the book's own ``sts-*.css``) without the rules no class or id of the built pages
+    and scripts can match, minified. Remove if the theme ships a style sheet per component.
 """
 
 from __future__ import annotations
@@ -83,6 +88,7 @@ import re
 from pathlib import Path
 
 from sphinx.util import logging
+from sts_css import trim_style_sheets
 from sts_icons import icon_codepoints as icon_codepoints
 from sts_icons import subset_icon_fonts
 
@@ -363,6 +369,8 @@ def setup(app):
     app.connect("builder-inited", _add_static_path)
     app.connect("build-finished", subset_icon_fonts)  # fix 7b
     app.connect("build-finished", _theme_skips_hidden_sections)  # fix 10
+    # Fix 14: after fix 7b (it reads the theme's icons) and after the theme writes pygments.css (build-finished too).
+    app.connect("build-finished", trim_style_sheets, priority=900)
     app.connect("env-get-outdated", _rewrite_if_static_changed)  # fix 8
     app.add_css_file("sts-book.css")  # fix 6 (and 7b: the icon subset first)
     app.add_js_file("sts-book.js", defer="defer")  # fix 6

@@ -61,12 +61,15 @@ def test_formulas_are_typeset_when_the_book_is_built(tmp_path):
     )
     assert status == 0, warnings
     assert html.count("<mjx-container") == 2 and "<mjx-assistive-mml" in html  # what screen readers read
-    assert html.count('style="font-size: 120%;') == 2  # set to the x-height of the text (sts_math.SCALE)
+    # Set to the x-height of the text (sts_math.SCALE), once in the page's stylesheet, not on each formula (issue 57)
+    assert 'style="font-size: 120%;' not in html and 'xmlns="http://www.w3.org/1998/Math/MathML"' not in html
+    assert len(re.findall("<math[ >]", html)) == 2 and 'unselectable="on"' not in html
     assert "\\(" not in html and "\\[" not in html, "a formula was left for the browser"
     assert not re.search(r"<script[^>]*mathjax|window\.MathJax", html), "the page still loads MathJax"
     style = html.split('<style id="sts-math">')[1].split("</style>")[0]
     assert "_static/mathjax/output/chtml/fonts/woff-v2/MathJax_Math-Italic.woff" in style
     assert "FONTS" not in style
+    assert style.startswith('mjx-container[jax="CHTML"]{font-size:120%;position:relative}') and "\n" not in style
 
 
 def test_the_published_fonts_keep_the_characters_the_pages_show(tmp_path):
