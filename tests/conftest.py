@@ -3,7 +3,10 @@ virtual accelerator, and the ``device`` and ``gen`` fixtures. Helpers shared bet
 tests/helpers (on the path from here); artefacts that several tiers need (the quick experiment documents,
 the built book) are session fixtures in the tier's conftest.py, made once per run."""
 
+import json
+import os
 import sys
+import time
 from pathlib import Path
 
 import matplotlib
@@ -95,6 +98,22 @@ def pytest_collection_modifyitems(config, items):
     """The modules of :data:`SCHEDULE` first, in its order; the others after them, as collected."""
     rank = {module: i for i, module in enumerate(SCHEDULE)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(SCHEDULE)))
+
+
+# STS_TIMELINE=FILE: each test's start and end, per worker, appended to FILE as JSON lines (`make test`'s timeline:
+# which module ran where, and when, so that SCHEDULE is balanced on measurements, not guesses).
+_TIMELINE = os.environ.get("STS_TIMELINE")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = time.time()
+    yield
+    if _TIMELINE:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        line = {"test": item.nodeid, "worker": worker, "start": round(start, 2), "end": round(time.time(), 2)}
+        with open(_TIMELINE, "a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
 
 
 @pytest.fixture(scope="session")

@@ -422,3 +422,52 @@ def test_a_phone_tap_leaves_no_tooltip_and_back_to_top_covers_nothing(server):
     assert covers[False]["shown"] and covers[True]["shown"], f"'Back to top' did not show on scrolling up: {covers}"
     assert covers[False]["covered"] == [], f"'Back to top' covers content: {covers[False]['covered']}"
     assert covers[True]["covered"], f"the planted placement covered nothing, so the check cannot fail: {covers}"
+
+
+# Where every block of a section is, with the page's skipping of blocks off screen (sts-book.css: content-visibility)
+# and without it (sections keep theirs), on a window tall enough that nothing is skipped: a skippable block is laid
+# out on its own, so a block whose children's margins merged with its own (a notebook cell) moves what follows it.
+_BLOCK_TOPS_JS = r"""
+(planted) => {
+  if (planted) {
+    const s = document.createElement('style');
+    s.textContent = '.bd-article section > div.cell { content-visibility: auto; }';
+    document.head.append(s);
+  }
+  const tops = () => Array.from(document.querySelectorAll('.bd-article section > *'))
+    .filter(e => e.getClientRects().length).map(e => Math.round(e.getBoundingClientRect().top + scrollY));
+  const skipping = tops();
+  const s = document.createElement('style');
+  s.textContent = '.bd-article section > :not(section) { content-visibility: visible !important; }';
+  document.head.append(s);
+  const whole = tops();
+  // (only what lies well inside the window: below it the page keeps guessing heights, as it should)
+  return skipping.filter((t, i) => whole[i] < innerHeight - 3000 && t !== whole[i]).length +
+    (skipping.length !== whole.length);
+}
+"""
+
+
+@pytest.mark.slow
+def test_blocks_skipped_off_screen_lie_where_they_would_without_skipping(server):
+    """sts-book.css lets the browser skip the layout of a paragraph, list, box or display of a section until the
+    reader nears it (chapter 3's blocking time on a slow phone); laid out, each block lies exactly where it would
+    without that, on chapter 3 and on the chapters whose printed outputs hold formulas (5 and 8). Planted: cells
+    skipped too move the blocks after them."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("The Python package playwright")
+    moved = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 30000}, color_scheme="light")
+        for chapter in ("03_gd_dynamics", "05_length_generalization", "08_reproduction"):
+            for planted in (False, True):
+                page = context.new_page()
+                page.goto(server + f"book/{chapter}.html", wait_until="load")
+                moved[chapter, planted] = page.evaluate(_BLOCK_TOPS_JS, planted)
+                page.close()
+        browser.close()
+    assert not any(n for (_, planted), n in moved.items() if not planted), f"blocks moved: {moved}"
+    assert all(n for (_, planted), n in moved.items() if planted), f"planted cells moved nothing: {moved}"

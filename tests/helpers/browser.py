@@ -334,7 +334,7 @@ _OPEN_DROPDOWNS_JS = r"""
 
 
 # The whole page as a reader who has read it through has it, in one step (a read-through, scrolling a screen at a
-# time, took seconds a page): every section laid out (sts-book.css lays out a section when it nears the screen),
+# time, took seconds a page): every section and block laid out (sts-book.css lays one out when it nears the screen),
 # every picture fetched (loading=lazy), and sts-book.js's marks brought up to date as on a resize. That a section
 # is marked when the reader reaches it is tested on its own (test_book.py, the planted page).
 # The resize waits for a frame to be laid out: until then Chromium keeps a section that was skipped (content-visibility:
@@ -347,7 +347,7 @@ _OPEN_DROPDOWNS_JS = r"""
 _EVERYTHING_SHOWN_JS = r"""
 async () => {
   const style = document.createElement('style');
-  style.textContent = '.bd-article section { content-visibility: visible !important; }';
+  style.textContent = '.bd-article section, .bd-article section > * { content-visibility: visible !important; }';
   document.head.append(style);
   document.querySelectorAll('img[loading="lazy"]').forEach(img => { img.loading = 'eager'; });
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
