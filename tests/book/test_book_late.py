@@ -431,7 +431,7 @@ _BLOCK_TOPS_JS = r"""
 (planted) => {
   if (planted) {
     const s = document.createElement('style');
-    s.textContent = '.bd-article section > div.cell { content-visibility: auto; }';
+    s.textContent = '.bd-article section section > div.cell { content-visibility: auto; }';
     document.head.append(s);
   }
   const tops = () => Array.from(document.querySelectorAll('.bd-article section > *'))

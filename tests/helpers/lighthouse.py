@@ -205,9 +205,12 @@ def audit(page: str, base: str) -> dict:
     }
 
 
-def audit_book(selected: list[str] | None = None) -> list[dict]:
+def audit_book(selected: list[str] | None = None, held_only: bool = False) -> list[dict]:
+    """``selected`` pages, or every audited page; ``held_only``: not the pages the bar does not apply to
+    (:data:`EXEMPT`: recorded when asked for, by this module's command line, and never held)."""
+    pages_ = selected or [p for p in audited_pages() if not (held_only and p in EXEMPT)]
     with serve(HTML, handler=_Gzip) as base:
-        return [audit(page, base) for page in (selected or audited_pages())]
+        return [audit(page, base) for page in pages_]
 
 
 def table(results: list[dict]) -> str:
