@@ -452,8 +452,8 @@ _BLOCK_TOPS_JS = r"""
 def test_blocks_skipped_off_screen_lie_where_they_would_without_skipping(server):
     """sts-book.css lets the browser skip the layout of a paragraph, list, box or display of a section until the
     reader nears it (chapter 3's blocking time on a slow phone); laid out, each block lies exactly where it would
-    without that, on chapter 3 and on the chapters whose printed outputs hold formulas (5 and 8). Planted: cells
-    skipped too move the blocks after them."""
+    without that, on chapter 3 and on the chapters whose printed outputs hold formulas (5 and 8). Planted (chapter 5):
+    cells skipped too move the blocks after them."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -463,7 +463,7 @@ def test_blocks_skipped_off_screen_lie_where_they_would_without_skipping(server)
         browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_FLAGS)
         context = browser.new_context(viewport={"width": 1280, "height": 30000}, color_scheme="light")
         for chapter in ("03_gd_dynamics", "05_length_generalization", "08_reproduction"):
-            for planted in (False, True):
+            for planted in (False, True) if chapter == "05_length_generalization" else (False,):
                 page = context.new_page()
                 page.goto(server + f"book/{chapter}.html", wait_until="load")
                 moved[chapter, planted] = page.evaluate(_BLOCK_TOPS_JS, planted)
