@@ -187,6 +187,10 @@ def used_words(outdir: Path) -> set[str]:
     return words
 
 
+#: An ``@import`` of a sheet beside it (a quoted relative address): the sheets found through one, and inlined.
+_IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?(["'])([^"':]+)\1\s*\)?\s*;""")
+
+
 def linked_style_sheets(outdir: Path) -> list[Path]:
     """The style sheets the built pages link in their heads (and those they ``@import``), but the book's own."""
     found: set[Path] = set()
@@ -202,14 +206,13 @@ def linked_style_sheets(outdir: Path) -> list[Path]:
             if path.is_file() and path.suffix == ".css" and not _KEEP.search(path.as_posix()):
                 found.add(path)
     for path in list(found):
-        for imp in re.findall(r"@import\s+(?:url\()?[\"']([^\"']+)", path.read_text(encoding="utf-8")):
-            target = (path.parent / imp).resolve()
+        for imp in _IMPORT.finditer(path.read_text(encoding="utf-8")):
+            target = (path.parent / imp.group(2)).resolve()
             if target.is_file():
                 found.add(target)
     return sorted(found)
 
 
-_IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?(["'])([^"':]+)\1\s*\)?\s*;""")
 _URL = re.compile(r"""url\(\s*(["']?)(?![a-z]+:|/|#)([^)"']+)\1\s*\)""")
 
 
