@@ -438,6 +438,38 @@ def test_axe_core_finds_a_planted_label_in_name_failure_that_the_book_script_fix
     assert not after, after
 
 
+def test_axe_core_holds_lighthouses_accessibility_rules_at_every_impact(tmp_path, monkeypatch):
+    """Lighthouse runs its performance category only; its accessibility category (held at 1.00 by issue 48) is the
+    browser passes' axe-core, which reports every violation of a rule that category scores, whatever its impact: a
+    heading that skips a level (heading-order, moderate) is reported, an empty table header (empty-table-header,
+    minor, a best practice Lighthouse does not score) is not. The rules are read from the installed Lighthouse, and
+    a gatherer whose shape changed is an error, not an empty list."""
+    import browser
+    from playwright.sync_api import sync_playwright
+
+    body = (
+        "<main><h1>t</h1><h3>a skipped level</h3><table><tr><th></th><th>value</th></tr>"
+        "<tr><td>a</td><td>1</td></tr></table></main>"
+    )
+    with sync_playwright() as pw:
+        chrome = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
+        page = chrome.new_page(viewport={"width": 1280, "height": 800})
+        page.set_content(f'<html lang="en"><head><title>t</title></head><body>{body}</body></html>')
+        found = axe_violations(page, ("light",))
+        chrome.close()
+    assert any("heading-order (moderate)" in v for v in found), found
+    assert not any("empty-table-header" in v for v in found), found
+    changed = tmp_path / "accessibility.js"
+    changed.write_text("export default {};")
+    monkeypatch.setattr(browser, "LIGHTHOUSE_A11Y", changed)
+    browser.lighthouse_rules.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="could not read"):
+            browser.lighthouse_rules()
+    finally:
+        browser.lighthouse_rules.cache_clear()
+
+
 def test_the_dark_theme_pass_finds_what_only_the_dark_theme_shows():
     """The dark pass runs only :data:`browser.THEME_RULES`, and those catch what the theme switch can break: text that
     passes in the light theme and is unreadable in the dark one, and a dark-only picture without alt text."""

@@ -1,0 +1,55 @@
+"""The rule that stops a page's Lighthouse runs early (tests/helpers/lighthouse.py, ``decided``) gives the verdict the
+median of seven runs gives, for every sequence of runs: checked on every sequence of seven runs in which each run meets
+or misses each held figure (4 outcomes a run, 16,384 sequences), against the medians of all seven."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+
+import pytest
+from lighthouse import HELD, MAX_TBT_MS, PERFORMANCE, RUNS, decided, misses
+
+# One run for each of the four outcomes: (meets the performance bar, meets the blocking-time bound).
+OUTCOMES = {
+    (p, t): {
+        "performance": PERFORMANCE + (0.05 if p else -0.05),
+        "tbt_ms": MAX_TBT_MS + (-100 if t else 100),
+        "bytes": 1,
+    }
+    for p in (True, False)
+    for t in (True, False)
+}
+
+
+def _verdict(runs: list[dict]) -> bool:
+    """Whether the medians of ``runs`` meet every held figure (what tests/book/test_lighthouse.py asserts)."""
+    return (
+        statistics.median(r["performance"] for r in runs) >= PERFORMANCE
+        and statistics.median(r["tbt_ms"] for r in runs) <= MAX_TBT_MS
+    )
+
+
+def test_stopping_once_decided_gives_the_verdict_of_seven_runs():
+    assert set(HELD) == {"performance", "tbt_ms", "bytes"} and RUNS == 7
+    stopped_early = 0
+    for sequence in itertools.product(OUTCOMES.values(), repeat=RUNS):
+        runs = list(sequence)
+        if not misses(runs[0]):  # a first run that meets every figure is the page's only run
+            continue
+        taken = next(n for n in range(1, RUNS + 1) if decided(runs[:n]))
+        stopped_early += taken < RUNS
+        assert _verdict(runs[:taken]) == _verdict(runs), [(r["performance"], r["tbt_ms"]) for r in runs]
+    assert stopped_early > 0
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "expected"),
+    [
+        ([(False, True)] + [(True, True)] * 3, False),  # 3 of 4 meet the bar: a fourth may still fail it
+        ([(False, True)] + [(True, True)] * 4, True),  # 4 meet it: the median of seven does
+        ([(False, True)] * 4, True),  # 4 miss it: so does the median
+    ],
+)
+def test_four_runs_that_agree_decide_the_median(outcomes, expected):
+    assert decided([OUTCOMES[o] for o in outcomes]) is expected
