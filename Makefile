@@ -24,7 +24,7 @@ TORCH_SPEC ?= $(if $(HAS_GPU),torch>=2.2,torch==2.13.0)
 # -q: no Sphinx progress lines (a reader can act on none of them); warnings still print, and -W fails the build on
 # one. `make book JB_FLAGS="-W --keep-going"` shows the progress again.
 JB_FLAGS ?= -W --keep-going -q
-# Chapters executed at once before a build (book/_ext/sts_execute.py fills the execution cache; the build then
+# Chapters executed at once before a build (book/_ext/sts_book/execute.py fills the execution cache; the build then
 # executes nothing): one per core.
 BOOK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
@@ -68,31 +68,31 @@ venv install: $(VENV)/.stamp-install
 # Executes the chapters (cached in _build/.jupyter_cache: only changed notebooks re-run) and builds
 # _build/html. Offline-capable: MathJax comes from _vendor/, not a CDN.
 book: $(VENV)/.stamp-install notebooks
-	$(PY) book/_ext/sts_execute.py --jobs $(BOOK_JOBS)
+	$(PY) -m sts_book.execute --jobs $(BOOK_JOBS)
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "Book built: open _build/html/index.html"
 
 # The PDF edition: Jupyter Book's LaTeX builder and latexmk with xelatex (Debian: texlive-xetex latexmk
 # texlive-latex-extra texlive-fonts-recommended tex-gyre fonts-freefont-otf texlive-plain-generic; .ci/run installs
 # them) into _build/latex/sts-course.pdf. It reads the execution cache of `make book` (only what is not cached
-# runs) and keeps its own doctrees (book/_ext/sts_latex.py says why). Then the HTML book is built again (only
+# runs) and keeps its own doctrees (book/_ext/sts_book/latex.py says why). Then the HTML book is built again (only
 # its front page is re-read): the front page links the PDF, which the HTML build copies to _build/html/.
 pdf: $(VENV)/.stamp-install notebooks
 	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { echo "make pdf: needs xelatex and \
 	latexmk (Debian: apt-get install texlive-xetex latexmk texlive-latex-extra texlive-fonts-recommended tex-gyre \
 	fonts-freefont-otf texlive-plain-generic)" >&2; exit 1; }
-	$(PY) book/_ext/sts_execute.py --jobs $(BOOK_JOBS)
-	$(PY) book/_ext/sts_latex.py
+	$(PY) -m sts_book.execute --jobs $(BOOK_JOBS)
+	$(PY) -m sts_book.latex
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "PDF built: _build/latex/sts-course.pdf, linked from the front page of _build/html"
 
 # The student edition of the PDF (no solutions, no self-check answers), from the execution cache of `make book`,
-# then the HTML book, which publishes it as _build/html/sts-course-student.pdf and links it (book/_ext/sts_published.py).
+# then the HTML book, which publishes it as _build/html/sts-course-student.pdf and links it (book/_ext/sts_book/published.py).
 pdf-student: $(VENV)/.stamp-install notebooks
 	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { echo "make pdf-student: needs xelatex and \
 	latexmk (see make pdf)" >&2; exit 1; }
-	$(PY) book/_ext/sts_execute.py --jobs $(BOOK_JOBS)
-	$(PY) book/_ext/sts_latex.py --student
+	$(PY) -m sts_book.execute --jobs $(BOOK_JOBS)
+	$(PY) -m sts_book.latex --student
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "Student PDF built: _build/student/latex/sts-course.pdf, published as _build/html/sts-course-student.pdf"
 
@@ -205,7 +205,7 @@ notebooks: $(VENV)/.stamp-install
 	$(PY) -m sts_lib.publish sync
 	$(PY) -m sts_lib.exercises pages
 	@$(MAKE) --no-print-directory notebook-files
-	$(PY) book/_ext/sts_notebooks.py
+	$(PY) -m sts_book.notebooks
 notebook-files: $(NOTEBOOKS)
 book/%.ipynb: book/src/%.md | $(VENV)/.stamp-install
 	$(VENV)/bin/jupytext --quiet --update --to ipynb --output $@ $<
@@ -229,7 +229,7 @@ vendor:
 	   cp output/chtml/fonts/tex.js $(CURDIR)/_vendor/mathjax/output/chtml/fonts/ && \
 	   cp output/chtml/fonts/woff-v2/*.woff $(CURDIR)/_vendor/mathjax/output/chtml/fonts/woff-v2/ && \
 	   cp a11y/assistive-mml.js $(CURDIR)/_vendor/mathjax/a11y/
-	# The same MathJax in Node.js at build time (book/_ext/sts_math.py): its node entry point and lite DOM, kept out of
+	# The same MathJax in Node.js at build time (book/_ext/sts_book/mathjax.py): its node entry point and lite DOM, kept out of
 	# _vendor/ (which the book copies to every reader) since no page loads them.
 	mkdir -p book/_ext/mathjax_node/adaptors
 	cd $(VENDOR_TMP)/mathjax/package/es5 && cp node-main.js $(CURDIR)/book/_ext/mathjax_node/ && \
@@ -241,7 +241,7 @@ vendor:
 # `make book` it only renders; see the instructor guide for when to publish which edition.
 .PHONY: book-student site
 book-student: $(VENV)/.stamp-install notebooks
-	$(PY) book/_ext/sts_student_book.py
+	$(PY) -m sts_book.student_book
 
 # The published site, as .github/workflows/book.yml deploys it to GitHub Pages: the course (make book) at the root of
 # _build/site and the student edition (make book-student) beside it in student/, the address a graded course gives

@@ -18,7 +18,7 @@ function rejects carries its error message instead of a picture, as the live pan
 layout name, the records a figure's renderings are (:func:`sts_lib.presentation.render.renderings`), with alt texts
 and text sizes), a notebook output of its own type whose envelope, MIME type and version are those of
 :mod:`sts_lib.presentation.payload` (:class:`~sts_lib.presentation.payload.PanelData`); the book's extension
-(``book/_ext/sts_panels.py``) alone writes its markup and moves its frames into files that the browser loads on
+(``book/_ext/sts_book/panels.py``) alone writes its markup and moves its frames into files that the browser loads on
 demand, so a page carries only the first picture. Frames are drawn for the book's column and a
 phone's (:data:`FRAME_LAYOUTS`); ``dark=True`` (what ``FigurePanel`` asks for by default) adds the dark theme's pair
 (:data:`DARK_FRAME_LAYOUTS`), at about twice the build's drawing time for the panel. :func:`static_book` says
@@ -49,7 +49,7 @@ from ..presentation.payload import (
 )
 from ..presentation.render import STATIC_BOOK_ENV, renderings, static_book
 
-ENV = STATIC_BOOK_ENV  # set to "1" by the book build (book/_ext/sts_panels.py)
+ENV = STATIC_BOOK_ENV  # set to "1" by the book build (book/_ext/sts_book/panels.py)
 #: The most settings a panel spans with every combination (:func:`setting_grid`); beyond it, each control moves alone.
 GRID_LIMIT = 64
 #: The layouts a panel's frame is rendered for: the book's column (the live panel's picture, uncropped) and a phone's.
@@ -145,7 +145,7 @@ class StaticPanel:
     n_frames: int  # pictures drawn (distinct settings after clamping, errors included)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        """:data:`~sts_lib.presentation.payload.MIME_PANEL` (the book renders it: ``book/_ext/sts_panels.py``), the
+        """:data:`~sts_lib.presentation.payload.MIME_PANEL` (the book renders it: ``book/_ext/sts_book/panels.py``), the
         first picture as PNG for any other reader, and a line of text."""
         out = {MIME_PANEL: self.data, "text/plain": f"<static panel: {self.n_frames} pictures; {self.data['label']}>"}
         first = first_frame(self.data)

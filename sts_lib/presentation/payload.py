@@ -2,7 +2,7 @@
 output :data:`MIME_PICTURE`, written by :func:`sts_lib.presentation.render.picture_data`), a static panel's envelope
 (:class:`PanelData`, the notebook output :data:`MIME_PANEL`, written by
 :func:`sts_lib.chapters.static_panel.static_data`) and what the page's script reads of a panel (:class:`ScriptPanel`,
-written into the page by the book's extension, ``book/_ext/sts_panels.py``, and read by
+written into the page by the book's extension, ``book/_ext/sts_book/panels.py``, and read by
 ``book/_ext/static/sts-static-panels.js``), each a ``TypedDict`` of named fields whose pictures are records
 (:class:`Rendering`, :class:`ScriptPicture`), never positional lists. One :data:`SCHEMA_VERSION` covers them all: the
 extension refuses a notebook output of another version rather than guess at its shape, and a change of any record's
@@ -20,7 +20,7 @@ from typing import Annotated, Literal, TypedDict, get_args, get_origin, get_type
 from .theme import LAYOUTS
 
 #: The notebook output type of a figure in the static book: its renderings as data (:class:`PictureData`), which
-#: the book's extension (``book/_ext/sts_panels.py``) alone writes as markup.
+#: the book's extension (``book/_ext/sts_book/panels.py``) alone writes as markup.
 MIME_PICTURE = "application/vnd.sts.picture+json"
 #: The notebook output type of a static panel (:class:`sts_lib.chapters.static_panel.StaticPanel`): its envelope
 #: (:class:`PanelData`), which the book's extension alone renders.

@@ -8,7 +8,7 @@ for each layout asked for (:data:`~sts_lib.presentation.layout.LAYOUTS`: the pho
 print) and renders each once (:func:`picture`), with the smallest text it draws in image pixels. :func:`picture_data`
 is what the static book receives for a figure; a panel's frames carry the same records (the payloads, their MIME
 types, version and JSON Schema: :mod:`sts_lib.presentation.payload`). The data makes no markup decision: no
-media query, ``data:`` URI or DOM id. The book's extension (``book/_ext/sts_panels.py``) alone maps layout names to
+media query, ``data:`` URI or DOM id. The book's extension (``book/_ext/sts_book/panels.py``) alone maps layout names to
 ``<picture>`` sources and theme classes; the browser test computes the size a reader sees. A live notebook shows
 the desktop picture only.
 """
@@ -42,7 +42,7 @@ PHONE_DPI = PHONE.dpi
 PHONE_COLUMN_PX = 314
 #: The smallest figure text a phone reader is shown, in CSS px.
 MIN_PHONE_TEXT_PX = 9.0
-#: Set to "1" by the book build (book/_ext/sts_panels.py) before any chapter runs: the static book shows
+#: Set to "1" by the book build (book/_ext/sts_book/panels.py) before any chapter runs: the static book shows
 #: every figure in all its renderings and its panels as precomputed frames; a live notebook does neither.
 STATIC_BOOK_ENV = "STS_STATIC_PANELS"
 #: The layouts the static book shows a figure in: the book's column and a phone's, and both in the dark theme.

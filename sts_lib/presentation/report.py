@@ -245,7 +245,7 @@ def claims_dropdown(doc: dict, title: str | None = None) -> Dropdown:
     return Dropdown(
         f"All {len(rows)} claims for {what} ({n_paper} of them the paper's): verdict, measured value, threshold",
         f"{spread}{f' Marks: {marks}.' if marks else ''}\n\n{claims_markdown(doc)}",
-        classes="sts-claims-table",  # read by the PDF's build, which leaves the table out (book/_ext/sts_latex.py)
+        classes="sts-claims-table",  # read by the PDF's build, which leaves the table out (book/_ext/sts_book/latex.py)
     )
 
 

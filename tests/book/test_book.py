@@ -53,7 +53,7 @@ def test_book_builds_without_warnings(build):
         + "\n--- end of log ---\n"
         + log[-3000:]
     )
-    # book/_ext/sts_execute.py ran every chapter first (one per core), so the build itself executed none: its
+    # book/_ext/sts_book/execute.py ran every chapter first (one per core), so the build itself executed none: its
     # notebooks matched the cache (a mismatch, say a hash that differs from myst-nb's, would run them in series again).
     # A warm build re-reads only changed pages, so the count of cache hits is at most the chapters'.
     assert "Executing notebook" not in log and log.count("Using cached notebook") <= 9, log[-3000:]
@@ -76,7 +76,7 @@ def test_built_html_has_no_cdn_assets(build):
         n_mathjax = text.count(mathjax_path)
         if n_mathjax > 1:
             problems.append(f"{name}: MathJax is included {n_mathjax} times (is there a _static/ folder?)")
-        # The mathematics is typeset when the book is built (book/_ext/sts_math.py; CI has Node.js): no formula
+        # The mathematics is typeset when the book is built (book/_ext/sts_book/mathjax.py; CI has Node.js): no formula
         # left for the browser, no MathJax script, and the page's own stylesheet for its characters.
         if shutil.which("node"):
             left = len(re.findall(r'class="math notranslate nohighlight"[^>]*>\s*\\[(\[]', text))
@@ -191,7 +191,13 @@ def test_api_appendix_documents_every_public_module():
 def test_book_extension_docstring_fixes():
     sys.path.insert(0, str(ROOT / "book" / "_ext"))
     try:
-        from sts_book import citation_list_role, dedupe_scripts, escape_bars, icon_codepoints, protect_property_summary
+        from sts_book.fixes import (
+            citation_list_role,
+            dedupe_scripts,
+            escape_bars,
+            icon_codepoints,
+            protect_property_summary,
+        )
     finally:
         sys.path.pop(0)
     lines = [

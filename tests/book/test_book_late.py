@@ -78,7 +78,7 @@ def test_student_edition_has_no_solutions(build):
     with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         proc = subprocess.run(
-            [sys.executable, str(ROOT / "book" / "_ext" / "sts_student_book.py")],
+            [sys.executable, "-m", "sts_book.student_book"],
             cwd=ROOT,
             capture_output=True,
             text=True,

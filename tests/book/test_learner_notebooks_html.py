@@ -1,4 +1,4 @@
-"""The learner's notebooks against the built book (book/_ext/sts_notebooks.py): every numbered box a notebook
+"""The learner's notebooks against the built book (book/_ext/sts_book/notebooks.py): every numbered box a notebook
 names ("Lemma 3.1", "Exercise 3.2") carries the number the book prints for the same label, and each chapter page's
 launch buttons and ``.ipynb`` download give the learner notebook, not the MyST source. The sources-only checks are
 tests/unit/test_learner_notebooks.py."""
@@ -12,8 +12,8 @@ from book_site import HTML, ROOT
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
-import sts_notebooks as sn  # noqa: E402
-from sts_book_index import chapter_number  # noqa: E402
+from sts_book import notebooks as sn  # noqa: E402
+from sts_book.book_index import chapter_number  # noqa: E402
 
 
 def _printed_number(page: str, anchor: str) -> str | None:

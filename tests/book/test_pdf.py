@@ -1,4 +1,4 @@
-"""The PDF edition (`make pdf`: Jupyter Book's LaTeX builder and latexmk with xelatex; book/_ext/sts_latex.py).
+"""The PDF edition (`make pdf`: Jupyter Book's LaTeX builder and latexmk with xelatex; book/_ext/sts_book/latex.py).
 
 Built once per run, after the session's HTML build (the ``build`` fixture) and from its execution cache: no
 chapter is executed again. The PDF is read back with poppler's ``pdftotext``, ``pdfimages`` and ``pdfinfo``:
@@ -66,13 +66,13 @@ class Built:
 
 @pytest.fixture(scope="module")
 def pdf(build) -> Built:
-    """`make pdf`'s PDF step (python book/_ext/sts_latex.py), once, after the session's HTML build."""
+    """`make pdf`'s PDF step (python book/_ext/sts_book/latex.py), once, after the session's HTML build."""
     _need_tex()
     with open(ROOT / "_build" / ".test_book.lock", "w") as lock:  # one build at a time reads the cache
         fcntl.flock(lock, fcntl.LOCK_EX)
         start = time.monotonic()
         proc = subprocess.run(
-            [sys.executable, str(ROOT / "book" / "_ext" / "sts_latex.py")],
+            [sys.executable, "-m", "sts_book.latex"],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -83,12 +83,12 @@ def pdf(build) -> Built:
 
 @pytest.fixture(scope="module")
 def student_pdf(pdf) -> Built:
-    """`make pdf-student`'s build (``sts_latex.py --student``), after the course PDF, from the same cache."""
+    """`make pdf-student`'s build (``sts_book/latex.py --student``), after the course PDF, from the same cache."""
     with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         start = time.monotonic()
         proc = subprocess.run(
-            [sys.executable, str(ROOT / "book" / "_ext" / "sts_latex.py"), "--student"],
+            [sys.executable, "-m", "sts_book.latex", "--student"],
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -101,10 +101,7 @@ def student_pdf(pdf) -> Built:
 
 
 def _latex_extension():
-    spec = importlib.util.spec_from_file_location("sts_latex", ROOT / "book" / "_ext" / "sts_latex.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("sts_book.latex")
 
 
 def _toc_docs() -> list[str]:
@@ -383,7 +380,7 @@ def test_no_word_of_the_pdf_leaves_the_text_block(pdf):
 def test_the_student_pdf_has_the_exercises_without_solutions_or_answers(pdf, student_pdf):
     """`make pdf-student`: every exercise and self-check question, no solution, and no self-check answer before the
     answer key at its end; the course PDF has both (so the check can fail)."""
-    from sts_self_checks import KEY_INSTRUCTIONS
+    from sts_book.self_checks import KEY_INSTRUCTIONS
 
     assert student_pdf.returncode == 0, f"the student PDF failed to build:\n{student_pdf.log[-4000:]}"
     student = pdf_text(STUDENT_PDF)
@@ -456,7 +453,7 @@ def test_self_check_feedback_is_collected_at_the_end_of_each_chapter(pdf, studen
     quite." and why) in the chapter's section *Self-check answers*: no feedback between a chapter's *Check your
     understanding* heading and its answers. The student PDF has no such section: one answer key at its end holds
     every chapter's feedback, each under the chapter's title; neither PDF tells the reader to open a choice."""
-    from sts_self_checks import (
+    from sts_book.self_checks import (
         ANSWERS_TITLE,
         INSTRUCTIONS,
         KEY_INSTRUCTIONS,

@@ -61,7 +61,7 @@ def chromium() -> str:
 
 
 def build_book() -> tuple[int, str]:
-    """Run `make book`'s two steps (book/_ext/sts_execute.py, then `jupyter-book build . -W --keep-going`); return
+    """Run `make book`'s two steps (book/_ext/sts_book/execute.py, then `jupyter-book build . -W --keep-going`); return
     (the build's returncode, both logs). One build at a time into
     _build: a second caller (another test run, or `make book`) waits for the first and finds it cached."""
     jb = Path(sys.executable).with_name("jupyter-book")
@@ -73,7 +73,7 @@ def build_book() -> tuple[int, str]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         # As `make book`: the chapters first, one per core, into the execution cache the build reads.
         pre = subprocess.run(
-            [sys.executable, str(ROOT / "book" / "_ext" / "sts_execute.py")],
+            [sys.executable, "-m", "sts_book.execute"],
             cwd=ROOT,
             capture_output=True,
             text=True,

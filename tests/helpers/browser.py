@@ -408,7 +408,7 @@ def _open_and_inspect(
         page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_MS)
         if redirect:  # index.html only redirects (meta refresh): check where it lands
             page.wait_for_url(urllib.parse.urljoin(url, redirect), wait_until="load", timeout=PAGE_TIMEOUT_MS)
-        # The book's mathematics is typeset when it is built (book/_ext/sts_math.py): a page loads no MathJax, and
+        # The book's mathematics is typeset when it is built (sts_book/mathjax.py): a page loads no MathJax, and
         # a formula left untypeset is reported below (untypeset). A book built without Node.js typesets in the
         # browser: then wait for MathJax.
         if page.evaluate("() => !!document.querySelector('script[src*=\"mathjax\"]')"):
@@ -632,6 +632,11 @@ def scored_by_lighthouse(violation: dict) -> bool:
 THEME_RULES = ("color-contrast", "link-in-text-block", "image-alt", "role-img-alt", "svg-img-alt")
 
 
+@functools.cache
+def _axe_script() -> str:
+    return AXE_CORE.read_text()
+
+
 def axe_violations(page, modes, rules=None, label=None) -> list[str]:
     """Every serious or critical axe-core violation of ``page`` in each colour mode of ``modes``, and every one of
     any impact of a rule Lighthouse's accessibility category scores (:func:`scored_by_lighthouse`): npm's axe-core
@@ -639,12 +644,22 @@ def axe_violations(page, modes, rules=None, label=None) -> list[str]:
     fetched. The first mode runs every rule (or ``rules``), each further one :data:`THEME_RULES`. A mode of ``None``
     leaves the page's theme as it loaded (no switch); ``label`` names it in the report."""
     try:
-        from axe_playwright_python.sync_playwright import Axe
+        from axe_playwright_python.sync_playwright import Axe, AxeResults
     except ImportError:
         missing("The Python package axe-playwright-python")
     if not AXE_CORE.is_file():
         missing("npm's axe-core (make .venv/axe/.stamp)")
-    axe, found = Axe(axe_script=AXE_CORE.read_text()), []
+
+    class Once(Axe):
+        """axe-playwright-python's Axe, which puts axe-core into the page before each run: here only when the page
+        has none yet (a page is checked up to three times; each copy is 0.13 s of parsing on a chapter)."""
+
+        def run(self, page, context=None, options=None):
+            if not page.evaluate("() => typeof window.axe === 'object'"):
+                page.evaluate(self.axe_script)
+            return AxeResults(page.evaluate("o => axe.run(document, o)", options))
+
+    axe, found = Once(axe_script=_axe_script()), []
     # No transitions: the colours axe measures are the theme's, not a frame of a fade between two themes.
     page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
     for k, mode in enumerate(modes):
@@ -682,7 +697,7 @@ MAX_SCROLLING_INLINE = {"desktop": 0, "phone": 0}
 #: width-law forms of chapters 4 and 8 and the instructor guide's gradebook); 2 then 3 at 1280 px. At 1280 px, 6 since
 #: the session's last changes (the fresh clone of 2026-11-29): the instructor guide's three wide tables (the checker
 #: tables gained level and min columns, issue 49), the notation table, and the two width-law forms, 2 and 5 px over
-#: since formulas are set at 120% (book/_ext/sts_math.py). The issue's bound is the phone's; the desktop's is ours,
+#: since formulas are set at 120% (sts_book/mathjax.py). The issue's bound is the phone's; the desktop's is ours,
 #: raised from 5 to 6 and said so in issue 48's note, not tuned away.
 MAX_WIDE_TABLES = {"desktop": 6, "phone": 5}
 #: STS_SCREENSHOTS=full: a full-page screenshot of every page (for a person to look at); else its first screen.

@@ -1,4 +1,4 @@
-"""A static panel's page as the book writes it (book/_ext/sts_panels.py, frames left inline), and reading it back:
+"""A static panel's page as the book writes it (book/_ext/sts_book/panels.py, frames left inline), and reading it back:
 its JSON payload and a frame's PNG (shared by the unit and integration tiers)."""
 
 import base64
@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "book" / "_ext"))
-from sts_panels import panel_markup
+from sts_book.panels import panel_markup
 
 
 def page(static_panel) -> str:

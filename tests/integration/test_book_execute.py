@@ -1,4 +1,4 @@
-"""book/_ext/sts_execute.py fills the execution cache that the book build reads (issue 31: a cold `make book` ran the
+"""sts_book/execute.py fills the execution cache that the book build reads (issue 31: a cold `make book` ran the
 chapters in series): the toc's notebooks, each run once on a pool of processes, with the build's environment; a cached
 notebook is not run again, a failing one is reported and left uncached, and what it caches is what myst-nb matches."""
 
@@ -13,9 +13,7 @@ import pytest
 from jupyter_cache import get_cache
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("sts_execute", ROOT / "book" / "_ext" / "sts_execute.py")
-sts_execute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sts_execute)
+sts_execute = importlib.import_module("sts_book.execute")
 
 
 def _notebook(path: Path, *sources: str) -> Path:

@@ -1,7 +1,7 @@
 """A book cannot show a stale picture: a change to a draw function in the library is seen after ``make book``'s two
-steps (``book/_ext/sts_execute.py``, then ``jupyter-book build``), with no ``make clean``.
+steps (``book/_ext/sts_book/execute.py``, then ``jupyter-book build``), with no ``make clean``.
 
-A scratch book (a copy of ``sts_execute.py`` under ``book/_ext``, a one-page table of contents, and a stand-in
+A scratch book (a copy of ``sts_book/execute.py`` under ``book/_ext``, a one-page table of contents, and a stand-in
 ``sts_lib`` whose ``draw`` fills a figure with one colour) is built once: its picture is red. The draw function is
 edited to blue and the book built again the same way: the picture is blue. The planted failure: the same edit
 followed by the build alone (what jupyter-cache, which keys a notebook on its cells only, does by itself) keeps the
@@ -62,8 +62,8 @@ def _notebook() -> dict:
 
 
 def _scratch(tmp: Path) -> Path:
-    (tmp / "book" / "_ext").mkdir(parents=True)
-    shutil.copy(ROOT / "book" / "_ext" / "sts_execute.py", tmp / "book" / "_ext" / "sts_execute.py")
+    (tmp / "book" / "_ext" / "sts_book").mkdir(parents=True)
+    shutil.copy(ROOT / "book" / "_ext" / "sts_book" / "execute.py", tmp / "book" / "_ext" / "sts_book" / "execute.py")
     (tmp / "sts_lib").mkdir()
     (tmp / "sts_lib" / "__init__.py").write_text('"""A stand-in library."""\n')
     (tmp / "sts_lib" / "a.py").write_text(DRAW.format(colour="red"))
@@ -90,7 +90,7 @@ def _colour(book: Path) -> tuple:
 
 
 def _make_book(book: Path) -> None:
-    _run([sys.executable, "book/_ext/sts_execute.py", "--jobs", "1"], book)
+    _run([sys.executable, "book/_ext/sts_book/execute.py", "--jobs", "1"], book)
     _run([str(JB), "build", ".", "-q"], book)
 
 

@@ -1,4 +1,4 @@
-"""The student PDF's answer key (book/_ext/sts_latex.py, AnswerKey): a small MyST book of two chapters, each with a
+"""The student PDF's answer key (book/_ext/sts_book/latex.py, AnswerKey): a small MyST book of two chapters, each with a
 self-check as the chapters write it, built with the LaTeX builder. With ``hide_solutions`` (the student edition)
 every choice's feedback is in one section at the end of the book, under each chapter's title, and none is in a
 chapter; without it (the course PDF) each chapter keeps its own *Self-check answers* (so the check can fail)."""
@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("myst_parser")
 pytest.importorskip("sphinx_exercise")
 from sphinx.cmd.build import build_main  # noqa: E402
-from sts_self_checks import ANSWERS_TITLE, INSTRUCTIONS, KEY_INSTRUCTIONS, KEY_TITLE  # noqa: E402
+from sts_book.self_checks import ANSWERS_TITLE, INSTRUCTIONS, KEY_INSTRUCTIONS, KEY_TITLE  # noqa: E402
 
 EXT = Path(__file__).resolve().parents[2] / "book" / "_ext"
 
@@ -34,7 +34,8 @@ def _tex(tmp: Path, student: bool) -> str:
     (src / "one.md").write_text(_chapter("one"))
     (src / "two.md").write_text(_chapter("two"))
     (src / "conf.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(EXT)!r})\nextensions = ['myst_parser', 'sphinx_exercise', 'sts_latex']\n"
+        f"import sys\nsys.path.insert(0, {str(EXT)!r})\n"
+        "extensions = ['myst_parser', 'sphinx_exercise', 'sts_book.latex']\n"
         f"hide_solutions = {student!r}\nlatex_documents = [('index', 'book.tex', 'Book', 'A', 'manual')]\n"
     )
     out = tmp / "latex"
@@ -43,7 +44,7 @@ def _tex(tmp: Path, student: bool) -> str:
 
 
 def test_the_student_pdf_ends_with_every_chapters_answers(tmp_path):
-    sys.modules.pop("sts_latex", None)
+    sys.modules.pop("sts_book.latex", None)
     tex = _tex(tmp_path / "student", student=True)
     key = tex.find(KEY_TITLE + "}")
     assert key > 0 and tex.count(KEY_TITLE + "}") == 1
@@ -54,7 +55,7 @@ def test_the_student_pdf_ends_with_every_chapters_answers(tmp_path):
 
 
 def test_the_course_pdf_keeps_each_chapters_answers_in_the_chapter(tmp_path):
-    sys.modules.pop("sts_latex", None)
+    sys.modules.pop("sts_book.latex", None)
     tex = _tex(tmp_path / "course", student=False)
     assert KEY_TITLE + "}" not in tex and tex.count("{" + ANSWERS_TITLE + "}") == 2
     assert tex.find("Feedback-one-a") < tex.find("{Chapter two}")

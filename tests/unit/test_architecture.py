@@ -217,11 +217,11 @@ def test_every_module_opens_with_a_docstring(name):
     assert ast.get_docstring(ast.parse(MODULES[name].read_text())), f"{name} has no module docstring"
 
 
-EXTENSION = sorted((ROOT.parent / "book" / "_ext").glob("*.py"))
+EXTENSION = sorted((ROOT.parent / "book" / "_ext").rglob("*.py"))
 
 
 @pytest.mark.parametrize(
-    "path", [*MODULES.values(), *EXTENSION], ids=[*MODULES, *(f"book/_ext/{p.name}" for p in EXTENSION)]
+    "path", [*MODULES.values(), *EXTENSION], ids=[*MODULES, *(p.relative_to(ROOT.parent).as_posix() for p in EXTENSION)]
 )
 def test_no_module_runs_over_400_lines(path):
     """Split by what the parts do (the tooling too: experiments, grading)."""

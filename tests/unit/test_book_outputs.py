@@ -1,7 +1,7 @@
 """The course's own notebook outputs (a figure's two pictures, a static panel) and the one module that writes them.
 
 Under the book build a figure and a panel output data of their own types (``MIME_PICTURE``, ``MIME_PANEL`` of
-``sts_lib.presentation.payload``); ``book/_ext/sts_panels.py`` is myst-nb's renderer for them and the
+``sts_lib.presentation.payload``); ``book/_ext/sts_book/panels.py`` is myst-nb's renderer for them and the
 only writer of their markup. Checked here without a build: its renderer registers with myst-nb, picks the data
 over the PNG in HTML and a panel's data everywhere, and turns each output into its node; the class names its
 markup carries are its own (:data:`CLASSES`), read by the book's stylesheets and scripts and written nowhere else.
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
 import pytest  # noqa: E402
-import sts_panels  # noqa: E402
+from sts_book import panels as sts_panels  # noqa: E402
 
 from sts_lib.presentation.payload import MIME_PANEL, MIME_PICTURE, SCHEMA_VERSION  # noqa: E402
 
@@ -53,7 +53,7 @@ def test_each_output_becomes_its_node():
 
 
 def _panel_classes(text: str) -> set[str]:
-    """The figure and panel markup's class names in ``text`` (their prefixes: sts_panels.py writes them)."""
+    """The figure and panel markup's class names in ``text`` (their prefixes: sts_book/panels.py writes them)."""
     return set(re.findall(r"\bsts-(?:panel|static-panel|picture|figure-link)[a-z-]*", text))
 
 
@@ -112,7 +112,7 @@ def _written(owned: set[str], pages: dict[str, str], modules: dict[str, str]) ->
 def _class_faults(styles: dict[str, str], modules: dict[str, str], pages: dict[str, str], owned: set[str]) -> list:
     """What breaks one home for each class: a class a stylesheet or script reads that nothing writes; a figure or
     panel class it reads that sts_panels.CLASSES (``owned``) does not hold, or that another module or a page writes;
-    a class the course writes that no stylesheet, script or transform reads (dead). ``modules`` leave sts_panels.py
+    a class the course writes that no stylesheet, script or transform reads (dead). ``modules`` leave sts_book/panels.py
     out (its classes are ``owned``)."""
     read, written = _styles_read(styles), _written(owned, pages, modules)
     faults = [f"{name} reads {c}, which nothing writes" for c, names in sorted(read.items()) if c not in written
@@ -132,21 +132,21 @@ def _class_faults(styles: dict[str, str], modules: dict[str, str], pages: dict[s
 
 
 def _course_sources() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
-    """The book's stylesheets and scripts, the library's and the extension's modules (sts_panels.py left out: its
+    """The book's stylesheets and scripts, the library's and the extension's modules (sts_book/panels.py left out: its
     classes are CLASSES), and the book's pages, each ``{name: text}``."""
     styles = {p.name: p.read_text() for p in (ROOT / "book" / "_ext" / "static").glob("*.*s")}
     modules = {
         str(p.relative_to(ROOT)): p.read_text()
-        for p in list((ROOT / "sts_lib").rglob("*.py")) + list((ROOT / "book" / "_ext").glob("*.py"))
-        if p.name != "sts_panels.py"
+        for p in list((ROOT / "sts_lib").rglob("*.py")) + list((ROOT / "book" / "_ext").rglob("*.py"))
+        if p.relative_to(ROOT).as_posix() != "book/_ext/sts_book/panels.py"
     }
     pages = {str(p.relative_to(ROOT)): p.read_text() for p in (ROOT / "book").rglob("*.md") if "_build" not in p.parts}
     return styles, modules, pages
 
 
 def test_the_markups_class_names_have_one_home():
-    """Every ``sts-`` class the book's stylesheets and scripts read is written (by sts_panels.py's CLASSES, a page's
-    ``:class:`` option or a module's Markdown), a figure or panel class by sts_panels.py alone, and every class the
+    """Every ``sts-`` class the book's stylesheets and scripts read is written (by panels.py's CLASSES, a page's
+    ``:class:`` option or a module's Markdown), a figure or panel class by sts_book/panels.py alone, and every class the
     course writes is read by a stylesheet, a script or a transform of the build."""
     styles, modules, pages = _course_sources()
     assert len(styles) >= 4 and len(pages) >= 9 and "sts-statements" in _styles_read(styles)
@@ -164,7 +164,7 @@ def _scripts_writing_classes(scripts: dict[str, str]) -> list[str]:
 
 
 def test_the_scripts_write_no_markup_and_no_class():
-    """``book/_ext/sts_panels.py`` writes every class and every element (the figure link included); the scripts only
+    """``sts_book/panels.py`` writes every class and every element (the figure link included); the scripts only
     follow the shown picture and keep state in ``data-`` attributes."""
     scripts = {p.name: p.read_text() for p in (ROOT / "book" / "_ext" / "static").glob("*.js")}
     assert len(scripts) >= 2 and not _scripts_writing_classes(scripts)

@@ -17,11 +17,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = sorted((ROOT / "sts_lib").rglob("*.py"))
-BUILD = sorted((ROOT / "book" / "_ext").glob("*.py"))
+BUILD = sorted((ROOT / "book" / "_ext").rglob("*.py"))
 #: The book's build stack: what the library never imports.
 BUILD_STACK = ("docutils", "sphinx", "sphinxcontrib", "myst_parser", "myst_nb", "jupyter_book", "sphinx_book_theme",
                "sphinx_design", "sphinx_proof", "sphinx_exercise", "pybtex", "jupyter_cache",
-               "sphinx_jupyterbook_latex", *(p.stem for p in BUILD))  # fmt: skip
+               "sphinx_jupyterbook_latex", "sts_book")  # fmt: skip
 #: What the build may not import of the library.
 NOT_API = ("sts_lib.chapters", "sts_lib.testing")
 
@@ -64,11 +64,36 @@ def test_the_book_build_uses_the_librarys_public_api_only(path):
     assert build_crossings(path.read_text(encoding="utf-8")) == []
 
 
+def test_the_book_build_is_one_package_set_up_through_one_extension():
+    """Every module of the build lies in ``book/_ext/sts_book`` (none loose beside it), ``_config.yml`` names that
+    package as its one local extension, and the package sets up every part that has a ``setup``."""
+    import yaml
+
+    package = ROOT / "book" / "_ext" / "sts_book"
+    assert len(BUILD) >= 15 and all(p.parent == package for p in BUILD), [str(p) for p in BUILD if p.parent != package]
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
+    assert config["local_extensions"] == {"sts_book": "book/_ext"}
+    parts = ast.literal_eval(
+        next(
+            n.value
+            for n in ast.parse((package / "__init__.py").read_text()).body
+            if isinstance(n, ast.Assign) and n.targets[0].id == "PARTS"
+        )
+    )
+    with_setup = {
+        p.stem
+        for p in BUILD
+        if p.stem not in ("__init__", "student_book")  # the student edition's build adds its own
+        and any(isinstance(n, ast.FunctionDef) and n.name == "setup" for n in ast.parse(p.read_text()).body)
+    }
+    assert set(parts) == with_setup, sorted(set(parts) ^ with_setup)
+
+
 def test_both_checks_fail_on_planted_crossings():
     assert library_crossings("def f():\n    from docutils import nodes\n") == ["docutils"]
     assert library_crossings("import sphinx.util\nfrom jupyter_book.sphinx import build_sphinx\n") == [
         "sphinx.util", "jupyter_book.sphinx"]  # fmt: skip
-    assert library_crossings("import sts_panels\n") == ["sts_panels"]
+    assert library_crossings("import sts_book.panels\n") == ["sts_book.panels"]
     assert library_crossings("import torch\nfrom sts_lib.results import load_result\n") == []
     assert build_crossings("from sts_lib.exercises._self_checks import read\n") == [
         "sts_lib.exercises._self_checks.read"

@@ -1,4 +1,4 @@
-"""A figure's table of every claim prints as its title and one line (book/_ext/sts_latex.py, ClaimsTablesInPrint).
+"""A figure's table of every claim prints as its title and one line (book/_ext/sts_book/latex.py, ClaimsTablesInPrint).
 
 Chapter 8 ran to 46 printed pages because every claims dropdown prints expanded. A small MyST book with one claims
 dropdown (as report.claims_dropdown writes it) and one plain dropdown is built with the LaTeX builder: with the
@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("sphinx_design")
 pytest.importorskip("myst_parser")
 from sphinx.cmd.build import build_main  # noqa: E402
-from sts_print_boxes import CLAIMS_NOTE, READINGS_NOTE  # noqa: E402
+from sts_book.print_boxes import CLAIMS_NOTE, READINGS_NOTE  # noqa: E402
 
 from sts_lib.presentation.report import Dropdown, claims_dropdown  # noqa: E402
 
@@ -51,7 +51,7 @@ def _tex(tmp: Path, extension: bool) -> str:
         f"{Dropdown('Plain box', 'kept whole in print')}\n\n{readings}\n\nSee {{ref}}`ch8-readings-fig2-x`.\n"
     )
     (src / "index.md").write_text(page)
-    exts = ["myst_parser", "sphinx_design"] + (["sts_latex"] if extension else [])
+    exts = ["myst_parser", "sphinx_design"] + (["sts_book.latex"] if extension else [])
     (src / "conf.py").write_text(
         f"import sys\nsys.path.insert(0, {str(EXT)!r})\nextensions = {exts!r}\n"
         "myst_enable_extensions = ['colon_fence']\nlatex_documents = [('index', 'book.tex', 'Book', 'A', 'manual')]\n"
@@ -62,7 +62,7 @@ def _tex(tmp: Path, extension: bool) -> str:
 
 
 def test_a_claims_table_prints_as_its_title_and_where_to_find_it(tmp_path):
-    sys.modules.pop("sts_latex", None)
+    sys.modules.pop("sts_book.latex", None)
     plain = _tex(tmp_path / "without", extension=False)
     assert "planted row alpha" in plain  # the plant: without the extension the table prints
     tex = _tex(tmp_path / "with", extension=True)
@@ -72,7 +72,7 @@ def test_a_claims_table_prints_as_its_title_and_where_to_find_it(tmp_path):
 
 
 def test_readings_print_as_one_list_of_titles_whose_links_still_land(tmp_path):
-    sys.modules.pop("sts_latex", None)
+    sys.modules.pop("sts_book.latex", None)
     plain = _tex(tmp_path / "without", extension=False)
     assert "planted reading 1" in plain and "planted reading 2" in plain
     tex = _tex(tmp_path / "with", extension=True)

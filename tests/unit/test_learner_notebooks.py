@@ -1,4 +1,4 @@
-"""The learner's notebooks (book/_ext/sts_notebooks.py): what Colab and JupyterLab open renders without MyST.
+"""The learner's notebooks (book/_ext/sts_book/notebooks.py): what Colab and JupyterLab open renders without MyST.
 
 Every chapter's notebook in ``notebooks/`` is what ``make notebooks`` writes from its source; rendered with a
 CommonMark renderer (markdown-it, Jupyter's tables on), no directive fence, role, ``:class:`` line or label target
@@ -19,7 +19,7 @@ from markdown_it import MarkdownIt
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
-import sts_notebooks as sn  # noqa: E402
+from sts_book import notebooks as sn  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / sn.OUT).glob("*.ipynb"))
 LEFT = re.compile(r"\{[\w:.-]+\}`|:{3,}\{|^:[\w-]+:|^\([^()\s]+\)=\s*$", re.M)

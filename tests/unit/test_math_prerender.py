@@ -1,5 +1,5 @@
-"""The book's mathematics typeset at build time (book/_ext/sts_math.py) and the theme patch that lets a first visit
-lay out only what the reader is near (book/_ext/sts_book.py, fix 10).
+"""The book's mathematics typeset at build time (sts_book/mathjax.py) and the theme patch that lets a first visit
+lay out only what the reader is near (book/_ext/sts_book/fixes.py, fix 10).
 
 A small Sphinx project is built with the book's MathJax configuration: its formulas must come out as MathJax's
 CommonHTML with the hidden MathML copy for screen readers, no MathJax script on the page, the page's stylesheet
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXT = ROOT / "book" / "_ext"
 sys.path.insert(0, str(EXT))
 
-import sts_book  # noqa: E402
+from sts_book import fixes  # noqa: E402
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
 
@@ -35,7 +35,7 @@ def _node():
 
 
 def _build(tmp_path: Path, body: str, conf: str = ""):
-    """Build ``body`` (reST) with sts_math and the book's mathjax3_config (and ``conf``, more of conf.py); return
+    """Build ``body`` (reST) with sts_book.mathjax, the book's mathjax3_config (and ``conf``, more of conf.py); return
     (status, warnings, html)."""
     from sphinx.cmd.build import build_main
 
@@ -43,7 +43,7 @@ def _build(tmp_path: Path, body: str, conf: str = ""):
     src.mkdir()
     (src / "conf.py").write_text(
         f"import sys; sys.path.insert(0, {str(EXT)!r})\n"
-        "extensions = ['sts_math']\n"
+        "extensions = ['sts_book.mathjax']\n"
         f"mathjax3_config = {CONFIG['mathjax3_config']!r}\n"
         "html_theme = 'basic'\n" + conf
     )
@@ -61,7 +61,7 @@ def test_formulas_are_typeset_when_the_book_is_built(tmp_path):
     )
     assert status == 0, warnings
     assert html.count("<mjx-container") == 2 and "<mjx-assistive-mml" in html  # what screen readers read
-    # Set to the x-height of the text (sts_math.SCALE), once in the page's stylesheet, not on each formula (issue 57)
+    # Set to the x-height of the text (mathjax.SCALE), once in the page's stylesheet, not on each formula (issue 57)
     assert 'style="font-size: 120%;' not in html and 'xmlns="http://www.w3.org/1998/Math/MathML"' not in html
     assert len(re.findall("<math[ >]", html)) == 2 and 'unselectable="on"' not in html
     assert "\\(" not in html and "\\[" not in html, "a formula was left for the browser"
@@ -76,8 +76,8 @@ def test_the_published_fonts_keep_the_characters_the_pages_show(tmp_path):
     """sts_math_fonts: after the build, each published MathJax font holds every character of the vendored one that a
     page's stylesheet draws (its cmap), and weighs less; the vendored fonts are untouched. (The subsetter may keep a
     character a kept glyph needs, so the test asks for those shown, not for nothing else.)"""
-    import sts_math_fonts
     from fontTools.ttLib import TTFont
+    from sts_book import mathjax_fonts as sts_math_fonts
 
     _node()
     vendored = ROOT / "_vendor" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2"
@@ -107,7 +107,7 @@ def test_the_published_fonts_keep_the_characters_the_pages_show(tmp_path):
 def test_what_each_page_showed_is_kept_between_builds(tmp_path):
     """A build that rewrites one page keeps the characters of the pages it did not rewrite; a page rewritten
     replaces its own."""
-    import sts_math_fonts
+    from sts_book import mathjax_fonts as sts_math_fonts
 
     record = tmp_path / "shown.json"
     assert sts_math_fonts.remember(record, {"a": {"x"}, "b": {"y", "z"}}) == {"a": {"x"}, "b": {"y", "z"}}
@@ -134,11 +134,11 @@ def test_the_theme_script_patch_skips_sections_not_laid_out():
     )
     assert scripts, "pydata-sphinx-theme is not installed in .venv"
     original = scripts[0].read_text(encoding="utf-8")
-    patched = sts_book.theme_skips_hidden_sections(original)
+    patched = fixes.theme_skips_hidden_sections(original)
     assert patched != original and "checkVisibility({contentVisibilityAuto:!0})" in patched
-    assert sts_book.theme_skips_hidden_sections(patched) == patched  # a second build leaves it as it is
+    assert fixes.theme_skips_hidden_sections(patched) == patched  # a second build leaves it as it is
     with pytest.raises(ValueError, match="fix 10"):
-        sts_book.theme_skips_hidden_sections(original.replace("e.tabIndex=e.scrollWidth", "e.tabIndex=e.offsetWidth"))
+        fixes.theme_skips_hidden_sections(original.replace("e.tabIndex=e.scrollWidth", "e.tabIndex=e.offsetWidth"))
 
 
 def test_scripts_are_deferred_but_the_one_the_inline_scripts_write_into():
@@ -153,7 +153,7 @@ def test_scripts_are_deferred_but_the_one_the_inline_scripts_write_into():
         _JavaScript("_static/sphinx-thebe.js", **{"async": "async"}),
         _JavaScript("_static/sts-book.js", defer="defer"),
     ]
-    out = sts_book.deferred_scripts(scripts)
+    out = fixes.deferred_scripts(scripts)
     assert [s.attributes for s in out] == [
         {},
         {"defer": "defer"},
@@ -163,5 +163,5 @@ def test_scripts_are_deferred_but_the_one_the_inline_scripts_write_into():
     ]
     assert [s.filename for s in out] == [s.filename for s in scripts] and out[1].priority == 200
     # the search page: searchtools.js, loaded as it is by its template, calls doctools.js's _ready at once
-    on_search = sts_book.deferred_scripts(scripts, sts_book._RUN_AT_ONCE_ON_SEARCH)
+    on_search = fixes.deferred_scripts(scripts, fixes._RUN_AT_ONCE_ON_SEARCH)
     assert on_search[1].attributes == {}

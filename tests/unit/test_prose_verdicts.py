@@ -10,7 +10,7 @@ admonition is read):
 
 * chapter 8 types no verdict phrase: it prints them from the records (:func:`verdicts_typed`);
 * every other page names a statement's status only through the ``{sts-statement}`key``` role
-  (book/_ext/sts_statement.py), which renders chapter 8's verdict from the records and links its readings: a
+  (book/_ext/sts_book/statement.py), which renders chapter 8's verdict from the records and links its readings: a
   sentence with a status word (:data:`STATUS`) and no role fails (:func:`status_without_role`). The glossary and the
   notation may define a verdict word in general: an entry of their definition lists whose term is a status word is
   a definition, not a statement's status, and is left out.

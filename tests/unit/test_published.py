@@ -1,4 +1,4 @@
-"""Where the book's PDFs are linked (book/_ext/sts_published.py): a PDF is linked, from the pages' roles and every
+"""Where the book's PDFs are linked (book/_ext/sts_book/published.py): a PDF is linked, from the pages' roles and every
 page's download menu, only once it is built, so no link dangles; the download menu never prints the web page; the
 student edition's web book links the student PDF alone."""
 
@@ -15,10 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def published():
-    spec = importlib.util.spec_from_file_location("sts_published", ROOT / "book" / "_ext" / "sts_published.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("sts_book.published")
 
 
 def _app(build: Path, *, student: bool = False, fmt: str = "html"):

@@ -1,4 +1,4 @@
-"""No empty "References" heading (book/_ext/sts_references.py), in HTML and in print.
+"""No empty "References" heading (book/_ext/sts_book/references.py), in HTML and in print.
 
 A small book is built with Sphinx and sphinxcontrib-bibtex as the course writes its chapters: chapter ``a`` cites a
 work and ends with "References" (``{bibliography}`` with ``:filter: docname in docnames`` and a ``keyprefix``), the
@@ -36,7 +36,7 @@ def _build(tmp: Path, builder: str, extension: bool) -> Path:
     for name, text in PAGES.items():
         (src / name).write_text(text)
     (src / "refs.bib").write_text(BIB)
-    extensions = ["sphinxcontrib.bibtex"] + (["sts_references"] if extension else [])
+    extensions = ["sphinxcontrib.bibtex"] + (["sts_book.references"] if extension else [])
     (src / "conf.py").write_text(
         f"import sys\nsys.path.insert(0, {str(EXT)!r})\nextensions = {extensions!r}\n"
         "bibtex_bibfiles = ['refs.bib']\nbibtex_reference_style = 'author_year'\nhtml_theme = 'basic'\n"

@@ -1,5 +1,5 @@
 """The self-checks' form on the course's web pages (issue 49, item 3), written from the records of
-``book/_ext/sts_self_checks.py`` by ``book/_ext/sts_self_check.py``: each question a fieldset with its legend, a
+``sts_book/self_checks.py`` by ``sts_book/self_check.py``: each question a fieldset with its legend, a
 native radio button and label per choice, a Check button and the chapter's score and reset shown only by the script,
 every choice's explanation in the live region (hidden until checked) and in a fold that a reader without JavaScript
 opens. The markup holds no class; the extension leaves the student edition and print to ``write_apart``. The browser
@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
-import sts_self_check  # noqa: E402
-from sts_self_checks import INSTRUCTIONS  # noqa: E402
+from sts_book import self_check as sts_self_check  # noqa: E402
+from sts_book.self_checks import INSTRUCTIONS  # noqa: E402
 from test_self_checks import CHAPTERS, _page, questions  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 """The chapters' *Check your understanding* questions are multiple choice whose every choice explains itself
 (issue 32): each question has three or more choices, exactly one of which holds, and each choice's feedback says
 whether it holds before it says why. The student edition keeps each choice and drops its feedback; print collects the
-feedback at the end of the chapter (both written from the records of ``book/_ext/sts_self_checks.py``)."""
+feedback at the end of the chapter (both written from the records of ``book/_ext/sts_book/self_checks.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from sts_self_checks import (
+from sts_book.self_checks import (
     ANSWERS_TITLE,
     INSTRUCTIONS,
     PRINT_INSTRUCTIONS,
@@ -17,7 +17,7 @@ from sts_self_checks import (
     read,
     write_apart,
 )
-from sts_student_book import CHOICE_CLASS, drop_answers
+from sts_book.student_book import CHOICE_CLASS, drop_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 CHOICE = re.compile(

@@ -1,4 +1,4 @@
-"""The ``{sts-statement}`key``` role (book/_ext/sts_statement.py): a statement of the paper named outside chapter 8,
+"""The ``{sts-statement}`key``` role (sts_book/statement.py): a statement of the paper named outside chapter 8,
 rendered from the records as chapter 8 shows it and linked to its readings dropdown there, the same text and link in
 HTML and LaTeX; an unknown key fails the build naming the known keys; the verdicts are computed once per build; the
 role reads sts_lib through its public API only and imports nothing of it that imports Sphinx."""
@@ -23,15 +23,12 @@ from sts_lib.reading.statements import STATEMENTS
 from sts_lib.reading.verdicts import VERDICTS
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "book" / "_ext" / "sts_statement.py"
+SOURCE = ROOT / "book" / "_ext" / "sts_book" / "statement.py"
 
 
 @pytest.fixture(scope="module")
 def role():
-    spec = importlib.util.spec_from_file_location("sts_statement", SOURCE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("sts_book.statement")
 
 
 def _inliner(docname="book/05_length_generalization"):
@@ -135,8 +132,8 @@ def test_the_same_text_and_link_in_html_and_latex(tmp_path, role):
     src = tmp_path / "src"
     (src / "book").mkdir(parents=True)
     (src / "conf.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(SOURCE.parent)!r})\n"
-        "extensions = ['myst_parser', 'sphinx_design', 'sts_statement']\n"
+        f"import sys\nsys.path.insert(0, {str(SOURCE.parents[1])!r})\n"
+        "extensions = ['myst_parser', 'sphinx_design', 'sts_book.statement']\n"
         "myst_enable_extensions = ['colon_fence']\nroot_doc = 'index'\n"
         "latex_documents = [('index', 'x.tex', 'x', 'x', 'manual')]\n"
     )

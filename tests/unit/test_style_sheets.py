@@ -1,4 +1,4 @@
-"""The style sheets a page waits for, cut to what the built site can match (book/_ext/sts_css.py, sts_book.py fix 14).
+"""The style sheets a page waits for, cut to what the built site can match (sts_book/css.py, sts_book/fixes.py fix 14).
 
 The installed theme's style sheet is trimmed against planted words: a rule stays when every class and id one of its
 selectors requires is among them (or a script builds it, Bootstrap's ``bs-tooltip-*``), what a selector names in
@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
-import sts_css  # noqa: E402
+from sts_book import css as sts_css  # noqa: E402
 
 
 def _theme_css() -> str:

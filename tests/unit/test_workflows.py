@@ -70,7 +70,7 @@ def _make_n(target: str) -> list[str]:
 
 def _site_steps(lines: list[str]) -> list[str]:
     """The commands of ``make site`` after the student edition's build: those that assemble the site."""
-    built = [i for i, line in enumerate(lines) if "sts_student_book.py" in line]
+    built = [i for i, line in enumerate(lines) if "-m sts_book.student_book" in line]
     assert built, "make site does not build the student edition (make book-student)"
     return lines[built[-1] + 1 :]
 
@@ -88,7 +88,7 @@ def test_the_book_workflow_deploys_the_student_edition_beside_the_course():
     site = build[upload]["with"]["path"]
     lines = _make_n("site")
     book = next(i for i, line in enumerate(lines) if "jupyter-book build ." in line)
-    student = next(i for i, line in enumerate(lines) if "sts_student_book.py" in line)
+    student = next(i for i, line in enumerate(lines) if "-m sts_book.student_book" in line)
     assert book < student, "make site must build the course before the student edition"
     steps = _site_steps(lines)
     home = read_home(ROOT)  # the student edition's address, as `python -m sts_lib.publish show` prints it
@@ -99,7 +99,7 @@ def test_the_book_workflow_deploys_the_student_edition_beside_the_course():
 def test_make_site_puts_the_student_edition_in_student(tmp_path):
     """make site's own assembling commands, run on two stand-in editions: each at its place, and a second run replaces
     what the first assembled (a page the student edition no longer has is gone)."""
-    from sts_student_book import STUDENT_HTML
+    from sts_book.student_book import STUDENT_HTML
 
     steps = _site_steps(_make_n("site"))
     assert steps and all(s.split()[0] in ("rm", "cp", "echo", "mkdir") for s in steps), steps
@@ -122,10 +122,7 @@ def test_make_site_puts_the_student_edition_in_student(tmp_path):
 
 
 def _sts_published():
-    spec = importlib.util.spec_from_file_location("sts_published", ROOT / "book" / "_ext" / "sts_published.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("sts_book.published")
 
 
 def _github_anchor(heading: str) -> str:
@@ -134,7 +131,7 @@ def _github_anchor(heading: str) -> str:
 
 
 def test_the_guide_links_publishing_your_own_copy_at_the_books_home():
-    """The guide's link is the {sts-repo} role (book/_ext/sts_published.py) to a README heading that exists, and
+    """The guide's link is the {sts-repo} role (book/_ext/sts_book/published.py) to a README heading that exists, and
     the role makes it an address at the book's home (_config.yml's repository), or plain text without one."""
     from docutils import nodes
 

@@ -1,5 +1,5 @@
-// Phone-first reading aids (book/_ext/sts_book.py, fix 6); sts-book.css has the matching rules.
-// This script writes no markup and no class (book/_ext/sts_panels.py writes both); what it keeps is state, in
+// Phone-first reading aids (book/_ext/sts_book/fixes.py, fix 6); sts-book.css has the matching rules.
+// This script writes no markup and no class (book/_ext/sts_book/panels.py writes both); what it keeps is state, in
 // data- attributes.
 // 1. Figures fit the column at every width. So that a phone reader can still see the details of a
 //    multi-panel figure, the book writes each figure of a cell output in a link to its image: a tap (or a
@@ -55,7 +55,7 @@
     }
     // A box that scrolls must be reachable from the keyboard (arrow keys scroll it once it has focus), even by
     // one pixel (axe-core's scrollable-region-focusable counts any scrolling box; the shadow waits for 2 px).
-    // A table has its tab stop from the build (book/_ext/sts_book.py, fix 13), so that one in a section not laid out
+    // A table has its tab stop from the build (book/_ext/sts_book/fixes.py, fix 13), so that one in a section not laid out
     // yet is reachable too; once measured, one that does not scroll gives it up.
     if (m.hidden > 0 && m.box.tabIndex !== 0) m.box.tabIndex = 0;
     else if (m.hidden <= 0 && m.box.tagName === "TABLE" && m.box.hasAttribute("data-sts-scroll")) m.box.tabIndex = -1;
@@ -72,7 +72,7 @@
   // it has nothing to cue. checkVisibility reads the style only, never the layout.
   function shown(box) { return !box.checkVisibility || box.checkVisibility({contentVisibilityAuto: true}); }
   // The theme gives a code block or a cell output that scrolls a tab stop (pydata-sphinx-theme's
-  // addTabStopsToScrollableElements); book/_ext/sts_book.py (fix 10) has it skip the sections not yet laid out,
+  // addTabStopsToScrollableElements); book/_ext/sts_book/fixes.py (fix 10) has it skip the sections not yet laid out,
   // and this script does the same for them when they are shown.
   var THEME_STOPS = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, " +
                     ".pst-scrollable-table-container";
@@ -126,7 +126,7 @@
     document.addEventListener("contentvisibilityautostatechange", function (e) {
       if (!e.skipped) markWithin(e.target);
     }, true);
-    // Built without Node.js (book/_ext/sts_math.py), the book's MathJax typesets in the browser, after this script
+    // Built without Node.js (book/_ext/sts_book/mathjax.py), the book's MathJax typesets in the browser, after this script
     // runs: mark the equations once it is done
     var mj = window.MathJax;
     if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(markAll);

@@ -1,5 +1,5 @@
 // sts-self-check.js: a chapter's self-checks answered on the page (issue 49, item 3). The markup, its words and
-// every explanation are written at build time (book/_ext/sts_self_check.py); this script only shows what needs it
+// every explanation are written at build time (book/_ext/sts_book/self_check.py); this script only shows what needs it
 // (data-sts-needs-script), hides the instructions for a reader without it, keeps the reader's checked answers in
 // localStorage (keyed by chapter and question; without storage, in this page until it is left), shows the checked
 // choice's explanation (the hidden attribute), sets the question's result (data-sts-result) and fills in the score.

@@ -1,8 +1,8 @@
-// The static book's panels (book/_ext/sts_panels.py, sts_lib/chapters/static_panel.py): native controls
+// The static book's panels (book/_ext/sts_book/panels.py, sts_lib/chapters/static_panel.py): native controls
 // over pictures drawn at build time by the panel's own draw function. Moving a control looks its
 // position up in the panel's data and shows that frame, fetched only now (frames load on demand).
 // No formula lives here: a setting without a precomputed frame says so instead of guessing. The book writes the
-// markup (book/_ext/sts_panels.py): each picture element names its layout (data-layout), and a frame holds a
+// markup (book/_ext/sts_book/panels.py): each picture element names its layout (data-layout), and a frame holds a
 // picture per layout, so this script knows no layout, theme or width. It writes no class: the panel's state is
 // data-sts-state ("ready", "loading"). The panel's data is sts_lib.presentation.payload.ScriptPanel: every field is
 // read by its name (tests/unit/test_payload.py holds this script to that schema).

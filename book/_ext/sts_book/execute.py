@@ -18,7 +18,7 @@ every page is read again from the new outputs. A change to the book's extension 
 styles, :data:`RENDERED`) changes how outputs are rendered, not what the kernels print: it drops the environments
 only.
 
-Usage (``make book`` runs it): ``python book/_ext/sts_execute.py [--jobs N]``.
+Usage (``make book`` runs it): ``python -m sts_book.execute [--jobs N]``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from traitlets.config import Config
 
 from sts_lib.presentation.render import STATIC_BOOK_ENV
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CACHE = ROOT / "_build" / ".jupyter_cache"
 
 
@@ -167,11 +167,11 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     notebooks = toc_notebooks()
     if invalidate_if_stale():
-        print("sts_execute: the library, the results or the book's extension changed: every chapter runs again")
+        print("sts_book.execute: the library, the results or the book's extension changed: every chapter runs again")
     out = execute(notebooks, jobs=args.jobs, timeout=args.timeout)
     ran = sum(len(v) for v in out.values())
     print(
-        f"sts_execute: {len(notebooks) - ran} of {len(notebooks)} chapters cached already; ran {ran} on "
+        f"sts_book.execute: {len(notebooks) - ran} of {len(notebooks)} chapters cached already; ran {ran} on "
         f"{args.jobs} processes in {time.perf_counter() - start:.0f} s ({len(out['succeeded'])} succeeded"
         + "".join(
             f", {len(out[k])} {k}: {', '.join(Path(u).name for u in out[k])}" for k in ("excepted", "errored") if out[k]

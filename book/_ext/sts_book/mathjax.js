@@ -1,4 +1,4 @@
-// The book's mathematics typeset at build time (book/_ext/sts_math.py starts this worker once per build).
+// The book's mathematics typeset at build time (book/_ext/sts_book/mathjax.py starts this worker once per build).
 // MathJax 3.2.2, the very components a reader's browser used to load (_vendor/mathjax), run in Node.js with
 // MathJax's own node entry point and its lite DOM (book/_ext/mathjax_node, unchanged from the npm tarball). One
 // request a line on stdin, one JSON answer a line on stdout:
@@ -11,19 +11,19 @@ const path = require("path");
 const readline = require("readline");
 
 const config = JSON.parse(process.argv[2] || "{}");
-const VENDOR = path.resolve(__dirname, "..", "..", "_vendor", "mathjax");
+const VENDOR = path.resolve(__dirname, "..", "..", "..", "_vendor", "mathjax");
 const load = ((config.loader || {}).load || []).filter((name) => name !== "ui/menu");
 config.loader = {
   require: require,
   versionWarnings: false,   // the node entry point and lite DOM carry no version stamp; they are 3.2.2 too
-  paths: {mathjax: VENDOR, node: path.join(__dirname, "mathjax_node")},
+  paths: {mathjax: VENDOR, node: path.join(__dirname, "..", "mathjax_node")},
   load: ["[node]/adaptors/liteDOM"].concat(load),
 };
-// The page writes the fonts' address: each page has its own path to _static (sts_math.py replaces FONTS).
+// The page writes the fonts' address: each page has its own path to _static (sts_book/mathjax.py replaces FONTS).
 config.chtml = Object.assign({}, config.chtml, {fontURL: "FONTS"});
 config.startup = Object.assign({}, config.startup, {typeset: false});
 
-require(path.join(__dirname, "mathjax_node", "node-main.js")).init(config).then((MathJax) => {
+require(path.join(__dirname, "..", "mathjax_node", "node-main.js")).init(config).then((MathJax) => {
   const adaptor = MathJax.startup.adaptor;
   const answer = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
   // One request at a time, in order: autoload may fetch an extension (a promise) in the middle of one.
@@ -46,6 +46,6 @@ require(path.join(__dirname, "mathjax_node", "node-main.js")).init(config).then(
     });
   });
 }).catch((err) => {
-  process.stderr.write("sts_math.js: MathJax did not start: " + (err && err.stack || err) + "\n");
+  process.stderr.write("sts_book/mathjax.js: MathJax did not start: " + (err && err.stack || err) + "\n");
   process.exit(1);
 });

@@ -1,6 +1,6 @@
 """The student edition of the book: the same pages without the solutions, into ``_build/student/html``.
 
-``make book-student`` (``python book/_ext/sts_student_book.py``) builds the book with Jupyter
+``make book-student`` (``python book/_ext/sts_book/student_book.py``) builds the book with Jupyter
 Book's own build function and the course's ``_config.yml``, changed in three ways:
 
 * sphinx-exercise's ``hide_solutions`` drops every ``{solution}`` directive (the solutions on the
@@ -8,7 +8,7 @@ Book's own build function and the course's ``_config.yml``, changed in three way
   statements and their hint dropdowns stay;
 * this module, loaded as a Sphinx extension (:func:`setup`), removes the feedback of the *Check
   your understanding* questions from each page's doctree as it is read, before anything is
-  written or indexed for search (:func:`sts_self_checks.write_apart`): each choice
+  written or indexed for search (:func:`sts_book.self_checks.write_apart`): each choice
   (an admonition of class :data:`CHOICE_CLASS`, a dropdown whose title is the choice and whose body
   says whether it holds and why) becomes a plain paragraph holding the choice alone, so the
   questions and their choices stay, and the section's instructions no longer say to open a choice;
@@ -26,8 +26,8 @@ import copy
 import sys
 from pathlib import Path
 
-from sts_self_checks import CHOICE_CLASS as CHOICE_CLASS
-from sts_self_checks import write_apart
+from .self_checks import CHOICE_CLASS as CHOICE_CLASS
+from .self_checks import write_apart
 
 STUDENT_HTML = "_build/student/html"
 
@@ -35,7 +35,7 @@ STUDENT_HTML = "_build/student/html"
 def drop_answers(app, doctree) -> None:
     """Sphinx ``doctree-read`` handler: every self-check choice (an admonition of class :data:`CHOICE_CLASS`)
     becomes a paragraph holding its title (the choice) without its body (whether it holds, and why), and the
-    instructions the student edition's (:func:`sts_self_checks.write_apart`)."""
+    instructions the student edition's (:func:`sts_book.self_checks.write_apart`)."""
     write_apart(doctree, answers=False)
 
 
@@ -57,7 +57,7 @@ def student_config(config: dict, root: Path, cache: Path) -> dict:
     sphinx["local_extensions"] = {
         name: str((root / path).resolve()) for name, path in (sphinx.get("local_extensions") or {}).items()
     }
-    sphinx["local_extensions"]["sts_student_book"] = str(Path(__file__).resolve().parent)  # this module
+    sphinx["local_extensions"]["sts_book.student_book"] = str(Path(__file__).resolve().parents[1])  # this module
     sphinx.setdefault("config", {}).update(hide_solutions=True, html_copy_source=False)
     return config
 
@@ -99,7 +99,7 @@ def build_student_book(root: str | Path = ".", out: str | Path = STUDENT_HTML, *
 
 
 def main(argv=None) -> int:
-    """``python book/_ext/sts_student_book.py [--out DIR]``: what ``make book-student`` runs."""
+    """``python book/_ext/sts_book/student_book.py [--out DIR]``: what ``make book-student`` runs."""
     import argparse
 
     parser = argparse.ArgumentParser(description="Build the book without solutions (the student edition).")

@@ -3,11 +3,11 @@
 A chapter holds several hundred formulas, and MathJax typesetting them in the reader's browser was most of a phone's
 work on a first visit (Lighthouse, chapter 3: 3 s of script in MathJax's font data alone, and a page the reader sees
 re-laid-out when the formulas arrive). Here the same MathJax (3.2.2, the components in ``_vendor/mathjax``, with the
-book's ``mathjax3_config``) runs once, at build time, in Node.js (``sts_math.js``, one worker per build), and every
+book's ``mathjax3_config``) runs once, at build time, in Node.js (``mathjax.js``, one worker per build), and every
 formula is written into the page as MathJax would have left it: CommonHTML with MathJax's hidden MathML copy
 (``mjx-assistive-mml``) that screen readers read. Each page carries, in its head, the stylesheet for just the
 characters it shows (a few kB; the fonts are the vendored ones cut to the characters the book shows, by
-``sts_math_fonts.py`` after the build, and fetched only for the characters on screen). The page
+``sts_book/mathjax_fonts.py`` after the build, and fetched only for the characters on screen). The page
 loads no MathJax script. What MathJax writes into every formula that a page needs once (the containers' size) or
 not at all (the hidden copy's namespace, ``unselectable``) is set once in that stylesheet or left out
 (:func:`compact`), and the stylesheet is minified (issue 57: 7% of a chapter's HTML). The HTML translator's math is
@@ -28,18 +28,19 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import sts_css
-import sts_math_fonts
 from docutils import nodes
 from sphinx.ext import mathjax
 from sphinx.util import logging
 
+from . import mathjax_fonts
+from .css import minify
+
 logger = logging.getLogger(__name__)
 
 RENDERER = "sts_prerender"
-WORKER = Path(__file__).with_name("sts_math.js")
+WORKER = Path(__file__).with_name("mathjax.js")
 #: Where each page finds MathJax's fonts (the vendored copy, `_vendor/mathjax` -> `_static/mathjax`), cut to the
-#: characters the book shows once it is built (sts_math_fonts.py).
+#: characters the book shows once it is built (sts_book/mathjax_fonts.py).
 FONTS = "_static/mathjax/output/chtml/fonts/woff-v2"
 #: What each page showed, kept between builds (in the doctree folder): page name -> its formulas' characters.
 SHOWN = "sts_math_characters.json"
@@ -51,7 +52,7 @@ SCALE = 1.2
 
 
 class _Worker:
-    """The Node.js process that typesets: one request a line, one JSON answer a line (see ``sts_math.js``)."""
+    """The Node.js process that typesets: one request a line, one JSON answer a line (see ``sts_book/mathjax.js``)."""
 
     def __init__(self, node: str, config: dict):
         self.proc = subprocess.Popen(
@@ -163,9 +164,9 @@ def _page_stylesheet(app, pagename, templatename, context, doctree):
     for tex in _title_formulas(app.env):  # typeset now: the template writes the navigation after this event
         worker.typeset(tex, False)
     css = worker.stylesheet()
-    app._sts_math_shown[pagename] = sts_math_fonts.characters(css)
+    app._sts_math_shown[pagename] = mathjax_fonts.characters(css)
     fonts = context["pathto"](FONTS, 1)
-    css = CONTAINER + sts_css.minify(css.replace("FONTS", fonts))
+    css = CONTAINER + minify(css.replace("FONTS", fonts))
     context["metatags"] = context.get("metatags", "") + f'\n<style id="sts-math">{css}</style>'
 
 
@@ -175,7 +176,9 @@ def _choose_renderer(app, config):
     if node and config.html_math_renderer in (None, RENDERER):
         config.html_math_renderer = RENDERER
     elif not node:
-        logger.info("sts_math: Node.js not found, so MathJax typesets the book's mathematics in the reader's browser")
+        logger.info(
+            "sts_book.mathjax: Node.js not found, so MathJax typesets the book's mathematics in the reader's browser"
+        )
 
 
 def _subset_fonts(app, exception):
@@ -188,19 +191,20 @@ def _subset_fonts(app, exception):
     source = next((folder for folder in folders if folder.is_dir()), None)
     if source is None or not (Path(app.outdir) / FONTS).is_dir():
         return
-    pages = sts_math_fonts.remember(Path(app.doctreedir) / SHOWN, app._sts_math_shown)
+    pages = mathjax_fonts.remember(Path(app.doctreedir) / SHOWN, app._sts_math_shown)
     unseen = sorted(set(app.env.found_docs) - set(pages))
     if unseen:  # a page written before this extension cut fonts: its characters are not known
         logger.info(
-            "sts_math: MathJax's fonts published whole: %d pages not written since (a full build, -a, cuts them)",
+            "sts_book.mathjax: MathJax's fonts published whole: %d pages not written since (a full build, -a, "
+            "cuts them)",
             len(unseen),
         )
         return
     chars = {c for shown in pages.values() for c in shown}
-    sizes = sts_math_fonts.subset_fonts(source, Path(app.outdir) / FONTS, chars)
+    sizes = mathjax_fonts.subset_fonts(source, Path(app.outdir) / FONTS, chars)
     before, after = (sum(size[i] for size in sizes.values()) for i in (0, 1))
     logger.info(
-        "sts_math: MathJax's fonts cut to the book's %d characters: %d kB -> %d kB",
+        "sts_book.mathjax: MathJax's fonts cut to the book's %d characters: %d kB -> %d kB",
         len(chars),
         before // 1000,
         after // 1000,

@@ -1,7 +1,7 @@
 """Sphinx extension: each chapter's self-checks answered on the page, without a kernel (issue 49, item 3).
 
 A chapter's *Check your understanding* is written in its source as questions whose choices are dropdowns
-(:mod:`sts_self_checks` reads them as :class:`~sts_self_checks.Question` records and
+(:mod:`sts_book.self_checks` reads them as :class:`~sts_book.self_checks.Question` records and
 writes print and the student edition from them). In the course's HTML edition this module writes the same records as
 a form, when the page is read (:func:`write_form`, Sphinx's ``doctree-read``):
 
@@ -31,7 +31,8 @@ import html
 import re
 
 from docutils import nodes
-from sts_self_checks import INSTRUCTIONS, Question, read
+
+from .self_checks import INSTRUCTIONS, Question, read
 
 #: The instructions a reader with the script sees, and one without it.
 WEB_INSTRUCTIONS = (

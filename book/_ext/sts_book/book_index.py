@@ -4,7 +4,7 @@
 reads every page of the book once (includes expanded, as Sphinx reads them) and records where each label points
 and what a reference to it reads: a box's kind and number as the book shows it (per chapter and kind, the
 chapter's number from its file name, ``:nonumber:`` skipped), a section's heading, a page's title; and the
-BibTeX entries as author-year text and a list entry. :mod:`sts_notebooks` renders the learner's notebooks with it.
+BibTeX entries as author-year text and a list entry. :mod:`sts_book.notebooks` renders the learner's notebooks with it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OUT = "notebooks"  # the learner notebooks' folder, relative to the repository (excluded from the book's sources)
 CHAPTERS = "book/src"
 #: Every page whose labels a chapter may reference (the chapter sources first: they define the numbers).

@@ -6,7 +6,7 @@ choices, each an admonition of class :data:`CHOICE_CLASS` (a dropdown) whose tit
 whose body opens with ``**Right.**`` or ``**Not quite.**`` and says why. :func:`read` turns a page's doctree into
 :class:`Question` records (each with its :class:`Choice` records); every edition is written from them:
 
-* the web page of the course edition: a form written from these records by ``sts_self_check.py`` (each
+* the web page of the course edition: a form written from these records by ``sts_book/self_check.py`` (each
   question a fieldset of radio buttons; Check shows the chosen choice's feedback and the chapter's score, which the
   browser keeps; without JavaScript every choice's feedback in a fold under its question);
 * print, both PDFs, and the student edition's web page (:func:`write_apart`): each choice a plain line under its
@@ -109,7 +109,7 @@ def write_apart(doctree, *, answers: bool, key: bool = False) -> int:
     alone; the instructions this edition's; with ``answers`` (the course PDF), every choice's feedback in a section
     :data:`ANSWERS_TITLE` at the end of the chapter (before its references), question by question; with ``key``
     (the student PDF), the same section of class :data:`KEY_CLASS`, which the LaTeX build moves to the answer key
-    at the end of the book (``book/_ext/sts_latex.py``). Returns the number of questions."""
+    at the end of the book (``book/_ext/sts_book/latex.py``). Returns the number of questions."""
     from docutils import nodes
 
     questions = read(doctree)

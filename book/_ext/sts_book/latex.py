@@ -10,7 +10,7 @@ executed by ``make book`` is not executed again.
 
 The extension (``_config.yml``'s ``local_extensions``):
 
-1. A static panel in the PDF: ``sts_panels.StsOutputs`` prints its first picture with a line for paper.
+1. A static panel in the PDF: ``panels.StsOutputs`` prints its first picture with a line for paper.
 2. A claims table's dropdown in the PDF: a MyST ``dropdown``
    (:func:`sts_lib.presentation.report.claims_dropdown`), which sphinx-design prints as a heading over its table.
 3. The front page's title in the PDF (:class:`IntroTitle`). Sphinx's LaTeX writer takes the first title of
@@ -19,9 +19,9 @@ The extension (``_config.yml``'s ``local_extensions``):
    heading, listed in the table of contents.
 4. The self-checks in print (:func:`_self_checks_in_print`): each choice a plain line under its question, and
    their feedback collected at the end of the chapter (the course PDF) or, in the student edition
-   (sphinx-exercise's ``hide_solutions``), in one answer key at the end of the book (``sts_print_boxes.AnswerKey``: a
+   (sphinx-exercise's ``hide_solutions``), in one answer key at the end of the book (``print_boxes.AnswerKey``: a
    self-studier's feedback, without the exercises' solutions), written from the self-checks' records
-   (:mod:`sts_self_checks`). Where the PDFs are published and linked is ``sts_published.py``.
+   (:mod:`sts_book.self_checks`). Where the PDFs are published and linked is ``sts_book/published.py``.
 5. Debian's TeX Live, upstream: the LaTeX class of sphinx-jupyterbook-latex (``jupyterBook.cls``) loads
    ``bbm`` for its ``\\RR``-style macros, which the book does not use; Debian ships ``bbm.sty`` only in
    ``texlive-fonts-extra`` (about 1 GB). :func:`_bbm_shim` writes a two-line ``bbm.sty`` into the LaTeX
@@ -34,7 +34,7 @@ The extension (``_config.yml``'s ``local_extensions``):
    first paragraph starts "Proof. "; LaTeX's ``sphinxadmonition`` takes its title as an argument, so the
    paragraph's first command was read as the title and every proof box opened with an empty band. "Proof"
    becomes the box's title.
-9. A claims table in print (``sts_print_boxes.ClaimsTablesInPrint``; chapter 8's readings likewise,
+9. A claims table in print (``print_boxes.ClaimsTablesInPrint``; chapter 8's readings likewise,
    ``ReadingsInPrint``): each figure's table of every claim (a dropdown of
    class ``sts-claims-table``, :func:`sts_lib.presentation.report.claims_dropdown`) runs to pages of numbers per
    seed; print keeps its title, which counts the claims, and one line saying where the table is (the HTML
@@ -50,7 +50,8 @@ from pathlib import Path
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import texescape
-from sts_print_boxes import PRINT_BOXES
+
+from .print_boxes import PRINT_BOXES
 
 PDF_NAME = "sts-course.pdf"  # _config.yml's latex: latex_documents: targetname, with .pdf
 # The API reference is HTML only (its own pages, 158 of the 367 PDF pages): the course PDF leaves it out.
@@ -205,14 +206,14 @@ class ProofTitles(SphinxPostTransform):
 def _self_checks_in_print(app, doctree) -> None:
     """``doctree-read``, in a LaTeX build: the page's self-checks as print has them (module docstring, item 4)."""
     if app.builder.format == "latex":
-        from sts_self_checks import write_apart
+        from .self_checks import write_apart
 
         student = getattr(app.config, "hide_solutions", False)
         write_apart(doctree, answers=not student, key=student)
 
 
 _BBM_SHIM = (
-    "% Written by book/_ext/sts_latex.py (item 5): jupyterBook.cls loads bbm, which the book does not use.\n"
+    "% Written by book/_ext/sts_book/latex.py (item 5): jupyterBook.cls loads bbm, which the book does not use.\n"
     "\\ProvidesPackage{bbm}[2024/01/01 stand-in]\n\\providecommand{\\mathbbm}[1]{\\mathbb{#1}}\n"
 )
 
@@ -228,7 +229,7 @@ def setup(app):
     app.add_post_transform(IntroTitle)
     app.add_post_transform(PrintedTables)
     app.add_post_transform(ProofTitles)
-    for transform in PRINT_BOXES:  # what print leaves out of a box, or moves (sts_print_boxes.py)
+    for transform in PRINT_BOXES:  # what print leaves out of a box, or moves (sts_book/print_boxes.py)
         app.add_post_transform(transform)
     app.connect("doctree-read", _self_checks_in_print)
     app.connect("missing-reference", _html_only_reference)
@@ -268,7 +269,7 @@ def build_pdf(root: str | Path = ".", *, strict: bool = True, student: bool = Fa
     ``strict`` is ``make book``'s ``-W --keep-going``: a Sphinx warning fails the build. LaTeX's own log is
     ``<out>/sts-course.log``, latexmk's output ``<out>/all-pdf.log``. ``student`` builds the student edition
     (``make pdf-student``) into ``_build/student/latex``: the configuration of ``make book-student``
-    (:func:`sts_student_book.student_config`: no solutions, no self-check answers). Raises
+    (:func:`sts_book.student_book.student_config`: no solutions, no self-check answers). Raises
     RuntimeError when a step fails.
     """
     import yaml
@@ -281,7 +282,7 @@ def build_pdf(root: str | Path = ".", *, strict: bool = True, student: bool = Fa
     toc.write_text(yaml.safe_dump(print_toc(yaml.safe_load((root / "_toc.yml").read_text())), sort_keys=False))
     config = root / "_config.yml"
     if student:
-        from sts_student_book import student_config
+        from .student_book import student_config
 
         derived = student_config(yaml.safe_load(config.read_text()), root, root / "_build" / ".jupyter_cache")
         config = out / "_config.yml"

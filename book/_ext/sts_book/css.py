@@ -1,4 +1,4 @@
-"""The style sheets every page waits for, cut to what the built site can match (sts_book.py, fix 14).
+"""The style sheets every page waits for, cut to what the built site can match (sts_book/fixes.py, fix 14).
 
 A page is painted only once its style sheets have arrived, and the theme's is 397 kB (66 kB gzipped): Bootstrap 5
 whole, Font Awesome's rule for each of its 2,000 icons, and the theme's own rules, for a book that shows a few dozen
@@ -255,7 +255,7 @@ def trim_style_sheets(app, exception):
         before, after = before + len(css), after + len(trimmed)
         if trimmed != css:
             path.write_text(trimmed, encoding="utf-8")
-    logger.info("sts_css: linked style sheets trimmed from %d to %d bytes", before, after)
+    logger.info("sts_book.css: linked style sheets trimmed from %d to %d bytes", before, after)
 
 
 __all__ = [

@@ -1,6 +1,6 @@
 """MathJax's fonts cut to the characters the book's formulas show (issue 48: a slow phone's first visit).
 
-The formulas are typeset when the book is built (``sts_math.py``), so the characters they show are known then: each
+The formulas are typeset when the book is built (``mathjax.py``), so the characters they show are known then: each
 page's stylesheet names every one of them (MathJax's CommonHTML draws a character as ``content: "..."`` in a rule of
 its own). The vendored fonts carry every character TeX knows: a chapter's first visit fetched about 110 kB of them
 (Main-Regular 34 kB, AMS-Regular 41 kB for a handful of symbols). After the build, every font in the published

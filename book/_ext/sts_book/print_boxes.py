@@ -1,4 +1,4 @@
-"""What print leaves out of the book's boxes, or moves: three post-transforms of the LaTeX build (``sts_latex.py``
+"""What print leaves out of the book's boxes, or moves: three post-transforms of the LaTeX build (``sts_book/latex.py``
 registers them).
 
 A dropdown folds on a screen; print shows it whole, and chapter 8 ran to 46 pages, then 38, because of it.
@@ -66,7 +66,7 @@ class ClaimsTablesInPrint(SphinxPostTransform):
 class ReadingsInPrint(SphinxPostTransform):
     """Chapter 8's readings dropdowns, one after another, become one list of their titles (module docstring)."""
 
-    default_priority = 201  # after sts_statement.DropdownLabels (200) has put each label on a target in its box
+    default_priority = 201  # after statement.DropdownLabels (200) has put each label on a target in its box
     formats = ("latex",)
 
     def run(self, **kwargs) -> None:
@@ -84,7 +84,7 @@ class ReadingsInPrint(SphinxPostTransform):
             for box in run:
                 title = next((c for c in box.children if isinstance(c, nodes.rubric)), None)
                 targets = [c for c in box.children if isinstance(c, nodes.target)]
-                if title is not None and title["ids"]:  # without sts_statement's DropdownLabels the title holds it
+                if title is not None and title["ids"]:  # without statement's DropdownLabels the title holds it
                     targets.append(nodes.target("", "", ids=title["ids"]))
                 item = nodes.paragraph("", "", *targets, *(title.children if title is not None else []))
                 items += nodes.list_item("", item)
@@ -107,7 +107,7 @@ class AnswerKey(SphinxPostTransform):
     formats = ("latex",)
 
     def run(self, **kwargs) -> None:
-        from sts_self_checks import KEY_CLASS, KEY_TITLE
+        from .self_checks import KEY_CLASS, KEY_TITLE
 
         parts = [s for s in self.document.findall(nodes.section) if KEY_CLASS in s.get("classes", ())]
         if not parts:
@@ -128,5 +128,5 @@ class AnswerKey(SphinxPostTransform):
         self.document += key
 
 
-#: Registered, in this order, by ``sts_latex.setup``.
+#: Registered, in this order, by ``latex.setup``.
 PRINT_BOXES = (ClaimsTablesInPrint, ReadingsInPrint, AnswerKey)

@@ -1,9 +1,9 @@
-"""The icon font the book ships: Font Awesome cut down to the icons the built site shows (sts_book.py, fix 7b).
+"""The icon font the book ships: Font Awesome cut down to the icons the built site shows (sts_book/fixes.py, fix 7b).
 
 The theme loads three Font Awesome fonts of about 400 kB together for the dozen icons a page draws.
 :func:`subset_icon_fonts` (``build-finished``) writes ``_static/sts-icons/*.woff`` with only the code points
 :func:`icon_codepoints` finds: the icons named by a ``fa-NAME`` class in the built pages and scripts, and those the
-theme's stylesheet draws itself. Split from ``sts_book.py`` to keep each module of the extension short.
+theme's stylesheet draws itself. Split from ``sts_book/fixes.py`` to keep each module of the extension short.
 """
 
 from __future__ import annotations

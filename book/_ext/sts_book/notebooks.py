@@ -6,8 +6,8 @@ same cells for a notebook: theorem and definition boxes become quotes numbered a
 (``Theorem 3.1``, per chapter and kind, ``:nonumber:`` skipped), a self-check's answers and every dropdown fold into
 ``<details>``, citations become author-year text with the chapter's reference list at its end, cross-references
 become links to the page of the published book (``_config.yml``'s home, :mod:`sts_lib.publish.home`), a chapter's
-exercises a link to their student notebook, and a verdict role its mark and word (:mod:`sts_statement`). Code cells
-are copied as they are. ``python book/_ext/sts_notebooks.py`` (``make notebooks``) writes ``notebooks/NN_*.ipynb``,
+exercises a link to their student notebook, and a verdict role its mark and word (:mod:`sts_book.statement`). Code cells
+are copied as they are. ``python book/_ext/sts_book/notebooks.py`` (``make notebooks``) writes ``notebooks/NN_*.ipynb``,
 committed, which the launch buttons open (:func:`setup`); ``--check`` fails naming a notebook that is out of date.
 A directive or role this module does not know fails, naming it: a new one needs its rendering here.
 """
@@ -21,7 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from sts_book_index import (
+from .book_index import (
     BOXES,
     CHAPTERS,
     EXPLICIT,
@@ -86,14 +86,14 @@ class Page:
                 self.fail(f"{{doc}}`{text}`: no page {doc!r}")
             return f"[{self.inline(title) if title else self.book.titles[doc]}]({self.base}{doc}.html)"
         if name == "sts-statement":
-            from sts_statement import render, shown
+            from .statement import render, shown
 
             words, key = render(text)
             return f"[{words}]({self.base}book/08_reproduction.html#{anchor(shown()[0][key].label)})"
         if name in ("sts-pdf", "sts-pdf-student"):
             pdf = "sts-course.pdf" if name == "sts-pdf" else "sts-course-student.pdf"
             return f"[{text}]({self.base}{pdf})"
-        self.fail(f"the role {{{name}}} has no rendering for a notebook (book/_ext/sts_notebooks.py)")
+        self.fail(f"the role {{{name}}} has no rendering for a notebook (book/_ext/sts_book/notebooks.py)")
 
     # -- blocks ----------------------------------------------------------------------------------------------
     def markdown(self, text: str) -> str:
@@ -136,7 +136,7 @@ class Page:
             return ""  # the reference list is the notebook's last cell (learner_notebook)
         if name == "include":
             return self.exercises(self.folder / arg)
-        self.fail(f"the directive {{{name}}} has no rendering for a notebook (book/_ext/sts_notebooks.py)")
+        self.fail(f"the directive {{{name}}} has no rendering for a notebook (book/_ext/sts_book/notebooks.py)")
 
     def exercises(self, path: Path) -> str:
         """A chapter's exercises (an ``{include}`` of book/exercises/NAME.md): their numbers and titles, and a link
@@ -274,7 +274,7 @@ def setup(app):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="book/_ext/sts_notebooks.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="book/_ext/sts_book/notebooks.py", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 naming what is out of date")
     args = parser.parse_args(argv)
     try:

@@ -35,7 +35,7 @@ when it can go.
    (added by pydata-sphinx-theme#1977; see #2115). ``templates/layout.html`` (``templates_path``)
    drops those tags; ``search.html`` keeps its own. Remove (a) with a theme release that ships
    #2494 and loads the search code only when search-as-you-type is on. (b) Our own:
-   :func:`sts_icons.subset_icon_fonts` writes ``_static/sts-icons/*.woff``, Font Awesome cut down to the
+   :func:`sts_book.icons.subset_icon_fonts` writes ``_static/sts-icons/*.woff``, Font Awesome cut down to the
    icons the built site shows (a few kB against 0.27 MB), which ``static/sts-book.css`` puts first
    in Font Awesome's font stacks.
 8. Edited static files reach the build, upstream bug: Sphinx 7 copies ``_static`` only when some
@@ -77,7 +77,7 @@ when it can go.
     measures not scrolling.
 14. Style sheets cut to the site, our own: a page is painted only once its style sheets have arrived, and the theme's
     alone is 397 kB (66 kB gzipped), Bootstrap and every Font Awesome icon included, for the few components and
-    icons the book shows. :func:`sts_css.trim_style_sheets` (``build-finished``) rewrites the built copy of every
+    icons the book shows. :func:`sts_book.css.trim_style_sheets` (``build-finished``) rewrites the built copy of every
     style sheet the pages link (not the book's own ``sts-*.css``) without the rules no class or id of the built pages
     and scripts can match, minified. Remove if the theme ships a style sheet per component.
 """
@@ -88,13 +88,14 @@ import re
 from pathlib import Path
 
 from sphinx.util import logging
-from sts_css import trim_style_sheets
-from sts_icons import icon_codepoints as icon_codepoints
-from sts_icons import subset_icon_fonts
+
+from .css import trim_style_sheets
+from .icons import icon_codepoints as icon_codepoints
+from .icons import subset_icon_fonts
 
 logger = logging.getLogger(__name__)
 
-_STATIC = Path(__file__).parent / "static"
+_STATIC = Path(__file__).parents[1] / "static"
 
 # |x| as docutils would parse it: an opening bar not preceded by a word character or
 # another bar, text that neither starts nor ends with a space, a closing bar not followed
@@ -276,7 +277,7 @@ def theme_skips_hidden_sections(script: str) -> str:
     if _THEME_TAB_STOP_LAZY in script:
         return script
     if script.count(_THEME_TAB_STOP) != 1:
-        raise ValueError("pydata-sphinx-theme's tab-stop code is not the one sts_book.py fix 10 patches")
+        raise ValueError("pydata-sphinx-theme's tab-stop code is not the one sts_book/fixes.py fix 10 patches")
     return script.replace(_THEME_TAB_STOP, _THEME_TAB_STOP_LAZY)
 
 
