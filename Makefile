@@ -24,6 +24,10 @@ TORCH_SPEC ?= $(if $(HAS_GPU),torch>=2.2,torch==2.13.0)
 # -q: no Sphinx progress lines (a reader can act on none of them); warnings still print, and -W fails the build on
 # one. `make book JB_FLAGS="-W --keep-going"` shows the progress again.
 JB_FLAGS ?= -W --keep-going -q
+# The book's scripts (python -m sts_book.<script>) run from this checkout's book/_ext, as the build's extensions do:
+# the editable install points at the checkout that made the .venv, and a second checkout or fork sharing that .venv
+# would otherwise run the first one's scripts, which write the first one's files.
+BOOK_SCRIPT = PYTHONPATH="$(CURDIR)/book/_ext$${PYTHONPATH:+:$$PYTHONPATH}" $(PY) -m
 # Chapters executed at once before a build (book/_ext/sts_book/execute.py fills the execution cache; the build then
 # executes nothing): one per core.
 BOOK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
@@ -68,7 +72,7 @@ venv install: $(VENV)/.stamp-install
 # Executes the chapters (cached in _build/.jupyter_cache: only changed notebooks re-run) and builds
 # _build/html. Offline-capable: MathJax comes from _vendor/, not a CDN.
 book: $(VENV)/.stamp-install notebooks
-	$(PY) -m sts_book.execute --jobs $(BOOK_JOBS)
+	$(BOOK_SCRIPT) sts_book.execute --jobs $(BOOK_JOBS)
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "Book built: open _build/html/index.html"
 
@@ -81,8 +85,8 @@ pdf: $(VENV)/.stamp-install notebooks
 	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { echo "make pdf: needs xelatex and \
 	latexmk (Debian: apt-get install texlive-xetex latexmk texlive-latex-extra texlive-fonts-recommended tex-gyre \
 	fonts-freefont-otf texlive-plain-generic)" >&2; exit 1; }
-	$(PY) -m sts_book.execute --jobs $(BOOK_JOBS)
-	$(PY) -m sts_book.latex
+	$(BOOK_SCRIPT) sts_book.execute --jobs $(BOOK_JOBS)
+	$(BOOK_SCRIPT) sts_book.latex
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "PDF built: _build/latex/sts-course.pdf, linked from the front page of _build/html"
 
@@ -91,8 +95,8 @@ pdf: $(VENV)/.stamp-install notebooks
 pdf-student: $(VENV)/.stamp-install notebooks
 	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || { echo "make pdf-student: needs xelatex and \
 	latexmk (see make pdf)" >&2; exit 1; }
-	$(PY) -m sts_book.execute --jobs $(BOOK_JOBS)
-	$(PY) -m sts_book.latex --student
+	$(BOOK_SCRIPT) sts_book.execute --jobs $(BOOK_JOBS)
+	$(BOOK_SCRIPT) sts_book.latex --student
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "Student PDF built: _build/student/latex/sts-course.pdf, published as _build/html/sts-course-student.pdf"
 
@@ -205,7 +209,7 @@ notebooks: $(VENV)/.stamp-install
 	$(PY) -m sts_lib.publish sync
 	$(PY) -m sts_lib.exercises pages
 	@$(MAKE) --no-print-directory notebook-files
-	$(PY) -m sts_book.notebooks
+	$(BOOK_SCRIPT) sts_book.notebooks
 notebook-files: $(NOTEBOOKS)
 book/%.ipynb: book/src/%.md | $(VENV)/.stamp-install
 	$(VENV)/bin/jupytext --quiet --update --to ipynb --output $@ $<
@@ -241,7 +245,7 @@ vendor:
 # `make book` it only renders; see the instructor guide for when to publish which edition.
 .PHONY: book-student site
 book-student: $(VENV)/.stamp-install notebooks
-	$(PY) -m sts_book.student_book
+	$(BOOK_SCRIPT) sts_book.student_book
 
 # The published site, as .github/workflows/book.yml deploys it to GitHub Pages: the course (make book) at the root of
 # _build/site and the student edition (make book-student) beside it in student/, the address a graded course gives

@@ -9,12 +9,22 @@ from __future__ import annotations
 import fcntl
 import re
 import subprocess
-import sys
 import urllib.parse
 from pathlib import Path
 
 import pytest
-from book_site import BUILD_TIMEOUT_S, CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium, missing, pages
+from book_site import (
+    BUILD_TIMEOUT_S,
+    CHROMIUM_FLAGS,
+    HTML,
+    LOCAL_HOSTS,
+    ROOT,
+    SHOTS,
+    book_script,
+    chromium,
+    missing,
+    pages,
+)
 from browser import check_every_page
 from chapter_panels import CODE_CELL, SOURCES, shown, shown_panels
 from panel_html import parse_all
@@ -78,7 +88,7 @@ def test_student_edition_has_no_solutions(build):
     with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         proc = subprocess.run(
-            [sys.executable, "-m", "sts_book.student_book"],
+            **book_script("student_book"),
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -24,7 +24,6 @@ import importlib.util
 import re
 import shutil
 import subprocess
-import sys
 import time
 import unicodedata
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from pathlib import Path
 import pdf_pictures
 import pytest
 import yaml
-from book_site import BUILD_TIMEOUT_S, ROOT, missing
+from book_site import BUILD_TIMEOUT_S, ROOT, book_script, missing
 
 LATEX = ROOT / "_build" / "latex"
 PDF = LATEX / "sts-course.pdf"
@@ -72,7 +71,7 @@ def pdf(build) -> Built:
         fcntl.flock(lock, fcntl.LOCK_EX)
         start = time.monotonic()
         proc = subprocess.run(
-            [sys.executable, "-m", "sts_book.latex"],
+            **book_script("latex"),
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -88,7 +87,7 @@ def student_pdf(pdf) -> Built:
         fcntl.flock(lock, fcntl.LOCK_EX)
         start = time.monotonic()
         proc = subprocess.run(
-            [sys.executable, "-m", "sts_book.latex", "--student"],
+            **book_script("latex", "--student"),
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -60,6 +60,13 @@ def chromium() -> str:
     missing("Chromium (/usr/bin/chromium)")
 
 
+def book_script(module: str, *args: str) -> dict:
+    """``subprocess.run`` arguments for one of the book's scripts (``python -m sts_book.<module>``), as the Makefile
+    runs it (``BOOK_SCRIPT``): from this checkout's ``book/_ext``, not the checkout the editable install points at."""
+    path = os.pathsep.join(filter(None, (str(ROOT / "book" / "_ext"), os.environ.get("PYTHONPATH"))))
+    return {"args": [sys.executable, "-m", f"sts_book.{module}", *args], "env": {**os.environ, "PYTHONPATH": path}}
+
+
 def build_book() -> tuple[int, str]:
     """Run `make book`'s two steps (book/_ext/sts_book/execute.py, then `jupyter-book build . -W --keep-going`); return
     (the build's returncode, both logs). One build at a time into
@@ -73,7 +80,7 @@ def build_book() -> tuple[int, str]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         # As `make book`: the chapters first, one per core, into the execution cache the build reads.
         pre = subprocess.run(
-            [sys.executable, "-m", "sts_book.execute"],
+            **book_script("execute"),
             cwd=ROOT,
             capture_output=True,
             text=True,
