@@ -53,3 +53,14 @@ def test_stopping_once_decided_gives_the_verdict_of_seven_runs():
 )
 def test_four_runs_that_agree_decide_the_median(outcomes, expected):
     assert decided([OUTCOMES[o] for o in outcomes]) is expected
+
+
+def test_a_page_that_only_redirects_is_audited_at_its_target(tmp_path):
+    """The front page is a meta refresh to the introduction (Jupyter Book writes it): Lighthouse audits such a page at
+    its target, and half its runs of it stopped at the load limit, so it is left out; a page with content is not."""
+    from lighthouse import redirects
+
+    front, chapter = tmp_path / "index.html", tmp_path / "chapter.html"
+    front.write_text('<meta http-equiv="Refresh" content="0; url=book/00_introduction.html" />\n')
+    chapter.write_text("<!DOCTYPE html><html><head><title>A chapter</title></head><body><p>Refresh</p></body></html>")
+    assert redirects(front) and not redirects(chapter)
