@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -421,25 +422,34 @@ def test_the_reader_check_shows_every_section_before_it_asks_the_page_to_mark_it
     assert len(uncued["resize before layout"]) == 1 and "a wide table" in uncued["resize before layout"][0], uncued
 
 
+@contextmanager
+def _planted_page(body: str):
+    """A 1280 px Chromium page whose body is ``body`` (a planted page for the axe-core checks)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chrome = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
+        page = chrome.new_page(viewport={"width": 1280, "height": 800})
+        page.set_content(f'<html lang="en"><head><title>t</title></head><body>{body}</body></html>')
+        try:
+            yield page
+        finally:
+            chrome.close()
+
+
 def test_axe_core_finds_a_planted_label_in_name_failure_that_the_book_script_fixes():
     """The pinned axe-core runs WCAG 2.5.3's label-in-name rule (the bundled 4.12 did not): a folded cell's summary
     named "Toggle hidden content" that shows "Show code cell source" fails it, and so does the theme's search button;
     sts-book.js names both by what they show, and the same page then passes."""
-    from playwright.sync_api import sync_playwright
-
     body = (
         '<main><h1>t</h1><details><summary aria-label="Toggle hidden content"><p>Show code cell source</p>'
         '</summary><pre>x = 1</pre></details><button class="btn search-button-field" aria-label="Search">'
         "<span>Search</span> <kbd>Ctrl</kbd>+<kbd>K</kbd></button></main>"
     )
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.set_content(f'<html lang="en"><head><title>t</title></head><body>{body}</body></html>')
+    with _planted_page(body) as page:
         before = axe_violations(page, ("light",))
         page.add_script_tag(path=str(ROOT / "book" / "_ext" / "static" / "sts-book.js"))
         after = axe_violations(page, ("light",))
-        browser.close()
     assert any("label-content-name-mismatch" in v and "on 2 element(s)" in v for v in before), before
     assert not after, after
 
@@ -451,18 +461,13 @@ def test_axe_core_holds_lighthouses_accessibility_rules_at_every_impact(tmp_path
     minor, a best practice Lighthouse does not score) is not. The rules are read from the installed Lighthouse, and
     a gatherer whose shape changed is an error, not an empty list."""
     import browser
-    from playwright.sync_api import sync_playwright
 
     body = (
         "<main><h1>t</h1><h3>a skipped level</h3><table><tr><th></th><th>value</th></tr>"
         "<tr><td>a</td><td>1</td></tr></table></main>"
     )
-    with sync_playwright() as pw:
-        chrome = pw.chromium.launch(executable_path=chromium(), headless=True, args=CHROMIUM_FLAGS)
-        page = chrome.new_page(viewport={"width": 1280, "height": 800})
-        page.set_content(f'<html lang="en"><head><title>t</title></head><body>{body}</body></html>')
+    with _planted_page(body) as page:
         found = axe_violations(page, ("light",))
-        chrome.close()
     assert any("heading-order (moderate)" in v for v in found), found
     assert not any("empty-table-header" in v for v in found), found
     changed = tmp_path / "accessibility.js"
