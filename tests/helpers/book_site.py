@@ -11,6 +11,7 @@ import fcntl
 import functools
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,13 @@ def chromium() -> str:
         if path:
             return path
     missing("Chromium (/usr/bin/chromium)")
+
+
+def redirect_target(page: Path) -> str | None:
+    """Where ``page`` sends the reader when it is only a redirect (a meta refresh, as Jupyter Book writes the front
+    page), relative to it; None for a page with content."""
+    found = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', page.read_text(encoding="utf-8"))
+    return found and found.group(1)
 
 
 def book_script(module: str, *args: str) -> dict:

@@ -19,7 +19,7 @@ import tempfile
 import urllib.parse
 from pathlib import Path
 
-from book_site import CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium, missing, pages
+from book_site import CHROMIUM_FLAGS, HTML, LOCAL_HOSTS, ROOT, SHOTS, chromium, missing, pages, redirect_target
 
 PAGE_TIMEOUT_MS = 30_000
 # Issue 17, item 3: at most 3 MB per page on first load (HTML, scripts, styles, fonts, images, as served:
@@ -760,13 +760,12 @@ def check_every_page(server: str, viewport: str) -> None:
         for path in built:
             rel = path.relative_to(HTML).as_posix()
             blocked.clear()
-            refresh = re.search(r'http-equiv="Refresh" content="\d+; url=([^"]+)"', path.read_text(encoding="utf-8"))
             problems, sizes, measured = _open_and_inspect(
                 context,
                 server + rel,
                 shots / (rel.replace("/", "__")[:-5] + ".png"),
                 VIEWPORTS[viewport]["width"],
-                redirect=refresh and refresh.group(1),
+                redirect=redirect_target(path),
                 dark_context=dark_context,
             )
             weights[rel] = {
