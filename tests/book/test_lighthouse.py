@@ -2,18 +2,18 @@
 
 Every chapter, project and appendix page (the front page only redirects to the introduction, audited itself:
 ``lighthouse.redirects``), served gzipped as GitHub Pages serves it, is audited with npm's lighthouse (pinned) in its
-default mobile emulation, its performance category. Held on every page: performance 0.90 (issue 48's bar), at most 2.5
-MB on first load and a total blocking time of at most 800 ms (medians of seven runs when the first misses, the runs
-stopping once the median is decided). Issue 48's other bar, accessibility 1.00, is held by the browser passes, which run
-every rule Lighthouse's accessibility category scores, with the axe-core Lighthouse ran (4.14.1), at every impact, on
-every page at 1280 and 390 px (tests/helpers/browser.py, ``lighthouse_rules``): the category repeated them here at 3.3 s
-a chapter. `make test` runs this module alone, after the others: Lighthouse simulates the phone from the tasks this host
-ran. Chromium runs with Paint Holding off: with it on, a chapter here sometimes reached the screen a second after it was
-painted, in how many runs varying from 0 of 20 to 9 of 14 between runs of the suite (GoogleChrome/lighthouse#17148;
-tests/helpers/lighthouse.py has the trace and the measurements). The two API pages generated from the library's
-docstrings are not held, so not audited here (about 20 s each, the two largest pages; `python
-tests/helpers/lighthouse.py` audits and records them). Every run's figures, with the host's load and idle share, are
-written to _build/lighthouse.json.
+default mobile emulation, its performance category. Held on every page: performance 0.90 (issue 48's bar) and a total
+blocking time of at most 800 ms (medians of seven runs when the first misses, the runs stopping once the median is
+decided), and at most 2.5 MB on first load in every run. Issue 48's other bar, accessibility 1.00, is held by the
+browser passes, which run every rule Lighthouse's accessibility category scores, with the axe-core Lighthouse ran
+(4.14.1), at every impact, on every page at 1280 and 390 px (tests/helpers/browser.py, ``lighthouse_rules``): the
+category repeated them here at 3.3 s a chapter. `make test` runs this module alone, after the others: Lighthouse
+simulates the phone from the tasks this host ran. Chromium runs with Paint Holding off: with it on, a chapter here
+sometimes reached the screen a second after it was painted, in how many runs varying from 0 of 20 to 9 of 14 between
+runs of the suite (GoogleChrome/lighthouse#17148; tests/helpers/lighthouse.py has the trace and the measurements). The
+two API pages generated from the library's docstrings are not held, so not audited here (about 20 s each, the two
+largest pages; `python tests/helpers/lighthouse.py` audits and records them). Every run's figures, with the host's load
+and idle share, are written to _build/lighthouse.json.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def _verdict(runs: list[dict]) -> bool:
 
 
 def test_stopping_once_decided_gives_the_verdict_of_seven_runs():
-    assert set(HELD) == {"performance", "tbt_ms", "bytes"} and RUNS == 7
+    assert set(HELD) == {"performance", "tbt_ms"} and RUNS == 7
     stopped_early = 0
     for sequence in itertools.product(OUTCOMES.values(), repeat=RUNS):
         runs = list(sequence)
@@ -64,3 +64,13 @@ def test_a_page_that_only_redirects_is_audited_at_its_target(tmp_path):
     front.write_text('<meta http-equiv="Refresh" content="0; url=book/00_introduction.html" />\n')
     chapter.write_text("<!DOCTYPE html><html><head><title>A chapter</title></head><body><p>Refresh</p></body></html>")
     assert redirects(front) and not redirects(chapter)
+
+
+def test_a_run_too_heavy_decides_the_page_at_once():
+    """The weight is held on every run (the maximum, as before the runs could stop early): one heavy run fails the
+    page whatever the medians, so it is decided then."""
+    from lighthouse import MAX_FIRST_LOAD, too_heavy
+
+    heavy = {**OUTCOMES[(True, True)], "bytes": MAX_FIRST_LOAD + 1}
+    assert too_heavy(heavy) and misses(heavy) and decided([heavy])
+    assert decided([OUTCOMES[(True, True)], heavy]) and not decided([OUTCOMES[(False, True)]])
