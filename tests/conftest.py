@@ -63,19 +63,19 @@ def quick_folder(tmp_path_factory, worker_id):
 # worker meanwhile takes modules that need no book and together run about as long as the build, so that it reaches
 # the PDF edition and the book's second half about as the build ends: each needs the built book, and a worker that
 # reaches one early waits for the build (a file lock) with nothing to do. Then the long grading runs, then every
-# short module, which even out the end. Handed out by size instead (xdist's default: the modules with the most
-# tests first), the build started two minutes in, one worker waited about a minute for it at the PDF edition, and
-# nbgrader's round trip (one test, 46 s) came last, alone: pytest 630 s on 0fc134c. Whichever worker reaches a book
-# module first runs the build; the other's `build` waits for it and finds everything cached. (xdist's loadgroup
+# short module, which even out the end. Handed out by size instead (xdist's default), the build started late, a
+# worker waited for it and one long test came last, alone (tests/TIMINGS.md, 2026-11-29). Whichever worker reaches a
+# book module first runs the build; the other's `build` waits for it and finds everything cached. (xdist's loadgroup
 # would group tests across modules, but with pytest 9 its xdist_group marker has no effect: xdist 3.8 renames
 # item._nodeid, which pytest 9 no longer reads.) The fixtures live here, not in a tests/book/conftest.py: with
 # --doctest-modules two conftest.py files clash as one module name. SCHEDULE is written by hand, not derived: no
 # durations are recorded between runs (pytest's cache keeps none, and nothing committed holds them), and its middle
 # is a balance, not a sort (the modules beside the build are picked to last about as long as it, on the other
 # worker); a rule such as "the build first, what needs the book last, the rest by duration" would hand out the same
-# list at best, and the machine's speed varies from day to day by more than a re-balancing would gain (tests/README.md).
+# list at best, and the machine's speed varies from day to day by more than a re-balancing would gain
+# (tests/TIMINGS.md).
 SCHEDULE = (
-    "tests/book/test_book.py",  # the build (about 200 s under the run), then the desktop pass
+    "tests/book/test_book.py",  # the build (300-350 s in a fresh clone), then the desktop pass
     # beside the build, on the other worker: about as long as it
     "tests/integration/test_figures.py",
     "tests/integration/test_chapters_vgpu.py",
