@@ -65,7 +65,7 @@ class Built:
 
 @pytest.fixture(scope="module")
 def pdf(build) -> Built:
-    """`make pdf`'s PDF step (python book/_ext/sts_book/latex.py), once, after the session's HTML build."""
+    """`make pdf`'s PDF step (python -m sts_book.latex), once, after the session's HTML build."""
     _need_tex()
     with open(ROOT / "_build" / ".test_book.lock", "w") as lock:  # one build at a time reads the cache
         fcntl.flock(lock, fcntl.LOCK_EX)

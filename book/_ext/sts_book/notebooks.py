@@ -7,7 +7,7 @@ same cells for a notebook: theorem and definition boxes become quotes numbered a
 ``<details>``, citations become author-year text with the chapter's reference list at its end, cross-references
 become links to the page of the published book (``_config.yml``'s home, :mod:`sts_lib.publish.home`), a chapter's
 exercises a link to their student notebook, and a verdict role its mark and word (:mod:`sts_book.statement`). Code cells
-are copied as they are. ``python book/_ext/sts_book/notebooks.py`` (``make notebooks``) writes ``notebooks/NN_*.ipynb``,
+are copied as they are. ``python -m sts_book.notebooks`` (``make notebooks``) writes ``notebooks/NN_*.ipynb``,
 committed, which the launch buttons open (:func:`setup`); ``--check`` fails naming a notebook that is out of date.
 A directive or role this module does not know fails, naming it: a new one needs its rendering here.
 """
@@ -274,7 +274,7 @@ def setup(app):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="book/_ext/sts_book/notebooks.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sts_book.notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 naming what is out of date")
     args = parser.parse_args(argv)
     try:

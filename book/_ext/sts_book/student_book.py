@@ -1,6 +1,6 @@
 """The student edition of the book: the same pages without the solutions, into ``_build/student/html``.
 
-``make book-student`` (``python book/_ext/sts_book/student_book.py``) builds the book with Jupyter
+``make book-student`` (``python -m sts_book.student_book``) builds the book with Jupyter
 Book's own build function and the course's ``_config.yml``, changed in three ways:
 
 * sphinx-exercise's ``hide_solutions`` drops every ``{solution}`` directive (the solutions on the
@@ -107,7 +107,7 @@ def build_student_book(root: str | Path = ".", out: str | Path = STUDENT_HTML, *
 
 
 def main(argv=None) -> int:
-    """``python book/_ext/sts_book/student_book.py [--out DIR]``: what ``make book-student`` runs."""
+    """``python -m sts_book.student_book [--out DIR]``: what ``make book-student`` runs."""
     import argparse
 
     parser = argparse.ArgumentParser(description="Build the book without solutions (the student edition).")
