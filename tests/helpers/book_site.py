@@ -115,6 +115,12 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep pytest's output readable
         pass
 
+    def handle(self):
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):  # a browser dropped a request it no longer needs
+            pass
+
 
 @contextmanager
 def serve(folder: Path = HTML, handler: type = QuietHandler):

@@ -633,16 +633,10 @@ THEME_RULES = ("color-contrast", "link-in-text-block", "image-alt", "role-img-al
 
 
 @functools.cache
-def _axe_script() -> str:
-    return AXE_CORE.read_text()
-
-
-def axe_violations(page, modes, rules=None, label=None) -> list[str]:
-    """Every serious or critical axe-core violation of ``page`` in each colour mode of ``modes``, and every one of
-    any impact of a rule Lighthouse's accessibility category scores (:func:`scored_by_lighthouse`): npm's axe-core
-    (`make test` installs the version the Makefile pins), run by the axe-playwright-python package; nothing is
-    fetched. The first mode runs every rule (or ``rules``), each further one :data:`THEME_RULES`. A mode of ``None``
-    leaves the page's theme as it loaded (no switch); ``label`` names it in the report."""
+def _axe():
+    """npm's axe-core (`make test` installs the version the Makefile pins), run by the axe-playwright-python package,
+    whose ``Axe`` puts axe-core into the page before each run: here only when the page has none yet (a page is checked
+    up to three times; each copy is 0.13 s of parsing on a chapter). Made once; a skip when either is missing."""
     try:
         from axe_playwright_python.sync_playwright import Axe, AxeResults
     except ImportError:
@@ -651,15 +645,21 @@ def axe_violations(page, modes, rules=None, label=None) -> list[str]:
         missing("npm's axe-core (make .venv/axe/.stamp)")
 
     class Once(Axe):
-        """axe-playwright-python's Axe, which puts axe-core into the page before each run: here only when the page
-        has none yet (a page is checked up to three times; each copy is 0.13 s of parsing on a chapter)."""
-
         def run(self, page, context=None, options=None):
             if not page.evaluate("() => typeof window.axe === 'object'"):
                 page.evaluate(self.axe_script)
             return AxeResults(page.evaluate("o => axe.run(document, o)", options))
 
-    axe, found = Once(axe_script=_axe_script()), []
+    return Once(axe_script=AXE_CORE.read_text())
+
+
+def axe_violations(page, modes, rules=None, label=None) -> list[str]:
+    """Every serious or critical axe-core violation of ``page`` in each colour mode of ``modes``, and every one of
+    any impact of a rule Lighthouse's accessibility category scores (:func:`scored_by_lighthouse`): npm's axe-core
+    (:func:`_axe`); nothing is fetched. The first mode runs every rule (or ``rules``), each further one
+    :data:`THEME_RULES`. A mode of ``None`` leaves the page's theme as it loaded (no switch); ``label`` names it in
+    the report."""
+    axe, found = _axe(), []
     # No transitions: the colours axe measures are the theme's, not a frame of a fade between two themes.
     page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
     for k, mode in enumerate(modes):
