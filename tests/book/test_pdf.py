@@ -82,7 +82,7 @@ def pdf(build) -> Built:
 
 @pytest.fixture(scope="module")
 def student_pdf(pdf) -> Built:
-    """`make pdf-student`'s build (``sts_book/latex.py --student``), after the course PDF, from the same cache."""
+    """`make pdf-student`'s build (``python -m sts_book.latex --student``), after the course PDF, from its cache."""
     with open(ROOT / "_build" / ".test_book.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         start = time.monotonic()
